@@ -1,0 +1,167 @@
+"""dtypes as torch spells them, mapped to NumPy dtypes, and torch's type-promotion rules."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype"]
+
+
+class dtype:
+    """A tensor element type (``ember.float32`` ...), printed as torch prints it."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "__weakref__")
+
+    def __init__(self, name: str, np_dtype, kind: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._kind = kind  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = kind == 2
+        self.is_signed = kind == 2 or (kind == 1 and self.np.kind == "i")
+        self.itemsize = self.np.itemsize
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> "dtype":
+        return self
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch's name
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
+_BY_NAME = {d.name: d for d in ALL} | ALIASES
+_BY_NP = {d.np: d for d in ALL}
+_BY_NUM = {d.np.num: d for d in ALL}
+# np.intc/np.int_ style duplicates share a char but not always a num: fill by char as a fallback.
+_BY_CHAR = {d.np.char: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The ember dtype of a NumPy dtype; TypeError for types torch has no equivalent for."""
+    d = _BY_NUM.get(np_dtype.num) or _BY_CHAR.get(np_dtype.char)
+    if d is None:
+        d = _BY_NP.get(np.dtype(np_dtype))
+    if d is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        )
+    return d
+
+
+def to_dtype(d) -> dtype:
+    """Accept an ember dtype, a NumPy dtype, a Python type or a torch dtype name."""
+    if type(d) is dtype:
+        return d
+    if d is builtins.float:
+        return float64
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if isinstance(d, str):
+        return _BY_NAME[d.replace("torch.", "")]
+    name = getattr(d, "__module__", "") == "torch" and str(d).replace("torch.", "")
+    if name and name in _BY_NAME:  # a real torch.dtype (interop helpers)
+        return _BY_NAME[name]
+    return from_numpy_dtype(np.dtype(d))
+
+
+class _Defaults:
+    float_dtype = float32
+
+
+_defaults = _Defaults()
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of float tensors made from Python floats (float32 unless changed)."""
+    return _defaults.float_dtype
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating point dtype (float16, float32 or float64)."""
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _defaults.float_dtype = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype both can be cast to."""
+    if a is b:
+        return a
+    ka, kb = a._kind, b._kind
+    if ka != kb:
+        return a if ka > kb else b
+    if ka == 0:
+        return a
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def _scalar_dtype(x) -> dtype:
+    t = type(x)
+    if t is builtins.float:
+        return _defaults.float_dtype
+    if t is builtins.int:
+        return int64
+    if t is builtins.bool:
+        return bool
+    if isinstance(x, np.generic):
+        return from_numpy_dtype(x.dtype)
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # torch's combine_categories: a lower-priority operand only matters when it is of a
+    # higher category (bool < integer < floating).
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._kind == 2:
+        return higher
+    if higher._kind == 0 or lower._kind == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> dtype:
+    """torch.result_type over tensors and Python scalars (dimensioned > 0-d > scalars)."""
+    dim = zero = wrapped = None
+    for x in operands:
+        if isinstance(x, np.ndarray):
+            d, nd = from_numpy_dtype(x.dtype), x.ndim
+        else:
+            d = getattr(x, "_dtype", None)
+            nd = x._data.ndim if d is not None else None
+        if d is None:
+            s = _scalar_dtype(x)
+            wrapped = s if wrapped is None else promote_types(wrapped, s)
+        elif nd == 0:
+            zero = d if zero is None else promote_types(zero, d)
+        else:
+            dim = d if dim is None else promote_types(dim, d)
+    return _combine(dim, _combine(zero, wrapped))

@@ -1,0 +1,1058 @@
+"""Tensor: one ndarray plus its autograd state (requires_grad, grad, grad_fn, version, hooks)."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import device as _device_cls, _cpu, _check_device
+from .autograd import graph as _graph
+from .autograd.grad_mode import _mode
+
+__all__ = ["Tensor"]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _VersionCounter:
+    """Shared by a tensor and its views; bumped by every in-place change."""
+
+    __slots__ = ("value", "site")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.site = None
+
+
+def _user_site() -> str | None:
+    """file:line of the innermost frame outside the ember package."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+
+
+def _inplace_site(vc: _VersionCounter | None) -> str | None:
+    return vc.site if vc is not None else None
+
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
+                 "_vc", "_base", "_acc", "_ext", "__weakref__")
+
+    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])).
+    def __new__(cls, *args, **kwargs):
+        self = object.__new__(cls)
+        _init(self, np.empty(0, np.float32), D.float32, False)
+        return self
+
+    def __init__(self, *args, device=None, **kwargs) -> None:
+        if kwargs:
+            raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and not isinstance(args[0], int):
+            arr = _to_array(args[0], D.get_default_dtype())
+        else:
+            arr = np.zeros(tuple(args), D.get_default_dtype().np)
+        self._data = arr
+        self._dtype = D.from_numpy_dtype(arr.dtype)
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> "Size":
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape (a ``Size``), or the length of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> _device_cls:
+        return _cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, as torch reports them."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return False
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def storage_offset(self) -> int:
+        base = self._data
+        while base.base is not None and isinstance(base.base, np.ndarray):
+            base = base.base
+        off = self.data_ptr() - base.__array_interface__["data"][0]
+        return off // self._data.itemsize
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value if self._vc is not None else 0
+
+    def _version_counter(self) -> _VersionCounter:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _VersionCounter()
+        return vc
+
+    def _bump(self) -> None:
+        """Record an in-place change (version + where it happened)."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _VersionCounter()
+        vc.value += 1
+        vc.site = _user_site()
+
+    def is_inference(self) -> bool:
+        ext = self._ext
+        return bool(ext is not None and ext.get("inference"))
+
+    # ----------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` of a leaf in place; returns self."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use "
+                    "a computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and self.is_inference() and not _mode.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
+                               "is not allowed.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self._grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        ext = self._ext
+        return bool(ext is not None and ext.get("retain"))
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` of this non-leaf tensor during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.retains_grad:
+            return
+        self._install_retain_hook()
+
+    def _install_retain_hook(self) -> None:
+        import weakref
+
+        ref = weakref.ref(self)
+
+        def retain(grad):
+            t = ref()
+            if t is None or grad is None:
+                return grad
+            t._grad = grad.clone() if t._grad is None else t._grad + grad
+            return grad
+
+        self._ext_dict()["retain"] = True
+        self._grad_fn._ext().retain[self._output_nr] = retain
+
+    def _ext_dict(self) -> dict:
+        ext = self._ext
+        if ext is None:
+            ext = self._ext = {}
+        return ext
+
+    def _grad_accumulator(self):
+        """The AccumulateGrad node of this leaf, created on first use and cached weakly."""
+        acc = self._acc
+        if acc is not None:
+            node = acc()
+            if node is not None:
+                return node
+        node = _graph.AccumulateGrad(self)
+        import weakref
+
+        self._acc = weakref.ref(node)
+        return node
+
+    def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]):
+        """``hook(grad)`` runs when the gradient of this tensor is computed; may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            from collections import OrderedDict
+
+            hooks = self._ext_dict().setdefault("hooks", OrderedDict())
+            return _graph._add_hook(hooks, hook)
+        return self._grad_fn._register_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]):
+        """``hook(tensor)`` runs after the gradient has been accumulated into ``.grad``."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from collections import OrderedDict
+
+        hooks = self._ext_dict().setdefault("post_acc_hooks", OrderedDict())
+        return _graph._add_hook(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves (accumulated into ``.grad``)."""
+        from .autograd import backward as _backward
+
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """A new tensor sharing data (and version counter) but outside the graph."""
+        t = _wrap(self._data, self._dtype)
+        t._vc = self._version_counter()
+        if self.is_inference():
+            t._ext = {"inference": True}
+        return t
+
+    def detach_(self) -> "Tensor":
+        """Detach this tensor from the graph in place (it becomes a leaf)."""
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
+                               "is set as True, gradients are views of DDP buckets, and hence detach_() "
+                               "cannot be called on these gradients. To fix this error, please refer to "
+                               "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                               "solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """The same data as a tensor outside the graph (no shared version counter)."""
+        return _wrap(self._data, self._dtype)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError("Tensor.data must be set to a Tensor")
+        self._data = value._data
+        self._dtype = value._dtype
+
+    # ----------------------------------------------------------------- conversion
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as an ndarray sharing memory."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    __array_priority__ = 1000  # NumPy defers ndarray <op> Tensor to our reflected operators
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        if self._requires_grad and _mode.grad_enabled:
+            return iter(self.unbind(0))
+        dt = self._dtype
+        return iter([_wrap(a, dt) for a in self._data])
+
+    def __bool__(self) -> bool:
+        n = self._data.size
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self._data.reshape(()))
+
+    def __index__(self) -> int:
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._tensor_str import _str
+
+        return _str(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                               "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                               "module, this may be because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self).__new__(type(self))
+        _init(new, self._data.copy(), self._dtype, self._requires_grad)
+        if type(self) is not Tensor:
+            for k, v in getattr(self, "__dict__", {}).items():
+                setattr(new, k, v)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # ----------------------------------------------------------------- device / dtype
+    def to(self, *args, **kwargs) -> "Tensor":
+        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``."""
+        dtype = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a._dtype
+            elif isinstance(a, (str, _device_cls)) and not (isinstance(a, str) and a.startswith("torch.")):
+                dev = a
+            elif isinstance(a, bool):
+                pass
+            elif a is not None:
+                dtype = a
+        if dev is not None:
+            _check_device(dev)
+        if dtype is None or D.to_dtype(dtype) is self._dtype:
+            return self.clone() if copy else self
+        return _convert(self, D.to_dtype(dtype))
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        if dtype is None:
+            return "torch." + _graph._type_name(self._dtype)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        return self.to(dtype)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other._dtype)
+
+    def cpu(self, memory_format=None) -> "Tensor":
+        return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        _check_device("cuda")
+        return self  # pragma: no cover - _check_device raises
+
+    def float(self) -> "Tensor":
+        return self.to(D.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(D.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(D.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(D.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(D.int32)
+
+    def short(self) -> "Tensor":
+        return self.to(D.int16)
+
+    def char(self) -> "Tensor":
+        return self.to(D.int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(D.uint8)
+
+    def bool(self) -> "Tensor":
+        return self.to(D.bool)
+
+    def pin_memory(self) -> "Tensor":
+        return self
+
+    def share_memory_(self) -> "Tensor":
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        return -1
+
+
+    # ----------------------------------------------------------------- ops (ember.ops)
+    def __add__(self, other):
+        return _A.Add.apply(self, other, 1)
+
+    def __radd__(self, other):
+        return _A.Add.apply(self, other, 1)
+
+    def __sub__(self, other):
+        return _A.Sub.apply(self, other, 1)
+
+    def __rsub__(self, other):
+        return _A.Rsub.apply(self, other, 1)
+
+    def __mul__(self, other):
+        return _A.Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        return _A.Mul.apply(self, other)
+
+    def __truediv__(self, other):
+        return _A.Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        return _A.Div.apply(other, self)
+
+    def __pow__(self, exponent):
+        return _A.pow(self, exponent)
+
+    def __rpow__(self, base):
+        return _A.RPow.apply(base, self)
+
+    def __matmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return _A.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _A.matmul(other, self)
+
+    def __neg__(self):
+        return _A.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _U.abs(self)
+
+    def __iadd__(self, other):
+        return _IP.inplace(self, _A.add, other)
+
+    def __isub__(self, other):
+        return _IP.inplace(self, _A.sub, other)
+
+    def __imul__(self, other):
+        return _IP.inplace(self, _A.mul, other)
+
+    def __itruediv__(self, other):
+        return _IP.inplace(self, _A.div, other)
+
+    def __eq__(self, other):
+        return _C.eq(self, other)
+
+    def __ne__(self, other):
+        return _C.ne(self, other)
+
+    def __lt__(self, other):
+        return _C.lt(self, other)
+
+    def __le__(self, other):
+        return _C.le(self, other)
+
+    def __gt__(self, other):
+        return _C.gt(self, other)
+
+    def __ge__(self, other):
+        return _C.ge(self, other)
+
+    def __and__(self, other):
+        return _C.bitwise_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return _C.bitwise_or(self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        return _C.bitwise_xor(self, other)
+
+    __rxor__ = __xor__
+
+    def __invert__(self):
+        return _C.bitwise_not(self)
+
+    def __getitem__(self, key):
+        return _I.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _IP.setitem(self, key, value)
+
+    def add(self, *args, **kwargs):
+        return _A.add(self, *args, **kwargs)
+    def sub(self, *args, **kwargs):
+        return _A.sub(self, *args, **kwargs)
+    subtract = sub
+    def mul(self, *args, **kwargs):
+        return _A.mul(self, *args, **kwargs)
+    multiply = mul
+    def div(self, *args, **kwargs):
+        return _A.div(self, *args, **kwargs)
+    divide = div
+    true_divide = div
+    def pow(self, *args, **kwargs):
+        return _A.pow(self, *args, **kwargs)
+    def neg(self, *args, **kwargs):
+        return _A.neg(self, *args, **kwargs)
+    negative = neg
+    def matmul(self, *args, **kwargs):
+        return _A.matmul(self, *args, **kwargs)
+    def mm(self, *args, **kwargs):
+        return _A.mm(self, *args, **kwargs)
+    def exp(self, *args, **kwargs):
+        return _U.exp(self, *args, **kwargs)
+    def log(self, *args, **kwargs):
+        return _U.log(self, *args, **kwargs)
+    def tanh(self, *args, **kwargs):
+        return _U.tanh(self, *args, **kwargs)
+    def sigmoid(self, *args, **kwargs):
+        return _U.sigmoid(self, *args, **kwargs)
+    def relu(self, *args, **kwargs):
+        return _U.relu(self, *args, **kwargs)
+    def sqrt(self, *args, **kwargs):
+        return _U.sqrt(self, *args, **kwargs)
+    def abs(self, *args, **kwargs):
+        return _U.abs(self, *args, **kwargs)
+    absolute = abs
+    def sign(self, *args, **kwargs):
+        return _U.sign(self, *args, **kwargs)
+    def clamp(self, *args, **kwargs):
+        return _U.clamp(self, *args, **kwargs)
+    clip = clamp
+    def clamp_min(self, *args, **kwargs):
+        return _U.clamp_min(self, *args, **kwargs)
+    def clamp_max(self, *args, **kwargs):
+        return _U.clamp_max(self, *args, **kwargs)
+    def sum(self, *args, **kwargs):
+        return _R.sum(self, *args, **kwargs)
+    def mean(self, *args, **kwargs):
+        return _R.mean(self, *args, **kwargs)
+    def sum_to_size(self, *args, **kwargs):
+        return _R.sum_to_size(self, *args, **kwargs)
+    def reshape(self, *args, **kwargs):
+        return _S.reshape(self, *args, **kwargs)
+    def view(self, *args, **kwargs):
+        return _S.view(self, *args, **kwargs)
+    def transpose(self, *args, **kwargs):
+        return _S.transpose(self, *args, **kwargs)
+    swapaxes = transpose
+    swapdims = transpose
+    def permute(self, *args, **kwargs):
+        return _S.permute(self, *args, **kwargs)
+    def t(self, *args, **kwargs):
+        return _S.t(self, *args, **kwargs)
+    def expand(self, *args, **kwargs):
+        return _S.expand(self, *args, **kwargs)
+    def squeeze(self, *args, **kwargs):
+        return _S.squeeze(self, *args, **kwargs)
+    def unsqueeze(self, *args, **kwargs):
+        return _S.unsqueeze(self, *args, **kwargs)
+    def flatten(self, *args, **kwargs):
+        return _S.flatten(self, *args, **kwargs)
+    def clone(self, *args, **kwargs):
+        return _S.clone(self, *args, **kwargs)
+    def narrow(self, *args, **kwargs):
+        return _S.narrow(self, *args, **kwargs)
+    def select(self, *args, **kwargs):
+        return _S.select(self, *args, **kwargs)
+    def split(self, *args, **kwargs):
+        return _S.split(self, *args, **kwargs)
+    def unbind(self, *args, **kwargs):
+        return _S.unbind(self, *args, **kwargs)
+    def eq(self, *args, **kwargs):
+        return _C.eq(self, *args, **kwargs)
+    def ne(self, *args, **kwargs):
+        return _C.ne(self, *args, **kwargs)
+    not_equal = ne
+    def lt(self, *args, **kwargs):
+        return _C.lt(self, *args, **kwargs)
+    less = lt
+    def le(self, *args, **kwargs):
+        return _C.le(self, *args, **kwargs)
+    less_equal = le
+    def gt(self, *args, **kwargs):
+        return _C.gt(self, *args, **kwargs)
+    greater = gt
+    def ge(self, *args, **kwargs):
+        return _C.ge(self, *args, **kwargs)
+    greater_equal = ge
+    def logical_and(self, *args, **kwargs):
+        return _C.logical_and(self, *args, **kwargs)
+    def logical_or(self, *args, **kwargs):
+        return _C.logical_or(self, *args, **kwargs)
+    def logical_xor(self, *args, **kwargs):
+        return _C.logical_xor(self, *args, **kwargs)
+    def logical_not(self, *args, **kwargs):
+        return _C.logical_not(self, *args, **kwargs)
+    def bitwise_and(self, *args, **kwargs):
+        return _C.bitwise_and(self, *args, **kwargs)
+    def bitwise_or(self, *args, **kwargs):
+        return _C.bitwise_or(self, *args, **kwargs)
+    def bitwise_xor(self, *args, **kwargs):
+        return _C.bitwise_xor(self, *args, **kwargs)
+    def bitwise_not(self, *args, **kwargs):
+        return _C.bitwise_not(self, *args, **kwargs)
+
+    def add_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.add, *args, **kwargs)
+    def sub_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.sub, *args, **kwargs)
+    subtract_ = sub_
+    def mul_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.mul, *args, **kwargs)
+    multiply_ = mul_
+    def div_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.div, *args, **kwargs)
+    divide_ = div_
+    def pow_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.pow, *args, **kwargs)
+    def neg_(self, *args, **kwargs):
+        return _IP.inplace(self, _A.neg, *args, **kwargs)
+    def exp_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.exp, *args, **kwargs)
+    def log_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.log, *args, **kwargs)
+    def tanh_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.tanh, *args, **kwargs)
+    def sigmoid_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.sigmoid, *args, **kwargs)
+    def relu_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.relu, *args, **kwargs)
+    def sqrt_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.sqrt, *args, **kwargs)
+    def abs_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.abs, *args, **kwargs)
+    def clamp_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.clamp, *args, **kwargs)
+    clip_ = clamp_
+    def clamp_min_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.clamp_min, *args, **kwargs)
+    def clamp_max_(self, *args, **kwargs):
+        return _IP.inplace(self, _U.clamp_max, *args, **kwargs)
+
+    def zero_(self):
+        """Fill with zeros in place."""
+        return _IP.inplace(self, lambda t: t * 0)  if _needs_graph(self) else _fill(self, 0)
+
+    def fill_(self, value):
+        """Fill with ``value`` in place."""
+        if isinstance(value, Tensor):
+            if value._data.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value._data.ndim} dimensions.")
+            if _needs_graph(self) or value._requires_grad:
+                return _IP.inplace(self, lambda t, v: t * 0 + v, value)
+            value = value.item()
+        if _needs_graph(self):
+            return _IP.inplace(self, lambda t: t * 0 + value)
+        return _fill(self, value)
+
+    def copy_(self, src, non_blocking: bool = False):
+        """Copy ``src`` (broadcast) into this tensor in place."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        return _IP.inplace(self, _copy_value, src)
+
+    @property
+    def T(self):
+        n = self._data.ndim
+        if n == 2:
+            return _S.permute(self, (1, 0))
+        if n > 2:
+            import warnings
+
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                          "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                          "to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+        return _S.permute(self, tuple(range(n - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return _S.transpose(self, -2, -1)
+
+    @property
+    def H(self):
+        return self.T
+
+    @property
+    def mH(self):
+        return self.mT
+
+    def view_as(self, other):
+        return _S.view(self, other._data.shape)
+
+    def reshape_as(self, other):
+        return _S.reshape(self, other._data.shape)
+
+    def expand_as(self, other):
+        return _S.expand(self, other._data.shape)
+
+    def contiguous(self, memory_format=None):
+        return self if self._data.flags.c_contiguous else _S.clone(self)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from ._factories import tensor
+
+        return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._factories import zeros
+
+        return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._factories import ones
+
+        return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from ._factories import empty
+
+        return empty(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        from ._factories import full
+
+        return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+    def equal(self, other) -> bool:
+        """True when both have the same shape and elements."""
+        return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+_LEGACY_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
+                 "LongTensor": D.int64, "IntTensor": D.int32, "ShortTensor": D.int16,
+                 "CharTensor": D.int8, "ByteTensor": D.uint8, "BoolTensor": D.bool}
+
+
+class Size(tuple):
+    """A tensor shape: a tuple printed as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:
+    t._data = arr
+    t._dtype = dtype
+    t._requires_grad = requires_grad
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._vc = None
+    t._base = None
+    t._acc = None
+    t._ext = {"inference": True} if _mode.inference else None
+
+
+_new = object.__new__
+
+
+def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
+    """A plain tensor around ``arr`` (no copy, no graph). The hot-path constructor."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = dtype
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._vc = None
+    t._base = None
+    t._acc = None
+    t._ext = {"inference": True} if _mode.inference else None
+    return t
+
+
+def _wrap_any(arr: np.ndarray) -> Tensor:
+    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
+
+
+def _rewrap(arr: np.ndarray, dtype, grad_fn, output_nr: int) -> Tensor:
+    """A tensor around ``arr`` whose history is ``grad_fn`` (for unpacking saved outputs)."""
+    t = _wrap(arr, dtype if dtype is not None else D.from_numpy_dtype(arr.dtype))
+    t._requires_grad = True
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    return t
+
+
+def _rebuild(arr, requires_grad):
+    t = _wrap(arr, D.from_numpy_dtype(arr.dtype))
+    t._requires_grad = requires_grad
+    return t
+
+
+def _to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.ndarray:
+    """An ndarray from Python data / NumPy / tensors with torch's dtype inference."""
+    if isinstance(data, Tensor):
+        arr = data._data
+        return arr.astype(dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
+    if isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
+        if dtype is None:
+            D.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
+            return arr
+        return arr.astype(dtype.np)
+    if isinstance(data, (list, tuple)) and _contains_tensor(data):
+        data = _tensors_to_lists(data)
+    try:
+        arr = np.array(data)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal-length sequences ({e})") from None
+    if arr.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        return arr.astype(dtype.np)
+    k = arr.dtype.kind
+    if k == "f":
+        return arr.astype(default_float.np) if _from_python_floats(data) else arr
+    if k in "iu":
+        return arr.astype(np.int64) if _from_python_floats(data) else arr
+    if k == "b":
+        return arr
+    if k == "c":
+        raise TypeError("ember has no complex dtypes")
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _from_python_floats(data) -> bool:
+    """True unless the data is made of NumPy scalars (which keep their own dtype)."""
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return not isinstance(data, np.generic)
+
+
+def _contains_tensor(data) -> bool:
+    for x in data:
+        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _contains_tensor(x)):
+            return True
+    return False
+
+
+def _tensors_to_lists(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(x) for x in data]
+    return data
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
+    from .ops.shape import _to_dtype
+
+    return _to_dtype(t, dtype)
+
+
+_graph._wrap_plain = _wrap_any
+_graph._rewrap = _rewrap
+
+
+def _needs_graph(t: Tensor) -> bool:
+    return _mode.grad_enabled and t._requires_grad
+
+
+def _fill(t: Tensor, value) -> Tensor:
+    _IP.check_inplace(t)
+    if not t._data.flags.writeable:
+        _IP._write(t._data, t._data)
+    t._data[...] = value
+    t._bump()
+    return t
+
+
+def _copy_value(t: Tensor, src: Tensor) -> Tensor:
+    """The value ``t.copy_(src)`` leaves in ``t`` (src broadcast and cast), differentiable in src."""
+    out = src.to(t._dtype) if src._dtype is not t._dtype else src
+    if out._data.shape != t._data.shape:
+        try:
+            np.broadcast_shapes(out._data.shape, t._data.shape)
+            if np.broadcast_shapes(out._data.shape, t._data.shape) != t._data.shape:
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"The size of tensor a ({t._data.shape[-1] if t._data.ndim else 1}) must match the size "
+                               f"of tensor b ({out._data.shape[-1] if out._data.ndim else 1}) at non-singleton "
+                               f"dimension {max(t._data.ndim - 1, 0)}") from None
+        out = out.expand(t._data.shape)
+    return _S.clone(out) if out is src else out + 0 if out._grad_fn is None and not out._requires_grad else out
+
+
+# Op modules import Tensor, so they are bound here, after it exists; methods above look them up
+# as module globals at call time.
+from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402
+from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402

@@ -1,0 +1,97 @@
+"""ember.autograd: reverse-mode automatic differentiation over the recorded graph."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .._tensor import Tensor
+from . import graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .engine import run_backward, _make_grads
+from .function import Function, FunctionCtx, once_differentiable, BackwardCFunction
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled)
+from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
+           "set_detect_anomaly", "gradcheck", "gradgradcheck", "graph", "Variable",
+           "is_grad_enabled", "is_anomaly_enabled", "BackwardCFunction",
+           "is_inference_mode_enabled"]
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return (None,)
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate into ``.grad`` the gradients of ``tensors`` w.r.t. the graph's leaves."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = _as_tuple(tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    grads = _make_grads(tensors, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` w.r.t. ``inputs`` (returned, not accumulated into ``.grad``)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output (got {len(grads)} and "
+                           f"{len(outputs)})")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t,
+                          accumulate=False)
+    out = []
+    for t, g in zip(inputs_t, result):
+        if g is None:
+            if materialize_grads:
+                from .._factories import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
+        out.append(g)
+    return tuple(out)
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize):
+    from .. import stack
+
+    n = grads[0].shape[0]
+    rows = []
+    for b in range(n):
+        rows.append(grad(outputs, inputs, [g[b] for g in grads], retain_graph=True,
+                         create_graph=create_graph, allow_unused=allow_unused,
+                         materialize_grads=materialize))
+    return tuple(None if rows[0][i] is None else stack([r[i] for r in rows])
+                 for i in range(len(inputs)))

@@ -1,0 +1,281 @@
+"""The backward engine: dependency counts, then a ready queue ordered by sequence number.
+
+# NOTE [engine walk]
+1. From the root edges, an iterative DFS counts, for every reachable node, how many edges enter
+   it (``deps``). No recursion: a chain of a million nodes is fine.
+2. When only some inputs are asked for (``autograd.grad`` or ``backward(inputs=...)``), nodes
+   that cannot reach one of them are pruned (``needed``), as torch's exec_info does.
+3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
+   recently created node runs first, as in torch). Each node's incoming gradients are summed
+   in its input buffer; when its count drops to zero it is ready.
+4. Running a node: tensor pre-hooks (then retain_grad hooks), capture for ``autograd.grad``,
+   node pre-hooks, the backward formula (grad mode on only with ``create_graph``), shape and
+   dtype of each gradient made to match the input (broadcast gradients are summed here, once,
+   for every op), post hooks, and the saved tensors freed unless ``retain_graph``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from .._tensor import Tensor, Size
+from . import anomaly_mode as _anomaly
+from .graph import AccumulateGrad
+from .grad_mode import _mode
+
+__all__ = ["run_backward"]
+
+
+def _root_edge(t: Tensor):
+    fn = t._grad_fn
+    if fn is not None:
+        return fn, t._output_nr
+    return t._grad_accumulator(), 0
+
+
+def _discover(roots):
+    """Dependency counts and a post-order of every node reachable from ``roots`` (iterative)."""
+    deps: dict = {}
+    seen = set()
+    order = []
+    stack = []
+    for fn in roots:
+        if fn not in seen:
+            seen.add(fn)
+            stack.append((fn, iter(fn._next)))
+    while stack:
+        fn, it = stack[-1]
+        for nxt, _ in it:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(nxt._next)))
+                break
+        else:
+            stack.pop()
+            order.append(fn)
+    return deps, order
+
+
+def _needed_nodes(order, target_nodes, executes_targets: bool) -> set:
+    """Nodes from which a target can be reached (children come before parents in ``order``)."""
+    needed = set()
+    for fn in order:
+        if fn in target_nodes:
+            if executes_targets or any(n in needed for n, _ in fn._next if n is not None):
+                needed.add(fn)
+            continue
+        for n, _ in fn._next:
+            if n is not None and (n in needed or n in target_nodes):
+                needed.add(fn)
+                break
+    return needed
+
+
+def _validate(fn, grads, edges):
+    """Sum broadcast gradients back to each input's shape; cast to its dtype."""
+    if len(grads) != len(edges):
+        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
+                           f"{len(edges)}, got {len(grads)})")
+    out = list(grads)
+    for i, g in enumerate(out):
+        nxt, nr = edges[i]
+        if g is None or nxt is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"function {fn.name()} returned a gradient of type {type(g).__name__} at "
+                            f"index {i}; expected a Tensor or None")
+        shape, dt = nxt._meta_out[nr]
+        if g._data.shape != shape:
+            if not _expandable(shape, g._data.shape):
+                raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                                   f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
+            g = g.sum_to_size(shape)
+        if g._dtype is not dt:
+            g = g.to(dt)
+        out[i] = g
+    return out
+
+
+def _expandable(shape, to) -> bool:
+    if len(shape) > len(to):
+        return False
+    for a, b in zip(reversed(shape), reversed(to)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _call_tensor_hooks(fn, grads):
+    hooks = fn._tensor_pre_hooks()
+    if hooks is None:
+        return grads
+    if type(fn) is AccumulateGrad:  # leaf hooks live on the tensor
+        for h in list(hooks["hooks"].values()):
+            r = h(grads[0])
+            if r is not None:
+                grads[0] = r
+        return grads
+    for nr, d in hooks.tensor_pre.items():
+        for h in list(d.values()):
+            r = h(grads[nr])
+            if r is not None:
+                grads[nr] = r
+    for nr, h in list(hooks.retain.items()):
+        h(grads[nr])
+    return grads
+
+
+def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, inputs=None,
+                 accumulate: bool = True, allow_unused: bool = True):
+    """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not
+    accumulating (autograd.grad). Returns the captured gradients (or None)."""
+    root_edges = []
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        root_edges.append(_root_edge(t))
+
+    capture = None  # (node, nr) -> list of result slots
+    target_nodes = None
+    nonleaf_accumulate = []
+    if inputs is not None:
+        capture = {}
+        target_nodes = set()
+        for k, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            edge = _root_edge(t)
+            target_nodes.add(edge[0])
+            if accumulate and t._grad_fn is None:
+                continue  # backward(inputs=leaf): its AccumulateGrad runs
+            capture.setdefault(edge, []).append(k)
+            if accumulate:
+                nonleaf_accumulate.append((k, t))
+
+    deps, order = _discover([e[0] for e in root_edges])
+    needed = None
+    if target_nodes is not None:
+        needed = _needed_nodes(order, target_nodes, accumulate)
+
+    buffers: dict = {}
+    for (fn, nr), g in zip(root_edges, grad_outputs):
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * len(fn._meta_out)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    captured = [None] * len(inputs) if inputs is not None else None
+    heap = []
+    for fn in buffers:
+        if deps.get(fn, 0) == 0:
+            heap.append((-fn._seq, id(fn), fn))
+    heapq.heapify(heap)
+
+    prev_mode = _mode.grad_enabled
+    _mode.grad_enabled = create_graph
+    check_nan = _anomaly._enabled and _anomaly._check_nan
+    try:
+        while heap:
+            _, _, fn = heapq.heappop(heap)
+            grads = buffers.pop(fn)
+            grads = _call_tensor_hooks(fn, grads)
+            if capture is not None:
+                for nr, g in enumerate(grads):
+                    slots = capture.get((fn, nr))
+                    if slots:
+                        for k in slots:
+                            captured[k] = g
+            if needed is not None and fn not in needed:
+                continue
+            h = fn._hooks
+            if h is not None and h.pre:
+                for hook in list(h.pre.values()):
+                    r = hook(tuple(grads))
+                    if r is not None:
+                        grads = list(r)
+            edges = fn._next
+            try:
+                result = fn._apply(grads)
+            except Exception as e:
+                if _anomaly._enabled and h is not None and h.traceback:
+                    import warnings
+
+                    warnings.warn(f"Error detected in {fn.name()}. Traceback of forward call that caused "
+                                  f"the error:\n{h.traceback}", RuntimeWarning, stacklevel=2)
+                raise e
+            if edges:
+                result = _validate(fn, result, edges)
+            if h is not None and h.post:
+                for hook in list(h.post.values()):
+                    r = hook(tuple(result), tuple(grads))
+                    if r is not None:
+                        result = list(r)
+            if check_nan:
+                _nan_check(fn, result)
+            if not keep_graph:
+                fn._release()
+            for (nxt, nr), g in zip(edges, result):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * len(nxt._meta_out)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                elif nxt not in buffers:
+                    buffers[nxt] = [None] * len(nxt._meta_out)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+    finally:
+        _mode.grad_enabled = prev_mode
+
+    if nonleaf_accumulate:
+        for k, t in nonleaf_accumulate:
+            g = captured[k]
+            if g is not None:
+                t._grad = g.detach() if t._grad is None and not create_graph else (
+                    g if t._grad is None else t._grad + g)
+        return None
+    return captured
+
+
+def _nan_check(fn, grads) -> None:
+    import numpy as np
+
+    for i, g in enumerate(grads):
+        if g is not None and g._dtype.is_floating_point and np.isnan(g._data).any():
+            tb = fn._hooks.traceback if fn._hooks is not None else None
+            msg = f"Function '{fn.name()}' returned nan values in its {i}th output."
+            if tb:
+                msg += f"\nTraceback of forward call that caused the error:\n{tb}"
+            raise RuntimeError(msg)
+
+
+def _make_grads(outputs, grads, is_grads_batched: bool = False):
+    """Default ``ones`` gradients for scalar outputs; shape checks for given ones."""
+    from .. import _factories  # noqa: PLC0415 - import cycle
+
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t._requires_grad:
+                if t._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not t._dtype.is_floating_point:
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs but "
+                                       f"got {t._dtype}")
+                g = _factories.ones_like(t)
+            out.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            g = _factories.tensor(g, dtype=t._dtype)
+        if not is_grads_batched and g._data.shape != t._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} "
+                               f"and output[{i}] has a shape of {Size(t._data.shape)}.")
+        out.append(g)
+    return out

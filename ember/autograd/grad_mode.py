@@ -1,0 +1,149 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (all thread-local)."""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _Mode(threading.local):
+    # Class attributes are the defaults every new thread starts from.
+    grad_enabled = True
+    inference = False
+
+
+_mode = _Mode()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations record a graph in this thread."""
+    return _mode.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` in this thread."""
+    return _mode.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that also works as a decorator (on functions and generators)."""
+
+    def clone(self):
+        return self.__class__()
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("grad mode decorators cannot decorate classes")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording in this thread (results have ``requires_grad=False``)."""
+
+    def __new__(cls, orig_func=None):
+        inst = super().__new__(cls)
+        if orig_func is None:
+            return inst
+        return _DecoratorContextManager.__call__(inst, orig_func)  # bare @no_grad
+
+    def __enter__(self) -> None:
+        self.prev = _mode.grad_enabled
+        _mode.grad_enabled = False
+
+    def __exit__(self, *exc) -> None:
+        _mode.grad_enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable graph recording in this thread, e.g. inside a ``no_grad`` block."""
+
+    def __new__(cls, orig_func=None):
+        inst = super().__new__(cls)
+        if orig_func is None:
+            return inst
+        return _DecoratorContextManager.__call__(inst, orig_func)
+
+    def __enter__(self) -> None:
+        self.prev = _mode.grad_enabled
+        _mode.grad_enabled = True
+
+    def __exit__(self, *exc) -> None:
+        _mode.grad_enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode to ``mode``; takes effect at once and as a context manager restores it."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _mode.grad_enabled
+        self.mode = mode
+        _mode.grad_enabled = mode
+
+    def __call__(self, func):
+        _mode.grad_enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _mode.grad_enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _mode.grad_enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors made inside are inference tensors that can never join a graph."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            inst = super().__new__(cls)
+            inst.__init__(True)
+            return _DecoratorContextManager.__call__(inst, mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.prev = (_mode.grad_enabled, _mode.inference)
+        if self.mode:
+            _mode.grad_enabled = False
+            _mode.inference = True
+        else:
+            _mode.inference = False
+
+    def __exit__(self, *exc) -> None:
+        _mode.grad_enabled, _mode.inference = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

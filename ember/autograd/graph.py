@@ -1,0 +1,406 @@
+"""The backward graph: Node (a grad_fn), AccumulateGrad, saved tensors and their hooks."""
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable
+
+from .grad_mode import _mode
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks", "RemovableHandle", "get_gradient_edge", "GradientEdge"]
+
+# Later nodes run first among the ready ones (torch's sequence_nr); a global counter is
+# monotonic per thread too, which is all the ordering needs.
+_next_seq = itertools.count().__next__
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """Handle returned by ``register_*hook``; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+    __slots__ = ("_dict_ref", "id")
+
+    def __init__(self, hooks_dict: dict) -> None:
+        self._dict_ref = weakref.ref(hooks_dict)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        d = self._dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _add_hook(d: dict, fn: Callable) -> RemovableHandle:
+    h = RemovableHandle(d)
+    d[h.id] = fn
+    return h
+
+
+class _NodeHooks:
+    """Hook tables of one node, allocated only when a hook is registered."""
+
+    __slots__ = ("tensor_pre", "retain", "pre", "post", "metadata", "traceback", "name_override")
+
+    def __init__(self) -> None:
+        self.tensor_pre: dict[int, OrderedDict] = {}  # output_nr -> hooks of that output's tensor
+        self.retain: dict[int, Callable] = {}  # output_nr -> retain_grad hook (runs last)
+        self.pre: OrderedDict = OrderedDict()
+        self.post: OrderedDict = OrderedDict()
+        self.metadata: dict | None = None
+        self.traceback: str | None = None
+        self.name_override: str | None = None
+
+
+class Node:
+    """A function of the backward graph (what ``tensor.grad_fn`` holds)."""
+
+    __slots__ = ("_next", "_seq", "_meta_out", "_saved", "_hooks", "__weakref__")
+    _name = "Node"
+
+    def name(self) -> str:
+        """The node's name as torch prints it (``MulBackward0``)."""
+        h = self._hooks
+        if h is not None and h.name_override:
+            return h.name_override
+        return self._name
+
+    @property
+    def next_functions(self) -> tuple:
+        """``((node, input_nr), ...)``: where the gradient of each input goes."""
+        return self._next
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations of this node."""
+        h = self._ext()
+        if h.metadata is None:
+            h.metadata = {}
+        return h.metadata
+
+    def _ext(self) -> _NodeHooks:
+        h = self._hooks
+        if h is None:
+            h = self._hooks = _NodeHooks()
+        return h
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
+        return _add_hook(self._ext().post, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
+        return _add_hook(self._ext().pre, fn)
+
+    def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        d = self._ext().tensor_pre.setdefault(output_nr, OrderedDict())
+        return _add_hook(d, fn)
+
+    def _tensor_pre_hooks(self):
+        """(output_nr, hook tables) pairs the engine runs before the node; None if none."""
+        h = self._hooks
+        if h is None or not (h.tensor_pre or h.retain):
+            return None
+        return h
+
+    # Backward itself: subclasses implement _apply(grads: list) -> tuple of input grads.
+    def _apply(self, grads):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        """Run this node's backward formula on the given output gradients."""
+        return self._apply(list(grads))
+
+    def _release(self) -> None:
+        saved = self._saved
+        if saved:
+            for s in saved:
+                if type(s) is SavedTensor:
+                    s._free()
+
+    def __getattr__(self, name: str) -> Any:
+        # torch exposes saved values as grad_fn._saved_<name> and grad_fn._raw_saved_<name>.
+        if name.startswith("_saved_"):
+            return self._get_saved(name[7:], raw=False)
+        if name.startswith("_raw_saved_"):
+            return self._get_saved(name[11:], raw=True)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _get_saved(self, key: str, raw: bool):
+        names = getattr(type(self), "save", ())
+        saved = self._saved
+        if saved is not None and key in names:
+            s = saved[names.index(key)]
+            if type(s) is SavedTensor:
+                return s if raw else s.unpack(self)
+            return s
+        attr = getattr(type(self), "attrs", ())
+        if key in attr:
+            return object.__getattribute__(self, key)
+        raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{key}'")
+
+    def __repr__(self) -> str:
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """Sink node of a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable", "_lock")
+    _name = "torch::autograd::AccumulateGrad"
+
+    def __init__(self, variable) -> None:
+        self.variable = variable
+        self._next = ()
+        self._seq = 2**62  # torch: UINT64_MAX, leaves run as soon as they are ready
+        self._meta_out = ((variable._data.shape, variable._dtype),)
+        self._saved = None
+        self._hooks = None
+        self._lock = threading.Lock()
+
+    def name(self) -> str:
+        return self._name
+
+    def _tensor_pre_hooks(self):
+        ext = self.variable._ext
+        if ext is None or not ext.get("hooks"):
+            return None
+        return ext
+
+    def _apply(self, grads):
+        var = self.variable
+        new = grads[0]
+        if new is None:
+            return ()
+        with self._lock:
+            old = var._grad
+            if old is None:
+                if _mode.grad_enabled:  # create_graph: keep the graph of the gradient
+                    var._grad = new.clone() if new._grad_fn is None else new
+                else:
+                    var._grad = _fresh_grad(new)
+            elif _mode.grad_enabled:
+                var._grad = old + new
+            else:
+                arr = old._data
+                if arr.flags.writeable and arr.base is None and old._grad_fn is None:
+                    arr += new._data
+                    old._bump()
+                else:
+                    old._data = arr + new._data
+        ext = var._ext
+        if ext is not None and ext.get("post_acc_hooks"):
+            for fn in list(ext["post_acc_hooks"].values()):
+                fn(var)
+        return ()
+
+
+def _fresh_grad(new):
+    """A detached gradient that owns its memory (its array may be shared with other grads)."""
+    from .._tensor import _wrap  # noqa: PLC0415 - import cycle; first accumulation only
+
+    return _wrap(new._data.copy(), new._dtype)
+
+
+class SavedTensor:
+    """A tensor saved for backward: checks its version on unpack and runs pack/unpack hooks."""
+
+    __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_output_nr", "_packed",
+                 "_unpack_hook", "_freed", "_requires_grad", "_is_leaf_out")
+
+    def unpack(self, owner: Node | None = None):
+        """The saved tensor (outputs are re-wrapped with their grad_fn; nothing cycles)."""
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        if self._unpack_hook is not None:
+            t = self._unpack_hook(self._packed)
+            from .._tensor import Tensor  # noqa: PLC0415 - only with user hooks
+
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                                f"result of type {type(t).__name__}")
+            if self._is_output and owner is not None and self._requires_grad:
+                return _rewrap(t._data, t._dtype, owner, self._output_nr)
+            return t
+        if self._vc is not None and self._vc.value != self._version:
+            _raise_modified(self, owner)
+        if self._is_output:
+            if owner is None or not self._requires_grad:
+                return _wrap_plain(self._data)
+            return _rewrap(self._data, None, owner, self._output_nr)
+        return self._tensor
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        """Pack the saved tensor now with ``pack_hook``; ``unpack_hook`` restores it in backward."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("Expected pack_hook and unpack_hook to be callables")
+        if self._unpack_hook is not None:
+            raise RuntimeError("SavedTensor hooks have already been set")
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        t = self.unpack(None) if not self._is_output else _wrap_plain(self._data)
+        self._packed = pack_hook(t)
+        self._unpack_hook = unpack_hook
+        self._tensor = None
+        self._data = None
+
+    def _free(self) -> None:
+        self._freed = True
+        self._tensor = None
+        self._data = None
+        self._packed = None
+
+    def __repr__(self) -> str:
+        return f"<ember.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+def _raise_modified(s: SavedTensor, owner: Node | None) -> None:
+    from .._tensor import _inplace_site  # noqa: PLC0415 - error path only
+
+    if s._is_output:
+        shape, dt, fn, nr = s._data.shape, None, owner, s._output_nr
+        from .._dtype import from_numpy_dtype  # noqa: PLC0415
+
+        dt = from_numpy_dtype(s._data.dtype)
+    else:
+        t = s._tensor
+        shape, dt, fn, nr = t._data.shape, t._dtype, t._grad_fn, t._output_nr
+    which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+    msg = ("one of the variables needed for gradient computation has been modified by an inplace "
+           f"operation: [torch.{_type_name(dt)} [{', '.join(map(str, shape))}]]{which} is at version "
+           f"{s._vc.value}; expected version {s._version} instead. Hint: enable anomaly detection to "
+           "find the operation that failed to compute its gradient, with "
+           "torch.autograd.set_detect_anomaly(True).")
+    site = _inplace_site(s._vc)
+    if site:
+        msg += f" (ember: the in-place operation that modified it ran at {site}.)"
+    raise RuntimeError(msg)
+
+
+def _type_name(dt) -> str:
+    return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+            "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}[dt.name]
+
+
+class _HookState(threading.local):
+    stack: tuple = ()
+    disabled: str | None = None
+
+
+_hook_state = _HookState()
+
+
+def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
+    """Save ``t`` (a Tensor) for backward; outputs keep only their array (no cycle)."""
+    s = SavedTensor.__new__(SavedTensor)
+    vc = t._version_counter()
+    s._vc = vc
+    s._version = vc.value
+    s._is_output = is_output
+    s._output_nr = output_nr
+    s._freed = False
+    s._requires_grad = t._requires_grad
+    s._unpack_hook = None
+    s._packed = None
+    if is_output:
+        s._tensor = None
+        s._data = t._data
+    else:
+        s._tensor = t
+        s._data = None
+    ext = t._ext
+    if ext is not None and ext.get("inference"):
+        raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can "
+                           "make a clone to get a normal tensor and use it in autograd.")
+    stack = _hook_state.stack
+    if stack:
+        if _hook_state.disabled:
+            raise RuntimeError(_hook_state.disabled)
+        pack, unpack = stack[-1]
+        packed_in = t if not is_output else _wrap_plain(t._data)
+        s._packed = pack(packed_in)
+        s._unpack_hook = unpack
+        s._tensor = None
+        s._data = None
+    return s
+
+
+class saved_tensors_hooks:
+    """Within this context, tensors saved for backward go through ``pack_hook``/``unpack_hook``."""
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hook_state.disabled:
+            raise RuntimeError(_hook_state.disabled)
+        _hook_state.stack = _hook_state.stack + ((self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _hook_state.stack = _hook_state.stack[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU (all ember tensors already are): a copy is stored."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cpu") -> None:
+        super().__init__(lambda t: t.detach().clone(), lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Raise ``error_message`` if saved-tensor hooks are used within this context."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        self.prev = _hook_state.disabled
+        _hook_state.disabled = self.error_message
+
+    def __exit__(self, *exc) -> None:
+        _hook_state.disabled = self.prev
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where a tensor's gradient enters the graph."""
+
+    @property
+    def node(self):
+        return self[0]
+
+    @property
+    def output_nr(self):
+        return self[1]
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The gradient edge of ``tensor`` (its grad_fn or its AccumulateGrad node)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not "
+                           "require gradients")
+    if tensor._grad_fn is not None:
+        return GradientEdge((tensor._grad_fn, tensor._output_nr))
+    return GradientEdge((tensor._grad_accumulator(), 0))
+
+
+# Bound at the end of ember._tensor (import cycle).
+_wrap_plain = None
+_rewrap = None

@@ -1,0 +1,186 @@
+"""How an op is declared once and applied: forward on arrays, backward in ember ops.
+
+# NOTE [declaring an op]
+An op is a subclass of ``Op`` (itself a graph ``Node``: one instance per recorded call):
+
+    class Mul(Op):
+        '''d(self*other) = grad*other, grad*self'''
+        save = ("self", "other")             # what backward needs, by input name or "result"
+        @staticmethod
+        def forward(ctx, self, other):        # arrays (tensor inputs) and plain values
+            return self * other
+        def backward(ctx, grad):              # ember Tensors in, one grad per tensor input out
+            self, other = ctx.saved_tensors
+            return grad * other, grad * self
+
+``Mul.apply(a, b)`` decides once whether a graph is needed (grad mode on and some input requires
+grad). If not, it only runs ``forward(None, ...)`` and wraps the array. Otherwise it creates the
+node, links ``next_functions``, runs forward with the node as ``ctx`` (where it may keep
+attributes declared in ``__slots__``), saves what ``save`` names, and wraps the outputs.
+
+Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
+constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
+Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap, _new
+from ..autograd import graph as G
+from ..autograd.grad_mode import _mode
+from ..autograd import anomaly_mode as _anomaly
+
+_NO_EDGE = (None, 0)
+_BY_NUM = D._BY_NUM
+_next_seq = G._next_seq
+_make_saved = G._make_saved
+_registry: dict[str, type] = {}
+
+
+def _dtype_of(arr) -> D.dtype:
+    d = _BY_NUM.get(arr.dtype.num)
+    return d if d is not None else D.from_numpy_dtype(arr.dtype)
+
+
+class Op(G.Node):
+    """Base of built-in ops: see NOTE [declaring an op] in this module."""
+
+    __slots__ = ()
+    nattrs = 0
+    save: tuple = ()
+    inputs: tuple = ("self", "other", "third", "fourth")
+    is_view = False
+    # Indices of outputs that carry gradients (None: all floating outputs).
+    differentiable_outputs: tuple | None = None
+    _save_idx: tuple = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_name" not in cls.__dict__:
+            cls._name = cls.__name__ + "Backward0"
+        cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
+        cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
+        _registry[cls._name] = cls
+
+    @classmethod
+    def apply(cls, *args):
+        """Run the op on Tensors / Python values, recording a node when a graph is needed."""
+        needs = False
+        vals = []
+        for a in args:
+            if isinstance(a, Tensor):
+                vals.append(a._data)
+                if a._requires_grad:
+                    needs = True
+            else:
+                vals.append(a)
+        if not needs or not _mode.grad_enabled:
+            out = cls.forward(None, *vals)
+            if type(out) is tuple:
+                return tuple(_wrap(o, _dtype_of(o)) for o in out)
+            t = _wrap(out, _dtype_of(out))
+            if cls.is_view:
+                _link_view(t, args[0])
+            return t
+        return _record(cls, args, vals)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved values in ``save`` order (tensors unpacked, version-checked)."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(G._FREED_MSG)
+        return tuple(s.unpack(self) if type(s) is G.SavedTensor else s for s in saved)
+
+    def _apply(self, grads):
+        if len(grads) == 1:
+            g = grads[0]
+            if g is None:
+                return (None,) * len(self._next)
+            r = self.backward(g)
+        else:
+            r = self.backward(*grads)
+        return r if type(r) is tuple else (r,)
+
+    def backward(self, grad):  # pragma: no cover - every op defines it
+        raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+
+
+def _record(cls, args, vals):
+    node = _new(cls)
+    node._seq = _next_seq()
+    node._hooks = None
+    nin = len(args) - cls.nattrs
+    edges = []
+    for i in range(nin):
+        a = args[i]
+        if isinstance(a, Tensor) and a._requires_grad:
+            fn = a._grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+        else:
+            edges.append(_NO_EDGE)
+    node._next = tuple(edges)
+    node._saved = None
+    out = cls.forward(node, *vals)
+    if type(out) is tuple:
+        outs = []
+        metas = []
+        diff = cls.differentiable_outputs
+        for i, o in enumerate(out):
+            dt = _dtype_of(o)
+            t = _wrap(o, dt)
+            if dt.is_floating_point and (diff is None or i in diff):
+                t._requires_grad = True
+                t._grad_fn = node
+                t._output_nr = i
+            outs.append(t)
+            metas.append((o.shape, dt))
+        node._meta_out = tuple(metas)
+        result = tuple(outs)
+        first = outs[0]
+    else:
+        dt = _dtype_of(out)
+        first = result = _wrap(out, dt)
+        node._meta_out = ((out.shape, dt),)
+        if dt.is_floating_point:
+            result._requires_grad = True
+            result._grad_fn = node
+        if cls.is_view:
+            _link_view(result, args[0])
+    if cls._save_idx:
+        saved = []
+        for i in cls._save_idx:
+            if i < 0:
+                saved.append(_make_saved(first, True, 0))
+            else:
+                a = args[i]
+                saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        node._saved = tuple(saved)
+    if _anomaly._enabled:
+        _anomaly._record_traceback(node)
+    return result
+
+
+def _link_view(out: Tensor, base: Tensor) -> None:
+    """Make ``out`` a view of ``base``: same root base, shared version counter."""
+    if out._data.base is None and out._data is not base._data:
+        return  # NumPy had to copy (not a view after all)
+    root = base._base if base._base is not None else base
+    out._base = root
+    out._vc = root._version_counter() if base._vc is None else base._vc
+    if base._vc is None:
+        base._vc = out._vc
+
+
+def _set_inference(t: Tensor) -> None:
+    t._ext = {"inference": True}
+
+
+def cast_to(arr, dtype: D.dtype):
+    """``arr`` as ``dtype`` (no copy when it already is)."""
+    return arr if arr.dtype == dtype.np else arr.astype(dtype.np)
+
+
+__all__ = ["Op", "cast_to", "np"]

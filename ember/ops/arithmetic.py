@@ -1,0 +1,344 @@
+"""Binary arithmetic with torch's type promotion: add, sub, mul, div, pow, matmul and friends."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ._op import Op
+
+__all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "pow", "neg", "matmul", "mm"]
+
+_nd = np.ndarray
+_float, _int, _bool = float, int, bool
+
+
+def _kind_rank(x) -> int:
+    t = type(x)
+    if t is _bool:
+        return 0
+    if t is _int:
+        return 1
+    if t is _float:
+        return 2
+    return D.from_numpy_dtype(np.asarray(x).dtype)._kind
+
+
+def _rt(a, b):
+    """torch.result_type of two raw operands (arrays or Python scalars) as a NumPy dtype."""
+    ta, tb = type(a), type(b)
+    if ta is _nd and tb is _nd:
+        if a.dtype == b.dtype:
+            return a.dtype
+        da, db = D.from_numpy_dtype(a.dtype), D.from_numpy_dtype(b.dtype)
+        if (a.ndim == 0) == (b.ndim == 0):
+            return D.promote_types(da, db).np
+        hi, lo = (da, db) if b.ndim == 0 else (db, da)
+        return D._combine(hi, lo).np
+    if ta is _nd:
+        arr, s = a, b
+    elif tb is _nd:
+        arr, s = b, a
+    else:
+        return np.result_type(a, b)
+    d = D.from_numpy_dtype(arr.dtype)
+    return D._combine(d, D._scalar_dtype(s)).np
+
+
+def _prep(a, b, dt):
+    """Cast array operands to the computation dtype ``dt`` (scalars stay weak)."""
+    if type(a) is _nd and a.dtype != dt:
+        a = a.astype(dt)
+    if type(b) is _nd and b.dtype != dt:
+        b = b.astype(dt)
+    return a, b
+
+
+def _broadcast_error(a, b) -> RuntimeError:
+    sa, sb = np.shape(a), np.shape(b)
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+                                f"at non-singleton dimension {i}")
+    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast")
+
+
+def _binary(ufunc):
+    """forward(a, b) computing ``ufunc`` in the promoted dtype, with torch's broadcast error."""
+
+    def compute(a, b):
+        dt = _rt(a, b)
+        a, b = _prep(a, b, dt)
+        try:
+            out = ufunc(a, b)
+        except ValueError:
+            raise _broadcast_error(a, b) from None
+        if type(out) is not _nd:
+            out = np.asarray(out, dt)
+        elif out.dtype != dt:
+            out = out.astype(dt)
+        return out
+
+    return compute
+
+
+_add = _binary(np.add)
+_sub = _binary(np.subtract)
+_mul = _binary(np.multiply)
+
+
+def _to_float(a, b):
+    dt = _rt(a, b)
+    if dt.kind in "biu":
+        dt = D.get_default_dtype().np
+    return _prep(a, b, dt)
+
+
+class Add(Op):
+    """d(self + alpha*other) = grad, alpha*grad"""
+
+    __slots__ = ("alpha",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, alpha):
+        if ctx is not None:
+            ctx.alpha = alpha
+        if alpha != 1:
+            other = _mul(other, alpha)
+        return _add(self, other)
+
+    def backward(ctx, grad):
+        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+
+
+class Sub(Op):
+    """d(self - alpha*other) = grad, -alpha*grad"""
+
+    __slots__ = ("alpha",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, alpha):
+        if ctx is not None:
+            ctx.alpha = alpha
+        if type(self) is _nd and self.dtype == np.bool_ and type(other) is _nd and other.dtype == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.")
+        if alpha != 1:
+            other = _mul(other, alpha)
+        return _sub(self, other)
+
+    def backward(ctx, grad):
+        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+
+
+class Rsub(Sub):
+    """d(other - alpha*self) = -alpha*grad, grad (torch.rsub, ``scalar - tensor``)"""
+
+    __slots__ = ()
+    _name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, self, other, alpha):
+        if ctx is not None:
+            ctx.alpha = alpha
+        return _sub(other, self if alpha == 1 else _mul(self, alpha))
+
+    def backward(ctx, grad):
+        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
+
+
+class Mul(Op):
+    """d(self*other) = grad*other, grad*self"""
+
+    __slots__ = ()
+    save = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, self, other):
+        return _mul(self, other)
+
+    def backward(ctx, grad):
+        self, other = ctx.saved_tensors
+        n0, n1 = ctx._next
+        return (grad * other if n0[0] is not None else None,
+                grad * self if n1[0] is not None else None)
+
+
+class Div(Op):
+    """d(self/other) = grad/other, -grad*self/other**2"""
+
+    __slots__ = ()
+    save = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, self, other):
+        a, b = _to_float(self, other)
+        try:
+            return np.true_divide(a, b)
+        except ValueError:
+            raise _broadcast_error(a, b) from None
+
+    def backward(ctx, grad):
+        self, other = ctx.saved_tensors
+        n0, n1 = ctx._next
+        ga = grad / other if n0[0] is not None else None
+        gb = -grad * self / (other * other) if n1[0] is not None else None
+        return ga, gb
+
+
+class Neg(Op):
+    """d(-self) = -grad"""
+
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        return np.negative(self)
+
+    def backward(ctx, grad):
+        return -grad
+
+
+def _pow_forward(base, exponent):
+    dt = _rt(base, exponent)
+    base, exponent = _prep(base, exponent, dt)
+    if dt.kind in "iu" and np.any(np.asarray(exponent) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    try:
+        out = np.power(base, exponent)
+    except ValueError:
+        raise _broadcast_error(base, exponent) from None
+    return np.asarray(out, dt) if type(out) is not _nd or out.dtype != dt else out
+
+
+class Pow(Op):
+    """d(self**exponent) = grad*exponent*self**(exponent-1), grad*result*log(self)"""
+
+    __slots__ = ()
+    _name = "PowBackward1"
+    save = ("self", "other", "result")
+
+    forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
+
+    def backward(ctx, grad):
+        self, exponent, result = ctx.saved_tensors
+        n0, n1 = ctx._next
+        ga = gb = None
+        if n0[0] is not None:
+            ga = _pow_self_grad(grad, self, exponent)
+        if n1[0] is not None:
+            from .unary import log
+            from .indexing import where
+
+            # torch masks the exponent gradient to 0 where base == 0 and exponent >= 0
+            mask = (self == 0) & (exponent >= 0) if isinstance(self, Tensor) else None
+            gb = grad * result * log(self) if isinstance(self, Tensor) else grad * result * float(np.log(self))
+            if mask is not None:
+                gb = where(mask, 0.0, gb)
+        return ga, gb
+
+
+def _pow_self_grad(grad, self, exponent):
+    if isinstance(exponent, (int, float)):
+        if exponent == 0:
+            return grad * 0
+        return grad * exponent * self.pow(exponent - 1)
+    from .indexing import where
+
+    return where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))
+
+
+class PowScalar(Pow):
+    """d(self**exponent) = grad*exponent*self**(exponent-1) (Python-number exponent)"""
+
+    __slots__ = ()
+    _name = "PowBackward0"
+    save = ("self", "other")
+
+    def backward(ctx, grad):
+        self, exponent = ctx.saved_tensors
+        return _pow_self_grad(grad, self, exponent), None
+
+
+class RPow(Pow):
+    """d(base**self) = grad*result*log(base) (Python-number base)"""
+
+    __slots__ = ()
+    _name = "PowBackward2"
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    return _out(Add.apply(input, other, alpha), out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    return _out(Sub.apply(input, other, alpha), out)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    return Rsub.apply(input, other, alpha)
+
+
+def mul(input, other, *, out=None):
+    """Elementwise product."""
+    return _out(Mul.apply(input, other), out)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """Elementwise true division (``rounding_mode`` 'trunc' / 'floor' round the quotient)."""
+    if rounding_mode is None:
+        return _out(Div.apply(input, other), out)
+    from . import elementwise as E
+
+    return _out(E.div_rounding(input, other, rounding_mode), out)
+
+
+divide = div
+
+
+def true_divide(input, other):
+    return Div.apply(input, other)
+
+
+def neg(input):
+    """Elementwise ``-input``."""
+    return Neg.apply(input)
+
+
+negative = neg
+
+
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
+    """Elementwise power; either argument may be a Python number."""
+    if not isinstance(input, Tensor):
+        return _out(RPow.apply(input, exponent), out)
+    if not isinstance(exponent, Tensor):
+        return _out(PowScalar.apply(input, exponent), out)
+    return _out(Pow.apply(input, exponent), out)
+
+
+def _out(result, out):
+    if out is None:
+        return result
+    from ._inplace import copy_out
+
+    return copy_out(out, result)
+
+
+from .linalg import matmul, mm  # noqa: E402  (re-export; linalg imports nothing from here)

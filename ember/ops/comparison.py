@@ -1,0 +1,127 @@
+"""Comparisons and logical/bitwise operators (results carry no gradient)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._op import Op
+from .arithmetic import _rt, _prep, _broadcast_error
+
+__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
+
+
+def _make(name: str, ufunc, promote: bool = True):
+    def forward(ctx, self, other):
+        if promote:
+            self, other = _prep(self, other, _rt(self, other))
+        try:
+            return np.asarray(ufunc(self, other))
+        except ValueError:
+            raise _broadcast_error(self, other) from None
+
+    def backward(ctx, grad):
+        return None, None
+
+    return type(name, (Op,), {"__slots__": (), "forward": staticmethod(forward), "backward": backward,
+                              "__doc__": f"{name} (not differentiable)"})
+
+
+_TABLE = {
+    "Eq": np.equal, "Ne": np.not_equal, "Lt": np.less, "Le": np.less_equal, "Gt": np.greater,
+    "Ge": np.greater_equal, "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
+    "LogicalXor": np.logical_xor, "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
+}
+_OPS = {n: _make(n, f) for n, f in _TABLE.items()}
+
+
+def _check_int(a, name: str):
+    if a.dtype.kind == "f":
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+
+
+def eq(input, other):
+    return _OPS["Eq"].apply(input, other)
+
+
+def ne(input, other):
+    return _OPS["Ne"].apply(input, other)
+
+
+def lt(input, other):
+    return _OPS["Lt"].apply(input, other)
+
+
+def le(input, other):
+    return _OPS["Le"].apply(input, other)
+
+
+def gt(input, other):
+    return _OPS["Gt"].apply(input, other)
+
+
+def ge(input, other):
+    return _OPS["Ge"].apply(input, other)
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def logical_and(input, other):
+    return _OPS["LogicalAnd"].apply(input, other)
+
+
+def logical_or(input, other):
+    return _OPS["LogicalOr"].apply(input, other)
+
+
+def logical_xor(input, other):
+    return _OPS["LogicalXor"].apply(input, other)
+
+
+class LogicalNot(Op):
+    """logical not (not differentiable)"""
+
+    __slots__ = ()
+    forward = staticmethod(lambda ctx, self: np.logical_not(self))
+
+    def backward(ctx, grad):
+        return None
+
+
+class BitwiseNot(Op):
+    """bitwise not on integers and bools (not differentiable)"""
+
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return np.invert(self)
+
+    def backward(ctx, grad):
+        return None
+
+
+def logical_not(input):
+    return LogicalNot.apply(input)
+
+
+def _bitwise(name):
+    def fn(input, other):
+        for x in (input, other):
+            d = getattr(x, "_dtype", None)
+            if (d is not None and d.is_floating_point) or isinstance(x, float):
+                raise RuntimeError(f'"{name.lower()}_cpu" not implemented for \'Float\'')
+        return _OPS[name].apply(input, other)
+    return fn
+
+
+bitwise_and = _bitwise("BitwiseAnd")
+bitwise_or = _bitwise("BitwiseOr")
+bitwise_xor = _bitwise("BitwiseXor")
+
+
+def bitwise_not(input):
+    return BitwiseNot.apply(input)

@@ -1,0 +1,308 @@
+"""Indexing: ``x[key]`` (views for basic keys), ``x[key] = v`` (CopySlices), ``where``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap_any
+from ._op import Op
+from .arithmetic import _rt, _prep, _broadcast_error
+
+__all__ = ["where", "index", "_slice_backward"]
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _convert_key(key, shape=None):
+    """A NumPy key from a torch key (tensors/lists become arrays); checks torch's rules."""
+    items = key if isinstance(key, tuple) else (key,)
+    out = []
+    basic = True
+    for k in items:
+        if isinstance(k, Tensor):
+            a = k._data
+            if a.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if a.ndim == 0 and a.dtype.kind in "iu":
+                out.append(int(a))
+                continue
+            out.append(a)
+            basic = False
+        elif isinstance(k, bool):
+            out.append(k)
+            basic = False
+        elif isinstance(k, (int, np.integer)):
+            out.append(int(k))
+        elif isinstance(k, slice):
+            if k.step is not None and int(k.step) <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(slice(_int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step)))
+        elif k is None or k is Ellipsis:
+            out.append(k)
+        elif isinstance(k, (list, np.ndarray)):
+            a = np.asarray(_tensors_out(k))
+            if a.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(a)
+            basic = False
+        else:
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                            f"are valid indices (got {type(k).__name__})")
+    return tuple(out), basic
+
+
+def _int_or_none(v):
+    if v is None:
+        return None
+    return int(v)
+
+
+def _tensors_out(k):
+    if isinstance(k, Tensor):
+        return k._data
+    if isinstance(k, list):
+        return [_tensors_out(x) for x in k]
+    return k
+
+
+def _index_array(arr: np.ndarray, key):
+    try:
+        return arr[key]
+    except IndexError as e:
+        msg = str(e)
+        if "out of bounds" in msg:
+            msg = msg.replace("axis", "dimension")
+        elif "too many indices" in msg:
+            msg = f"too many indices for tensor of dimension {arr.ndim}"
+        raise IndexError(msg) from None
+
+
+class BasicIndex(Op):
+    """d x[key] (ints/slices/None) = grad placed back into zeros of x's shape"""
+
+    __slots__ = ("key", "shape")
+    _name = "SliceBackward0"
+    nattrs = 1
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, self, key):
+        if ctx is not None:
+            ctx.key, ctx.shape = key, self.shape
+        return _as_view(self, _index_array(self, key), key)
+
+    def backward(ctx, grad):
+        return _slice_backward(grad, ctx.shape, ctx.key)
+
+
+def _as_view(arr, out, key):
+    # a full integer key gives a NumPy scalar: keep a 0-d view of the array instead
+    if type(out) is np.ndarray:
+        return out
+    return arr[key + (Ellipsis,)] if isinstance(key, tuple) else arr[(key, Ellipsis)]
+
+
+class _SelectIndex(BasicIndex):
+    __slots__ = ()
+    _name = "SelectBackward0"
+
+
+class _UnsqueezeIndex(BasicIndex):
+    __slots__ = ()
+    _name = "UnsqueezeBackward0"
+
+
+class _AliasIndex(BasicIndex):
+    __slots__ = ()
+    _name = "AliasBackward0"
+
+
+class Index(Op):
+    """d x[key] (advanced) = zeros of x's shape with grad added at key"""
+
+    __slots__ = ("key", "shape")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, key):
+        if ctx is not None:
+            ctx.key, ctx.shape = key, self.shape
+        _check_mask_shapes(self, key)
+        return np.asarray(_index_array(self, key))
+
+    def backward(ctx, grad):
+        return IndexPutZeros.apply(grad, ctx.key, ctx.shape)
+
+
+def _check_mask_shapes(arr, key):
+    dim = 0
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            for j, s in enumerate(k.shape):
+                if dim + j < arr.ndim and arr.shape[dim + j] != s:
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {list(arr.shape)} at index {dim + j}")
+            dim += k.ndim
+        elif k is not None and k is not Ellipsis:
+            dim += 1
+
+
+class SliceScatter(Op):
+    """d (zeros with grad at basic key) = grad2[key]"""
+
+    __slots__ = ("key",)
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, key, shape):
+        if ctx is not None:
+            ctx.key = key
+        out = np.zeros(shape, self.dtype)
+        out[key] = self
+        return out
+
+    def backward(ctx, grad):
+        return index(grad, ctx.key, True)
+
+
+class IndexPutZeros(Op):
+    """d (zeros with grad accumulated at advanced key) = grad2[key]"""
+
+    __slots__ = ("key",)
+    _name = "IndexPutBackward0"
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, key, shape):
+        if ctx is not None:
+            ctx.key = key
+        out = np.zeros(shape, self.dtype)
+        np.add.at(out, key, self)
+        return out
+
+    def backward(ctx, grad):
+        return index(grad, ctx.key, False)
+
+
+def _slice_backward(grad, shape, key):
+    return SliceScatter.apply(grad, key, shape)
+
+
+def index(input: Tensor, key, basic: bool) -> Tensor:
+    """``input[key]`` for an already converted key."""
+    if not basic:
+        return Index.apply(input, key)
+    cls = BasicIndex
+    if any(type(k) is int for k in key):
+        cls = _SelectIndex
+    elif any(k is None for k in key) and all(k is None or k is Ellipsis or k == slice(None) for k in key):
+        cls = _UnsqueezeIndex
+    elif all(k is Ellipsis or k == slice(None) for k in key):
+        cls = _AliasIndex
+    return cls.apply(input, key)
+
+
+def getitem(input: Tensor, key) -> Tensor:
+    k, basic = _convert_key(key)
+    return index(input, k, basic)
+
+
+class Where(Op):
+    """d where(c, x, y) = where(c, grad, 0), where(c, 0, grad)"""
+
+    __slots__ = ("cond",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, cond):
+        if ctx is not None:
+            ctx.cond = cond
+        if cond.dtype != np.bool_:
+            if cond.dtype == np.uint8:
+                cond = cond.astype(bool)
+            else:
+                raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                                   f"{D.from_numpy_dtype(cond.dtype).name.capitalize()}")
+        dt = _rt(self, other)
+        a, b = _prep(self, other, dt)
+        try:
+            return np.asarray(np.where(cond, a, b), dt)
+        except ValueError:
+            try:
+                np.broadcast_shapes(np.shape(a), np.shape(b))
+            except ValueError:
+                raise _broadcast_error(a, b) from None
+            raise _broadcast_error(cond, np.broadcast_to(a, np.broadcast_shapes(np.shape(a), np.shape(b)))) from None
+
+    def backward(ctx, grad):
+        c = _wrap_any(ctx.cond)
+        n0, n1 = ctx._next
+        return (Where.apply(grad, 0.0, c) if n0[0] is not None else None,
+                Where.apply(0.0, grad, c) if n1[0] is not None else None)
+
+
+def where(condition, input=None, other=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``."""
+    if input is None and other is None:
+        from . import _nonzero
+
+        return _nonzero(condition)
+    cond = condition if isinstance(condition, Tensor) else _wrap_any(np.asarray(condition))
+    return Where.apply(input, other, cond)
+
+
+class CopySlices(Op):
+    """d (base with region := value) = grad with region zeroed, grad[region]"""
+
+    __slots__ = ("key", "flat", "vshape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, value, key, flat):
+        if ctx is not None:
+            ctx.key, ctx.flat = key, flat
+        out = self.copy()
+        target = out.reshape(-1) if flat else out
+        v = value if not isinstance(value, np.ndarray) else value.astype(out.dtype, copy=False)
+        try:
+            target[key] = v
+        except ValueError:
+            region = np.shape(target[key])
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be broadcast to "
+                               f"indexing result of shape {list(region)}") from None
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        key, flat = ctx.key, ctx.flat
+        g = grad.reshape(-1) if flat else grad
+        gb = gv = None
+        if n0[0] is not None:
+            mask = np.ones(g.shape, bool)
+            mask[key] = False
+            gb = (g * _wrap_any(mask)).reshape(grad.shape)
+        if n1[0] is not None:
+            gv = index(g, key, _is_basic(key))
+        return gb, gv
+
+
+def _is_basic(key) -> bool:
+    return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in key)
+
+
+class AsStrided(Op):
+    """d (view of base at flat positions) = grad scattered into zeros of base's shape"""
+
+    __slots__ = ("flat", "shape")
+    is_view = True
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, flat, view):
+        if ctx is not None:
+            ctx.flat, ctx.shape = flat, self.shape
+        return view
+
+    def backward(ctx, grad):
+        return IndexPutZeros.apply(grad.reshape(-1), (ctx.flat.reshape(-1),), (int(np.prod(ctx.shape)),)
+                                   ).reshape(ctx.shape)

@@ -1,0 +1,114 @@
+"""Matrix products: matmul (every rank case), mm."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from ._op import Op
+
+__all__ = ["matmul", "mm"]
+
+
+def _check_dtypes(a, b, name: str) -> None:
+    if a.dtype != b.dtype:
+        da, db = D.from_numpy_dtype(a.dtype), D.from_numpy_dtype(b.dtype)
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {da.name_long} != {db.name_long}"
+                           if hasattr(da, "name_long") else
+                           f"expected m1 and m2 to have the same dtype, but got: {_long(da)} != {_long(db)}")
+
+
+def _long(d) -> str:
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}[d.name]
+
+
+def _matmul_forward(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
+    _check_dtypes(a, b, "matmul")
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
+                               f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
+                               "respectively")
+        return np.asarray(np.dot(a, b))
+    k_a = a.shape[-1]
+    k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if k_a != k_b:
+        sa = "x".join(map(str, a.shape if a.ndim == 2 else (int(np.prod(a.shape[:-1])), a.shape[-1])))
+        sb = "x".join(map(str, b.shape if b.ndim == 2 else ((b.shape[0], 1) if b.ndim == 1 else b.shape[-2:])))
+        if a.ndim <= 2 and b.ndim <= 2 and b.ndim == 2 and a.ndim == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+        if b.ndim == 1 and a.ndim == 2:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec "
+                               f"({b.shape[0]})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+    try:
+        return np.matmul(a, b)
+    except ValueError:
+        from .arithmetic import _broadcast_error
+
+        raise _broadcast_error(a[..., 0, 0] if a.ndim > 2 else a[..., 0], b[..., 0, 0] if b.ndim > 2 else b[..., 0]) from None
+
+
+class Matmul(Op):
+    """d(self @ other) = grad @ other^T, self^T @ grad (1-d operands act as vectors)"""
+
+    __slots__ = ()
+    _name = "UnsafeViewBackward0"
+    save = ("self", "other")
+    forward = staticmethod(lambda ctx, self, other: _matmul_forward(self, other))
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        n0, n1 = ctx._next
+        ga = gb = None
+        if a.ndim == 1 and b.ndim == 1:
+            return (grad * b if n0[0] is not None else None, grad * a if n1[0] is not None else None)
+        if a.ndim == 1:
+            if n0[0] is not None:
+                ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
+            if n1[0] is not None:
+                gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
+        elif b.ndim == 1:
+            if n0[0] is not None:
+                ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
+            if n1[0] is not None:
+                gb = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
+        else:
+            if n0[0] is not None:
+                ga = grad @ b.mT
+            if n1[0] is not None:
+                gb = a.mT @ grad
+        return ga, gb
+
+
+def _named(name: str):
+    return type(name.replace("Backward0", ""), (Matmul,), {"__slots__": (), "_name": name})
+
+
+Mm, Dot, Mv, Bmm = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0", "BmmBackward0"))
+
+
+def matmul(input, other):
+    """Matrix product with NumPy/torch rank rules (1-d operands are vectors, batches broadcast)."""
+    na, nb = input.ndim, other.ndim
+    if na == 2 and nb == 2:
+        return Mm.apply(input, other)
+    if na == 1 and nb == 1:
+        return Dot.apply(input, other)
+    if na == 2 and nb == 1:
+        return Mv.apply(input, other)
+    if na == 3 and nb == 3 and input.shape[0] == other.shape[0]:
+        return Bmm.apply(input, other)
+    return Matmul.apply(input, other)
+
+
+def mm(input, mat2):
+    """Product of two matrices (2-d only)."""
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return Mm.apply(input, mat2)

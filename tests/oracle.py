@@ -1,0 +1,128 @@
+"""The oracle: run the same expression in ember and in real torch and compare.
+
+``check(fn, *arrays)`` calls ``fn(lib, *tensors)`` once with ``lib=ember`` and once with
+``lib=torch`` on tensors made from the same NumPy arrays (float arrays require grad), then
+compares outputs (values, dtype, shape), first gradients for a random upstream gradient, and,
+with ``gradgrad=True``, second gradients (the gradient of <grads, v> w.r.t. the inputs).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import ember
+
+__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember"]
+
+
+def to_np(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        return t.detach().cpu().numpy()
+    if isinstance(t, ember.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t)
+
+
+def _tol(dtype) -> tuple[float, float]:
+    name = str(dtype).replace("torch.", "")
+    return {"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}.get(name, (0, 0))
+
+
+def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> None:
+    """An ember tensor equals a torch tensor: shape, dtype name and values."""
+    if t is None or e is None:
+        assert e is None and t is None, f"{what}: ember {e!r} vs torch {t!r}"
+        return
+    if check_dtype:
+        assert str(e.dtype) == str(t.dtype), f"{what}: dtype {e.dtype} vs torch {t.dtype}"
+    assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} vs torch {tuple(t.shape)}"
+    r, a = _tol(t.dtype)
+    np.testing.assert_allclose(to_np(e).astype(np.float64) if to_np(e).dtype != bool else to_np(e),
+                               to_np(t).astype(np.float64) if to_np(t).dtype != bool else to_np(t),
+                               rtol=r if rtol is None else rtol, atol=a if atol is None else atol,
+                               err_msg=what, equal_nan=True)
+
+
+def _make(lib, arr, requires_grad):
+    t = lib.tensor(arr.copy())
+    if requires_grad and arr.dtype.kind == "f":
+        t.requires_grad_(True)
+    return t
+
+
+def _outputs(out):
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
+def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, requires_grad=None):
+    """Compare ``fn(lib, *tensors)`` between ember and torch (values, grads, second grads)."""
+    rg = requires_grad if requires_grad is not None else [True] * len(arrays)
+    arrays = [np.asarray(a) for a in arrays]
+    et = [_make(ember, a, g and grad) for a, g in zip(arrays, rg)]
+    tt = [_make(torch, a, g and grad) for a, g in zip(arrays, rg)]
+    eo, to = _outputs(fn(ember, *et)), _outputs(fn(torch, *tt))
+    assert len(eo) == len(to)
+    for i, (e, t) in enumerate(zip(eo, to)):
+        assert_close(e, t, rtol, atol, what=f"output {i}")
+    if not grad:
+        return eo, to
+    diff_e = [x for x in et if x.requires_grad]
+    diff_t = [x for x in tt if x.requires_grad]
+    outs = [(e, t) for e, t in zip(eo, to) if t.requires_grad]
+    if not diff_t or not outs:
+        return eo, to
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(t.shape).astype(to_np(t).dtype) for _, t in outs]
+    ge = ember.autograd.grad([e for e, _ in outs], diff_e, [ember.tensor(u) for u in ups],
+                             create_graph=gradgrad, allow_unused=True)
+    gt = torch.autograd.grad([t for _, t in outs], diff_t, [torch.tensor(u) for u in ups],
+                             create_graph=gradgrad, allow_unused=True)
+    for i, (a, b) in enumerate(zip(ge, gt)):
+        if b is None:
+            assert a is None or not np.any(to_np(a)), f"grad {i}: torch has none, ember {a}"
+            continue
+        assert a is not None, f"grad {i}: ember has none"
+        assert_close(a, b, rtol, atol, what=f"grad {i}")
+    if gradgrad:
+        pairs = [(a, b) for a, b in zip(ge, gt) if b is not None and b.requires_grad]
+        if not pairs:
+            return eo, to
+        vs = [rng.standard_normal(b.shape).astype(to_np(b).dtype) for _, b in pairs]
+        se = sum(((a * ember.tensor(v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
+        st = sum(((b * torch.tensor(v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
+        gge = ember.autograd.grad(se, diff_e, allow_unused=True)
+        ggt = torch.autograd.grad(st, diff_t, allow_unused=True)
+        for i, (a, b) in enumerate(zip(gge, ggt)):
+            if b is None:
+                assert a is None or not np.any(to_np(a)), f"gradgrad {i}: torch none, ember {a}"
+                continue
+            assert a is not None, f"gradgrad {i}: ember has none"
+            assert_close(a, b, rtol, atol, what=f"gradgrad {i}")
+    return eo, to
+
+
+def same_error(fn, match_words=None):
+    """Run ``fn(lib)`` for both libraries; both raise the same exception type and ember's message
+    shares torch's gist (its first sentence, or ``match_words`` when given)."""
+    errs = []
+    for lib in (ember, torch):
+        try:
+            fn(lib)
+        except Exception as e:  # noqa: BLE001 - comparing what is raised
+            errs.append(e)
+        else:
+            errs.append(None)
+    e, t = errs
+    assert t is not None, "torch did not raise"
+    assert e is not None, f"ember did not raise; torch raised {type(t).__name__}: {t}"
+    assert isinstance(e, type(t)) or type(e).__name__ == type(t).__name__ or isinstance(t, type(e)), \
+        f"ember raised {type(e).__name__}: {e}; torch {type(t).__name__}: {t}"
+    if match_words is None:
+        gist = str(t).split("\n")[0].split(". ")[0][:60]
+        assert gist in str(e), f"message gist {gist!r} not in ember's {str(e)!r}"
+    else:
+        for w in match_words:
+            assert w in str(e), f"{w!r} not in ember's message {str(e)!r}"
+    return e, t
