@@ -873,6 +873,30 @@ class Tensor:
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
+    # ---- Tensor methods: elementwise (ops/elementwise.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
+    # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
+    # ---- Tensor methods: linear algebra (ops/linalg.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
+    # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
+    # ---- Tensor methods: conversions and random (ops/random.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
+    # ---- Tensor methods: nn (nn/functional.py) ----
+    # (one block per op family: add methods of the family here, nowhere else)
+
+
 
 _LEGACY_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
                  "LongTensor": D.int64, "IntTensor": D.int32, "ShortTensor": D.int16,
