@@ -1,0 +1,8 @@
+"""ember.nn: Module, Parameter, layers, functional API and init, as torch.nn."""
+from .parameter import Parameter, Buffer, UninitializedParameter
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from . import functional, init
+from .modules import module
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", *_modules_all]

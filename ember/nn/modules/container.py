@@ -1,0 +1,346 @@
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from itertools import chain
+from typing import Any, Iterable, Iterator, Mapping
+
+from ..._tensor import Tensor
+from ..parameter import Parameter
+from .module import Module, _addindent
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
+
+def _abs_index(idx: int, n: int, what: str) -> int:
+    idx = operator.index(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % n if n else idx
+
+
+class Sequential(Module):
+    """Modules called in order, each on the previous one's output."""
+
+    def __init__(self, *args) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        keys = list(self._modules.keys())
+        return self._modules[keys[_abs_index(idx, len(keys), "Sequential")]]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        keys = list(self._modules.keys())
+        setattr(self, keys[_abs_index(idx, len(keys), "Sequential")], module)
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules.keys())
+        if isinstance(idx, slice):
+            for k in keys[idx]:
+                delattr(self, k)
+        else:
+            delattr(self, keys[_abs_index(idx, len(keys), "Sequential")])
+        items = list(self._modules.items())
+        self._modules = OrderedDict((str(i), m) for i, (_, m) in enumerate(items))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> "Sequential":
+        mods = list(self._modules.values())
+        n = len(mods)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        mods.insert(index % (n + 1) if index < 0 else index, module)
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(mods))
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> "Sequential":
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def pop(self, key: int) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of modules, registered so their parameters are found."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(list(self._modules.values())[idx])
+        return self._modules[str(_abs_index(idx, len(self), "ModuleList"))]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, str(_abs_index(idx, len(self), "ModuleList")), module)
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules.keys())
+        if isinstance(idx, slice):
+            for k in keys[idx]:
+                delattr(self, k)
+        else:
+            delattr(self, keys[_abs_index(idx, len(keys), "ModuleList")])
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
+        return ModuleList(chain(self, other))
+
+    def insert(self, index: int, module: Module) -> None:
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        if not hasattr(modules, "__iter__"):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+    def __repr__(self) -> str:
+        # torch groups runs of identical children: "(0-2): 3 x Linear(...)"
+        list_of_reprs = [repr(m) for m in self]
+        if not list_of_reprs:
+            return self._get_name() + "()"
+        start_end_indices = [[0, 0]]
+        repeated_blocks = [list_of_reprs[0]]
+        for i, r in enumerate(list_of_reprs[1:], 1):
+            if r == repeated_blocks[-1]:
+                start_end_indices[-1][1] += 1
+                continue
+            start_end_indices.append([i, i])
+            repeated_blocks.append(r)
+        lines = []
+        main_str = self._get_name() + "("
+        for (start_id, end_id), b in zip(start_end_indices, repeated_blocks):
+            local_repr = f"({start_id}): {b}"
+            if start_id != end_id:
+                n = end_id - start_id + 1
+                local_repr = f"({start_id}-{end_id}): {n} x {b}"
+            lines.append(_addindent(local_repr, 2))
+        main_str += "\n  " + "\n  ".join(lines) + "\n"
+        return main_str + ")"
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ModuleList has no forward(); iterate over it instead")
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, registered so their parameters are found."""
+
+    def __init__(self, modules: Mapping[str, Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        items = modules.items() if isinstance(modules, Mapping) else modules
+        for j, kv in enumerate(items):
+            if isinstance(modules, Mapping):
+                self[kv[0]] = kv[1]
+            else:
+                if len(kv) != 2:
+                    raise ValueError(f"ModuleDict update sequence element #{j} has length {len(kv)}; 2 is required")
+                self[kv[0]] = kv[1]
+
+
+class ParameterList(Module):
+    """A list of parameters (plain tensors are wrapped as Parameters)."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_abs_index(idx, len(self), "ParameterList")))
+
+    def __setitem__(self, idx: int, param) -> None:
+        idx = _abs_index(idx, len(self), "ParameterList")
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, str(idx), param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value) -> "ParameterList":
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values) -> "ParameterList":
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in enumerate(self):
+            if isinstance(p, Tensor):
+                size_str = "x".join(str(s) for s in p.size())
+                dt = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(p.dtype.name, p.dtype.name)
+                lines.append(f"  ({k}): {'Parameter containing' if isinstance(p, Parameter) else 'Tensor'}: "
+                             f"[torch.{dt}Tensor of size {size_str}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        inner = self.extra_repr()
+        return self._get_name() + "(\n" + inner + "\n)" if inner else self._get_name() + "()"
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters (plain tensors are wrapped as Parameters)."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        self._keys[key] = None
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key: str):
+        v = self[key]
+        del self[key]
+        return v
+
+    def update(self, parameters) -> None:
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in items:
+            self[k] = v
+
+
