@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 tests
+	$(PY) -m pytest -q -n 2 tests
 
 demo: $(STAMP)
 	$(PY) -m ember.demo
