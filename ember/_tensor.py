@@ -547,7 +547,7 @@ class Tensor:
         return _A.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return _A.Div.apply(other, self)
+        return _A.rdiv(self, other)
 
     def __pow__(self, exponent):
         return _A.pow(self, exponent)
@@ -659,6 +659,10 @@ class Tensor:
         return _U.relu(self, *args, **kwargs)
     def sqrt(self, *args, **kwargs):
         return _U.sqrt(self, *args, **kwargs)
+    def reciprocal(self, *args, **kwargs):
+        return _U.reciprocal(self, *args, **kwargs)
+    def where(self, condition, other):
+        return _I.where(condition, self, other)
     def abs(self, *args, **kwargs):
         return _U.abs(self, *args, **kwargs)
     absolute = abs

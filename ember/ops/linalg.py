@@ -5,8 +5,9 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op
+from ..autograd.grad_mode import _mode
 
-__all__ = ["matmul", "mm"]
+__all__ = ["matmul", "mm", "bmm"]
 
 
 def _check_dtypes(a, b, name: str) -> None:
@@ -85,23 +86,30 @@ class Matmul(Op):
 
 
 def _named(name: str):
-    return type(name.replace("Backward0", ""), (Matmul,), {"__slots__": (), "_name": name})
+    return type(name.replace("Backward0", "").replace("Backward4", "Vec"), (Matmul,), {"__slots__": (), "_name": name})
 
 
-Mm, Dot, Mv, Bmm = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0", "BmmBackward0"))
+# torch's matmul is a composite; the node it leaves on the result depends on the ranks (and, for a
+# matrix times a batch, on whether the matrix requires grad). The math is Matmul's in every case.
+Mm, Dot, Mv, Bmm, VecMat, MatBatch = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0",
+                                                          "BmmBackward0", "SqueezeBackward4", "CloneBackward0"))
 
 
 def matmul(input, other):
     """Matrix product with NumPy/torch rank rules (1-d operands are vectors, batches broadcast)."""
     na, nb = input.ndim, other.ndim
-    if na == 2 and nb == 2:
-        return Mm.apply(input, other)
-    if na == 1 and nb == 1:
-        return Dot.apply(input, other)
-    if na == 2 and nb == 1:
-        return Mv.apply(input, other)
-    if na == 3 and nb == 3 and input.shape[0] == other.shape[0]:
-        return Bmm.apply(input, other)
+    if na == 2:
+        if nb == 2:
+            return Mm.apply(input, other)
+        if nb == 1:
+            return Mv.apply(input, other)
+        if nb >= 3 and input._requires_grad and _mode.grad_enabled:
+            return MatBatch.apply(input, other)
+    elif na == 1:
+        if nb == 1:
+            return Dot.apply(input, other)
+        if nb == 2:
+            return VecMat.apply(input, other)
     return Matmul.apply(input, other)
 
 
@@ -112,3 +120,18 @@ def mm(input, mat2):
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     return Mm.apply(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched product of two 3-d tensors with the same batch size."""
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and "
+                           f"{mat2.shape[0]}")
+    if input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return Bmm.apply(input, mat2)

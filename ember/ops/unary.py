@@ -7,7 +7,7 @@ from .. import _dtype as D
 from ._op import Op
 
 __all__ = ["exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "clamp", "clamp_min",
-           "clamp_max", "clip", "sign"]
+           "clamp_max", "clip", "sign", "reciprocal"]
 
 
 def _floating(x):
@@ -51,9 +51,10 @@ _UNARY = {
     "Tanh": (np.tanh, lambda g, r: g * (1 - r * r), ("result",)),
     "Sigmoid": (_sigmoid, lambda g, r: g * (r * (1 - r)), ("result",)),
     "Sqrt": (np.sqrt, lambda g, r: g / (2 * r), ("result",)),
+    "Reciprocal": (np.reciprocal, lambda g, r: -g * (r * r), ("result",)),
 }
 _OPS = {name: _make_unary(name, *spec) for name, spec in _UNARY.items()}
-Exp, Log, Tanh, Sigmoid, Sqrt = (_OPS[n] for n in ("Exp", "Log", "Tanh", "Sigmoid", "Sqrt"))
+Exp, Log, Tanh, Sigmoid, Sqrt, Reciprocal = (_OPS[n] for n in ("Exp", "Log", "Tanh", "Sigmoid", "Sqrt", "Reciprocal"))
 
 
 class Abs(Op):
@@ -93,7 +94,8 @@ class Relu(Op):
 
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (result > 0)
+        # sign(result) is the 0/1 mask, kept in the graph so the grad depends on x as torch's does
+        return grad * result.sign()
 
 
 class Clamp(Op):
@@ -163,7 +165,13 @@ def sigmoid(input):
 
 
 def sqrt(input):
+    """Elementwise square root."""
     return Sqrt.apply(input)
+
+
+def reciprocal(input):
+    """Elementwise 1 / x (integers compute in the default float dtype)."""
+    return Reciprocal.apply(input)
 
 
 def abs(input):  # noqa: A001 - torch's name
@@ -194,8 +202,7 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """Elementwise clamp into [min, max]; either bound may be None."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    cls = Clamp if (min is not None and max is not None) else (ClampMin if min is not None else ClampMax)
-    return cls.apply(input, _bound(min), _bound(max))
+    return Clamp.apply(input, _bound(min), _bound(max))
 
 
 clip = clamp
