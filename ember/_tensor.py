@@ -192,7 +192,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
                                "is not allowed.")

@@ -114,6 +114,21 @@ class Add(Op):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
 
 
+def _is_bool(x) -> bool:
+    return type(x) is _bool or (type(x) is _nd and x.dtype == np.bool_)
+
+
+def _check_bool_sub(a, b) -> None:
+    """torch refuses subtraction with bool operands (tensors or Python bools)."""
+    ba, bb = _is_bool(a), _is_bool(b)
+    if ba and bb and type(a) is _nd and type(b) is _nd:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 class Sub(Op):
     """d(self - alpha*other) = grad, -alpha*grad"""
 
@@ -124,9 +139,7 @@ class Sub(Op):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        if type(self) is _nd and self.dtype == np.bool_ and type(other) is _nd and other.dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                               "Use the `^` or `logical_xor()` operator instead.")
+        _check_bool_sub(self, other)
         if alpha != 1:
             other = _mul(other, alpha)
         return _sub(self, other)
@@ -145,6 +158,7 @@ class Rsub(Sub):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
+        _check_bool_sub(self, other)
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):

@@ -253,6 +253,13 @@ def index(input: Tensor, key, basic: bool) -> Tensor:
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]``: basic keys record torch's chain of select/slice/unsqueeze views (or an alias)."""
     k, basic = _convert_key(key)
+    if not input._data.ndim:
+        for i in k:
+            if type(i) is int:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            if type(i) is slice:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if not basic:
         return Index.apply(input, k)
     if not (input._requires_grad and _mode.grad_enabled):

@@ -36,21 +36,28 @@ def _matmul_forward(a, b):
         return np.asarray(np.dot(a, b))
     k_a = a.shape[-1]
     k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
-    if k_a != k_b:
-        sa = "x".join(map(str, a.shape if a.ndim == 2 else (int(np.prod(a.shape[:-1])), a.shape[-1])))
-        sb = "x".join(map(str, b.shape if b.ndim == 2 else ((b.shape[0], 1) if b.ndim == 1 else b.shape[-2:])))
-        if a.ndim <= 2 and b.ndim <= 2 and b.ndim == 2 and a.ndim == 2:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
-        if b.ndim == 1 and a.ndim == 2:
-            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec "
-                               f"({b.shape[0]})")
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+    if b.ndim >= 3:
+        try:
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            raise _broadcast_error(np.empty(a.shape[:-2]), np.empty(b.shape[:-2])) from None
+        if k_a != k_b:
+            n = int(np.prod(batch))
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {k_a}] but got: "
+                               f"[{n}, {k_b}].")
+    elif k_a != k_b:
+        rows = int(np.prod(a.shape[:-1]))
+        if b.ndim == 1:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec ({k_b})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {k_b}x{b.shape[-1]})")
     try:
         return np.matmul(a, b)
     except ValueError:
         from .arithmetic import _broadcast_error
 
-        raise _broadcast_error(a[..., 0, 0] if a.ndim > 2 else a[..., 0], b[..., 0, 0] if b.ndim > 2 else b[..., 0]) from None
+        raise _broadcast_error(np.empty(a.shape[:-2]), np.empty(b.shape[:-2])) from None
 
 
 class Matmul(Op):
@@ -128,10 +135,7 @@ def bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and "
-                           f"{mat2.shape[0]}")
-    if input.shape[2] != mat2.shape[1]:
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return Bmm.apply(input, mat2)

@@ -19,7 +19,7 @@ def _infer_shape(shape, numel: int) -> tuple:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -342,7 +342,7 @@ class Cat(Op):
     def forward(ctx, *args):
         *arrays, dim = args
         if not arrays:
-            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         ref = next((a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)), arrays[0])
         if ref.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")

@@ -89,7 +89,7 @@ class Relu(Op):
     @staticmethod
     def forward(ctx, self):
         if self.dtype == np.bool_:
-            raise RuntimeError('"clamp_min_scalar_cpu" not implemented for \'Bool\'')
+            raise RuntimeError("Boolean inputs not supported for relu")
         return np.maximum(self, self.dtype.type(0))
 
     def backward(ctx, grad):
