@@ -18,10 +18,11 @@ def _floating(x):
 
 
 def _sigmoid(x):
-    # exp(-|x|) never overflows; float16 computes in float32 as torch does
+    # torch's 1 / (1 + e**-x): exp overflowing to inf gives exactly 0 (as torch does) without a warning;
+    # float16 computes in float32 as torch does
     x32 = x.astype(np.float32) if x.dtype == np.float16 else x
-    e = np.exp(-np.abs(x32))
-    out = np.where(x32 >= 0, 1 / (1 + e), e / (1 + e))
+    with np.errstate(over="ignore"):
+        out = 1 / (1 + np.exp(-x32))
     return out.astype(x.dtype, copy=False)
 
 
@@ -94,8 +95,25 @@ class Relu(Op):
 
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        # sign(result) is the 0/1 mask, kept in the graph so the grad depends on x as torch's does
-        return grad * result.sign()
+        return ThresholdBackward.apply(grad, result)
+
+
+class ThresholdBackward(Op):
+    """relu's gradient where(result > 0, grad, 0) as an op of (grad, result), so that it stays in the
+    graph of x as torch's does: d/dgrad = the same mask, d/dresult = 0"""
+
+    __slots__ = ()
+    save = ("other",)
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        return np.where(result > 0, grad, grad.dtype.type(0))
+
+    def backward(ctx, gg):
+        (result,) = ctx.saved_tensors
+        from .._tensor import _wrap
+
+        return ThresholdBackward.apply(gg, result), _wrap(np.zeros(result.shape, result._data.dtype), result.dtype)
 
 
 class Clamp(Op):
@@ -131,7 +149,9 @@ class Clamp(Op):
         if ctx.max is not None:
             m = self <= ctx.max
             mask = m if mask is None else mask & m
-        return grad * mask
+        from .indexing import where
+
+        return where(mask, grad, 0.0)  # not grad * mask: an inf grad where clamped still gives 0
 
 
 class ClampMin(Clamp):
