@@ -2,7 +2,7 @@
 from .arithmetic import add, sub, subtract, rsub, mul, multiply, div, divide, true_divide, neg, negative, pow
 from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, less_equal, not_equal,
                          logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
-                         bitwise_xor, bitwise_not)
+                         bitwise_xor, bitwise_not, equal, allclose, isclose)
 from .indexing import where
 from .linalg import matmul, mm, bmm
 from .reduction import sum, mean, sum_to_size
