@@ -192,9 +192,12 @@ class Expand(Op):
             ctx.shape = self.shape
         n = len(shape)
         if n < self.ndim:
-            raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, self.shape))}]}}, size=[{', '.join(map(str, shape))}]): "
-                               "the number of sizes provided ({n}) must be greater or equal to the number of "
-                               f"dimensions in the tensor ({self.ndim})")
+            from ..autograd.graph import _type_name
+
+            sizes = ", ".join(map(str, self.shape))
+            raise RuntimeError(f"expand(torch.{_type_name(D.from_numpy_dtype(self.dtype))}{{[{sizes}]}}, "
+                               f"size=[{', '.join(map(str, shape))}]): the number of sizes provided ({n}) must be "
+                               f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
         lead = n - self.ndim
         target = []
         for i, s in enumerate(shape):

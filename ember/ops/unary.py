@@ -137,7 +137,8 @@ class Clamp(Op):
             out = np.maximum(out, lo, dtype=dt) if not isinstance(lo, np.ndarray) else np.maximum(out, lo)
         if hi is not None:
             out = np.minimum(out, hi, dtype=dt) if not isinstance(hi, np.ndarray) else np.minimum(out, hi)
-        if lo is not None and hi is not None and not isinstance(lo, np.ndarray) and not isinstance(hi, np.ndarray) and lo > hi:
+        if (lo is not None and hi is not None and not isinstance(lo, np.ndarray) and not isinstance(hi, np.ndarray)
+                and lo > hi):
             out = np.full_like(out, hi)
         return out.astype(dt, copy=False) if out is not self else out.copy()
 

@@ -315,7 +315,8 @@ def _shape_entries():
         lambda rng: Sample((_cond(rng, (0, 3)), _r(rng, (0, 3)), _r(rng, (1, 3))), "empty"),
     )
     return [
-        OpInfo("reshape", lambda lib, x: x.reshape(4, 3), fixed(s((3, 4)), s((12,)), snc((3, 4)), s((2, 6), dtype=F64))),
+        OpInfo("reshape", lambda lib, x: x.reshape(4, 3),
+               fixed(s((3, 4)), s((12,)), snc((3, 4)), s((2, 6), dtype=F64))),
         OpInfo("reshape -1", lambda lib, x: x.reshape(-1), fixed(s((3, 4)), s(()), s((0, 3)), snc((3, 4)))),
         OpInfo("reshape (2,-1)", lambda lib, x: x.reshape((2, -1)), fixed(s((3, 4)), snc((4, 3)), s((2, 0)))),
         OpInfo("reshape to 0-d", lambda lib, x: x.reshape(()), fixed(s((1, 1)), s(()))),
@@ -394,7 +395,8 @@ def _linalg_entries():
         OpInfo("Tensor.mm", lambda lib, a, b: a.mm(b), fixed(s((3, 4), (4, 5)))),
         OpInfo("bmm", lambda lib, a, b: lib.bmm(a, b),
                fixed(s((2, 3, 4), (2, 4, 5)), s((2, 3, 4), (2, 4, 5), dtype=F64), snc((2, 3, 4), (2, 4, 2)))),
-        OpInfo("matmul float16", lambda lib, a, b: a @ b, fixed(s((3, 4), (4, 5), dtype=F16), s((4,), (4,), dtype=F16))),
+        OpInfo("matmul float16", lambda lib, a, b: a @ b,
+               fixed(s((3, 4), (4, 5), dtype=F16), s((4,), (4,), dtype=F16))),
         OpInfo("matmul int", lambda lib, a, b: a @ b,
                fixed(lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3, 2))), "int64"))),
         OpInfo("linear-style X@w.t()+b", lambda lib, x, w, b: x @ w.t() + b, fixed(s((10, 2), (1, 2), (1, 1)))),

@@ -66,6 +66,7 @@ ERRORS = {
     "reshape negative": lambda lib: T(lib, 2, 3).reshape(-2, 3),
     "expand non-singleton": lambda lib: T(lib, 2, 3).expand(2, 4),
     "expand fewer dims": lambda lib: T(lib, 2, 3).expand(3),
+    "expand fewer dims double": lambda lib: T(lib, 2, 3, dtype="float64").expand(3),
     "t of 3-d": lambda lib: T(lib, 2, 3, 4).t(),
     "mT of 1-d": lambda lib: T(lib, 3).mT,
     # cat / stack
@@ -108,6 +109,11 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_error_matches_torch(name: str) -> None:
     same_error(ERRORS[name])
+
+
+def test_expand_message_is_torchs() -> None:
+    e, t = same_error(lambda lib: T(lib, 2, 3, dtype="float64").expand(3))
+    assert str(e) == str(t)
 
 
 def test_broadcast_message_is_torchs() -> None:
