@@ -23,6 +23,8 @@ def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
     t = _wrap(arr, d)
     if requires_grad:
+        if not d.is_floating_point:  # the factories' wording differs from requires_grad_()'s
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 

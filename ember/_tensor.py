@@ -192,7 +192,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
                                "is not allowed.")
@@ -547,7 +547,7 @@ class Tensor:
         return _A.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return _A.Div.apply(other, self)
+        return _A.rdiv(self, other)
 
     def __pow__(self, exponent):
         return _A.pow(self, exponent)
@@ -659,6 +659,10 @@ class Tensor:
         return _U.relu(self, *args, **kwargs)
     def sqrt(self, *args, **kwargs):
         return _U.sqrt(self, *args, **kwargs)
+    def reciprocal(self, *args, **kwargs):
+        return _U.reciprocal(self, *args, **kwargs)
+    def where(self, condition, other):
+        return _I.where(condition, self, other)
     def abs(self, *args, **kwargs):
         return _U.abs(self, *args, **kwargs)
     absolute = abs

@@ -38,23 +38,26 @@ def _discover(roots):
     seen = set()
     order = []
     stack = []
-    for fn in roots:
-        if fn not in seen:
-            seen.add(fn)
-            stack.append((fn, iter(fn._next)))
-    while stack:
-        fn, it = stack[-1]
-        for nxt, _ in it:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, iter(nxt._next)))
-                break
-        else:
-            stack.pop()
-            order.append(fn)
+    for root in roots:
+        if root in seen:
+            continue
+        # one depth-first walk per root, so that ``order`` stays a post-order even when a root
+        # is reachable from another root
+        seen.add(root)
+        stack.append((root, iter(root._next)))
+        while stack:
+            fn, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is None:
+                    continue
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt._next)))
+                    break
+            else:
+                stack.pop()
+                order.append(fn)
     return deps, order
 
 

@@ -2,13 +2,14 @@
 from .arithmetic import add, sub, subtract, rsub, mul, multiply, div, divide, true_divide, neg, negative, pow
 from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, less_equal, not_equal,
                          logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
-                         bitwise_xor, bitwise_not)
+                         bitwise_xor, bitwise_not, equal, allclose, isclose)
 from .indexing import where
-from .linalg import matmul, mm
+from .linalg import matmul, mm, bmm
 from .reduction import sum, mean, sum_to_size
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
-from .unary import exp, log, tanh, sigmoid, relu, sqrt, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
+from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolute, sign, clamp, clip, clamp_min,
+                    clamp_max)
 from ._op import Op, _registry
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -7,7 +7,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op
 
-__all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "pow", "neg", "matmul", "mm"]
+__all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
 _nd = np.ndarray
 _float, _int, _bool = float, int, bool
@@ -114,6 +114,21 @@ class Add(Op):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
 
 
+def _is_bool(x) -> bool:
+    return type(x) is _bool or (type(x) is _nd and x.dtype == np.bool_)
+
+
+def _check_bool_sub(a, b) -> None:
+    """torch refuses subtraction with bool operands (tensors or Python bools)."""
+    ba, bb = _is_bool(a), _is_bool(b)
+    if ba and bb and type(a) is _nd and type(b) is _nd:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 class Sub(Op):
     """d(self - alpha*other) = grad, -alpha*grad"""
 
@@ -124,9 +139,7 @@ class Sub(Op):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        if type(self) is _nd and self.dtype == np.bool_ and type(other) is _nd and other.dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                               "Use the `^` or `logical_xor()` operator instead.")
+        _check_bool_sub(self, other)
         if alpha != 1:
             other = _mul(other, alpha)
         return _sub(self, other)
@@ -145,6 +158,7 @@ class Rsub(Sub):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
+        _check_bool_sub(self, other)
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
@@ -206,20 +220,36 @@ class Neg(Op):
         return -grad
 
 
+def _int_pow(base, exponent):
+    """Integer power as torch computes it: negative exponents give 1 for base 1, +-1 for base -1, else 0."""
+    neg = exponent < 0
+    if not np.any(neg):
+        return np.power(base, exponent)
+    out = np.power(base, np.where(neg, 0, exponent))
+    one = base == 1
+    minus_one = base == -1
+    odd = (exponent % 2) != 0
+    repl = np.where(one, 1, np.where(minus_one, np.where(odd, -1, 1), 0))
+    return np.where(neg, repl, out)
+
+
 def _pow_forward(base, exponent):
     dt = _rt(base, exponent)
     base, exponent = _prep(base, exponent, dt)
-    if dt.kind in "iu" and np.any(np.asarray(exponent) < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
     try:
-        out = np.power(base, exponent)
+        if dt.kind in "iu":
+            if type(exponent) is not _nd and exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            out = _int_pow(base, exponent)
+        else:
+            out = np.power(base, exponent)
     except ValueError:
         raise _broadcast_error(base, exponent) from None
     return np.asarray(out, dt) if type(out) is not _nd or out.dtype != dt else out
 
 
 class Pow(Op):
-    """d(self**exponent) = grad*exponent*self**(exponent-1), grad*result*log(self)"""
+    """d(self**exponent) = grad*exponent*self**(exponent-1), grad*result*log(self) (0 where self == 0 <= exponent)"""
 
     __slots__ = ()
     _name = "PowBackward1"
@@ -230,18 +260,8 @@ class Pow(Op):
     def backward(ctx, grad):
         self, exponent, result = ctx.saved_tensors
         n0, n1 = ctx._next
-        ga = gb = None
-        if n0[0] is not None:
-            ga = _pow_self_grad(grad, self, exponent)
-        if n1[0] is not None:
-            from .unary import log
-            from .indexing import where
-
-            # torch masks the exponent gradient to 0 where base == 0 and exponent >= 0
-            mask = (self == 0) & (exponent >= 0) if isinstance(self, Tensor) else None
-            gb = grad * result * log(self) if isinstance(self, Tensor) else grad * result * float(np.log(self))
-            if mask is not None:
-                gb = where(mask, 0.0, gb)
+        ga = _pow_self_grad(grad, self, exponent) if n0[0] is not None else None
+        gb = _pow_exponent_grad(grad, self, exponent, result) if n1[0] is not None else None
         return ga, gb
 
 
@@ -249,10 +269,22 @@ def _pow_self_grad(grad, self, exponent):
     if isinstance(exponent, (int, float)):
         if exponent == 0:
             return grad * 0
-        return grad * exponent * self.pow(exponent - 1)
+        return grad * (exponent * self.pow(exponent - 1))
     from .indexing import where
 
-    return where(exponent == 0, 0.0, grad * exponent * self.pow(exponent - 1))
+    return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+
+
+def _pow_exponent_grad(grad, base, exponent, result):
+    from .indexing import where
+    from .unary import log
+
+    if isinstance(base, Tensor):
+        mask = (base == 0) & (exponent >= 0)
+        return grad * where(mask, 0.0, result * log(base.to(result.dtype)))
+    if base == 0:
+        return grad * where(exponent >= 0, 0.0, result * float(np.log(np.float64(base))))
+    return grad * (result * float(np.log(base)))
 
 
 class PowScalar(Pow):
@@ -314,6 +346,13 @@ divide = div
 
 def true_divide(input, other):
     return Div.apply(input, other)
+
+
+def rdiv(input, other):
+    """``other / input`` for a Python number ``other``: ``input.reciprocal() * other``, as torch records it."""
+    from .unary import Reciprocal
+
+    return Mul.apply(Reciprocal.apply(input), other)
 
 
 def neg(input):

@@ -7,7 +7,7 @@ from ._op import Op
 from .arithmetic import _rt, _prep, _broadcast_error
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
 
 
 def _make(name: str, ufunc, promote: bool = True):
@@ -125,3 +125,20 @@ bitwise_xor = _bitwise("BitwiseXor")
 
 def bitwise_not(input):
     return BitwiseNot.apply(input)
+
+
+def equal(input, other) -> bool:
+    """True when both tensors have the same shape and elements."""
+    return input.equal(other)
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """Elementwise |input - other| <= atol + rtol * |other| (bool tensor)."""
+    from .._tensor import _wrap_any
+
+    return _wrap_any(np.asarray(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """True when every element of ``input`` is close to ``other``'s (see ``isclose``)."""
+    return input.allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)

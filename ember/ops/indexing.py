@@ -6,6 +6,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_any
 from ._op import Op
+from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
 __all__ = ["where", "index", "_slice_backward"]
@@ -77,8 +78,48 @@ def _index_array(arr: np.ndarray, key):
         raise IndexError(msg) from None
 
 
+def _basic_steps(key: tuple, shape: tuple) -> list:
+    """torch's chain of view ops for a basic key, checked against ``shape``.
+
+    Each step is ("select", dim, index), ("slice", dim, start, stop, step) or ("unsqueeze", dim),
+    with dims counted in the tensor the step applies to; a bare ``:`` and ``...`` add no step."""
+    ndim = len(shape)
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    steps = []
+    d = 0  # dim in the current (partially indexed) tensor
+    src = 0  # dim in the original tensor
+    for k in key:
+        if k is None:
+            steps.append(("unsqueeze", d))
+            d += 1
+        elif k is Ellipsis:
+            skip = ndim - used
+            d += skip
+            src += skip
+        elif type(k) is int:
+            n = shape[src]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {src} with size {n}")
+            steps.append(("select", d, k % n))
+            src += 1
+        else:
+            n = shape[src]
+            start, stop, step = k.indices(n)
+            stop = max(stop, start)
+            # torch skips a slice that spells out the whole dim (start 0 as written, stop >= size, step 1)
+            if (k.start or 0) != 0 or (k.stop is not None and k.stop < n) or step != 1:
+                steps.append(("slice", d, start, stop, step))
+            d += 1
+            src += 1
+    return steps
+
+
 class BasicIndex(Op):
-    """d x[key] (ints/slices/None) = grad placed back into zeros of x's shape"""
+    """d x[key] (any basic NumPy key, one node) = grad placed back into zeros of x's shape.
+
+    Internal: backward formulas use it; ``x[key]`` records torch's chain of view ops instead."""
 
     __slots__ = ("key", "shape")
     _name = "SliceBackward0"
@@ -102,19 +143,33 @@ def _as_view(arr, out, key):
     return arr[key + (Ellipsis,)] if isinstance(key, tuple) else arr[(key, Ellipsis)]
 
 
-class _SelectIndex(BasicIndex):
+class Slice(Op):
+    """d x[..., start:stop:step] along dim = grad placed back into zeros of x's shape"""
+
+    __slots__ = ("key", "shape")
+    nattrs = 4
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, self, dim, start, stop, step):
+        key = (slice(None),) * dim + (slice(start, stop, step),)
+        if ctx is not None:
+            ctx.key, ctx.shape = key, self.shape
+        return self[key]
+
+    def backward(ctx, grad):
+        return _slice_backward(grad, ctx.shape, ctx.key)
+
+
+class Alias(Op):
+    """d alias(x) = grad (``x[...]`` and ``x[:]``)"""
+
     __slots__ = ()
-    _name = "SelectBackward0"
+    is_view = True
+    forward = staticmethod(lambda ctx, self: self.view())
 
-
-class _UnsqueezeIndex(BasicIndex):
-    __slots__ = ()
-    _name = "UnsqueezeBackward0"
-
-
-class _AliasIndex(BasicIndex):
-    __slots__ = ()
-    _name = "AliasBackward0"
+    def backward(ctx, grad):
+        return grad
 
 
 class Index(Op):
@@ -189,22 +244,44 @@ def _slice_backward(grad, shape, key):
 
 
 def index(input: Tensor, key, basic: bool) -> Tensor:
-    """``input[key]`` for an already converted key."""
+    """``input[key]`` for an already converted key (basic keys as one node)."""
     if not basic:
         return Index.apply(input, key)
-    cls = BasicIndex
-    if any(type(k) is int for k in key):
-        cls = _SelectIndex
-    elif any(k is None for k in key) and all(k is None or k is Ellipsis or k == slice(None) for k in key):
-        cls = _UnsqueezeIndex
-    elif all(k is Ellipsis or k == slice(None) for k in key):
-        cls = _AliasIndex
-    return cls.apply(input, key)
+    return BasicIndex.apply(input, key)
 
 
 def getitem(input: Tensor, key) -> Tensor:
+    """``input[key]``: basic keys record torch's chain of select/slice/unsqueeze views (or an alias)."""
     k, basic = _convert_key(key)
-    return index(input, k, basic)
+    if not input._data.ndim:
+        for i in k:
+            if type(i) is int:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            if type(i) is slice:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if not basic:
+        return Index.apply(input, k)
+    if not (input._requires_grad and _mode.grad_enabled):
+        return BasicIndex.apply(input, k)
+    if type(key) is slice and input._data.ndim:  # a lone slice is always recorded, even ``:``
+        start, stop, step = k[0].indices(input._data.shape[0])
+        return Slice.apply(input, 0, start, max(start, stop), step)
+    steps = _basic_steps(k, input._data.shape)
+    if not steps:
+        return Alias.apply(input)
+    from .shape import Select, Unsqueeze
+
+    out = input
+    for st in steps:
+        kind = st[0]
+        if kind == "select":
+            out = Select.apply(out, st[1], st[2])
+        elif kind == "slice":
+            out = Slice.apply(out, *st[1:])
+        else:
+            out = Unsqueeze.apply(out, st[1])
+    return out
 
 
 class Where(Op):
@@ -255,6 +332,7 @@ class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
     __slots__ = ("key", "flat", "vshape")
+    _name = "CopySlices"
     nattrs = 2
 
     @staticmethod

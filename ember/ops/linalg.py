@@ -5,8 +5,9 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op
+from ..autograd.grad_mode import _mode
 
-__all__ = ["matmul", "mm"]
+__all__ = ["matmul", "mm", "bmm"]
 
 
 def _check_dtypes(a, b, name: str) -> None:
@@ -35,21 +36,28 @@ def _matmul_forward(a, b):
         return np.asarray(np.dot(a, b))
     k_a = a.shape[-1]
     k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
-    if k_a != k_b:
-        sa = "x".join(map(str, a.shape if a.ndim == 2 else (int(np.prod(a.shape[:-1])), a.shape[-1])))
-        sb = "x".join(map(str, b.shape if b.ndim == 2 else ((b.shape[0], 1) if b.ndim == 1 else b.shape[-2:])))
-        if a.ndim <= 2 and b.ndim <= 2 and b.ndim == 2 and a.ndim == 2:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
-        if b.ndim == 1 and a.ndim == 2:
-            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec "
-                               f"({b.shape[0]})")
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+    if b.ndim >= 3:
+        try:
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            raise _broadcast_error(np.empty(a.shape[:-2]), np.empty(b.shape[:-2])) from None
+        if k_a != k_b:
+            n = int(np.prod(batch))
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {k_a}] but got: "
+                               f"[{n}, {k_b}].")
+    elif k_a != k_b:
+        rows = int(np.prod(a.shape[:-1]))
+        if b.ndim == 1:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec ({k_b})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {k_b}x{b.shape[-1]})")
     try:
         return np.matmul(a, b)
     except ValueError:
         from .arithmetic import _broadcast_error
 
-        raise _broadcast_error(a[..., 0, 0] if a.ndim > 2 else a[..., 0], b[..., 0, 0] if b.ndim > 2 else b[..., 0]) from None
+        raise _broadcast_error(np.empty(a.shape[:-2]), np.empty(b.shape[:-2])) from None
 
 
 class Matmul(Op):
@@ -85,23 +93,30 @@ class Matmul(Op):
 
 
 def _named(name: str):
-    return type(name.replace("Backward0", ""), (Matmul,), {"__slots__": (), "_name": name})
+    return type(name.replace("Backward0", "").replace("Backward4", "Vec"), (Matmul,), {"__slots__": (), "_name": name})
 
 
-Mm, Dot, Mv, Bmm = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0", "BmmBackward0"))
+# torch's matmul is a composite; the node it leaves on the result depends on the ranks (and, for a
+# matrix times a batch, on whether the matrix requires grad). The math is Matmul's in every case.
+Mm, Dot, Mv, Bmm, VecMat, MatBatch = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0",
+                                                          "BmmBackward0", "SqueezeBackward4", "CloneBackward0"))
 
 
 def matmul(input, other):
     """Matrix product with NumPy/torch rank rules (1-d operands are vectors, batches broadcast)."""
     na, nb = input.ndim, other.ndim
-    if na == 2 and nb == 2:
-        return Mm.apply(input, other)
-    if na == 1 and nb == 1:
-        return Dot.apply(input, other)
-    if na == 2 and nb == 1:
-        return Mv.apply(input, other)
-    if na == 3 and nb == 3 and input.shape[0] == other.shape[0]:
-        return Bmm.apply(input, other)
+    if na == 2:
+        if nb == 2:
+            return Mm.apply(input, other)
+        if nb == 1:
+            return Mv.apply(input, other)
+        if nb >= 3 and input._requires_grad and _mode.grad_enabled:
+            return MatBatch.apply(input, other)
+    elif na == 1:
+        if nb == 1:
+            return Dot.apply(input, other)
+        if nb == 2:
+            return VecMat.apply(input, other)
     return Matmul.apply(input, other)
 
 
@@ -112,3 +127,15 @@ def mm(input, mat2):
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     return Mm.apply(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched product of two 3-d tensors with the same batch size."""
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return Bmm.apply(input, mat2)

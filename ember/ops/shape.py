@@ -19,7 +19,7 @@ def _infer_shape(shape, numel: int) -> tuple:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -60,7 +60,7 @@ class View(Op):
 
 
 class UnsafeView(Op):
-    """d reshape(x, shape) = grad.reshape(x.shape) (the copying reshape)"""
+    """d _unsafe_view(x, shape) = grad.reshape(x.shape) (reshape's view of its own contiguous copy)"""
 
     __slots__ = ("shape",)
     nattrs = 1
@@ -69,25 +69,29 @@ class UnsafeView(Op):
     def forward(ctx, self, shape):
         if ctx is not None:
             ctx.shape = self.shape
-        return np.reshape(self, _infer_shape(shape, self.size), copy=True)
+        return np.reshape(self, _infer_shape(shape, self.size))
 
     def backward(ctx, grad):
         return grad.reshape(ctx.shape)
 
 
+class ReshapeAlias(View):
+    """d reshape(x, shape) as a view of a non-contiguous x = grad.reshape(x.shape)"""
+
+    __slots__ = ()
+
+
 def reshape(input: Tensor, *shape) -> Tensor:
-    """The same data with a new shape: a view when possible, else a copy."""
+    """The same data with a new shape: a view when possible, else a copy (clone, then view)."""
     shape = _shape_args(shape)
-    if tuple(shape) == input._data.shape:
-        return View.apply(input, shape)
     arr = input._data
     if arr.flags.c_contiguous:
         return View.apply(input, shape)
     try:
         np.reshape(arr, _infer_shape(shape, arr.size), copy=False)
-        return View.apply(input, shape)
     except ValueError:
-        return UnsafeView.apply(input, shape)
+        return UnsafeView.apply(Clone.apply(input), shape)
+    return ReshapeAlias.apply(input, shape)
 
 
 def view(input: Tensor, *shape) -> Tensor:
@@ -188,9 +192,12 @@ class Expand(Op):
             ctx.shape = self.shape
         n = len(shape)
         if n < self.ndim:
-            raise RuntimeError(f"expand(torch.FloatTensor{{[{', '.join(map(str, self.shape))}]}}, size=[{', '.join(map(str, shape))}]): "
-                               "the number of sizes provided ({n}) must be greater or equal to the number of "
-                               f"dimensions in the tensor ({self.ndim})")
+            from ..autograd.graph import _type_name
+
+            sizes = ", ".join(map(str, self.shape))
+            raise RuntimeError(f"expand(torch.{_type_name(D.from_numpy_dtype(self.dtype))}{{[{sizes}]}}, "
+                               f"size=[{', '.join(map(str, shape))}]): the number of sizes provided ({n}) must be "
+                               f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
         lead = n - self.ndim
         target = []
         for i, s in enumerate(shape):
@@ -241,6 +248,11 @@ class SqueezeAll(Squeeze):
     _name = "SqueezeBackward0"
 
 
+class SqueezeDims(Squeeze):
+    __slots__ = ()
+    _name = "SqueezeBackward2"
+
+
 class Unsqueeze(Op):
     """d unsqueeze(x, dim) = grad.squeeze(dim)"""
 
@@ -262,7 +274,9 @@ class Unsqueeze(Op):
 def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
         return SqueezeAll.apply(input, None)
-    return Squeeze.apply(input, (dim,) if isinstance(dim, int) else tuple(dim))
+    if isinstance(dim, int):
+        return Squeeze.apply(input, (dim,))
+    return SqueezeDims.apply(input, tuple(dim))
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -331,7 +345,7 @@ class Cat(Op):
     def forward(ctx, *args):
         *arrays, dim = args
         if not arrays:
-            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         ref = next((a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)), arrays[0])
         if ref.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -409,35 +423,17 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return Stack.apply(*_tensor_list(tensors, "stack"), dim)
 
 
-class Narrow(Op):
-    """d x.narrow(dim, start, length) = grad placed back in zeros of x's shape"""
-
-    __slots__ = ("dim", "start", "shape")
-    _name = "SliceBackward0"
-    nattrs = 3
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, self, dim, start, length):
-        d = _wrap_dim(dim, self.ndim)
-        if start < 0:
-            start += self.shape[d]
-        if start < 0 or start + length > self.shape[d] or length < 0:
-            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({self.shape[d]}).")
-        if ctx is not None:
-            ctx.dim, ctx.start, ctx.shape = d, start, self.shape
-        idx = (slice(None),) * d + (slice(start, start + length),)
-        return self[idx]
-
-    def backward(ctx, grad):
-        from .indexing import _slice_backward
-
-        idx = (slice(None),) * ctx.dim + (slice(ctx.start, ctx.start + grad.shape[ctx.dim]),)
-        return _slice_backward(grad, ctx.shape, idx)
-
-
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    return Narrow.apply(input, dim, start, length)
+    """A view of ``length`` elements of ``dim`` from ``start``."""
+    from .indexing import Slice
+
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n or length < 0:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return Slice.apply(input, d, start, start + length, 1)
 
 
 class Select(Op):
@@ -470,25 +466,80 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return Select.apply(input, dim, index)
 
 
+def _zeros_for(ctx, grads):
+    """The incoming grads of a multi-output node with zeros for outputs that got none."""
+    from .._tensor import _wrap
+
+    return [g if g is not None else _wrap(np.zeros(shape, dt.np), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
+
+
+class Split(Op):
+    """d split(x, size, dim) = cat(grads, dim) (zeros for unused pieces)"""
+
+    __slots__ = ("dim",)
+    nattrs = 2
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, self, dim, sizes):
+        if ctx is not None:
+            ctx.dim = dim
+        out, start = [], 0
+        pre = (slice(None),) * dim
+        for n in sizes:
+            out.append(self[pre + (slice(start, start + n),)])
+            start += n
+        return tuple(out)
+
+    def backward(ctx, *grads):
+        return Cat.apply(*_zeros_for(ctx, grads), ctx.dim)
+
+
+class SplitWithSizes(Split):
+    __slots__ = ()
+
+
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     """Split into chunks of a size (last may be smaller) or of the given sizes."""
-    n = tensor.shape[_wrap_dim(dim, tensor.ndim)]
+    d = _wrap_dim(dim, tensor._data.ndim)
+    n = tensor._data.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step < 0 or (step == 0 and n):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+                               if step == 0 else f"split expects split_size be non-negative, but got split_size={step}")
         sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
-                               f"at dimension {dim}), but got split_sizes={sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, dim, start, s))
-        start += s
-    return tuple(out)
+        return Split.apply(tensor, d, sizes)
+    sizes = [int(s) for s in split_size_or_sections]
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                           f"at dimension {d}), but got split_sizes={sizes}")
+    return SplitWithSizes.apply(tensor, d, sizes)
+
+
+class Unbind(Op):
+    """d unbind(x, dim) = stack(grads, dim) (zeros for unused slices)"""
+
+    __slots__ = ("dim",)
+    nattrs = 1
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        if ctx is not None:
+            ctx.dim = dim
+        pre = (slice(None),) * dim
+        return tuple(self[pre + (i,)] for i in range(self.shape[dim]))
+
+    def backward(ctx, *grads):
+        return Stack.apply(*_zeros_for(ctx, grads), ctx.dim)
 
 
 def unbind(input: Tensor, dim: int = 0):
     """All slices along ``dim`` as a tuple."""
-    d = _wrap_dim(dim, input.ndim)
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, input._data.ndim)
+    if input._data.shape[d] == 0:
+        return ()
+    return Unbind.apply(input, d)

@@ -7,7 +7,7 @@ from .. import _dtype as D
 from ._op import Op
 
 __all__ = ["exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "clamp", "clamp_min",
-           "clamp_max", "clip", "sign"]
+           "clamp_max", "clip", "sign", "reciprocal"]
 
 
 def _floating(x):
@@ -18,10 +18,11 @@ def _floating(x):
 
 
 def _sigmoid(x):
-    # exp(-|x|) never overflows; float16 computes in float32 as torch does
+    # torch's 1 / (1 + e**-x): exp overflowing to inf gives exactly 0 (as torch does) without a warning;
+    # float16 computes in float32 as torch does
     x32 = x.astype(np.float32) if x.dtype == np.float16 else x
-    e = np.exp(-np.abs(x32))
-    out = np.where(x32 >= 0, 1 / (1 + e), e / (1 + e))
+    with np.errstate(over="ignore"):
+        out = 1 / (1 + np.exp(-x32))
     return out.astype(x.dtype, copy=False)
 
 
@@ -51,9 +52,10 @@ _UNARY = {
     "Tanh": (np.tanh, lambda g, r: g * (1 - r * r), ("result",)),
     "Sigmoid": (_sigmoid, lambda g, r: g * (r * (1 - r)), ("result",)),
     "Sqrt": (np.sqrt, lambda g, r: g / (2 * r), ("result",)),
+    "Reciprocal": (np.reciprocal, lambda g, r: -g * (r * r), ("result",)),
 }
 _OPS = {name: _make_unary(name, *spec) for name, spec in _UNARY.items()}
-Exp, Log, Tanh, Sigmoid, Sqrt = (_OPS[n] for n in ("Exp", "Log", "Tanh", "Sigmoid", "Sqrt"))
+Exp, Log, Tanh, Sigmoid, Sqrt, Reciprocal = (_OPS[n] for n in ("Exp", "Log", "Tanh", "Sigmoid", "Sqrt", "Reciprocal"))
 
 
 class Abs(Op):
@@ -88,12 +90,30 @@ class Relu(Op):
     @staticmethod
     def forward(ctx, self):
         if self.dtype == np.bool_:
-            raise RuntimeError('"clamp_min_scalar_cpu" not implemented for \'Bool\'')
+            raise RuntimeError("Boolean inputs not supported for relu")
         return np.maximum(self, self.dtype.type(0))
 
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (result > 0)
+        return ThresholdBackward.apply(grad, result)
+
+
+class ThresholdBackward(Op):
+    """relu's gradient where(result > 0, grad, 0) as an op of (grad, result), so that it stays in the
+    graph of x as torch's does: d/dgrad = the same mask, d/dresult = 0"""
+
+    __slots__ = ()
+    save = ("other",)
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        return np.where(result > 0, grad, grad.dtype.type(0))
+
+    def backward(ctx, gg):
+        (result,) = ctx.saved_tensors
+        from .._tensor import _wrap
+
+        return ThresholdBackward.apply(gg, result), _wrap(np.zeros(result.shape, result._data.dtype), result.dtype)
 
 
 class Clamp(Op):
@@ -117,7 +137,8 @@ class Clamp(Op):
             out = np.maximum(out, lo, dtype=dt) if not isinstance(lo, np.ndarray) else np.maximum(out, lo)
         if hi is not None:
             out = np.minimum(out, hi, dtype=dt) if not isinstance(hi, np.ndarray) else np.minimum(out, hi)
-        if lo is not None and hi is not None and not isinstance(lo, np.ndarray) and not isinstance(hi, np.ndarray) and lo > hi:
+        if (lo is not None and hi is not None and not isinstance(lo, np.ndarray) and not isinstance(hi, np.ndarray)
+                and lo > hi):
             out = np.full_like(out, hi)
         return out.astype(dt, copy=False) if out is not self else out.copy()
 
@@ -129,7 +150,9 @@ class Clamp(Op):
         if ctx.max is not None:
             m = self <= ctx.max
             mask = m if mask is None else mask & m
-        return grad * mask
+        from .indexing import where
+
+        return where(mask, grad, 0.0)  # not grad * mask: an inf grad where clamped still gives 0
 
 
 class ClampMin(Clamp):
@@ -163,7 +186,13 @@ def sigmoid(input):
 
 
 def sqrt(input):
+    """Elementwise square root."""
     return Sqrt.apply(input)
+
+
+def reciprocal(input):
+    """Elementwise 1 / x (integers compute in the default float dtype)."""
+    return Reciprocal.apply(input)
 
 
 def abs(input):  # noqa: A001 - torch's name
@@ -194,8 +223,7 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """Elementwise clamp into [min, max]; either bound may be None."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    cls = Clamp if (min is not None and max is not None) else (ClampMin if min is not None else ClampMax)
-    return cls.apply(input, _bound(min), _bound(max))
+    return Clamp.apply(input, _bound(min), _bound(max))
 
 
 clip = clamp

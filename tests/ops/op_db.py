@@ -1,0 +1,477 @@
+"""The op table: one ``OpInfo`` per op (or op variant) of the core, driving tests/ops/test_ops.py.
+
+Each entry names a callable ``fn(lib, *tensors)`` run once with ``lib=ember`` and once with
+``lib=torch`` on tensors made from the same NumPy arrays, and a sample generator yielding those
+arrays. Samples cover broadcasting, 0-d, empty and non-contiguous inputs and several dtypes; a
+sample marked ``nc`` hands its 2-d+ inputs over transposed (non-contiguous, same values as the
+shape the fn expects after ``.mT``), see ``call``.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+F16, F32, F64 = np.float16, np.float32, np.float64
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Inputs of one call; ``nc``: pass 2-d+ inputs as non-contiguous transposed views."""
+
+    arrays: tuple
+    desc: str = ""
+    nc: bool = False
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One op (variant): how to call it, on what, how closely, and what to check."""
+
+    name: str
+    fn: Callable
+    samples: Callable[[np.random.Generator], Iterator[Sample]]
+    gradgrad: bool = True  # twice differentiable: compare second derivatives too
+    grad: bool = True  # compare first derivatives
+    rtol: float | None = None
+    atol: float | None = None
+    check_grad_fn: bool = True  # grad_fn names of outputs equal torch's
+    tags: tuple = field(default_factory=tuple)
+
+
+def call(op: OpInfo, sample: Sample, lib, tensors):
+    """Run ``op.fn`` on ``tensors``, transposing 2-d+ inputs first for non-contiguous samples."""
+    if sample.nc:
+        tensors = [t.transpose(-2, -1) if t.ndim >= 2 else t for t in tensors]
+    return op.fn(lib, *tensors)
+
+
+def nc_arrays(*arrays) -> tuple:
+    """Store 2-d+ arrays transposed so that ``call`` hands the op non-contiguous tensors of the original shape."""
+    return tuple(np.ascontiguousarray(np.swapaxes(a, -1, -2)) if a.ndim >= 2 else a for a in arrays)
+
+
+# ---------------------------------------------------------------- sample helpers
+def _r(rng, shape, dtype=F32, lo=None, hi=None):
+    if lo is not None:
+        return rng.uniform(lo, hi, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _away(rng, shape, dtype=F32, gap=0.1):
+    """Normal values at least ``gap`` away from 0 (off the kink of abs/relu/sign)."""
+    x = rng.standard_normal(shape)
+    x = np.where(np.abs(x) < gap, np.sign(x + 1e-12) * gap + x, x)
+    return x.astype(dtype)
+
+
+BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 1, 4), (5, 1)), ((), (2, 3)), ((2, 3), ()), ((), ()),
+                 ((0, 3), (1, 3)), ((4,), (3, 1)), ((2, 1, 3, 1), (4, 1, 5))]
+
+
+def binary_samples(lo=None, hi=None, other_lo=None, other_hi=None, ints=True):
+    """Broadcasting shape pairs, dtypes, mixed dtypes, non-contiguous, int operands."""
+    olo = lo if other_lo is None else other_lo
+    ohi = hi if other_hi is None else other_hi
+
+    def gen(rng):
+        for sa, sb in BINARY_SHAPES:
+            yield Sample((_r(rng, sa, F32, lo, hi), _r(rng, sb, F32, olo, ohi)), f"{sa}x{sb}")
+        yield Sample((_r(rng, (2, 3), F64, lo, hi), _r(rng, (2, 3), F64, olo, ohi)), "float64")
+        yield Sample((_r(rng, (2, 3), F16, lo, hi), _r(rng, (3,), F16, olo, ohi)), "float16")
+        yield Sample((_r(rng, (2, 3), F32, lo, hi), _r(rng, (2, 3), F64, olo, ohi)), "f32-f64")
+        yield Sample((_r(rng, (4, 3), F64, lo, hi), _r(rng, (), F32, olo, ohi)), "f64-0d f32")
+        yield Sample(nc_arrays(_r(rng, (3, 4), F32, lo, hi), _r(rng, (3, 4), F32, olo, ohi)), "non-contig", nc=True)
+        if ints:
+            a = rng.integers(1, 5, (2, 3))
+            yield Sample((_r(rng, (2, 3), F32, lo, hi), a), "f32-int64")
+            yield Sample((a, rng.integers(1, 4, (3,)).astype(np.int32)), "int64-int32")
+            yield Sample((a.astype(np.int16), np.array(3, np.int64)), "int16-0d int64")
+    return gen
+
+
+def unary_samples(lo=None, hi=None, away=False, f16=True, ints=False):
+    """Shapes 0-d .. 3-d, empty, float64/float16, non-contiguous."""
+    mk = (lambda rng, s, d: _away(rng, s, d)) if away else (lambda rng, s, d: _r(rng, s, d, lo, hi))
+
+    def gen(rng):
+        for s in [(), (5,), (3, 4), (2, 3, 4), (0, 3)]:
+            yield Sample((mk(rng, s, F32),), str(s))
+        yield Sample((mk(rng, (3, 2), F64),), "float64")
+        if f16:
+            yield Sample((mk(rng, (3, 2), F16),), "float16")
+        yield Sample(nc_arrays(mk(rng, (4, 3), F32)), "non-contig", nc=True)
+        if ints:
+            yield Sample((rng.integers(-3, 4, (2, 3)),), "int64")
+    return gen
+
+
+def fixed(*makers):
+    """Samples from explicit makers ``rng -> Sample``."""
+    def gen(rng):
+        for m in makers:
+            yield m(rng)
+    return gen
+
+
+def s(*shapes, dtype=F32, desc="", lo=None, hi=None):
+    """A maker for a sample of random arrays of ``shapes``."""
+    return lambda rng: Sample(tuple(_r(rng, sh, dtype, lo, hi) for sh in shapes), desc or "x".join(map(str, shapes)))
+
+
+def snc(*shapes, dtype=F32):
+    """Like ``s`` but non-contiguous (shapes are those the op sees)."""
+    return lambda rng: Sample(nc_arrays(*(_r(rng, sh, dtype) for sh in shapes)), "nc " + "x".join(map(str, shapes)),
+                              nc=True)
+
+
+def matmul_samples(rng):
+    """Every rank combination 1-d..4-d, with batch broadcasting."""
+    batch = {1: None, 2: (), 3: (3,), 4: (2, 3)}
+    bbatch = {1: None, 2: (), 3: (1,), 4: (2, 1)}
+    n, k, m = 3, 4, 5
+    for ra, rb in itertools.product(range(1, 5), repeat=2):
+        a = (k,) if ra == 1 else batch[ra] + (n, k)
+        b = (k,) if rb == 1 else bbatch[rb] + (k, m)
+        yield Sample((_r(rng, a), _r(rng, b)), f"{ra}d@{rb}d")
+    yield Sample((_r(rng, (4, 1, 3, 4)), _r(rng, (5, 4, 2))), "batch broadcast 4d@3d")
+    yield Sample((_r(rng, (3, 4), F64), _r(rng, (4, 2), F64)), "float64")
+    yield Sample((_r(rng, (0, 4)), _r(rng, (4, 2))), "empty rows")
+    yield Sample((_r(rng, (3, 0)), _r(rng, (0, 2))), "empty inner")
+    yield Sample(nc_arrays(_r(rng, (3, 4)), _r(rng, (4, 2))), "non-contig", nc=True)
+
+
+def _cond(rng, shape):
+    return rng.random(shape) > 0.5
+
+
+def _ints(rng, shape):
+    return rng.integers(-3, 4, shape)
+
+
+# ---------------------------------------------------------------- the table
+BINARY = {
+    "add": lambda lib, a, b: a + b,
+    "sub": lambda lib, a, b: a - b,
+    "mul": lambda lib, a, b: a * b,
+    "div": lambda lib, a, b: a / b,
+    "torch.add alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
+    "torch.sub alpha": lambda lib, a, b: lib.sub(a, b, alpha=3),
+    "torch.mul": lambda lib, a, b: lib.mul(a, b),
+    "torch.div": lambda lib, a, b: lib.div(a, b),
+}
+
+SCALAR = {  # scalar on either side: (fn, python scalars tried)
+    "add scalar": lambda lib, x, c: x + c, "radd scalar": lambda lib, x, c: c + x,
+    "sub scalar": lambda lib, x, c: x - c, "rsub scalar": lambda lib, x, c: c - x,
+    "mul scalar": lambda lib, x, c: x * c, "rmul scalar": lambda lib, x, c: c * x,
+    "div scalar": lambda lib, x, c: x / c, "rdiv scalar": lambda lib, x, c: c / x,
+    "pow scalar": lambda lib, x, c: x ** c, "rpow scalar": lambda lib, x, c: c ** x,
+    "torch.pow scalar exponent": lambda lib, x, c: lib.pow(x, c),
+    "torch.pow scalar base": lambda lib, x, c: lib.pow(c, x),
+    "Tensor.pow scalar": lambda lib, x, c: x.pow(c),
+    "torch.rsub": lambda lib, x, c: lib.rsub(x, c),
+}
+_SCALARS = (2, 2.5, -1.5, 0, True)
+
+
+def _scalar_entries():
+    out = []
+    for name, f in SCALAR.items():
+        for c in _SCALARS:
+            if c is True and ("pow" in name or "sub" in name):
+                continue  # torch rejects these (bool subtraction; bool base/exponent): see test_op_errors
+            positive = "pow" in name or name == "rdiv scalar"
+            lo, hi = (0.5, 2.0) if positive else (None, None)
+            out.append(OpInfo(f"{name} {c!r}", (lambda f, c: lambda lib, x: f(lib, x, c))(f, c),
+                              unary_samples(lo, hi, f16=True, ints=not positive or "rpow" in name)))
+    return out
+
+
+def _matrix_transposes():
+    return [
+        OpInfo("t", lambda lib, x: x.t(), fixed(s((3, 4)), s((5,)), s(()), snc((3, 4)), s((0, 2)))),
+        OpInfo("torch.t", lambda lib, x: lib.t(x), fixed(s((3, 4)), s((2,)))),
+        OpInfo("T", lambda lib, x: x.T, fixed(s((3, 4)), s((5,)), s(()), snc((3, 4)))),
+        OpInfo("mT", lambda lib, x: x.mT, fixed(s((3, 4)), s((2, 3, 4)), s((2, 1, 3, 4)), snc((2, 3)))),
+    ]
+
+
+GETITEM_KEYS = [
+    0, -1, (1, 2), (-1, -2), slice(1, 3), slice(None, None, 2), slice(-3, None), slice(None, -1, 3),
+    slice(5, 1), slice(None), (slice(None), slice(None)), (0, slice(1, 3)), (slice(1, 3), 0), None, (None, 0),
+    (0, None), Ellipsis, (Ellipsis, 0), (0, Ellipsis), (Ellipsis, None), (None, Ellipsis, None),
+    (-1, slice(None), None), (0, 1, 2), (slice(None, None, 2), None, slice(1, None, 2), -1), (slice(0, 4),),
+    (slice(-100, 100),), (Ellipsis, slice(None, None, 3)), (1, Ellipsis, slice(None, 2)),
+]
+
+
+def _getitem_entries():
+    out = []
+    for k in GETITEM_KEYS:
+        out.append(OpInfo(f"getitem {k!r}", (lambda k: lambda lib, x: x[k])(k),
+                          fixed(s((4, 5, 6)), snc((4, 6, 5)), s((4, 5, 6), dtype=F64))))
+    out.append(OpInfo("getitem on 0-d with None/Ellipsis", lambda lib, x: x[None, ...], fixed(s(()))))
+    out.append(OpInfo("getitem chained", lambda lib, x: x[1:][0][::2], fixed(s((4, 5)))))
+    # advanced indexing (IndexBackward0) and masks
+    out.append(OpInfo("getitem int list", lambda lib, x: x[[0, 2, 2]], fixed(s((4, 3)))))
+    out.append(OpInfo("getitem long tensor", lambda lib, x, i: x[i],
+                      fixed(lambda rng: Sample((_r(rng, (4, 3)), np.array([[0, 3], [3, 3]])), "2-d index"))))
+    out.append(OpInfo("getitem bool mask", lambda lib, x, m: x[m],
+                      fixed(lambda rng: Sample((_r(rng, (4, 3)), _cond(rng, (4, 3))), "mask"),
+                            lambda rng: Sample((_r(rng, (4, 3)), _cond(rng, (4,))), "row mask"))))
+    out.append(OpInfo("getitem mixed advanced", lambda lib, x: x[1:, [0, 2]], fixed(s((3, 4)))))
+    return out
+
+
+def _reductions():
+    red = []
+    for name, lib_fn in (("sum", "sum"), ("mean", "mean")):
+        variants = {
+            "": lambda f: (lambda lib, x: getattr(x, f)()),
+            " dim=1": lambda f: (lambda lib, x: getattr(x, f)(1)),
+            " dim=-1": lambda f: (lambda lib, x: getattr(x, f)(dim=-1)),
+            " dim=(0,2)": lambda f: (lambda lib, x: getattr(x, f)((0, 2))),
+            " dim=(-1,0) keepdim": lambda f: (lambda lib, x: getattr(x, f)((-1, 0), keepdim=True)),
+            " dim=1 keepdim": lambda f: (lambda lib, x: getattr(x, f)(1, True)),
+            " dtype=float64": lambda f: (lambda lib, x: getattr(lib, f)(x, dtype=lib.float64)),
+            " dim=0 dtype=float64": lambda f: (lambda lib, x: getattr(lib, f)(x, 0, dtype=lib.float64)),
+        }
+        for vname, mk in variants.items():
+            three = "(0,2)" in vname or "(-1,0)" in vname
+            shapes = [(2, 3, 4), (2, 0, 3)] if three else [(2, 3, 4), (3, 4), (2, 0, 3), (5, 0)]
+            makers = [s(sh) for sh in shapes] + [s(shapes[0], dtype=F64), snc((2, 4, 3) if three else (3, 4))]
+            if "dim" not in vname:
+                makers += [s(()), s((5,))]
+            if name == "sum" and "float64" not in vname:
+                makers.append(lambda rng, sh=shapes[0]: Sample((_ints(rng, sh),), "int64"))
+                makers.append(lambda rng, sh=shapes[0]: Sample((_cond(rng, sh),), "bool"))
+                makers.append(s(shapes[0], dtype=F16))
+            red.append(OpInfo(name + vname, mk(lib_fn), fixed(*makers)))
+    red.append(OpInfo("sum 0-d dim=0", lambda lib, x: x.sum(0), fixed(s(()))))
+    red.append(OpInfo("sum 0-d dim=-1 keepdim", lambda lib, x: x.sum(-1, keepdim=True), fixed(s(()))))
+    red.append(OpInfo("mean 0-d dim=0", lambda lib, x: x.mean(0), fixed(s(()))))
+    red.append(OpInfo("torch.sum dim list", lambda lib, x: lib.sum(x, [0, 1]), fixed(s((2, 3, 4)))))
+    red.append(OpInfo("torch.mean", lambda lib, x: lib.mean(x), fixed(s((3, 4)), s(()))))
+    return red
+
+
+def _unary_entries():
+    return [
+        OpInfo("neg", lambda lib, x: -x, unary_samples(ints=True)),
+        OpInfo("torch.neg", lambda lib, x: lib.neg(x), unary_samples()),
+        OpInfo("abs", lambda lib, x: x.abs(), unary_samples(away=True, ints=True)),
+        OpInfo("builtin abs", lambda lib, x: abs(x), unary_samples(away=True)),
+        OpInfo("torch.abs", lambda lib, x: lib.abs(x), unary_samples(away=True)),
+        OpInfo("exp", lambda lib, x: x.exp(), unary_samples(ints=True)),
+        OpInfo("torch.exp", lambda lib, x: lib.exp(x), unary_samples()),
+        OpInfo("log", lambda lib, x: x.log(), unary_samples(0.2, 3.0)),
+        OpInfo("torch.log", lambda lib, x: lib.log(x), unary_samples(0.2, 3.0)),
+        OpInfo("log int", lambda lib, x: lib.log(x), fixed(lambda rng: Sample((rng.integers(1, 5, (3,)),), "int"))),
+        OpInfo("tanh", lambda lib, x: x.tanh(), unary_samples(ints=True)),
+        OpInfo("torch.tanh", lambda lib, x: lib.tanh(x), unary_samples()),
+        OpInfo("sigmoid", lambda lib, x: x.sigmoid(), unary_samples(ints=True)),
+        OpInfo("torch.sigmoid", lambda lib, x: lib.sigmoid(x), unary_samples()),
+        OpInfo("relu", lambda lib, x: x.relu(), unary_samples(away=True, ints=True)),
+        OpInfo("torch.relu", lambda lib, x: lib.relu(x), unary_samples(away=True)),
+        OpInfo("sqrt", lambda lib, x: x.sqrt(), unary_samples(0.2, 3.0)),
+        OpInfo("sign", lambda lib, x: x.sign(), unary_samples(away=True, ints=True)),
+        OpInfo("clamp min", lambda lib, x: x.clamp(min=-0.5), unary_samples(away=True, ints=True)),
+        OpInfo("clamp max", lambda lib, x: x.clamp(max=0.5), unary_samples(away=True, ints=True)),
+        OpInfo("clamp both", lambda lib, x: x.clamp(-0.5, 0.5), unary_samples(away=True, ints=True)),
+        OpInfo("clamp int bounds", lambda lib, x: lib.clamp(x, -1, 1), unary_samples(away=True, ints=True)),
+        OpInfo("clamp float bounds on int", lambda lib, x: lib.clamp(x, -0.5, 1.5),
+               fixed(lambda rng: Sample((_ints(rng, (2, 3)),), "int64"))),
+        OpInfo("clamp min > max", lambda lib, x: lib.clamp(x, 0.5, -0.5), unary_samples(away=True)),
+        OpInfo("clip", lambda lib, x: lib.clip(x, max=0.3), unary_samples(away=True)),
+        OpInfo("clamp_min", lambda lib, x: x.clamp_min(0.2), unary_samples(away=True)),
+        OpInfo("clamp_max", lambda lib, x: x.clamp_max(0.2), unary_samples(away=True)),
+    ]
+
+
+def _shape_entries():
+    cat_samples = fixed(
+        lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (4, 3)), _r(rng, (1, 3))), "dim0"),
+        lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (0, 3))), "with empty"),
+        lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (1, 3), F64)), "mixed dtypes"),
+        lambda rng: Sample((_r(rng, (2, 3)), _ints(rng, (2, 3))), "float+int"),
+        lambda rng: Sample(nc_arrays(_r(rng, (2, 3)), _r(rng, (2, 3))), "non-contig", nc=True),
+    )
+    stack_samples = fixed(
+        lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (2, 3)), _r(rng, (2, 3))), "3 tensors"),
+        lambda rng: Sample((_r(rng, ()), _r(rng, ())), "0-d"),
+        lambda rng: Sample((_r(rng, (0, 3)), _r(rng, (0, 3))), "empty"),
+        lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (2, 3), F64)), "mixed dtypes"),
+        lambda rng: Sample(nc_arrays(_r(rng, (2, 3)), _r(rng, (2, 3))), "non-contig", nc=True),
+    )
+    where_samples = fixed(
+        lambda rng: Sample((_cond(rng, (3, 4)), _r(rng, (3, 4)), _r(rng, (3, 4))), "same shapes"),
+        lambda rng: Sample((_cond(rng, (3, 1)), _r(rng, (4,)), _r(rng, (2, 1, 1))), "broadcast"),
+        lambda rng: Sample((_cond(rng, ()), _r(rng, (2,)), _r(rng, ())), "0-d"),
+        lambda rng: Sample((_cond(rng, (2, 3)), _r(rng, (2, 3)), _r(rng, (2, 3), F64)), "mixed dtypes"),
+        lambda rng: Sample((_cond(rng, (2, 3)), _r(rng, (2, 3)), _ints(rng, (2, 3))), "float+int"),
+        lambda rng: Sample((_cond(rng, (0, 3)), _r(rng, (0, 3)), _r(rng, (1, 3))), "empty"),
+    )
+    return [
+        OpInfo("reshape", lambda lib, x: x.reshape(4, 3),
+               fixed(s((3, 4)), s((12,)), snc((3, 4)), s((2, 6), dtype=F64))),
+        OpInfo("reshape -1", lambda lib, x: x.reshape(-1), fixed(s((3, 4)), s(()), s((0, 3)), snc((3, 4)))),
+        OpInfo("reshape (2,-1)", lambda lib, x: x.reshape((2, -1)), fixed(s((3, 4)), snc((4, 3)), s((2, 0)))),
+        OpInfo("reshape to 0-d", lambda lib, x: x.reshape(()), fixed(s((1, 1)), s(()))),
+        OpInfo("reshape non-contig split dim", lambda lib, x: x.reshape(2, 2, 3), fixed(snc((4, 3)))),
+        OpInfo("torch.reshape", lambda lib, x: lib.reshape(x, (6, -1)), fixed(s((3, 4)))),
+        OpInfo("view", lambda lib, x: x.view(2, 6), fixed(s((3, 4)), s((12,)), s((2, 6), dtype=F64))),
+        OpInfo("view -1", lambda lib, x: x.view(-1, 2), fixed(s((3, 4)), s((0, 2)))),
+        OpInfo("view tuple", lambda lib, x: x.view((4, 3)), fixed(s((3, 4)))),
+        OpInfo("view of transposed (merging nothing)", lambda lib, x: x.view(4, 1, 3), fixed(snc((4, 3)))),
+        OpInfo("view_as", lambda lib, x, y: x.view_as(y), fixed(s((3, 4), (2, 6))), grad=False),
+        OpInfo("transpose", lambda lib, x: x.transpose(0, 1), fixed(s((3, 4)), s((2, 3, 4)), snc((3, 4)))),
+        OpInfo("transpose 1-d", lambda lib, x: x.transpose(0, -1), fixed(s((5,)))),
+        OpInfo("transpose neg dims", lambda lib, x: lib.transpose(x, -1, -3), fixed(s((2, 3, 4)))),
+        OpInfo("transpose 0-d", lambda lib, x: x.transpose(0, -1), fixed(s(()))),
+        OpInfo("swapaxes", lambda lib, x: x.swapaxes(0, 2), fixed(s((2, 3, 4)))),
+        OpInfo("permute", lambda lib, x: x.permute(2, 0, 1), fixed(s((2, 3, 4)), s((2, 0, 4)), snc((2, 4, 3)))),
+        OpInfo("permute tuple neg", lambda lib, x: lib.permute(x, (-1, 0)), fixed(s((3, 4)))),
+        OpInfo("permute 0-d", lambda lib, x: x.permute(()), fixed(s(()))),
+        OpInfo("expand", lambda lib, x: x.expand(2, 3, 4), fixed(s((3, 1)), s((1,)), s(()), s((2, 3, 4)))),
+        OpInfo("expand -1", lambda lib, x: x.expand(5, -1, 4), fixed(s((3, 1)), s((3, 4)))),
+        OpInfo("expand non-contig", lambda lib, x: x.expand(2, 4, 3), fixed(snc((4, 3)))),
+        OpInfo("expand_as", lambda lib, x, y: x.expand_as(y), fixed(s((3, 1), (2, 3, 4))), grad=False),
+        OpInfo("squeeze", lambda lib, x: x.squeeze(), fixed(s((1, 3, 1, 4)), s((1,)), s(()), s((2, 3)))),
+        OpInfo("squeeze dim", lambda lib, x: x.squeeze(-2), fixed(s((1, 3, 1, 4)), s((3, 4)))),
+        OpInfo("squeeze dims", lambda lib, x: lib.squeeze(x, (0, 2)), fixed(s((1, 3, 1, 4)), s((1, 3, 2, 4)))),
+        OpInfo("squeeze 0-d dim", lambda lib, x: x.squeeze(0), fixed(s(()))),
+        OpInfo("unsqueeze", lambda lib, x: x.unsqueeze(1), fixed(s((3, 4)), s((3,)), snc((3, 4)))),
+        OpInfo("unsqueeze -1", lambda lib, x: lib.unsqueeze(x, -1), fixed(s((3, 4)), s(()))),
+        OpInfo("flatten", lambda lib, x: x.flatten(), fixed(s((2, 3, 4)), s(()), s((5,)), snc((3, 4)))),
+        OpInfo("flatten 1", lambda lib, x: lib.flatten(x, 1), fixed(s((2, 3, 4)), snc((3, 4)), s((2, 0, 3)))),
+        OpInfo("flatten 0..1", lambda lib, x: x.flatten(0, 1), fixed(s((2, 3, 4)))),
+        OpInfo("flatten single dim", lambda lib, x: x.flatten(1, 1), fixed(s((2, 3, 4)))),
+        OpInfo("cat", lambda lib, *xs: lib.cat(xs), cat_samples),
+        OpInfo("cat dim=1", lambda lib, *xs: lib.cat(list(xs), dim=1),
+               fixed(s((2, 3), (2, 1), (2, 4)), s((2, 3, 4), (2, 1, 4)), snc((3, 2), (3, 2)))),
+        OpInfo("cat dim=-1", lambda lib, *xs: lib.cat(xs, -1), fixed(s((2, 3), (2, 5)))),
+        OpInfo("cat legacy empty", lambda lib, *xs: lib.cat(xs, 1), fixed(s((2, 3), (0,)))),
+        OpInfo("concat", lambda lib, *xs: lib.concat(xs), fixed(s((2, 3), (1, 3)))),
+        OpInfo("stack", lambda lib, *xs: lib.stack(xs), stack_samples),
+        OpInfo("stack dim=1", lambda lib, *xs: lib.stack(xs, 1), fixed(s((2, 3), (2, 3)), snc((2, 3), (2, 3)))),
+        OpInfo("stack dim=-1", lambda lib, *xs: lib.stack(list(xs), dim=-1), fixed(s((2, 3), (2, 3)))),
+        OpInfo("where", lambda lib, c, x, y: lib.where(c, x, y), where_samples),
+        OpInfo("where method", lambda lib, c, x, y: x.where(c, y), where_samples),
+        OpInfo("where scalar other", lambda lib, c, x: lib.where(c, x, 0.0),
+               fixed(lambda rng: Sample((_cond(rng, (3, 4)), _r(rng, (3, 4))), "3x4"),
+                     lambda rng: Sample((_cond(rng, (3, 4)), _r(rng, (4,), F64)), "f64"))),
+        OpInfo("where scalar input", lambda lib, c, y: lib.where(c, 2, y),
+               fixed(lambda rng: Sample((_cond(rng, (3, 4)), _r(rng, (3, 4))), "3x4"),
+                     lambda rng: Sample((_cond(rng, (3, 4)), _ints(rng, (3, 4))), "int"))),
+        OpInfo("clone", lambda lib, x: x.clone(), fixed(s((3, 4)), s(()), snc((3, 4)), s((0,)))),
+        OpInfo("torch.clone", lambda lib, x: lib.clone(x), fixed(s((3, 4), dtype=F64))),
+        OpInfo("contiguous of non-contig", lambda lib, x: x.contiguous(), fixed(snc((3, 4)))),
+        OpInfo("narrow", lambda lib, x: x.narrow(1, 1, 2), fixed(s((3, 4)), snc((3, 4)), s((2, 4, 2)))),
+        OpInfo("narrow neg start", lambda lib, x: lib.narrow(x, 0, -2, 2), fixed(s((3, 4)))),
+        OpInfo("narrow empty", lambda lib, x: x.narrow(0, 1, 0), fixed(s((3, 4)))),
+        OpInfo("split int", lambda lib, x: x.split(2), fixed(s((5, 3)), s((4, 3)), s((0, 3)), snc((5, 3)))),
+        OpInfo("split sections", lambda lib, x: lib.split(x, [1, 3], dim=1), fixed(s((2, 4)), snc((2, 4)))),
+        OpInfo("split dim -1", lambda lib, x: x.split(3, -1), fixed(s((2, 7)))),
+        OpInfo("unbind", lambda lib, x: x.unbind(), fixed(s((3, 4)), s((2,)), snc((3, 4)))),
+        OpInfo("unbind dim", lambda lib, x: lib.unbind(x, -1), fixed(s((3, 4)), s((2, 3, 2)))),
+        OpInfo("select", lambda lib, x: x.select(1, -1), fixed(s((3, 4)), snc((3, 4)), s((2, 3, 4)))),
+        OpInfo("to float64", lambda lib, x: x.to(lib.float64), fixed(s((3, 4)), s(()))),
+        OpInfo("double", lambda lib, x: x.double() * 2, fixed(s((3, 4)))),
+        OpInfo("to float16", lambda lib, x: x.half(), fixed(s((3, 4)))),
+    ]
+
+
+def _linalg_entries():
+    return [
+        OpInfo("matmul @", lambda lib, a, b: a @ b, matmul_samples),
+        OpInfo("torch.matmul", lambda lib, a, b: lib.matmul(a, b), matmul_samples),
+        OpInfo("Tensor.matmul", lambda lib, a, b: a.matmul(b), fixed(s((3, 4), (4,)), s((2, 3, 4), (2, 4, 5)))),
+        OpInfo("mm", lambda lib, a, b: lib.mm(a, b),
+               fixed(s((3, 4), (4, 5)), s((1, 1), (1, 1)), s((3, 4), (4, 5), dtype=F64), snc((3, 4), (4, 2)),
+                     s((0, 4), (4, 2)), s((3, 4), (4, 5), dtype=F16))),
+        OpInfo("Tensor.mm", lambda lib, a, b: a.mm(b), fixed(s((3, 4), (4, 5)))),
+        OpInfo("bmm", lambda lib, a, b: lib.bmm(a, b),
+               fixed(s((2, 3, 4), (2, 4, 5)), s((2, 3, 4), (2, 4, 5), dtype=F64), snc((2, 3, 4), (2, 4, 2)))),
+        OpInfo("matmul float16", lambda lib, a, b: a @ b,
+               fixed(s((3, 4), (4, 5), dtype=F16), s((4,), (4,), dtype=F16))),
+        OpInfo("matmul int", lambda lib, a, b: a @ b,
+               fixed(lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3, 2))), "int64"))),
+        OpInfo("linear-style X@w.t()+b", lambda lib, x, w, b: x @ w.t() + b, fixed(s((10, 2), (1, 2), (1, 1)))),
+    ]
+
+
+def _comparison_entries():
+    out = []
+    cmps = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
+    for name, dunder in cmps.items():
+        out.append(OpInfo(f"{name} tensor", (lambda d: lambda lib, a, b: getattr(a, d)(b))(dunder),
+                          binary_samples(), grad=False))
+        out.append(OpInfo(f"torch.{name} scalar", (lambda n: lambda lib, a: getattr(lib, n)(a, 0.5))(name),
+                          unary_samples(ints=True), grad=False))
+    out.append(OpInfo("eq int with int", lambda lib, a: a == 1, fixed(lambda rng: Sample((_ints(rng, (5,)),), "int"))))
+    bools = fixed(lambda rng: Sample((_cond(rng, (3, 4)), _cond(rng, (4,))), "bool"),
+                  lambda rng: Sample((_ints(rng, (3, 4)), _ints(rng, (4,))), "int"))
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        out.append(OpInfo(name, (lambda n: lambda lib, a, b: getattr(lib, n)(a, b))(name), bools, grad=False))
+    out.append(OpInfo("logical_not", lambda lib, a: lib.logical_not(a), unary_samples(ints=True), grad=False))
+    out.append(OpInfo("&", lambda lib, a, b: a & b, bools, grad=False))
+    out.append(OpInfo("|", lambda lib, a, b: a | b, bools, grad=False))
+    out.append(OpInfo("^", lambda lib, a, b: a ^ b, bools, grad=False))
+    out.append(OpInfo("~", lambda lib, a: ~a, fixed(lambda rng: Sample((_cond(rng, (3,)),), "bool"),
+                                                     lambda rng: Sample((_ints(rng, (3,)),), "int")), grad=False))
+    return out
+
+
+def _inplace_entries():
+    """Graph nodes that in-place writes create (CopySlices, AsStrided): exercised, not declared here."""
+    return [
+        OpInfo("setitem slice", lambda lib, x, v: _set(x.clone(), (slice(1, 3),), v), fixed(s((4, 3), (2, 3)))),
+        OpInfo("setitem scalar", lambda lib, x: _set(x * 1, (0, 1), 5.0), fixed(s((4, 3)))),
+        OpInfo("inplace on view", lambda lib, x: _mul_view(x.clone()), fixed(s((4, 3))), check_grad_fn=False),
+    ]
+
+
+def _set(t, key, v):
+    t[key] = v
+    return t
+
+
+def _mul_view(t):
+    v = t[1:]
+    v.mul_(2)
+    return t, v
+
+
+OPS: list[OpInfo] = [
+    *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
+    OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
+    OpInfo("torch.pow tensor", lambda lib, a, b: lib.pow(a, b), binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
+    OpInfo("pow int tensors", lambda lib, a, b: a ** b,
+           fixed(lambda rng: Sample((rng.integers(0, 4, (3, 2)), rng.integers(0, 3, (2,))), "int"))),
+    OpInfo("pow zero base", lambda lib, a, b: a ** b,
+           fixed(lambda rng: Sample((np.array([0.0, 0.0, 2.0], F32), np.array([2.0, 0.0, 0.0], F32)), "0**e"))),
+    OpInfo("add int scalar to int", lambda lib, a: a + 3, fixed(lambda rng: Sample((_ints(rng, (3,)),), "int"))),
+    OpInfo("div int by int", lambda lib, a: a / 2, fixed(lambda rng: Sample((_ints(rng, (3,)),), "int"))),
+    OpInfo("mul bool by float", lambda lib, a: a * 1.5, fixed(lambda rng: Sample((_cond(rng, (3,)),), "bool"))),
+    OpInfo("add bool tensors", lambda lib, a, b: a + b,
+           fixed(lambda rng: Sample((_cond(rng, (3,)), _cond(rng, (3,))), "bool"))),
+    *_scalar_entries(),
+    *_unary_entries(),
+    *_reductions(),
+    *_linalg_entries(),
+    *_matrix_transposes(),
+    *_shape_entries(),
+    *_getitem_entries(),
+    *_comparison_entries(),
+    *_inplace_entries(),
+]
+
+# Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
+BROADCAST_BINARY = {n: (f, (0.5, 2.0) if n in ("div", "torch.div") else (None, None)) for n, f in BINARY.items()}
+BROADCAST_BINARY["pow tensor"] = (lambda lib, a, b: a ** b, (0.5, 2.0))
+BROADCAST_BINARY["where"] = (lambda lib, a, b: lib.where(a > 0, a, b), (None, None))
+
+assert len({op.name for op in OPS}) == len(OPS), "op names must be unique"
