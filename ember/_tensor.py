@@ -19,25 +19,39 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class _VersionCounter:
-    """Shared by a tensor and its views; bumped by every in-place change."""
+    """Shared by a tensor and its views; bumped by every in-place change, remembering where the
+    last few changes were made (user file and line) for the in-place error message."""
 
-    __slots__ = ("value", "site")
+    __slots__ = ("value", "sites")
 
     def __init__(self) -> None:
         self.value = 0
-        self.site = None
+        self.sites = None  # [(version reached, filename, lineno), ...], the most recent few
 
 
-def _user_site() -> str | None:
-    """file:line of the innermost frame outside the ember package."""
+def _record_site(vc: _VersionCounter) -> None:
+    """Remember the innermost frame outside the ember package as the site of version ``vc.value``."""
     f = sys._getframe(2)
     while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
         f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+    if f is None:
+        return
+    sites = vc.sites
+    if sites is None:
+        sites = vc.sites = []
+    elif len(sites) >= 8:
+        del sites[:4]
+    sites.append((vc.value, f.f_code.co_filename, f.f_lineno))
 
 
-def _inplace_site(vc: _VersionCounter | None) -> str | None:
-    return vc.site if vc is not None else None
+def _inplace_site(vc: _VersionCounter | None, saved_version: int) -> str | None:
+    """file:line of the change that first moved ``vc`` past ``saved_version`` (else the latest known)."""
+    if vc is None or not vc.sites:
+        return None
+    for version, filename, lineno in vc.sites:
+        if version > saved_version:
+            return f"{filename}:{lineno}"
+    return None
 
 
 _NONLEAF_GRAD_WARNING = (
@@ -167,7 +181,7 @@ class Tensor:
         if vc is None:
             vc = self._vc = _VersionCounter()
         vc.value += 1
-        vc.site = _user_site()
+        _record_site(vc)
 
     def is_inference(self) -> bool:
         ext = self._ext

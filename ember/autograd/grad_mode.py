@@ -41,21 +41,24 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    except BaseException as exc:
-                        with self.clone():
-                            response = gen.throw(exc)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
             return gen_wrapper
 
         @functools.wraps(func)

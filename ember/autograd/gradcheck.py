@@ -12,6 +12,12 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytical and numerical gradients differ."""
 
 
+def _as_tensor(jac: np.ndarray) -> Tensor:
+    from .._tensor import _wrap_any
+
+    return _wrap_any(jac)
+
+
 def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
@@ -87,7 +93,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 if raise_exception:
                     raise GradcheckError(
                         f"Jacobian mismatch for output {oi} with respect to input {k},\n"
-                        f"numerical:{n}\nanalytical:{a}\n")
+                        f"numerical:{_as_tensor(n)}\nanalytical:{_as_tensor(a)}\n")
                 return False
     return True
 

@@ -255,6 +255,7 @@ class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
     __slots__ = ("key", "flat", "vshape")
+    _name = "torch::autograd::CopySlices"
     nattrs = 2
 
     @staticmethod
@@ -291,18 +292,21 @@ def _is_basic(key) -> bool:
 
 
 class AsStrided(Op):
-    """d (view of base at flat positions) = grad scattered into zeros of base's shape"""
+    """d (view of base at given memory geometry) = grad scattered into zeros of base's shape"""
 
-    __slots__ = ("flat", "shape")
-    is_view = True
+    __slots__ = ("geom",)
     nattrs = 2
 
     @staticmethod
-    def forward(ctx, self, flat, view):
+    def forward(ctx, self, geom, view):
         if ctx is not None:
-            ctx.flat, ctx.shape = flat, self.shape
+            ctx.geom = geom
         return view
 
     def backward(ctx, grad):
-        return IndexPutZeros.apply(grad.reshape(-1), (ctx.flat.reshape(-1),), (int(np.prod(ctx.shape)),)
-                                   ).reshape(ctx.shape)
+        from ._inplace import flat_positions
+
+        geom = ctx.geom
+        shape = geom[3]
+        flat = flat_positions(geom)
+        return IndexPutZeros.apply(grad.reshape(-1), (flat.reshape(-1),), (int(np.prod(shape)),)).reshape(shape)
