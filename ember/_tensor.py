@@ -794,26 +794,19 @@ class Tensor:
 
     def zero_(self):
         """Fill with zeros in place."""
-        return _IP.inplace(self, lambda t: t * 0)  if _needs_graph(self) else _fill(self, 0)
+        return _IP.inplace(self, _I.Zero.apply) if _needs_graph(self) else _fill(self, 0)
 
     def fill_(self, value):
-        """Fill with ``value`` in place."""
-        if isinstance(value, Tensor):
-            if value._data.ndim:
-                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                                   f"{value._data.ndim} dimensions.")
-            if _needs_graph(self) or value._requires_grad:
-                return _IP.inplace(self, lambda t, v: t * 0 + v, value)
-            value = value.item()
-        if _needs_graph(self):
-            return _IP.inplace(self, lambda t: t * 0 + value)
-        return _fill(self, value)
+        """Fill with ``value`` (a number or a 0-d tensor) in place."""
+        if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim)):
+            return _IP.inplace(self, _I.fill_value, value)
+        return _fill(self, value.item() if isinstance(value, Tensor) else value)
 
     def copy_(self, src, non_blocking: bool = False):
         """Copy ``src`` (broadcast) into this tensor in place."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        return _IP.inplace(self, _copy_value, src)
+        return _IP.inplace(self, _I.copy_value, src)
 
     @property
     def T(self):
@@ -1048,22 +1041,6 @@ def _fill(t: Tensor, value) -> Tensor:
     t._data[...] = value
     t._bump()
     return t
-
-
-def _copy_value(t: Tensor, src: Tensor) -> Tensor:
-    """The value ``t.copy_(src)`` leaves in ``t`` (src broadcast and cast), differentiable in src."""
-    out = src.to(t._dtype) if src._dtype is not t._dtype else src
-    if out._data.shape != t._data.shape:
-        try:
-            np.broadcast_shapes(out._data.shape, t._data.shape)
-            if np.broadcast_shapes(out._data.shape, t._data.shape) != t._data.shape:
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({t._data.shape[-1] if t._data.ndim else 1}) must match the size "
-                               f"of tensor b ({out._data.shape[-1] if out._data.ndim else 1}) at non-singleton "
-                               f"dimension {max(t._data.ndim - 1, 0)}") from None
-        out = out.expand(t._data.shape)
-    return _S.clone(out) if out is src else out + 0 if out._grad_fn is None and not out._requires_grad else out
 
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up

@@ -246,9 +246,41 @@ def _leaf_setitem_error(self: Tensor, key: tuple) -> None:
         raise RuntimeError(_VIEW_LEAF_MSG)
 
 
+def setitem_shape_error(value: np.ndarray, region: tuple, basic: bool) -> RuntimeError:
+    """torch's error when ``value`` cannot fill an indexing result of shape ``region``: basic keys
+    expand the value (leading 1s dropped), advanced ones broadcast it."""
+    vshape = tuple(np.shape(value))
+    if not basic:
+        return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+                            f"result of shape {list(region)}")
+    while vshape and vshape[0] == 1 and len(vshape) > len(region):
+        vshape = vshape[1:]
+    if len(vshape) > len(region):
+        name = G._type_name(D.from_numpy_dtype(np.asarray(value).dtype))
+        return RuntimeError(f"expand(torch.{name}{{{list(vshape)}}}, size={list(region)}): the number of sizes "
+                            f"provided ({len(region)}) must be greater or equal to the number of dimensions in the "
+                            f"tensor ({len(vshape)})")
+    off = len(region) - len(vshape)
+    for i in range(len(region) - 1, off - 1, -1):
+        v = vshape[i - off]
+        if v != 1 and v != region[i]:
+            return RuntimeError(f"The expanded size of the tensor ({region[i]}) must match the existing size ({v}) at "
+                                f"non-singleton dimension {i}.  Target sizes: {list(region)}.  Tensor sizes: "
+                                f"{list(np.shape(value))}")
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+                        f"result of shape {list(region)}")
+
+
+def _broadcastable(shape: tuple, to: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
+
+
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
-    from .indexing import CopySlices, _convert_key
+    from .indexing import CopySlices, IndexPut, _convert_key
 
     k, basic = _convert_key(key)
     if basic:
@@ -263,9 +295,7 @@ def setitem(self: Tensor, key, value) -> None:
         except ValueError as e:
             if "read-only" in str(e):
                 _write(self._data, arr)  # raises torch's overlap message
-            region = np.shape(self._data[k])
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(arr))} cannot be broadcast "
-                               f"to indexing result of shape {list(region)}") from None
+            raise setitem_shape_error(arr, np.shape(self._data[k]), basic) from None
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
         self._bump()
@@ -274,6 +304,10 @@ def setitem(self: Tensor, key, value) -> None:
     if base is not None:
         sub = _flat_index(self)[k]
         if isinstance(v, Tensor):
+            while v._data.ndim > sub.ndim and v._data.shape[0] == 1:
+                v = v[0]
+            if not _broadcastable(v._data.shape, sub.shape):
+                raise setitem_shape_error(v._data, sub.shape, basic)
             v = (v if v._data.shape == sub.shape else v.expand(sub.shape)).reshape(-1)
         new_base = CopySlices.apply(base, v, (sub.reshape(-1),), True)
         _write(base._data, new_base._data)
@@ -281,7 +315,7 @@ def setitem(self: Tensor, key, value) -> None:
         _rebase(base, new_base._grad_fn, 0)
         _rebase_views(base)
         return
-    out = CopySlices.apply(self, v, k, False)
+    out = (CopySlices if basic else IndexPut).apply(self, v, k, False)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)
