@@ -252,3 +252,6 @@ class _DelayedError(Function):
     def backward(ctx, grad):
         raise RuntimeError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable")
+
+
+_DelayedError._backward_cls._name = "torch::autograd::Error"
