@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd import graph as G
-from ..autograd.grad_mode import _mode, no_grad
+from ..autograd.grad_mode import _mode
 
 __all__ = ["inplace", "setitem", "copy_out"]
 
@@ -66,10 +66,10 @@ def _others_need_grad(args) -> bool:
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
     check_inplace(self)
-    graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args))
+    graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
+                                    or (bool(kwargs) and _others_need_grad(kwargs.values())))
     if not graph:
-        with no_grad():
-            out = fn(self, *args, **kwargs)
+        out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
         _cast_check(out._dtype, self)
         _write(self._data, out._data)
         self._bump()

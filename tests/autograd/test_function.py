@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from _compare import same
-from oracle import ember, torch
 
 
 def _my_relu(lib):

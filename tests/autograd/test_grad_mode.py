@@ -6,7 +6,6 @@ import threading
 import pytest
 
 from _compare import same
-from oracle import ember, torch
 
 
 def test_context_managers_nesting_and_results():

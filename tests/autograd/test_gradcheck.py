@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from _compare import same
-from oracle import ember, torch
 
 RNG = np.random.default_rng(0)
 A, B = RNG.standard_normal((3, 4)), RNG.standard_normal((4,))

@@ -2,14 +2,13 @@
 (incl. views of a modified base), dtype rules."""
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from _compare import outcome, same
-from oracle import ember, torch
+from oracle import ember
 
 RNG = np.random.default_rng(0)
 
