@@ -21,6 +21,7 @@ from .ops import *  # noqa: F401,F403 - the torch.* op surface
 from . import autograd, cuda, ops, nn, utils
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
 
 __version__ = "0.1.0"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -19,25 +19,39 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class _VersionCounter:
-    """Shared by a tensor and its views; bumped by every in-place change."""
+    """Shared by a tensor and its views; bumped by every in-place change, remembering where the
+    last few changes were made (user file and line) for the in-place error message."""
 
-    __slots__ = ("value", "site")
+    __slots__ = ("value", "sites")
 
     def __init__(self) -> None:
         self.value = 0
-        self.site = None
+        self.sites = None  # [(version reached, filename, lineno), ...], the most recent few
 
 
-def _user_site() -> str | None:
-    """file:line of the innermost frame outside the ember package."""
+def _record_site(vc: _VersionCounter) -> None:
+    """Remember the innermost frame outside the ember package as the site of version ``vc.value``."""
     f = sys._getframe(2)
     while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
         f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+    if f is None:
+        return
+    sites = vc.sites
+    if sites is None:
+        sites = vc.sites = []
+    elif len(sites) >= 8:
+        del sites[:4]
+    sites.append((vc.value, f.f_code.co_filename, f.f_lineno))
 
 
-def _inplace_site(vc: _VersionCounter | None) -> str | None:
-    return vc.site if vc is not None else None
+def _inplace_site(vc: _VersionCounter | None, saved_version: int) -> str | None:
+    """file:line of the change that first moved ``vc`` past ``saved_version`` (else the latest known)."""
+    if vc is None or not vc.sites:
+        return None
+    for version, filename, lineno in vc.sites:
+        if version > saved_version:
+            return f"{filename}:{lineno}"
+    return None
 
 
 _NONLEAF_GRAD_WARNING = (
@@ -167,7 +181,7 @@ class Tensor:
         if vc is None:
             vc = self._vc = _VersionCounter()
         vc.value += 1
-        vc.site = _user_site()
+        _record_site(vc)
 
     def is_inference(self) -> bool:
         ext = self._ext
@@ -784,26 +798,19 @@ class Tensor:
 
     def zero_(self):
         """Fill with zeros in place."""
-        return _IP.inplace(self, lambda t: t * 0)  if _needs_graph(self) else _fill(self, 0)
+        return _IP.inplace(self, _I.Zero.apply) if _needs_graph(self) else _fill(self, 0)
 
     def fill_(self, value):
-        """Fill with ``value`` in place."""
-        if isinstance(value, Tensor):
-            if value._data.ndim:
-                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                                   f"{value._data.ndim} dimensions.")
-            if _needs_graph(self) or value._requires_grad:
-                return _IP.inplace(self, lambda t, v: t * 0 + v, value)
-            value = value.item()
-        if _needs_graph(self):
-            return _IP.inplace(self, lambda t: t * 0 + value)
-        return _fill(self, value)
+        """Fill with ``value`` (a number or a 0-d tensor) in place."""
+        if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim)):
+            return _IP.inplace(self, _I.fill_value, value)
+        return _fill(self, value.item() if isinstance(value, Tensor) else value)
 
     def copy_(self, src, non_blocking: bool = False):
         """Copy ``src`` (broadcast) into this tensor in place."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        return _IP.inplace(self, _copy_value, src)
+        return _IP.inplace(self, _I.copy_value, src)
 
     @property
     def T(self):
@@ -1062,22 +1069,6 @@ def _fill(t: Tensor, value) -> Tensor:
     t._data[...] = value
     t._bump()
     return t
-
-
-def _copy_value(t: Tensor, src: Tensor) -> Tensor:
-    """The value ``t.copy_(src)`` leaves in ``t`` (src broadcast and cast), differentiable in src."""
-    out = src.to(t._dtype) if src._dtype is not t._dtype else src
-    if out._data.shape != t._data.shape:
-        try:
-            np.broadcast_shapes(out._data.shape, t._data.shape)
-            if np.broadcast_shapes(out._data.shape, t._data.shape) != t._data.shape:
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({t._data.shape[-1] if t._data.ndim else 1}) must match the size "
-                               f"of tensor b ({out._data.shape[-1] if out._data.ndim else 1}) at non-singleton "
-                               f"dimension {max(t._data.ndim - 1, 0)}") from None
-        out = out.expand(t._data.shape)
-    return _S.clone(out) if out is src else out + 0 if out._grad_fn is None and not out._requires_grad else out
 
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up

@@ -5,7 +5,7 @@ from typing import Sequence
 
 from .._tensor import Tensor
 from . import graph
-from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward, _make_grads
 from .function import Function, FunctionCtx, once_differentiable, BackwardCFunction
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
@@ -16,7 +16,7 @@ from .variable import Variable
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
            "set_detect_anomaly", "gradcheck", "gradgradcheck", "graph", "Variable",
-           "is_grad_enabled", "is_anomaly_enabled", "BackwardCFunction",
+           "is_grad_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "BackwardCFunction",
            "is_inference_mode_enabled"]
 
 

@@ -201,22 +201,19 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             edges = fn._next
             try:
                 result = fn._apply(grads)
-            except Exception as e:
-                if _anomaly._enabled and h is not None and h.traceback:
-                    import warnings
-
-                    warnings.warn(f"Error detected in {fn.name()}. Traceback of forward call that caused "
-                                  f"the error:\n{h.traceback}", RuntimeWarning, stacklevel=2)
-                raise e
-            if edges:
-                result = _validate(fn, result, edges)
-            if h is not None and h.post:
-                for hook in list(h.post.values()):
-                    r = hook(tuple(result), tuple(grads))
-                    if r is not None:
-                        result = list(r)
-            if check_nan:
-                _nan_check(fn, result)
+                if edges:
+                    result = _validate(fn, result, edges)
+                if h is not None and h.post:
+                    for hook in list(h.post.values()):
+                        r = hook(tuple(result), tuple(grads))
+                        if r is not None:
+                            result = list(r)
+                if check_nan:
+                    _nan_check(fn, result)
+            except Exception:
+                if _anomaly._enabled:
+                    _anomaly._warn_error_in(fn)
+                raise
             if not keep_graph:
                 fn._release()
             for (nxt, nr), g in zip(edges, result):
@@ -252,11 +249,7 @@ def _nan_check(fn, grads) -> None:
 
     for i, g in enumerate(grads):
         if g is not None and g._dtype.is_floating_point and np.isnan(g._data).any():
-            tb = fn._hooks.traceback if fn._hooks is not None else None
-            msg = f"Function '{fn.name()}' returned nan values in its {i}th output."
-            if tb:
-                msg += f"\nTraceback of forward call that caused the error:\n{tb}"
-            raise RuntimeError(msg)
+            raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
 
 
 def _make_grads(outputs, grads, is_grads_batched: bool = False):

@@ -5,6 +5,7 @@ import functools
 from typing import Any
 
 from .._tensor import Tensor, _wrap
+from . import anomaly_mode as _anomaly
 from . import graph as G
 from .grad_mode import _mode, no_grad
 
@@ -218,6 +219,8 @@ def _wire(ctx, args, out, record: bool):
         else:
             saved.append(G._make_saved(t, False))
     ctx._saved = tuple(saved)
+    if _anomaly._enabled:
+        _anomaly._record_traceback(ctx)
     return results[0] if single else tuple(results)
 
 
@@ -249,3 +252,6 @@ class _DelayedError(Function):
     def backward(ctx, grad):
         raise RuntimeError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable")
+
+
+_DelayedError._backward_cls._name = "torch::autograd::Error"

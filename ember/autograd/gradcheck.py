@@ -12,32 +12,36 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytical and numerical gradients differ."""
 
 
+def _as_tensor(jac: np.ndarray) -> Tensor:
+    from .._tensor import _wrap_any
+
+    return _wrap_any(jac)
+
+
 def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
 
 def _numerical_jacobian(fn, inputs, out_index, eps):
-    """d out / d input as (input.numel, out.numel) per differentiable input."""
-    from .grad_mode import no_grad
-
+    """d out / d input as (input.numel, out.numel) per differentiable input. Grad mode stays as it is:
+    the function may itself differentiate (gradgradcheck)."""
     jacs = []
-    with no_grad():
-        base_out = _as_tuple(fn(*inputs))[out_index]
-        for inp in inputs:
-            if not (isinstance(inp, Tensor) and inp._requires_grad):
-                jacs.append(None)
-                continue
-            flat = inp._data.reshape(-1)
-            jac = np.zeros((flat.size, base_out._data.size))
-            for k in range(flat.size):
-                orig = flat[k].copy()
-                flat[k] = orig + eps
-                plus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1).copy()
-                flat[k] = orig - eps
-                minus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1).copy()
-                flat[k] = orig
-                jac[k] = (plus - minus) / (2 * eps)
-            jacs.append(jac)
+    base_out = _as_tuple(fn(*inputs))[out_index]
+    for inp in inputs:
+        if not (isinstance(inp, Tensor) and inp._requires_grad):
+            jacs.append(None)
+            continue
+        arr = inp._data  # perturbed in place, whatever its layout
+        jac = np.zeros((arr.size, base_out._data.size))
+        for k, idx in enumerate(np.ndindex(arr.shape)):
+            orig = arr[idx].copy()
+            arr[idx] = orig + eps
+            plus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1).copy()
+            arr[idx] = orig - eps
+            minus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1).copy()
+            arr[idx] = orig
+            jac[k] = (plus - minus) / (2 * eps)
+        jacs.append(jac)
     return jacs
 
 
@@ -87,7 +91,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 if raise_exception:
                     raise GradcheckError(
                         f"Jacobian mismatch for output {oi} with respect to input {k},\n"
-                        f"numerical:{n}\nanalytical:{a}\n")
+                        f"numerical:{_as_tensor(n)}\nanalytical:{_as_tensor(a)}\n")
                 return False
     return True
 

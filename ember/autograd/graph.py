@@ -280,16 +280,23 @@ def _raise_modified(s: SavedTensor, owner: Node | None) -> None:
     else:
         t = s._tensor
         shape, dt, fn, nr = t._data.shape, t._dtype, t._grad_fn, t._output_nr
-    which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+    which = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
     msg = ("one of the variables needed for gradient computation has been modified by an inplace "
            f"operation: [torch.{_type_name(dt)} [{', '.join(map(str, shape))}]]{which} is at version "
            f"{s._vc.value}; expected version {s._version} instead. Hint: enable anomaly detection to "
            "find the operation that failed to compute its gradient, with "
-           "torch.autograd.set_detect_anomaly(True).")
-    site = _inplace_site(s._vc)
+           "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    site = _inplace_site(s._vc, s._version)
     if site:
         msg += f" (ember: the in-place operation that modified it ran at {site}.)"
     raise RuntimeError(msg)
+
+
+def _short_name(fn: Node) -> str:
+    """A node's name as torch's in-place error prints it: no namespace, no ``Backward<N>``."""
+    name = fn.name().rsplit("::", 1)[-1]
+    stem = name.rstrip("0123456789")
+    return stem[:-8] if stem.endswith("Backward") else name
 
 
 def _type_name(dt) -> str:
@@ -326,8 +333,10 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
         s._data = None
     ext = t._ext
     if ext is not None and ext.get("inference"):
-        raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can "
-                           "make a clone to get a normal tensor and use it in autograd.")
+        raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                           "inference mode in computation tracked by autograd. To work around this, you can make a "
+                           "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                           "`torch.inference_mode()`.")
     stack = _hook_state.stack
     if stack:
         if _hook_state.disabled:

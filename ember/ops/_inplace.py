@@ -10,13 +10,14 @@ becomes an ``AsStrided`` view of the new ``b``. Without a graph, it is just NumP
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd import graph as G
-from ..autograd.grad_mode import _mode, no_grad
+from ..autograd.grad_mode import _mode
 
 __all__ = ["inplace", "setitem", "copy_out"]
 
@@ -65,16 +66,15 @@ def _others_need_grad(args) -> bool:
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
     check_inplace(self)
-    graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args))
+    graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
+                                    or (bool(kwargs) and _others_need_grad(kwargs.values())))
     if not graph:
-        with no_grad():
-            out = fn(self, *args, **kwargs)
+        out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
         _cast_check(out._dtype, self)
         _write(self._data, out._data)
         self._bump()
         return self
-    base = self._base
-    if base is not None and base._data.flags.c_contiguous:
+    if self._base is not None:
         return _inplace_on_view(self, fn, args, kwargs)
     alias = _alias(self)
     out = fn(alias, *args, **kwargs)
@@ -83,7 +83,9 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _protect_saved(node, alias)
     _write(self._data, out._data)
     self._bump()
+    _retarget_saved_result(node, out, self)
     _rebase(self, node, out._output_nr if node is not None else 0)
+    _rebase_views(self)
     return self
 
 
@@ -92,9 +94,7 @@ def _alias(t: Tensor) -> Tensor:
     a._requires_grad = t._requires_grad
     a._grad_fn = t._grad_fn
     a._output_nr = t._output_nr
-    if t._grad_fn is None and t._requires_grad:
-        a._acc = None
-        a._grad_fn = None
+    a._acc = t._acc
     return a
 
 
@@ -107,6 +107,20 @@ def _protect_saved(node, alias: Tensor) -> None:
         if type(s) is G.SavedTensor and s._tensor is alias:
             alias._data = alias._data.copy()
             return
+
+
+def _retarget_saved_result(node, out: Tensor, target: Tensor) -> None:
+    """A node that saved its own result now sees it in ``target``'s memory, at its new version, so
+    a later in-place change of ``target`` is caught as torch does."""
+    saved = getattr(node, "_saved", None) if node is not None else None
+    if not saved or isinstance(saved, str):
+        return
+    for s in saved:
+        if type(s) is G.SavedTensor and s._is_output and s._data is out._data:
+            vc = target._version_counter()
+            s._data = target._data
+            s._vc = vc
+            s._version = vc.value
 
 
 def _write(dst: np.ndarray, src: np.ndarray) -> None:
@@ -125,40 +139,152 @@ def _rebase(self: Tensor, node, output_nr: int) -> None:
         self._install_retain_hook()
 
 
+# ----------------------------------------------------------------------------- views
+# NOTE [views after an in-place change]
+# A root tensor keeps weak references to its views (``_ext["views"]``) unless it is a leaf that
+# requires grad (those can never be changed in place while recording). When an in-place op with a
+# graph changes the root or any of its views, every live view gets an ``AsStridedBackward0`` node
+# over the root's new history, as torch regenerates a view's grad_fn when its base was modified.
+
+def register_view(view: Tensor, root: Tensor) -> None:
+    """Remember ``view`` on ``root`` so its history can follow in-place changes of ``root``."""
+    if root._requires_grad and root._grad_fn is None:
+        return
+    ext = root._ext
+    if ext is None:
+        ext = root._ext = {}
+    reg = ext.get("views")
+    if reg is None:
+        reg = ext["views"] = [[], 16]
+    refs = reg[0]
+    refs.append(weakref.ref(view))
+    if len(refs) > reg[1]:
+        refs[:] = [r for r in refs if r() is not None]
+        reg[1] = max(16, 2 * len(refs))
+
+
+def _rebase_views(root: Tensor) -> None:
+    from .indexing import AsStrided
+
+    ext = root._ext
+    reg = ext.get("views") if ext is not None else None
+    if not reg:
+        return
+    live = []
+    for r in reg[0]:
+        v = r()
+        if v is not None:
+            live.append(r)
+            node = AsStrided.apply(root, view_geometry(v._data, root._data), v._data)._grad_fn
+            _rebase(v, node, 0)
+    reg[0][:] = live
+
+
+def view_geometry(view: np.ndarray, base: np.ndarray) -> tuple:
+    """(offset, shape, strides, base shape, base strides) of ``view`` in ``base``'s memory, in elements."""
+    item = base.itemsize
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    return (offset, view.shape, tuple(s // item for s in view.strides), base.shape,
+            tuple(s // item for s in base.strides))
+
+
+def _offsets(shape: tuple, strides: tuple, start: int = 0) -> np.ndarray:
+    out = np.full(shape, start, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(shape, strides)):
+        if n > 1 and st:
+            out += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(shape) - k - 1))
+    return out
+
+
+def flat_positions(geom: tuple) -> np.ndarray:
+    """Index in the base's row-major order of every element of the view described by ``geom``."""
+    offset, vshape, vstrides, bshape, bstrides = geom
+    vmem = _offsets(vshape, vstrides, offset)
+    bmem = _offsets(bshape, bstrides).reshape(-1)
+    if bmem.size == 0 or np.array_equal(bmem, np.arange(bmem.size)):
+        return vmem
+    lo = int(bmem.min())
+    lookup = np.full(int(bmem.max()) - lo + 1, -1, dtype=np.int64)
+    lookup[bmem - lo] = np.arange(bmem.size, dtype=np.int64)
+    return lookup[vmem - lo]
+
+
 def _flat_index(view: Tensor) -> np.ndarray:
-    """Flat positions in its base's memory of each element of ``view``."""
-    barr = view._base._data
-    varr = view._data
-    item = barr.itemsize
-    offset = (varr.__array_interface__["data"][0] - barr.__array_interface__["data"][0]) // item
-    idx = np.arange(barr.size, dtype=np.int64)
-    return as_strided(idx[offset:], shape=varr.shape, strides=tuple(s // item * 8 for s in varr.strides),
-                      writeable=False).copy()
+    return flat_positions(view_geometry(view._data, view._base._data))
 
 
 def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
-    from .indexing import CopySlices, AsStrided
+    from .indexing import CopySlices
 
     base = self._base
     alias = _alias(self)
     out = fn(alias, *args, **kwargs)
     _cast_check(out._dtype, self)
     _protect_saved(out._grad_fn, alias)
-    flat = _flat_index(self)
-    new_base = CopySlices.apply(base, out, (flat,), True)
+    new_base = CopySlices.apply(base, out, (_flat_index(self),), True)
     _write(base._data, new_base._data)
     base._bump()
+    _retarget_saved_result(out._grad_fn, out, self)
     _rebase(base, new_base._grad_fn, 0)
-    view = AsStrided.apply(base, flat, self._data)
-    _rebase(self, view._grad_fn, 0)
+    _rebase_views(base)
     return self
+
+
+def _leaf_setitem_error(self: Tensor, key: tuple) -> None:
+    """torch indexes first (a view, for basic keys not covering the whole tensor), then copies."""
+    if not (_mode.grad_enabled and self._requires_grad and self._grad_fn is None):
+        return
+    shape = self._data.shape
+    ell = key.index(Ellipsis) if Ellipsis in key else len(key)
+    for i, k in enumerate(key):
+        if k is Ellipsis:
+            continue
+        if isinstance(k, slice):
+            d = i if i < ell else len(shape) - (len(key) - i)
+            if 0 <= d < len(shape) and k.indices(shape[d]) == (0, shape[d], 1):
+                continue
+        raise RuntimeError(_VIEW_LEAF_MSG)
+
+
+def setitem_shape_error(value: np.ndarray, region: tuple, basic: bool) -> RuntimeError:
+    """torch's error when ``value`` cannot fill an indexing result of shape ``region``: basic keys
+    expand the value (leading 1s dropped), advanced ones broadcast it."""
+    vshape = tuple(np.shape(value))
+    if not basic:
+        return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+                            f"result of shape {list(region)}")
+    while vshape and vshape[0] == 1 and len(vshape) > len(region):
+        vshape = vshape[1:]
+    if len(vshape) > len(region):
+        name = G._type_name(D.from_numpy_dtype(np.asarray(value).dtype))
+        return RuntimeError(f"expand(torch.{name}{{{list(vshape)}}}, size={list(region)}): the number of sizes "
+                            f"provided ({len(region)}) must be greater or equal to the number of dimensions in the "
+                            f"tensor ({len(vshape)})")
+    off = len(region) - len(vshape)
+    for i in range(len(region) - 1, off - 1, -1):
+        v = vshape[i - off]
+        if v != 1 and v != region[i]:
+            return RuntimeError(f"The expanded size of the tensor ({region[i]}) must match the existing size ({v}) at "
+                                f"non-singleton dimension {i}.  Target sizes: {list(region)}.  Tensor sizes: "
+                                f"{list(np.shape(value))}")
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+                        f"result of shape {list(region)}")
+
+
+def _broadcastable(shape: tuple, to: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
 
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
-    from .indexing import CopySlices, _convert_key
+    from .indexing import CopySlices, IndexPut, _convert_key
 
-    k, _ = _convert_key(key)
+    k, basic = _convert_key(key)
+    if basic:
+        _leaf_setitem_error(self, k)
     check_inplace(self)
     v = value
     graph = _mode.grad_enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
@@ -169,31 +295,31 @@ def setitem(self: Tensor, key, value) -> None:
         except ValueError as e:
             if "read-only" in str(e):
                 _write(self._data, arr)  # raises torch's overlap message
-            region = np.shape(self._data[k])
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(arr))} cannot be broadcast "
-                               f"to indexing result of shape {list(region)}") from None
+            raise setitem_shape_error(arr, np.shape(self._data[k]), basic) from None
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
         self._bump()
         return
     base = self._base
-    if base is not None and base._data.flags.c_contiguous:
-        from .indexing import AsStrided
-
+    if base is not None:
         sub = _flat_index(self)[k]
         if isinstance(v, Tensor):
+            while v._data.ndim > sub.ndim and v._data.shape[0] == 1:
+                v = v[0]
+            if not _broadcastable(v._data.shape, sub.shape):
+                raise setitem_shape_error(v._data, sub.shape, basic)
             v = (v if v._data.shape == sub.shape else v.expand(sub.shape)).reshape(-1)
         new_base = CopySlices.apply(base, v, (sub.reshape(-1),), True)
         _write(base._data, new_base._data)
         base._bump()
         _rebase(base, new_base._grad_fn, 0)
-        view = AsStrided.apply(base, _flat_index(self), self._data)
-        _rebase(self, view._grad_fn, 0)
+        _rebase_views(base)
         return
-    out = CopySlices.apply(self, v, k, False)
+    out = (CopySlices if basic else IndexPut).apply(self, v, k, False)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)
+    _rebase_views(self)
 
 
 def copy_out(out: Tensor, result: Tensor) -> Tensor:

@@ -31,6 +31,7 @@ from .._tensor import Tensor, _wrap, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
 from ..autograd import anomaly_mode as _anomaly
+from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
 _BY_NUM = D._BY_NUM
@@ -173,6 +174,14 @@ def _link_view(out: Tensor, base: Tensor) -> None:
     out._vc = root._version_counter() if base._vc is None else base._vc
     if base._vc is None:
         base._vc = out._vc
+    # A view is an inference tensor exactly when its base is (whatever the mode it is made in).
+    bext = base._ext
+    if bext is not None and bext.get("inference"):
+        if out._ext is None:
+            out._ext = {"inference": True}
+    elif out._ext is not None:
+        out._ext = None
+    _register_view(out, root)
 
 
 def _set_inference(t: Tensor) -> None:

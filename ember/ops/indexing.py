@@ -332,7 +332,7 @@ class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
     __slots__ = ("key", "flat", "vshape")
-    _name = "CopySlices"
+    _name = "torch::autograd::CopySlices"
     nattrs = 2
 
     @staticmethod
@@ -345,9 +345,9 @@ class CopySlices(Op):
         try:
             target[key] = v
         except ValueError:
-            region = np.shape(target[key])
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be broadcast to "
-                               f"indexing result of shape {list(region)}") from None
+            from ._inplace import setitem_shape_error
+
+            raise setitem_shape_error(v, np.shape(target[key]), not flat and _is_basic(key)) from None
         return out
 
     def backward(ctx, grad):
@@ -364,23 +364,116 @@ class CopySlices(Op):
         return gb, gv
 
 
+class Copy(Op):
+    """d (self := src, broadcast and cast) = zeros for self, grad for src"""
+
+    __slots__ = ()
+    _name = "torch::autograd::CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, self, other):
+        out = np.empty(self.shape, self.dtype)
+        out[...] = other
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        return (grad * 0 if n0[0] is not None else None), (grad if n1[0] is not None else None)
+
+
+class IndexPut(CopySlices):
+    """``self[advanced key] = value``, named as torch's ``index_put_`` node."""
+
+    __slots__ = ()
+    _name = "IndexPutBackward0"
+
+
+class Zero(Op):
+    """d zeros_like(self) = zeros"""
+
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, self):
+        return np.zeros_like(self)
+
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class _FillScalar(Op):
+    """d full_like(self, value) = zeros"""
+
+    __slots__ = ()
+    _name = "FillBackward2"
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, value):
+        return np.full_like(self, value)
+
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class _FillTensor(Op):
+    """d full_like(self, value) = zeros, sum(grad)"""
+
+    __slots__ = ()
+    _name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, self, value):
+        return np.full_like(self, value)
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        return (grad * 0 if n0[0] is not None else None), (grad.sum() if n1[0] is not None else None)
+
+
+def fill_value(self: Tensor, value) -> Tensor:
+    """The value ``self.fill_(value)`` leaves in ``self`` (value: number or 0-d tensor)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return _FillTensor.apply(self, value)
+    return _FillScalar.apply(self, value)
+
+
+def copy_value(self: Tensor, src: Tensor) -> Tensor:
+    """The value ``self.copy_(src)`` leaves in ``self``: ``src`` broadcast to its shape and cast."""
+    if src._data.shape != self._data.shape:
+        try:
+            shape = np.broadcast_shapes(src._data.shape, self._data.shape)
+        except ValueError:
+            raise _broadcast_error(self._data, src._data) from None
+        if shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+    return Copy.apply(self, src)
+
+
 def _is_basic(key) -> bool:
     return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in key)
 
 
 class AsStrided(Op):
-    """d (view of base at flat positions) = grad scattered into zeros of base's shape"""
+    """d (view of base at given memory geometry) = grad scattered into zeros of base's shape"""
 
-    __slots__ = ("flat", "shape")
-    is_view = True
+    __slots__ = ("geom",)
     nattrs = 2
 
     @staticmethod
-    def forward(ctx, self, flat, view):
+    def forward(ctx, self, geom, view):
         if ctx is not None:
-            ctx.flat, ctx.shape = flat, self.shape
+            ctx.geom = geom
         return view
 
     def backward(ctx, grad):
-        return IndexPutZeros.apply(grad.reshape(-1), (ctx.flat.reshape(-1),), (int(np.prod(ctx.shape)),)
-                                   ).reshape(ctx.shape)
+        from ._inplace import flat_positions
+
+        geom = ctx.geom
+        shape = geom[3]
+        flat = flat_positions(geom)
+        return IndexPutZeros.apply(grad.reshape(-1), (flat.reshape(-1),), (int(np.prod(shape)),)).reshape(shape)
