@@ -61,10 +61,11 @@ class Op(G.Node):
         super().__init_subclass__(**kwargs)
         if "_name" not in cls.__dict__:
             cls._name = cls.__name__ + "Backward0"
-        cls.__name__ = cls.__qualname__ = cls._name  # type(t.grad_fn).__name__ reads as in torch
+        # type(t.grad_fn).__name__ reads as in torch ("CopySlices" while name() is "torch::autograd::CopySlices")
+        cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
-        _registry[cls._name] = cls
+        _registry[cls.__name__] = cls
 
     @classmethod
     def apply(cls, *args):

@@ -454,7 +454,7 @@ class Select(Op):
                              f"dimension {d}")
         if ctx is not None:
             ctx.dim, ctx.index, ctx.shape = d, index % n, self.shape
-        return self[(slice(None),) * d + (index,)]
+        return self[(slice(None),) * d + (index, Ellipsis)]  # Ellipsis: a 0-d view, not a scalar
 
     def backward(ctx, grad):
         from .indexing import _slice_backward

@@ -431,7 +431,18 @@ def _inplace_entries():
         OpInfo("setitem slice", lambda lib, x, v: _set(x.clone(), (slice(1, 3),), v), fixed(s((4, 3), (2, 3)))),
         OpInfo("setitem scalar", lambda lib, x: _set(x * 1, (0, 1), 5.0), fixed(s((4, 3)))),
         OpInfo("inplace on view", lambda lib, x: _mul_view(x.clone()), fixed(s((4, 3))), check_grad_fn=False),
+        OpInfo("copy_", lambda lib, x, v: (x * 1).copy_(v), fixed(s((4, 3), (3,)))),
+        OpInfo("fill_ scalar", lambda lib, x: (x * 1).fill_(2.5), fixed(s((4, 3)))),
+        OpInfo("fill_ tensor", lambda lib, x, v: (x * 1).fill_(v), fixed(s((4, 3), ()))),
+        OpInfo("zero_", lambda lib, x: (x * 1).zero_(), fixed(s((4, 3)))),
+        OpInfo("setitem on view", lambda lib, x, v: _set_view(x * 1, v), fixed(s((4, 3), (3,)))),
     ]
+
+
+def _set_view(t, v):
+    row = t[1]
+    row[:] = v
+    return t
 
 
 def _set(t, key, v):
