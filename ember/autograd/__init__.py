@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .._tensor import Tensor
+from .._factories import zeros_like
 from . import graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .engine import run_backward, _make_grads
@@ -71,14 +72,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t,
                           accumulate=False)
     out = []
-    for t, g in zip(inputs_t, result):
+    for i, (t, g) in enumerate(zip(inputs_t, result)):
         if g is None:
             if materialize_grads:
-                from .._factories import zeros_like
-
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
         out.append(g)
     return tuple(out)

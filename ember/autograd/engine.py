@@ -38,33 +38,36 @@ def _discover(roots):
     seen = set()
     order = []
     stack = []
-    for fn in roots:
-        if fn not in seen:
-            seen.add(fn)
-            stack.append((fn, iter(fn._next)))
-    while stack:
-        fn, it = stack[-1]
-        for nxt, _ in it:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, iter(nxt._next)))
-                break
-        else:
-            stack.pop()
-            order.append(fn)
+    for root in roots:  # one root at a time, so ``order`` is a true post-order across roots
+        if root in seen:
+            continue
+        seen.add(root)
+        stack.append((root, iter(root._next)))
+        while stack:
+            fn, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is None:
+                    continue
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt._next)))
+                    break
+            else:
+                stack.pop()
+                order.append(fn)
     return deps, order
 
 
-def _needed_nodes(order, target_nodes, executes_targets: bool) -> set:
-    """Nodes from which a target can be reached (children come before parents in ``order``)."""
+def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
+    """Nodes that must run to reach a target (children come before parents in ``order``).
+
+    A target's own node runs only when it is a leaf's AccumulateGrad under ``backward(inputs=)``
+    or when it leads on to another target; otherwise its gradient is only captured."""
     needed = set()
     for fn in order:
-        if fn in target_nodes:
-            if executes_targets or any(n in needed for n, _ in fn._next if n is not None):
-                needed.add(fn)
+        if accumulate and fn in target_nodes and type(fn) is AccumulateGrad:
+            needed.add(fn)
             continue
         for n, _ in fn._next:
             if n is not None and (n in needed or n in target_nodes):
@@ -237,7 +240,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     if nonleaf_accumulate:
         for k, t in nonleaf_accumulate:
             g = captured[k]
-            if g is not None:
+            if g is not None and not t.retains_grad:  # its retain_grad hook already stored it
                 t._grad = g.detach() if t._grad is None and not create_graph else (
                     g if t._grad is None else t._grad + g)
         return None
