@@ -110,6 +110,30 @@ def _expandable(shape, to) -> bool:
     return True
 
 
+def _checked(hook, old, new):
+    """A tensor hook's replacement gradient, refused when its type or size differs (as torch)."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if old is not None:
+        if new._dtype is not old._dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {old.type()} got "
+                               f"{new.type()})")
+        if new._data.shape != old._data.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
+
+
+def _checked_all(hook, old, new) -> list:
+    """A node hook's replacement tuple: same length, each value checked as a tensor hook's."""
+    new = list(new)
+    if len(new) != len(old):
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but "
+                           f"expected {len(old)})")
+    return [g if g is None else _checked(hook, o, g) for o, g in zip(old, new)]
+
+
 def _call_tensor_hooks(fn, grads):
     hooks = fn._tensor_pre_hooks()
     if hooks is None:
@@ -118,13 +142,13 @@ def _call_tensor_hooks(fn, grads):
         for h in list(hooks["hooks"].values()):
             r = h(grads[0])
             if r is not None:
-                grads[0] = r
+                grads[0] = _checked(h, grads[0], r)
         return grads
     for nr, d in hooks.tensor_pre.items():
         for h in list(d.values()):
             r = h(grads[nr])
             if r is not None:
-                grads[nr] = r
+                grads[nr] = _checked(h, grads[nr], r)
     for nr, h in list(hooks.retain.items()):
         h(grads[nr])
     return grads
@@ -197,7 +221,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 for hook in list(h.pre.values()):
                     r = hook(tuple(grads))
                     if r is not None:
-                        grads = list(r)
+                        grads = _checked_all(hook, grads, r)
             edges = fn._next
             try:
                 result = fn._apply(grads)
@@ -214,7 +238,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 for hook in list(h.post.values()):
                     r = hook(tuple(result), tuple(grads))
                     if r is not None:
-                        result = list(r)
+                        result = _checked_all(hook, result, r)
             if check_nan:
                 _nan_check(fn, result)
             if not keep_graph:
