@@ -249,12 +249,16 @@ class SavedTensor:
         """Pack the saved tensor now with ``pack_hook``; ``unpack_hook`` restores it in backward."""
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("Expected pack_hook and unpack_hook to be callables")
-        if self._unpack_hook is not None:
-            raise RuntimeError("SavedTensor hooks have already been set")
         if self._freed:
-            raise RuntimeError(_FREED_MSG)
-        t = self.unpack(None) if not self._is_output else _wrap_plain(self._data)
-        self._packed = pack_hook(t)
+            raise RuntimeError("Calling register_hooks on a saved tensor after it has been freed. Saved "
+                               "intermediate values of the graph are freed when you call .backward() or "
+                               "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                               "the graph a second time or if you need to access saved variables after "
+                               "calling backward.")
+        if self._unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        self._packed = pack_hook(_wrap_plain(self._tensor._data if not self._is_output else self._data))
         self._unpack_hook = unpack_hook
         self._tensor = None
         self._data = None
@@ -280,16 +284,23 @@ def _raise_modified(s: SavedTensor, owner: Node | None) -> None:
     else:
         t = s._tensor
         shape, dt, fn, nr = t._data.shape, t._dtype, t._grad_fn, t._output_nr
-    which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+    which = f", which is output {nr} of {_op_name(fn)}," if fn is not None else ""
     msg = ("one of the variables needed for gradient computation has been modified by an inplace "
            f"operation: [torch.{_type_name(dt)} [{', '.join(map(str, shape))}]]{which} is at version "
            f"{s._vc.value}; expected version {s._version} instead. Hint: enable anomaly detection to "
            "find the operation that failed to compute its gradient, with "
-           "torch.autograd.set_detect_anomaly(True).")
+           "torch.autograd.set_detect_anomaly(True, check_nan=False).")
     site = _inplace_site(s._vc)
     if site:
         msg += f" (ember: the in-place operation that modified it ran at {site}.)"
     raise RuntimeError(msg)
+
+
+def _op_name(fn) -> str:
+    """The forward op's name as torch's in-place error prints it: ``MulBackward0`` -> ``Mul``."""
+    name = fn.name().rsplit("::", 1)[-1]
+    cut = name.rfind("Backward")
+    return name[:cut] if cut > 0 and name[cut + 8:].isdigit() else name
 
 
 def _type_name(dt) -> str:
@@ -333,8 +344,7 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
         if _hook_state.disabled:
             raise RuntimeError(_hook_state.disabled)
         pack, unpack = stack[-1]
-        packed_in = t if not is_output else _wrap_plain(t._data)
-        s._packed = pack(packed_in)
+        s._packed = pack(t)  # the tensor itself, outputs included (a hook keeping it makes a cycle, as in torch)
         s._unpack_hook = unpack
         s._tensor = None
         s._data = None
