@@ -1,6 +1,7 @@
 """ember.autograd: reverse-mode automatic differentiation over the recorded graph."""
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 from .._tensor import Tensor
@@ -45,7 +46,25 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _warn_create_graph_once()
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+_create_graph_warned = False
+
+
+def _warn_create_graph_once() -> None:
+    """torch warns once per process that ``backward(create_graph=True)`` links params and grads."""
+    global _create_graph_warned
+    if _create_graph_warned:
+        return
+    _create_graph_warned = True
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                  "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                  "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                  ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                  UserWarning, stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
