@@ -30,6 +30,16 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+def _grads_for(tensors: tuple, grads) -> tuple:
+    """One gradient (or None) per tensor; extra gradients are ignored, as torch does."""
+    if grads is None:
+        return (None,) * len(tensors)
+    grads = _as_tuple(grads)
+    if len(grads) < len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
+    return grads[:len(tensors)]
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate into ``.grad`` the gradients of ``tensors`` w.r.t. the graph's leaves."""
@@ -40,9 +50,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         inputs = _as_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    grads = _grads_for(tensors, grad_tensors)
     grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
@@ -78,10 +86,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output (got {len(grads)} and "
-                           f"{len(outputs)})")
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _grads_for(outputs, grad_outputs)
     if is_grads_batched:
         return _batched_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused,
                              materialize_grads)

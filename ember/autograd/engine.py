@@ -81,15 +81,19 @@ def _validate(fn, grads, edges):
     if len(grads) != len(edges):
         raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
                            f"{len(edges)}, got {len(grads)})")
-    out = list(grads)
-    for i, g in enumerate(out):
-        nxt, nr = edges[i]
-        if g is None or nxt is None:
+    out = grads
+    for i, g in enumerate(grads):
+        if g is None:
             continue
+        nxt, nr = edges[i]
+        if nxt is None:
+            continue
+        shape, dt = nxt._meta_out[nr]
+        if type(g) is Tensor and g._dtype is dt and g._data.shape == shape:
+            continue  # the common case: nothing to fix
         if not isinstance(g, Tensor):
             raise TypeError(f"function {fn.name()} returned a gradient of type {type(g).__name__} at "
                             f"index {i}; expected a Tensor or None")
-        shape, dt = nxt._meta_out[nr]
         if g._data.shape != shape:
             if not _expandable(shape, g._data.shape):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
@@ -97,6 +101,8 @@ def _validate(fn, grads, edges):
             g = g.sum_to_size(shape)
         if g._dtype is not dt:
             g = g.to(dt)
+        if out is grads:
+            out = list(grads)
         out[i] = g
     return out
 
@@ -172,7 +178,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
         target_nodes = set()
         for k, t in enumerate(inputs):
             if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False" if accumulate
+                                   else "One of the differentiated Tensors does not require grad")
             edge = _root_edge(t)
             target_nodes.add(edge[0])
             if accumulate and t._grad_fn is None:
@@ -207,7 +214,9 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
         while heap:
             _, _, fn = heapq.heappop(heap)
             grads = buffers.pop(fn)
-            grads = _call_tensor_hooks(fn, grads)
+            h = fn._hooks
+            if h is not None or type(fn) is AccumulateGrad:
+                grads = _call_tensor_hooks(fn, grads)
             if capture is not None:
                 for nr, g in enumerate(grads):
                     slots = capture.get((fn, nr))
@@ -216,7 +225,6 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                             captured[k] = g
             if needed is not None and fn not in needed:
                 continue
-            h = fn._hooks
             if h is not None and h.pre:
                 for hook in list(h.pre.values()):
                     r = hook(tuple(grads))
@@ -241,7 +249,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                         result = _checked_all(hook, result, r)
             if check_nan:
                 _nan_check(fn, result)
-            if not keep_graph:
+            if not keep_graph and fn._saved:
                 fn._release()
             for (nxt, nr), g in zip(edges, result):
                 if nxt is None:
