@@ -49,6 +49,14 @@ _NONLEAF_GRAD_WARNING = (
 )
 
 
+# dtype name -> (C++ element type name, ScalarType name), as torch's messages print them
+_CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "float16": ("c10::Half", "Half"),
+              "bfloat16": ("c10::BFloat16", "BFloat16"), "int64": ("long int", "Long"), "int32": ("int", "Int"),
+              "int16": ("short int", "Short"), "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"),
+              "bool": ("bool", "Bool"), "complex64": ("c10::complex<float>", "ComplexFloat"),
+              "complex128": ("c10::complex<double>", "ComplexDouble")}
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -223,10 +231,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                                   f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                                   "and the tensor are the same size")
+            if value._dtype is not self._dtype:
+                got = _CPP_NAMES.get(value._dtype.name, (value._dtype.name,) * 2)[0]
+                want = _CPP_NAMES.get(self._dtype.name, (self._dtype.name,) * 2)[1]
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{got}' to a tensor with "
+                                   f"grad_dtype '{want}'. The gradient must match the tensor's grad_dtype "
+                                   "(defaults to the tensor's dtype).")
         self._grad = value
 
     @grad.deleter

@@ -434,3 +434,45 @@ def test_grad_of_leaf_in_no_grad_not_recorded():
         with lib.no_grad():
             y = x * 2
         assert not y.requires_grad and y.grad_fn is None
+
+
+def _interleaved_order(lib):
+    """Two branches built in interleaved order, joined late; node pre-hooks log the run order."""
+    names = []
+    x, w = leaves(lib, V, V)
+    a1 = x.exp()
+    b1 = w.tanh()
+    a2 = a1 * 2
+    b2 = b1 + 1
+    a3 = a2.sqrt()
+    j = a3 * b2 + a1.sum()
+    roots = [j.sum(), (b2 * 3).sum()]
+    for i, t in enumerate((a1, b1, a2, b2, a3, j)):
+        t.grad_fn.register_prehook(lambda g, i=i: names.append(i))
+    lib.autograd.backward(roots)
+    return names
+
+
+def test_execution_order_interleaved_branches_and_roots():
+    e, t = both(_interleaved_order)
+    assert e == t
+
+
+@pytest.mark.parametrize("bad", ["size", "float64", "int32", "float16", "list"])
+def test_grad_setter_checks(bad):
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        x.grad = {"size": lambda: lib.ones(2), "list": lambda: [1.0, 2.0, 3.0]}.get(
+            bad, lambda: lib.ones(3, dtype=getattr(lib, bad)))()
+
+    same_error(run)
+
+
+def test_grad_setter_accepts_and_deletes():
+    for lib in LIBS:
+        x = lib.ones(3, requires_grad=True)
+        x.grad = lib.full((3,), 2.0)
+        (x * x).sum().backward()
+        assert x.grad.tolist() == [4.0, 4.0, 4.0]
+        del x.grad
+        assert x.grad is None
