@@ -62,11 +62,11 @@ def _discover(roots):
 def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
     """Nodes that must run to reach a target (children come before parents in ``order``).
 
-    A target's own node runs only when it is a leaf's AccumulateGrad under ``backward(inputs=)``
-    or when it leads on to another target; otherwise its gradient is only captured."""
+    Under ``backward(inputs=)`` every target's node runs; under ``autograd.grad`` a target's
+    gradient is only captured and its node runs only when it leads on to another target."""
     needed = set()
     for fn in order:
-        if accumulate and fn in target_nodes and type(fn) is AccumulateGrad:
+        if accumulate and fn in target_nodes:
             needed.add(fn)
             continue
         for n, _ in fn._next:
@@ -170,23 +170,24 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(_root_edge(t))
 
-    capture = None  # (node, nr) -> list of result slots
+    capture = None  # (node, nr) -> list of result slots (autograd.grad)
     target_nodes = None
-    nonleaf_accumulate = []
     if inputs is not None:
-        capture = {}
         target_nodes = set()
-        for k, t in enumerate(inputs):
-            if not t._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False" if accumulate
-                                   else "One of the differentiated Tensors does not require grad")
-            edge = _root_edge(t)
-            target_nodes.add(edge[0])
-            if accumulate and t._grad_fn is None:
-                continue  # backward(inputs=leaf): its AccumulateGrad runs
-            capture.setdefault(edge, []).append(k)
-            if accumulate:
-                nonleaf_accumulate.append((k, t))
+        if accumulate:
+            # backward(inputs=...): as torch, every input retains its grad (raising for one that does not
+            # require grad; a no-op on leaves) and the node of each input runs.
+            for t in inputs:
+                t.retain_grad()
+                target_nodes.add(_root_edge(t)[0])
+        else:
+            capture = {}
+            for k, t in enumerate(inputs):
+                if not t._requires_grad:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                edge = _root_edge(t)
+                target_nodes.add(edge[0])
+                capture.setdefault(edge, []).append(k)
 
     deps, order = _discover([e[0] for e in root_edges])
     needed = None
@@ -200,7 +201,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             buf = buffers[fn] = [None] * len(fn._meta_out)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    captured = [None] * len(inputs) if inputs is not None else None
+    captured = [None] * len(inputs) if capture is not None else None
     heap = []
     for fn in buffers:
         if deps.get(fn, 0) == 0:
@@ -269,13 +270,6 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     finally:
         _mode.grad_enabled = prev_mode
 
-    if nonleaf_accumulate:
-        for k, t in nonleaf_accumulate:
-            g = captured[k]
-            if g is not None and not t.retains_grad:  # its retain_grad hook already stored it
-                t._grad = g.detach() if t._grad is None and not create_graph else (
-                    g if t._grad is None else t._grad + g)
-        return None
     return captured
 
 
