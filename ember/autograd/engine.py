@@ -4,7 +4,10 @@
 1. From the root edges, an iterative DFS counts, for every reachable node, how many edges enter
    it (``deps``). No recursion: a chain of a million nodes is fine.
 2. When only some inputs are asked for (``autograd.grad`` or ``backward(inputs=...)``), nodes
-   that cannot reach one of them are pruned (``needed``), as torch's exec_info does.
+   that cannot reach one of them are pruned (``needed``), as torch's exec_info does. The walk of
+   step 1 is a post-order (one root at a time), so one pass over it decides ``needed``.
+   ``backward(inputs=)`` makes each input retain its grad and runs the inputs' own nodes;
+   ``autograd.grad`` only captures an input's gradient as its node is reached.
 3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
    recently created node runs first, as in torch). Each node's incoming gradients are summed
    in its input buffer; when its count drops to zero it is ready.

@@ -554,3 +554,28 @@ def test_backward_inputs_nonleaf_retains_grad_and_runs_its_node():
     (*fe, ge), (*ft, gt) = both(run)
     assert fe == ft == [True, 1, True]
     assert_close(ge, gt)
+
+
+def test_concurrent_backward_into_shared_leaf_loses_no_update():
+    import threading
+
+    def run(lib, n_threads=4, n_iter=25):
+        w = lib.tensor(V.copy(), requires_grad=True)
+        errors = []
+
+        def work(k):
+            try:
+                for _ in range(n_iter):
+                    ((w * (k + 1)).tanh() * w).sum().backward()
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        return w.grad
+
+    assert_close(run(ember), run(torch), rtol=1e-4)
