@@ -190,16 +190,15 @@ class AccumulateGrad(Node):
         with self._lock:
             old = var._grad
             if old is None:
-                if _mode.grad_enabled:  # create_graph: keep the graph of the gradient
-                    var._grad = new.clone() if new._grad_fn is None else new
-                else:
-                    var._grad = _fresh_grad(new)
+                # A copy, never the incoming tensor: one gradient may reach several leaves (x1 + x2).
+                # Under create_graph the copy keeps the gradient's graph.
+                var._grad = new.clone() if _mode.grad_enabled else _fresh_grad(new)
             elif _mode.grad_enabled:
                 var._grad = old + new
             else:
                 arr = old._data
-                if arr.flags.writeable and arr.base is None and old._grad_fn is None:
-                    arr += new._data
+                if arr.flags.writeable and arr.base is None:
+                    arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
                     old._data = arr + new._data

@@ -579,3 +579,23 @@ def test_concurrent_backward_into_shared_leaf_loses_no_update():
         return w.grad
 
     assert_close(run(ember), run(torch), rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_leaf_grads_never_alias_each_other_or_the_incoming_gradient():
+    def run(lib):
+        x1, x2, w = leaves(lib, V, V, V * 3)
+        ((x1 + x2) * w).sum().backward(create_graph=True)
+        assert x1.grad is not x2.grad and x1.grad.requires_grad
+        with lib.no_grad():
+            x1.grad.zero_()
+        g2 = x2.grad
+        (x2 * 5).sum().backward()  # accumulates in place into the same tensor, as torch
+        assert x2.grad is g2
+        y1, y2 = leaves(lib, V, V)
+        (y1 + y2).sum().backward()
+        with lib.no_grad():
+            y1.grad.mul_(7)
+        return x1.grad, x2.grad, y1.grad, y2.grad
+
+    close_all(*both(run), "grad")

@@ -142,6 +142,7 @@ def test_hessian_vector_product_and_grad_of_grad(name):
         assert_close(e[2], t[2])
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_backward_create_graph_keeps_graph_of_grad():
     def run(lib):
         x = lib.tensor(X, requires_grad=True)
@@ -176,3 +177,32 @@ def test_backward_create_graph_warns_once_per_process():
     # torch may already have warned earlier in this process; ember warns at most once
     assert len(msgs[0]) == 1 and len(msgs[1]) <= 1
     assert msgs[0][0].startswith("Using backward() with create_graph=True will create a refere")
+
+
+def test_jvp_by_double_vjp_through_grad_outputs():
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        y = (lib.tensor(A) @ x.unsqueeze(1)).squeeze(1).tanh() * x
+        u = lib.zeros(3, dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(y, x, u, create_graph=True)  # u^T J, linear in u
+        jv, = lib.autograd.grad(g, u, lib.tensor(X[::-1].copy()))  # J v
+        return (jv,)
+
+    for a, b in zip(run(ember), run(torch)):
+        assert_close(a, b)
+
+
+def test_create_graph_with_hooks_and_retain_grad():
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        h = x.exp()
+        h.register_hook(lambda g: g * x)  # the hook's own ops join the double-backward graph
+        h.retain_grad()
+        g, = lib.autograd.grad((h * h).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        return g.detach(), gg, h.grad is None
+
+    e, t = run(ember), run(torch)
+    assert_close(e[0], t[0])
+    assert_close(e[1], t[1])
+    assert e[2] == t[2]
