@@ -218,6 +218,8 @@ def _wire(ctx, args, out, record: bool):
         else:
             saved.append(G._make_saved(t, False))
     ctx._saved = tuple(saved)
+    # The ctx is the outputs' grad_fn: holding the outputs themselves would make a reference cycle.
+    ctx._to_save = ctx._dirty = ctx._non_diff = ()
     return results[0] if single else tuple(results)
 
 

@@ -229,3 +229,37 @@ def test_long_chain_backward_and_release():
     np.testing.assert_allclose(x.grad.numpy(), np.full(3, expected, np.float32), rtol=1e-3)
     assert xt.grad is not None
     del y  # dropping a deep graph must not overflow the C stack either
+
+
+def test_custom_function_saving_its_output_makes_no_cycle():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for lib in LIBS:
+            class Exp(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    y = x.exp()
+                    ctx.save_for_backward(y)
+                    return y
+
+                @staticmethod
+                def backward(ctx, g):
+                    y, = ctx.saved_tensors
+                    return g * y
+
+            x = leaf(lib)
+            y = Exp.apply(x)
+            ref = weakref.ref(y)
+            loss = (y * 2).sum()
+            del y
+            loss.backward()
+            del loss
+            assert ref() is None, lib.__name__
+            y = Exp.apply(x)  # dropped without any backward
+            ref = weakref.ref(y)
+            del y
+            assert ref() is None, lib.__name__
+    finally:
+        if enabled:
+            gc.enable()
