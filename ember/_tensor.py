@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import weakref
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -261,8 +263,6 @@ class Tensor:
         self._install_retain_hook()
 
     def _install_retain_hook(self) -> None:
-        import weakref
-
         ref = weakref.ref(self)
 
         def retain(grad):
@@ -289,8 +289,6 @@ class Tensor:
             if node is not None:
                 return node
         node = _graph.AccumulateGrad(self)
-        import weakref
-
         self._acc = weakref.ref(node)
         return node
 
@@ -299,8 +297,6 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
-            from collections import OrderedDict
-
             hooks = self._ext_dict().setdefault("hooks", OrderedDict())
             return _graph._add_hook(hooks, hook)
         return self._grad_fn._register_tensor_hook(self._output_nr, hook)
@@ -311,8 +307,6 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from collections import OrderedDict
-
         hooks = self._ext_dict().setdefault("post_acc_hooks", OrderedDict())
         return _graph._add_hook(hooks, hook)
 
