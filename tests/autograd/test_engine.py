@@ -599,3 +599,20 @@ def test_leaf_grads_never_alias_each_other_or_the_incoming_gradient():
         return x1.grad, x2.grad, y1.grad, y2.grad
 
     close_all(*both(run), "grad")
+
+
+def test_edge_shapes_and_gradient_layouts():
+    def run(lib):
+        e = lib.zeros(0, 3, requires_grad=True)
+        (e * 2).sum().backward()
+        ge, = lib.autograd.grad(e.exp(), e, lib.zeros(0, 3))
+        s = lib.tensor(2.0, requires_grad=True)
+        gs, = lib.autograd.grad(s * s, s)
+        one = lib.ones(1, 1, requires_grad=True)
+        (one * 3).backward()  # one element, not 0-d: implicit gradient allowed
+        nc = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        (nc.t() * 2).backward(lib.ones(3, 2).t().contiguous().t())  # non-contiguous float32 gradient
+        return e.grad, ge, gs, one.grad, nc.grad
+
+    close_all(*both(run), "grad")
+    same_error(lambda lib: (lib.zeros(0, 3, requires_grad=True) * 2).backward())
