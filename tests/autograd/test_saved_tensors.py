@@ -263,3 +263,25 @@ def test_custom_function_saving_its_output_makes_no_cycle():
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("case", ["saved_output_of_exp_modified_in_graph", "constant_modified", "output"])
+def test_inplace_error_message_matches_torch(case):
+    def run(lib):
+        x = leaf(lib)
+        if case == "saved_output_of_exp_modified_in_graph":
+            e = x.exp()
+            y = e.exp()
+            e.mul_(2)  # recorded in-place: e's grad_fn changes, the message names its history when saved
+        elif case == "constant_modified":
+            c = lib.tensor(V.copy())
+            y = x * c
+            c.add_(1)
+        else:
+            y = x.tanh()
+            with lib.no_grad():
+                y.add_(1)
+        y.sum().backward()
+
+    e, t = same_error(run)
+    assert str(e).split(" Hint")[0] == str(t).split(" Hint")[0]
