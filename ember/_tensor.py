@@ -6,7 +6,7 @@ import sys
 import warnings
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
 
 from .._tensor import Tensor
 from .._factories import zeros_like

@@ -509,9 +509,9 @@ def _run_graph(lib, n_leaves, steps, roots, wrt, mode, seed):
     rng = np.random.default_rng(seed)
     vals = [lib.tensor(rng.standard_normal(3), requires_grad=True) for _ in range(n_leaves)]
     order = []
-    for step in steps:
+    for k, step in enumerate(steps):
         t = _UNARY[step[1]](vals[step[2]]) if step[0] == "u" else _BINARY[step[1]](vals[step[2]], vals[step[3]])
-        t.grad_fn.register_prehook(lambda g, i=len(vals): order.append(i))
+        t.grad_fn.register_prehook(lambda g, i=n_leaves + k: order.append(i))
         vals.append(t)
     outs = [vals[r] for r in roots]
     ups = [lib.tensor(rng.standard_normal(3)) for _ in roots]

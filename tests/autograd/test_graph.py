@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from oracle import assert_close, check, ember, same_error, torch
+from oracle import assert_close, check, ember, torch
 
 LIBS = (ember, torch)
 rng = np.random.default_rng(3)
