@@ -616,3 +616,65 @@ def test_edge_shapes_and_gradient_layouts():
 
     close_all(*both(run), "grad")
     same_error(lambda lib: (lib.zeros(0, 3, requires_grad=True) * 2).backward())
+
+
+def test_reentrant_backward_in_function_and_in_hook():
+    def run(lib):
+        class Recompute(lib.autograd.Function):  # checkpoint-style: backward re-runs forward with grad
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return (x.tanh() * x).exp()
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                with lib.enable_grad():
+                    xd = x.detach().requires_grad_()
+                    y = (xd.tanh() * xd).exp()
+                return lib.autograd.grad(y, xd, g)[0]
+
+        x, w, aux = leaves(lib, V * 0.5, V, V[::-1].copy())
+        (Recompute.apply(x * 2) * 3).sum().backward()
+        h = w * 2
+
+        def hook(g):
+            assert not lib.is_grad_enabled()  # hooks run in the backward's grad mode (create_graph)
+            with lib.enable_grad():
+                (aux * aux).sum().backward()
+            return g
+
+        h.register_hook(hook)
+        (h * h).sum().backward()
+        return x.grad, w.grad, aux.grad
+
+    close_all(*both(run), "grad")
+
+
+def _run_graph_second_order(lib, n_leaves, steps, roots, wrt, mode, seed):
+    rng = np.random.default_rng(seed)
+    vals = [lib.tensor(rng.standard_normal(3), requires_grad=True) for _ in range(n_leaves)]
+    for step in steps:
+        vals.append(_UNARY[step[1]](vals[step[2]]) if step[0] == "u" else
+                    _BINARY[step[1]](vals[step[2]], vals[step[3]]))
+    outs = [vals[r] for r in roots]
+    ups = [lib.tensor(rng.standard_normal(3)) for _ in roots]
+    leaves_ = vals[:n_leaves]
+    gs = lib.autograd.grad(outs, leaves_, ups, create_graph=True, allow_unused=True)
+    v = [lib.tensor(rng.standard_normal(3)) for _ in gs]
+    terms = [(g * u).sum() for g, u in zip(gs, v) if g is not None and g.requires_grad]
+    if not terms:
+        return list(gs), []
+    ggs = lib.autograd.grad(terms, leaves_, allow_unused=True, materialize_grads=True)
+    return list(gs), list(ggs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_graphs())
+def test_random_graphs_second_order_match_torch(graph):
+    (ge, gge), (gt, ggt) = _run_graph_second_order(ember, *graph), _run_graph_second_order(torch, *graph)
+    for i, (a, b) in enumerate(zip(ge, gt)):
+        assert_close(a, b, what=f"grad {i}")
+    assert len(gge) == len(ggt)
+    for i, (a, b) in enumerate(zip(gge, ggt)):
+        assert_close(a, b, what=f"gradgrad {i}")
