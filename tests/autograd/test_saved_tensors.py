@@ -285,3 +285,21 @@ def test_inplace_error_message_matches_torch(case):
 
     e, t = same_error(run)
     assert str(e).split(" Hint")[0] == str(t).split(" Hint")[0]
+
+
+@pytest.mark.parametrize("expr", ["(x + 1).sum()", "(x * 2).sum()", "x.mean()", "(x @ x).sum()", "x.exp().sum()",
+                                  "x.t().reshape(-1)[0]", "(x - x).sum()", "lib.cat([x, x]).sum()",
+                                  "x.tanh().sum()", "(x / 2).sum()", "x.pow(2).sum()", "(-x).sum()",
+                                  "x.relu().sum()", "lib.where(x > 0, x, x * 0).sum()"])
+def test_second_backward_fails_exactly_when_torch_saved_something(expr):
+    outcomes = []
+    for lib in LIBS:
+        x = lib.ones(2, 2, requires_grad=True)
+        y = eval(expr)
+        y.backward()
+        try:
+            y.backward()
+            outcomes.append(("ok", x.grad.tolist()))
+        except RuntimeError as e:
+            outcomes.append(("error", str(e)[:60]))
+    assert outcomes[0] == outcomes[1]
