@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import weakref
+from collections import OrderedDict
 from typing import Callable
 
 import numpy as np
@@ -61,6 +63,14 @@ _NONLEAF_GRAD_WARNING = (
     "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
     "github.com/pytorch/pytorch/pull/30531 for more informations."
 )
+
+
+# dtype name -> (C++ element type name, ScalarType name), as torch's messages print them
+_CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "float16": ("c10::Half", "Half"),
+              "bfloat16": ("c10::BFloat16", "BFloat16"), "int64": ("long int", "Long"), "int32": ("int", "Int"),
+              "int16": ("short int", "Short"), "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"),
+              "bool": ("bool", "Bool"), "complex64": ("c10::complex<float>", "ComplexFloat"),
+              "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
 class Tensor:
@@ -237,10 +247,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                                   f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                                   "and the tensor are the same size")
+            if value._dtype is not self._dtype:
+                got = _CPP_NAMES.get(value._dtype.name, (value._dtype.name,) * 2)[0]
+                want = _CPP_NAMES.get(self._dtype.name, (self._dtype.name,) * 2)[1]
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{got}' to a tensor with "
+                                   f"grad_dtype '{want}'. The gradient must match the tensor's grad_dtype "
+                                   "(defaults to the tensor's dtype).")
         self._grad = value
 
     @grad.deleter
@@ -261,8 +277,6 @@ class Tensor:
         self._install_retain_hook()
 
     def _install_retain_hook(self) -> None:
-        import weakref
-
         ref = weakref.ref(self)
 
         def retain(grad):
@@ -289,8 +303,6 @@ class Tensor:
             if node is not None:
                 return node
         node = _graph.AccumulateGrad(self)
-        import weakref
-
         self._acc = weakref.ref(node)
         return node
 
@@ -299,8 +311,6 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
-            from collections import OrderedDict
-
             hooks = self._ext_dict().setdefault("hooks", OrderedDict())
             return _graph._add_hook(hooks, hook)
         return self._grad_fn._register_tensor_hook(self._output_nr, hook)
@@ -311,8 +321,6 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from collections import OrderedDict
-
         hooks = self._ext_dict().setdefault("post_acc_hooks", OrderedDict())
         return _graph._add_hook(hooks, hook)
 

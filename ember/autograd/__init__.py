@@ -1,9 +1,10 @@
 """ember.autograd: reverse-mode automatic differentiation over the recorded graph."""
 from __future__ import annotations
 
-from typing import Sequence
+import warnings
 
 from .._tensor import Tensor
+from .._factories import zeros_like
 from . import graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward, _make_grads
@@ -28,6 +29,16 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+def _grads_for(tensors: tuple, grads) -> tuple:
+    """One gradient (or None) per tensor; extra gradients are ignored, as torch does."""
+    if grads is None:
+        return (None,) * len(tensors)
+    grads = _as_tuple(grads)
+    if len(grads) < len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
+    return grads[:len(tensors)]
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate into ``.grad`` the gradients of ``tensors`` w.r.t. the graph's leaves."""
@@ -38,13 +49,29 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         inputs = _as_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    grads = _grads_for(tensors, grad_tensors)
     grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _warn_create_graph_once()
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+_create_graph_warned = False
+
+
+def _warn_create_graph_once() -> None:
+    """torch warns once per process that ``backward(create_graph=True)`` links params and grads."""
+    global _create_graph_warned
+    if _create_graph_warned:
+        return
+    _create_graph_warned = True
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                  "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                  "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                  ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                  UserWarning, stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -58,10 +85,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output (got {len(grads)} and "
-                           f"{len(outputs)})")
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _grads_for(outputs, grad_outputs)
     if is_grads_batched:
         return _batched_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused,
                              materialize_grads)
@@ -71,14 +97,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t,
                           accumulate=False)
     out = []
-    for t, g in zip(inputs_t, result):
+    for i, (t, g) in enumerate(zip(inputs_t, result)):
         if g is None:
             if materialize_grads:
-                from .._factories import zeros_like
-
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
         out.append(g)
     return tuple(out)

@@ -4,7 +4,10 @@
 1. From the root edges, an iterative DFS counts, for every reachable node, how many edges enter
    it (``deps``). No recursion: a chain of a million nodes is fine.
 2. When only some inputs are asked for (``autograd.grad`` or ``backward(inputs=...)``), nodes
-   that cannot reach one of them are pruned (``needed``), as torch's exec_info does.
+   that cannot reach one of them are pruned (``needed``), as torch's exec_info does. The walk of
+   step 1 is a post-order (one root at a time), so one pass over it decides ``needed``.
+   ``backward(inputs=)`` makes each input retain its grad and runs the inputs' own nodes;
+   ``autograd.grad`` only captures an input's gradient as its node is reached.
 3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
    recently created node runs first, as in torch). Each node's incoming gradients are summed
    in its input buffer; when its count drops to zero it is ready.
@@ -38,11 +41,9 @@ def _discover(roots):
     seen = set()
     order = []
     stack = []
-    for root in roots:
+    for root in roots:  # one root at a time, so ``order`` is a true post-order across roots
         if root in seen:
             continue
-        # one depth-first walk per root, so that ``order`` stays a post-order even when a root
-        # is reachable from another root
         seen.add(root)
         stack.append((root, iter(root._next)))
         while stack:
@@ -61,13 +62,15 @@ def _discover(roots):
     return deps, order
 
 
-def _needed_nodes(order, target_nodes, executes_targets: bool) -> set:
-    """Nodes from which a target can be reached (children come before parents in ``order``)."""
+def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
+    """Nodes that must run to reach a target (children come before parents in ``order``).
+
+    Under ``backward(inputs=)`` every target's node runs; under ``autograd.grad`` a target's
+    gradient is only captured and its node runs only when it leads on to another target."""
     needed = set()
     for fn in order:
-        if fn in target_nodes:
-            if executes_targets or any(n in needed for n, _ in fn._next if n is not None):
-                needed.add(fn)
+        if accumulate and fn in target_nodes:
+            needed.add(fn)
             continue
         for n, _ in fn._next:
             if n is not None and (n in needed or n in target_nodes):
@@ -81,15 +84,19 @@ def _validate(fn, grads, edges):
     if len(grads) != len(edges):
         raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
                            f"{len(edges)}, got {len(grads)})")
-    out = list(grads)
-    for i, g in enumerate(out):
-        nxt, nr = edges[i]
-        if g is None or nxt is None:
+    out = grads
+    for i, g in enumerate(grads):
+        if g is None:
             continue
+        nxt, nr = edges[i]
+        if nxt is None:
+            continue
+        shape, dt = nxt._meta_out[nr]
+        if type(g) is Tensor and g._dtype is dt and g._data.shape == shape:
+            continue  # the common case: nothing to fix
         if not isinstance(g, Tensor):
             raise TypeError(f"function {fn.name()} returned a gradient of type {type(g).__name__} at "
                             f"index {i}; expected a Tensor or None")
-        shape, dt = nxt._meta_out[nr]
         if g._data.shape != shape:
             if not _expandable(shape, g._data.shape):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
@@ -97,6 +104,8 @@ def _validate(fn, grads, edges):
             g = g.sum_to_size(shape)
         if g._dtype is not dt:
             g = g.to(dt)
+        if out is grads:
+            out = list(grads)
         out[i] = g
     return out
 
@@ -110,6 +119,30 @@ def _expandable(shape, to) -> bool:
     return True
 
 
+def _checked(hook, old, new):
+    """A tensor hook's replacement gradient, refused when its type or size differs (as torch)."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if old is not None:
+        if new._dtype is not old._dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {old.type()} got "
+                               f"{new.type()})")
+        if new._data.shape != old._data.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
+
+
+def _checked_all(hook, old, new) -> list:
+    """A node hook's replacement tuple: same length, each value checked as a tensor hook's."""
+    new = list(new)
+    if len(new) != len(old):
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but "
+                           f"expected {len(old)})")
+    return [g if g is None else _checked(hook, o, g) for o, g in zip(old, new)]
+
+
 def _call_tensor_hooks(fn, grads):
     hooks = fn._tensor_pre_hooks()
     if hooks is None:
@@ -118,13 +151,13 @@ def _call_tensor_hooks(fn, grads):
         for h in list(hooks["hooks"].values()):
             r = h(grads[0])
             if r is not None:
-                grads[0] = r
+                grads[0] = _checked(h, grads[0], r)
         return grads
     for nr, d in hooks.tensor_pre.items():
         for h in list(d.values()):
             r = h(grads[nr])
             if r is not None:
-                grads[nr] = r
+                grads[nr] = _checked(h, grads[nr], r)
     for nr, h in list(hooks.retain.items()):
         h(grads[nr])
     return grads
@@ -140,22 +173,24 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(_root_edge(t))
 
-    capture = None  # (node, nr) -> list of result slots
+    capture = None  # (node, nr) -> list of result slots (autograd.grad)
     target_nodes = None
-    nonleaf_accumulate = []
     if inputs is not None:
-        capture = {}
         target_nodes = set()
-        for k, t in enumerate(inputs):
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            edge = _root_edge(t)
-            target_nodes.add(edge[0])
-            if accumulate and t._grad_fn is None:
-                continue  # backward(inputs=leaf): its AccumulateGrad runs
-            capture.setdefault(edge, []).append(k)
-            if accumulate:
-                nonleaf_accumulate.append((k, t))
+        if accumulate:
+            # backward(inputs=...): as torch, every input retains its grad (raising for one that does not
+            # require grad; a no-op on leaves) and the node of each input runs.
+            for t in inputs:
+                t.retain_grad()
+                target_nodes.add(_root_edge(t)[0])
+        else:
+            capture = {}
+            for k, t in enumerate(inputs):
+                if not t._requires_grad:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                edge = _root_edge(t)
+                target_nodes.add(edge[0])
+                capture.setdefault(edge, []).append(k)
 
     deps, order = _discover([e[0] for e in root_edges])
     needed = None
@@ -169,7 +204,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             buf = buffers[fn] = [None] * len(fn._meta_out)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    captured = [None] * len(inputs) if inputs is not None else None
+    captured = [None] * len(inputs) if capture is not None else None
     heap = []
     for fn in buffers:
         if deps.get(fn, 0) == 0:
@@ -183,7 +218,9 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
         while heap:
             _, _, fn = heapq.heappop(heap)
             grads = buffers.pop(fn)
-            grads = _call_tensor_hooks(fn, grads)
+            h = fn._hooks
+            if h is not None or type(fn) is AccumulateGrad:
+                grads = _call_tensor_hooks(fn, grads)
             if capture is not None:
                 for nr, g in enumerate(grads):
                     slots = capture.get((fn, nr))
@@ -192,12 +229,11 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                             captured[k] = g
             if needed is not None and fn not in needed:
                 continue
-            h = fn._hooks
             if h is not None and h.pre:
                 for hook in list(h.pre.values()):
                     r = hook(tuple(grads))
                     if r is not None:
-                        grads = list(r)
+                        grads = _checked_all(hook, grads, r)
             edges = fn._next
             try:
                 result = fn._apply(grads)
@@ -207,14 +243,14 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                     for hook in list(h.post.values()):
                         r = hook(tuple(result), tuple(grads))
                         if r is not None:
-                            result = list(r)
+                            result = _checked_all(hook, result, r)
                 if check_nan:
                     _nan_check(fn, result)
             except Exception:
                 if _anomaly._enabled:
                     _anomaly._warn_error_in(fn)
                 raise
-            if not keep_graph:
+            if not keep_graph and fn._saved:
                 fn._release()
             for (nxt, nr), g in zip(edges, result):
                 if nxt is None:
@@ -234,13 +270,6 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     finally:
         _mode.grad_enabled = prev_mode
 
-    if nonleaf_accumulate:
-        for k, t in nonleaf_accumulate:
-            g = captured[k]
-            if g is not None:
-                t._grad = g.detach() if t._grad is None and not create_graph else (
-                    g if t._grad is None else t._grad + g)
-        return None
     return captured
 
 

@@ -221,6 +221,8 @@ def _wire(ctx, args, out, record: bool):
     ctx._saved = tuple(saved)
     if _anomaly._enabled:
         _anomaly._record_traceback(ctx)
+    # The ctx is the outputs' grad_fn: holding the outputs themselves would make a reference cycle.
+    ctx._to_save = ctx._dirty = ctx._non_diff = ()
     return results[0] if single else tuple(results)
 
 

@@ -190,16 +190,15 @@ class AccumulateGrad(Node):
         with self._lock:
             old = var._grad
             if old is None:
-                if _mode.grad_enabled:  # create_graph: keep the graph of the gradient
-                    var._grad = new.clone() if new._grad_fn is None else new
-                else:
-                    var._grad = _fresh_grad(new)
+                # A copy, never the incoming tensor: one gradient may reach several leaves (x1 + x2).
+                # Under create_graph the copy keeps the gradient's graph.
+                var._grad = new.clone() if _mode.grad_enabled else _fresh_grad(new)
             elif _mode.grad_enabled:
                 var._grad = old + new
             else:
                 arr = old._data
-                if arr.flags.writeable and arr.base is None and old._grad_fn is None:
-                    arr += new._data
+                if arr.flags.writeable and arr.base is None:
+                    arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
                     old._data = arr + new._data
@@ -221,7 +220,7 @@ class SavedTensor:
     """A tensor saved for backward: checks its version on unpack and runs pack/unpack hooks."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_output_nr", "_packed",
-                 "_unpack_hook", "_freed", "_requires_grad", "_is_leaf_out")
+                 "_unpack_hook", "_freed", "_requires_grad", "_saved_fn")
 
     def unpack(self, owner: Node | None = None):
         """The saved tensor (outputs are re-wrapped with their grad_fn; nothing cycles)."""
@@ -249,18 +248,23 @@ class SavedTensor:
         """Pack the saved tensor now with ``pack_hook``; ``unpack_hook`` restores it in backward."""
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("Expected pack_hook and unpack_hook to be callables")
-        if self._unpack_hook is not None:
-            raise RuntimeError("SavedTensor hooks have already been set")
         if self._freed:
-            raise RuntimeError(_FREED_MSG)
-        t = self.unpack(None) if not self._is_output else _wrap_plain(self._data)
-        self._packed = pack_hook(t)
+            raise RuntimeError("Calling register_hooks on a saved tensor after it has been freed. Saved "
+                               "intermediate values of the graph are freed when you call .backward() or "
+                               "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                               "the graph a second time or if you need to access saved variables after "
+                               "calling backward.")
+        if self._unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        self._packed = pack_hook(_wrap_plain(self._tensor._data if not self._is_output else self._data))
         self._unpack_hook = unpack_hook
         self._tensor = None
         self._data = None
 
     def _free(self) -> None:
         self._freed = True
+        self._saved_fn = None
         self._tensor = None
         self._data = None
         self._packed = None
@@ -278,8 +282,8 @@ def _raise_modified(s: SavedTensor, owner: Node | None) -> None:
 
         dt = from_numpy_dtype(s._data.dtype)
     else:
-        t = s._tensor
-        shape, dt, fn, nr = t._data.shape, t._dtype, t._grad_fn, t._output_nr
+        t = s._tensor  # named by its history when saved, as torch (an in-place op since has changed it)
+        shape, dt, fn, nr = t._data.shape, t._dtype, s._saved_fn, t._output_nr
     which = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
     msg = ("one of the variables needed for gradient computation has been modified by an inplace "
            f"operation: [torch.{_type_name(dt)} [{', '.join(map(str, shape))}]]{which} is at version "
@@ -328,9 +332,11 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
     if is_output:
         s._tensor = None
         s._data = t._data
+        s._saved_fn = None
     else:
         s._tensor = t
         s._data = None
+        s._saved_fn = t._grad_fn
     ext = t._ext
     if ext is not None and ext.get("inference"):
         raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
@@ -342,8 +348,7 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
         if _hook_state.disabled:
             raise RuntimeError(_hook_state.disabled)
         pack, unpack = stack[-1]
-        packed_in = t if not is_output else _wrap_plain(t._data)
-        s._packed = pack(packed_in)
+        s._packed = pack(t)  # the tensor itself, outputs included (a hook keeping it makes a cycle, as in torch)
         s._unpack_hook = unpack
         s._tensor = None
         s._data = None

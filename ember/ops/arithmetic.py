@@ -292,11 +292,13 @@ class PowScalar(Pow):
 
     __slots__ = ()
     _name = "PowBackward0"
-    save = ("self", "other")
+    nattrs = 1  # the exponent is an attribute, not an input: one edge, as torch's Tensor_Scalar overload
+    inputs = ("self", "exponent")
+    save = ("self", "exponent")
 
     def backward(ctx, grad):
         self, exponent = ctx.saved_tensors
-        return _pow_self_grad(grad, self, exponent), None
+        return _pow_self_grad(grad, self, exponent)
 
 
 class RPow(Pow):
