@@ -220,7 +220,7 @@ class SavedTensor:
     """A tensor saved for backward: checks its version on unpack and runs pack/unpack hooks."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_output_nr", "_packed",
-                 "_unpack_hook", "_freed", "_requires_grad", "_saved_fn")
+                 "_unpack_hook", "_freed", "_requires_grad")
 
     def unpack(self, owner: Node | None = None):
         """The saved tensor (outputs are re-wrapped with their grad_fn; nothing cycles)."""
@@ -264,7 +264,6 @@ class SavedTensor:
 
     def _free(self) -> None:
         self._freed = True
-        self._saved_fn = None
         self._tensor = None
         self._data = None
         self._packed = None
@@ -282,8 +281,8 @@ def _raise_modified(s: SavedTensor, owner: Node | None) -> None:
 
         dt = from_numpy_dtype(s._data.dtype)
     else:
-        t = s._tensor  # named by its history when saved, as torch (an in-place op since has changed it)
-        shape, dt, fn, nr = t._data.shape, t._dtype, s._saved_fn, t._output_nr
+        t = s._tensor
+        shape, dt, fn, nr = t._data.shape, t._dtype, t._grad_fn, t._output_nr
     which = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
     msg = ("one of the variables needed for gradient computation has been modified by an inplace "
            f"operation: [torch.{_type_name(dt)} [{', '.join(map(str, shape))}]]{which} is at version "
@@ -332,11 +331,9 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
     if is_output:
         s._tensor = None
         s._data = t._data
-        s._saved_fn = None
     else:
         s._tensor = t
         s._data = None
-        s._saved_fn = t._grad_fn
     ext = t._ext
     if ext is not None and ext.get("inference"):
         raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
