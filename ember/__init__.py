@@ -22,6 +22,7 @@ from . import autograd, cuda, ops
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from ._device import _check_device
+from .serialization import save, load
 
 __version__ = "0.1.0"
 
