@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import io
+import mmap as _mmap
 import os
 import pickle
 import struct
@@ -57,7 +58,7 @@ class _PickleWriter:
 
     def __init__(self) -> None:
         self.out = bytearray()
-        self.memo: dict[int, tuple[int, Any]] = {}  # id -> (memo index, object kept alive)
+        self.memo: dict[Any, tuple[int, Any]] = {}  # id(obj) or a tag -> (memo index, object kept alive)
         self.storages: dict[int, tuple[str, np.ndarray]] = {}  # id(root array) -> (key, root)
         self.records: list[tuple[str, np.ndarray]] = []  # (key, contiguous little-endian array)
 
@@ -68,30 +69,32 @@ class _PickleWriter:
         return bytes(self.out)
 
     # --------------------------------------------------------------- primitives
-    def _put(self, obj: Any) -> None:
+    def _memo_put(self, key: Any, keep: Any = None) -> None:
+        """Store the value on top of the stack under ``key`` (``keep`` stays alive while ids matter)."""
         idx = len(self.memo)
-        self.memo[id(obj)] = (idx, obj)
+        self.memo[key] = (idx, keep)
         self.out += pickle.BINPUT + bytes([idx]) if idx < 256 else pickle.LONG_BINPUT + struct.pack("<I", idx)
 
-    def _get(self, obj: Any) -> bool:
-        hit = self.memo.get(id(obj))
+    def _memo_get(self, key: Any) -> bool:
+        """Push the value stored under ``key``; False when there is none."""
+        hit = self.memo.get(key)
         if hit is None:
             return False
         idx = hit[0]
         self.out += pickle.BINGET + bytes([idx]) if idx < 256 else pickle.LONG_BINGET + struct.pack("<I", idx)
         return True
 
+    def _put(self, obj: Any) -> None:
+        self._memo_put(id(obj), obj)
+
+    def _get(self, obj: Any) -> bool:
+        return self._memo_get(id(obj))
+
     def _global(self, module: str, name: str) -> None:
         key = ("global", module, name)
-        hit = self.memo.get(key)  # type: ignore[call-overload]
-        if hit is not None:
-            idx = hit[0]
-            self.out += pickle.BINGET + bytes([idx]) if idx < 256 else pickle.LONG_BINGET + struct.pack("<I", idx)
-            return
-        self.out += pickle.GLOBAL + f"{module}\n{name}\n".encode()
-        idx = len(self.memo)
-        self.memo[key] = (idx, None)  # type: ignore[index]
-        self.out += pickle.BINPUT + bytes([idx]) if idx < 256 else pickle.LONG_BINPUT + struct.pack("<I", idx)
+        if not self._memo_get(key):
+            self.out += pickle.GLOBAL + f"{module}\n{name}\n".encode()
+            self._memo_put(key)
 
     def _int(self, x: int) -> None:
         if 0 <= x < 256:
@@ -235,12 +238,7 @@ class _PickleWriter:
             self.out += pickle.TUPLE + pickle.REDUCE
 
     def _persistent_id(self, key: str, root: np.ndarray) -> None:
-        memo_key = ("pid", key)
-        hit = self.memo.get(memo_key)  # type: ignore[call-overload]
-        if hit is not None:
-            idx = hit[0]
-            self.out += pickle.BINGET + bytes([idx]) if idx < 256 else pickle.LONG_BINGET + struct.pack("<I", idx)
-        else:
+        if not self._memo_get(("pid", key)):
             self.out += pickle.MARK
             self._str("storage")
             self._global("torch", _STORAGE_OF[D.from_numpy_dtype(root.dtype)])
@@ -248,9 +246,7 @@ class _PickleWriter:
             self._str("cpu")
             self._int(int(root.size))
             self.out += pickle.TUPLE
-            idx = len(self.memo)
-            self.memo[memo_key] = (idx, None)  # type: ignore[index]
-            self.out += pickle.BINPUT + bytes([idx]) if idx < 256 else pickle.LONG_BINPUT + struct.pack("<I", idx)
+            self._memo_put(("pid", key))
         self.out += pickle.BINPERSID
 
     def _storage(self, t: Tensor) -> tuple[str, np.ndarray, int, tuple]:
@@ -376,6 +372,7 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         name = os.path.splitext(os.path.basename(path))[0] or "archive"
+        path = os.path.realpath(path)  # through a symlink, as open() would write
         _atomic_write(path, lambda fh: _write_archive(fh, name, pickled, writer.records))
     elif hasattr(f, "write"):
         _write_archive(f, "archive", pickled, writer.records)
@@ -579,9 +576,10 @@ def _bfloat16_as_float32(raw: np.ndarray) -> np.ndarray:
 class _Archive:
     """Reads a torch zip checkpoint: finds its folder, reads storages once each."""
 
-    def __init__(self, zf: zipfile.ZipFile, map_location) -> None:
+    def __init__(self, zf: zipfile.ZipFile, map_location, mapped: _mmap.mmap | None = None) -> None:
         self.zf = zf
         self.map_location = map_location
+        self.mapped = mapped  # the whole file mapped copy-on-write: storages then view it instead of copying
         names = zf.namelist()
         prefix = names[0].split("/", 1)[0] if names else ""
         if f"{prefix}/data.pkl" not in names:
@@ -621,6 +619,8 @@ class _Archive:
         if info.file_size < numel * dt.itemsize:
             raise RuntimeError(f"storage record {name} holds {info.file_size} bytes, fewer than its "
                                f"{numel} elements need")
+        if self.mapped is not None and info.compress_type == zipfile.ZIP_STORED:
+            return np.frombuffer(self.mapped, dt, count=numel, offset=self._data_offset(info))
         arr = np.empty(numel, dt)
         view = memoryview(arr.view(np.uint8))
         with self.zf.open(info) as fh:
@@ -632,13 +632,25 @@ class _Archive:
                 pos += n
         return arr
 
+    def _data_offset(self, info: zipfile.ZipInfo) -> int:
+        """Where a stored record's bytes start in the file (after its local header)."""
+        mm, at = self.mapped, info.header_offset
+        if mm[at:at + 4] != b"PK\x03\x04":
+            raise RuntimeError(f"bad local header for {info.filename} in the checkpoint")
+        name_len, extra_len = struct.unpack("<HH", mm[at + 26:at + 30])
+        start = at + 30 + name_len + extra_len
+        if start + info.file_size > len(mm):
+            raise RuntimeError(f"record {info.filename} runs past the end of the checkpoint")
+        return start
+
 
 def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """Load an object saved by ``ember.save`` or ``torch.save`` (zip format) without running code from it.
 
     Only tensors and plain data load (torch's ``weights_only=True``); torch is not needed. Storages saved
-    on an accelerator need ``map_location="cpu"``.
+    on an accelerator need ``map_location="cpu"``. With ``mmap=True`` (paths only) tensors view the file
+    mapped copy-on-write instead of being read into memory.
     """
     if weights_only is False:
         raise ValueError("ember.load does not support weights_only=False: unpickling arbitrary objects can run "
@@ -646,8 +658,8 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
                          "save a model's state_dict() rather than the model.")
     if pickle_module is not None:
         raise ValueError("ember.load uses its own weights-only unpickler; pickle_module is not supported")
-    if mmap:
-        raise NotImplementedError("ember.load(mmap=True) is not supported yet")
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     if callable(map_location):
         raise NotImplementedError("ember.load: a callable map_location is not supported (only the CPU exists); "
                                   "pass map_location='cpu'")
@@ -656,19 +668,21 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         raise TypeError(f"ember.load got unexpected keyword arguments {sorted(pickle_load_args)}")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load_file(fh, map_location, encoding)
+            big = mmap and os.fstat(fh.fileno()).st_size > 0
+            mapped = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if big else None
+            return _load_file(fh, map_location, encoding, mapped)
     if not hasattr(f, "read"):
         raise AttributeError(f"'{type(f).__name__}' object has no attribute 'read'")
     return _load_file(f, map_location, encoding)
 
 
-def _load_file(fh: IO[bytes], map_location, encoding: str) -> Any:
+def _load_file(fh: IO[bytes], map_location, encoding: str, mapped: _mmap.mmap | None = None) -> Any:
     try:
         zf = zipfile.ZipFile(fh)
     except zipfile.BadZipFile:
         raise RuntimeError("ember.load reads only torch's zip checkpoint format (the default of torch.save since "
                            "PyTorch 1.6); this file is not a zip archive") from None
     with zf:
-        archive = _Archive(zf, map_location)
+        archive = _Archive(zf, map_location, mapped)
         data = zf.read(f"{archive.prefix}/data.pkl")
         return _WeightsUnpickler(io.BytesIO(data), archive.storage, encoding=encoding).load()

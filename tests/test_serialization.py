@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import io
+import mmap
 import os
 import pickle
 import zipfile
@@ -342,6 +343,35 @@ def test_records_are_aligned_so_torch_can_mmap(tmp_path):
         _same(x[k], got[k])
 
 
+@pytest.mark.parametrize("writer", ["ember", "torch"])
+def test_mmap_load_views_the_file_copy_on_write(writer, tmp_path):
+    arrays = {"a": _array("float32", (3, 5)), "b": _array("int64", (7,)), "e": _array("float16", (0, 2)),
+              "z": _array("bool", ())}
+    lib = ember if writer == "ember" else torch
+    lib.save({k: lib.tensor(v) for k, v in arrays.items()}, tmp_path / "m.pt")
+    before = (tmp_path / "m.pt").read_bytes()
+    got = ember.load(tmp_path / "m.pt", mmap=True)
+    for k, v in arrays.items():
+        _same(got[k], torch.tensor(v))
+    root = got["a"].numpy()
+    while isinstance(root, np.ndarray):
+        root = root.base
+    assert isinstance(getattr(root, "obj", root), mmap.mmap)  # a view of the mapped file, not a copy
+    got["a"].add_(1.0)  # private mapping: the file does not change
+    np.testing.assert_array_equal(got["a"].numpy(), arrays["a"] + 1)
+    assert (tmp_path / "m.pt").read_bytes() == before
+    with pytest.raises(ValueError, match="file path"):
+        ember.load(io.BytesIO(before), mmap=True)
+
+
+def test_saving_through_a_symlink_writes_its_target(tmp_path):
+    (tmp_path / "real.pt").write_bytes(b"old")
+    os.symlink(tmp_path / "real.pt", tmp_path / "link.pt")
+    ember.save(ember.ones(2), tmp_path / "link.pt")
+    assert os.path.islink(tmp_path / "link.pt")
+    _same(ember.load(tmp_path / "real.pt"), torch.ones(2))
+
+
 def test_atomic_write_keeps_previous_file_when_pickling_fails(tmp_path):
     path = tmp_path / "ck.pt"
     ember.save({"w": ember.ones(2)}, path)
@@ -508,3 +538,30 @@ def test_saved_tensors_hooks_offload_to_disk_gives_same_gradients(tmp_path):
     for h, w, r in zip(with_hooks, without, reference):
         np.testing.assert_array_equal(h.numpy(), w.numpy())
         np.testing.assert_allclose(h.numpy(), r.numpy(), rtol=1e-12)
+
+
+def _parameter(arr: np.ndarray, requires_grad: bool):
+    """ember.nn.Parameter when the nn layer exists, else a stand-in subclass of the same name."""
+    try:
+        from ember.nn import Parameter
+    except ImportError:
+        from ember._tensor import _init
+
+        class Parameter(ember.Tensor):
+            __slots__ = ()
+
+        p = Parameter.__new__(Parameter)
+        _init(p, arr, ember.tensor(arr).dtype, requires_grad)
+        return p
+    return Parameter(ember.tensor(arr), requires_grad)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_parameters_save_as_torch_parameters(requires_grad, tmp_path):
+    arr = _array("float32", (2, 3))
+    ember.save({"w": _parameter(arr, requires_grad)}, tmp_path / "e.pt")
+    got = torch.load(tmp_path / "e.pt", weights_only=True)["w"]
+    assert type(got) is torch.nn.Parameter
+    _same(got, torch.nn.Parameter(torch.tensor(arr), requires_grad))
+    back = ember.load(tmp_path / "e.pt")["w"]
+    _same(back, got)
