@@ -156,6 +156,10 @@ class _PickleWriter:
             self.out += pickle.EMPTY_DICT
         self._put(d)
         self._items(list(d.items()), len(d))
+        extra = getattr(d, "__dict__", None)
+        if extra:  # e.g. a state_dict's _metadata, set back by BUILD as torch.save does
+            self._save(dict(extra))
+            self.out += pickle.BUILD
 
     def _list(self, lst: list) -> None:
         self.out += pickle.EMPTY_LIST
@@ -513,13 +517,37 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
 
 
 _ALLOWED = _allowed_globals()
+_TORCH_DTYPE_NAMES = {"bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
+                      "float8_e4m3fn", "float8_e5m2", "qint8", "quint8", "qint32"}
 
 _REFUSED_HEADER = ("Weights only load failed. ember.load never runs code stored in a file, so it loads only "
                    "tensors and plain data (weights_only=True).\n\n")
 
 
-class _WeightsUnpickler(pickle.Unpickler):
-    """Resolves only allow-listed globals; tensors' storages come from the archive's data records."""
+def _refuse_opcode(name: str) -> Callable:
+    def refuse(self) -> None:
+        raise pickle.UnpicklingError(f"{_REFUSED_HEADER}Unsupported operand {name}: the checkpoint builds "
+                                     "objects other than tensors and plain data.")
+    return refuse
+
+
+_NEWOBJ_CLASSES = (collections.OrderedDict, collections.Counter, set, complex, bytearray)
+
+
+class _WeightsUnpickler(pickle._Unpickler):
+    """Resolves only allow-listed globals; tensors' storages come from the archive's data records.
+
+    Built on the pure-Python unpickler so that every opcode that could touch an object's attributes or
+    create instances (BUILD, NEWOBJ, INST, OBJ, extension codes) is checked, not only globals: a file
+    must not be able to alter ember's shared objects (dtypes, storage types) while loading.
+    """
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+    for _op, _name in ((pickle.INST, "INST"), (pickle.OBJ, "OBJ"), (pickle.EXT1, "EXT1"), (pickle.EXT2, "EXT2"),
+                       (pickle.EXT4, "EXT4"), (pickle.NEWOBJ_EX, "NEWOBJ_EX"), (pickle.NEXT_BUFFER, "NEXT_BUFFER"),
+                       (pickle.READONLY_BUFFER, "READONLY_BUFFER")):
+        dispatch[_op[0]] = _refuse_opcode(_name)
+    del _op, _name
 
     def __init__(self, fh, storage_loader: Callable[[tuple], _Storage], **kwargs) -> None:
         super().__init__(fh, **kwargs)
@@ -532,9 +560,9 @@ class _WeightsUnpickler(pickle.Unpickler):
         if hit is not None:
             return hit
         msg = f"{_REFUSED_HEADER}Unsupported global: GLOBAL {module}.{name} was not an allowed global."
-        if module == "torch" and name.endswith("Storage") or module == "torch" and name in ("bfloat16",):
+        if module == "torch" and (name.endswith("Storage") or name.endswith("Tensor") or name in _TORCH_DTYPE_NAMES):
             msg += f" ember has no dtype for {module}.{name}."
-        elif module.startswith("torch.nn.modules") or module.startswith("torch.nn."):
+        elif module.startswith("torch.nn."):
             msg += (" The file holds a whole pickled module. Save the model's state_dict() instead "
                     "(torch.save(model.state_dict(), f)) and load it with model.load_state_dict(ember.load(f)).")
         raise pickle.UnpicklingError(msg)
@@ -545,6 +573,27 @@ class _WeightsUnpickler(pickle.Unpickler):
                 or not isinstance(pid[3], str) or type(pid[4]) is not int or pid[4] < 0):
             raise pickle.UnpicklingError(f"Weights only load failed: unsupported persistent id {pid!r}")
         return self._storage_loader(pid)
+
+    def load_build(self) -> None:
+        """Only attributes of an OrderedDict (a state_dict's ``_metadata``) may be set."""
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        if (type(inst) is not collections.OrderedDict or not isinstance(state, dict)
+                or not all(type(k) is str for k in state)):
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}Unsupported operand BUILD on a "
+                                         f"{type(inst).__name__}: only an OrderedDict's attributes may be set.")
+        inst.__dict__.update(state)
+
+    dispatch[pickle.BUILD[0]] = load_build
+
+    def load_newobj(self) -> None:
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if cls not in _NEWOBJ_CLASSES or not isinstance(args, tuple):
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}Unsupported operand NEWOBJ for {cls!r}.")
+        self.append(cls.__new__(cls, *args))
+
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
 
 
 def _resolve_location(location: str, map_location) -> None:

@@ -274,6 +274,15 @@ def test_model_state_dict_torch_to_ember_to_torch(tmp_path):
     torch.testing.assert_close(fresh(x), model(x), rtol=0, atol=0)
 
 
+def test_state_dict_metadata_survives(tmp_path):
+    model, _ = _trained_torch_model()
+    torch.save(model.state_dict(), tmp_path / "t.pt")
+    sd = ember.load(tmp_path / "t.pt")
+    assert sd._metadata == model.state_dict()._metadata
+    ember.save(sd, tmp_path / "e.pt")
+    assert torch.load(tmp_path / "e.pt", weights_only=True)._metadata == model.state_dict()._metadata
+
+
 def test_adam_state_dict_round_trip_resumes_identically(tmp_path):
     model, opt = _trained_torch_model()
     torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, tmp_path / "t.pt")
@@ -449,6 +458,31 @@ def test_malicious_pickle_is_refused_without_side_effect(attack, tmp_path):
         with zipfile.ZipFile(path) as zf:
             pickle.loads(zf.read("archive/data.pkl"))
     assert marker.exists()
+
+
+@pytest.mark.parametrize("target", ["ctorch\nfloat32\n", "ctorch\nFloatStorage\n", "ccollections\nCounter\n",
+                                    "ctorch._utils\n_rebuild_tensor_v2\n"])
+def test_build_cannot_alter_shared_objects(target, tmp_path):
+    # (None, {"is_signed": False, "dtype": None, "__defaults__": None}) set on a shared global by BUILD
+    state = "(N}(Vis_signed\nI00\nVdtype\nNV__defaults__\nNutb"
+    _archive_with_pickle(tmp_path / "evil.pt", f"{target}{state}.".encode())
+    snapshot = (ember.float32.is_signed, serialization._ALLOWED["torch", "FloatStorage"].dtype,
+                serialization._rebuild_tensor_v2.__defaults__, vars(collections.Counter).copy())
+    with pytest.raises(pickle.UnpicklingError, match="BUILD"):
+        ember.load(tmp_path / "evil.pt")
+    assert snapshot == (ember.float32.is_signed, serialization._ALLOWED["torch", "FloatStorage"].dtype,
+                        serialization._rebuild_tensor_v2.__defaults__, vars(collections.Counter).copy())
+    _same(ember.load(_to_bytes(torch.save, torch.ones(2))), torch.ones(2))
+
+
+@pytest.mark.parametrize("payload", [b"ccollections\nOrderedDict\n)\x81.", b"(ccollections\nOrderedDict\no."])
+def test_instance_opcodes_are_checked(payload, tmp_path):
+    _archive_with_pickle(tmp_path / "p.pt", b"\x80\x02" + payload)
+    if payload.endswith(b"\x81."):  # NEWOBJ of an allowed class is plain data
+        assert ember.load(tmp_path / "p.pt") == collections.OrderedDict()
+    else:
+        with pytest.raises(pickle.UnpicklingError, match="OBJ"):
+            ember.load(tmp_path / "p.pt")
 
 
 def test_whole_module_is_refused_with_state_dict_hint(tmp_path):
