@@ -417,8 +417,9 @@ class _Marker:
 _TENSOR_TYPE, _PARAMETER_TYPE = _Marker("torch.Tensor"), _Marker("torch.nn.Parameter")
 
 
-def _check_ints(what: str, values, allow_negative: bool = False) -> tuple:
-    if not isinstance(values, tuple) or not all(type(v) is int and (allow_negative or v >= 0) for v in values):
+def _check_ints(what: str, values) -> tuple:
+    """``values`` if it is a tuple of non-negative ints, else the weights-only error."""
+    if not isinstance(values, tuple) or not all(type(v) is int and v >= 0 for v in values):
         raise pickle.UnpicklingError(f"Weights only load failed: bad tensor {what} {values!r} in the checkpoint")
     return values
 
@@ -427,7 +428,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride) -> Tensor:
     if not isinstance(storage, _Storage):
         raise pickle.UnpicklingError("Weights only load failed: a tensor was rebuilt from something not a storage")
     (storage_offset,) = _check_ints("offset", (storage_offset,))
-    size, stride = _check_ints("size", tuple(size)), _check_ints("stride", tuple(stride))
+    size, stride = _check_ints("size", size), _check_ints("stride", stride)
     if len(size) != len(stride):
         raise pickle.UnpicklingError(f"Weights only load failed: size {size} and stride {stride} differ in length")
     flat = storage.array

@@ -590,6 +590,18 @@ def _parameter(arr: np.ndarray, requires_grad: bool):
     return Parameter(ember.tensor(arr), requires_grad)
 
 
+def test_torch_tensors_with_python_attributes_load(tmp_path):
+    # torch writes these through _rebuild_from_type_v2 / _rebuild_parameter_with_state
+    t = torch.randn(2)
+    t.foo = 1
+    p = torch.nn.Parameter(torch.randn(3))
+    p.bar = 2
+    torch.save([t, p], tmp_path / "t.pt")
+    a, b = ember.load(tmp_path / "t.pt")
+    _same(a, t)
+    _same(b, p)
+
+
 @pytest.mark.parametrize("requires_grad", [True, False])
 def test_parameters_save_as_torch_parameters(requires_grad, tmp_path):
     arr = _array("float32", (2, 3))
