@@ -23,6 +23,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
+from .serialization import save, load
 
 __version__ = "0.1.0"
 
