@@ -17,7 +17,7 @@ __all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember"]
 
 def to_np(t) -> np.ndarray:
     if isinstance(t, torch.Tensor):
-        return t.detach().cpu().numpy()
+        return t.detach().cpu().numpy(force=True)  # force: torch may return a ZeroTensor grad
     if isinstance(t, ember.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
