@@ -342,3 +342,10 @@ def test_random_shapes_and_dims(shape, data):
         check(lambda lib, t: t.norm(2, d, keepdim), x, gradgrad=True)
     else:
         check(lambda lib, t: getattr(t, name)(d, keepdim=keepdim), x, gradgrad=True)
+
+
+def test_empty_dim_list_reduces_everything():
+    x = randn(2, 3)
+    for f in (lambda lib, t: t.sum(()), lambda lib, t: t.mean(()), lambda lib, t: t.amax(()),
+              lambda lib, t: t.sum([], keepdim=True)):
+        check(f, x, gradgrad=True)
