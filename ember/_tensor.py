@@ -898,6 +898,58 @@ class Tensor:
 
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def prod(self, *args, **kwargs):
+        return _R.prod(self, *args, **kwargs)
+    def max(self, *args, **kwargs):
+        return _R.max(self, *args, **kwargs)
+    def min(self, *args, **kwargs):
+        return _R.min(self, *args, **kwargs)
+    def amax(self, *args, **kwargs):
+        return _R.amax(self, *args, **kwargs)
+    def amin(self, *args, **kwargs):
+        return _R.amin(self, *args, **kwargs)
+    def argmax(self, *args, **kwargs):
+        return _R.argmax(self, *args, **kwargs)
+    def argmin(self, *args, **kwargs):
+        return _R.argmin(self, *args, **kwargs)
+    def var(self, *args, **kwargs):
+        return _R.var(self, *args, **kwargs)
+    def std(self, *args, **kwargs):
+        return _R.std(self, *args, **kwargs)
+    def norm(self, *args, **kwargs):
+        return _R.norm(self, *args, **kwargs)
+    def logsumexp(self, *args, **kwargs):
+        return _R.logsumexp(self, *args, **kwargs)
+    def cumsum(self, *args, **kwargs):
+        return _R.cumsum(self, *args, **kwargs)
+    def cumprod(self, *args, **kwargs):
+        return _R.cumprod(self, *args, **kwargs)
+    def cummax(self, *args, **kwargs):
+        return _R.cummax(self, *args, **kwargs)
+    def cummin(self, *args, **kwargs):
+        return _R.cummin(self, *args, **kwargs)
+    def median(self, *args, **kwargs):
+        return _R.median(self, *args, **kwargs)
+    def all(self, *args, **kwargs):
+        return _R.all(self, *args, **kwargs)
+    def any(self, *args, **kwargs):
+        return _R.any(self, *args, **kwargs)
+    def count_nonzero(self, *args, **kwargs):
+        return _R.count_nonzero(self, *args, **kwargs)
+    def nansum(self, *args, **kwargs):
+        return _R.nansum(self, *args, **kwargs)
+    def nanmean(self, *args, **kwargs):
+        return _R.nanmean(self, *args, **kwargs)
+    def sort(self, *args, **kwargs):
+        return _SO.sort(self, *args, **kwargs)
+    def argsort(self, *args, **kwargs):
+        return _SO.argsort(self, *args, **kwargs)
+    def topk(self, *args, **kwargs):
+        return _SO.topk(self, *args, **kwargs)
+    def kthvalue(self, *args, **kwargs):
+        return _SO.kthvalue(self, *args, **kwargs)
+    def unique(self, *args, **kwargs):
+        return _SO.unique(self, *args, **kwargs)
 
 
     # ---- Tensor methods: linear algebra (ops/linalg.py) ----
@@ -1083,3 +1135,4 @@ def _fill(t: Tensor, value) -> Tensor:
 # as module globals at call time.
 from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
+from .ops import sorting as _SO  # noqa: E402

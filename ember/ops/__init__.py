@@ -6,6 +6,9 @@ from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, l
 from .indexing import where
 from .linalg import matmul, mm, bmm
 from .reduction import sum, mean, sum_to_size
+from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp,
+                        cumsum, cumprod, cummax, cummin, median, all, any, count_nonzero, nansum, nanmean)
+from .sorting import sort, argsort, topk, kthvalue, unique
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
 from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolute, sign, clamp, clip, clamp_min,

@@ -11,11 +11,11 @@ __all__ = ["sum", "mean", "sum_to_size"]
 
 def _dims(dim, ndim: int) -> tuple:
     """Normalise ``dim`` (None, int, sequence) to a sorted tuple of non-negative axes."""
-    if dim is None:
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):  # torch: an empty dim list means all
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
-    n = max(ndim, 1)
+    n = ndim or 1  # (this module defines torch's max/min/all/any: no builtins here)
     out = []
     for d in dim:
         if not -n <= d < n:
@@ -113,7 +113,7 @@ def sum_to_size(input, *size):
     if tuple(size) == shape:
         return input
     lead = len(shape) - len(size)
-    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+    if lead < 0 or _builtin_any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, shape))}}}.")
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
@@ -121,3 +121,745 @@ def sum_to_size(input, *size):
     if lead:
         out = out.reshape(size)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# prod, max/min/amax/amin/argmax/argmin, var/std(_mean), norm, logsumexp, cumulative ops, median, all/any, nan*.
+# Selection-style ops (max/min with dim, median with dim, cummax/cummin and, in sorting.py, sort/topk/kthvalue)
+# share one base: values are gathered at computed indices and the gradient is scattered back to them.
+# ---------------------------------------------------------------------------------------------------------------
+import warnings  # noqa: E402
+
+from .. import return_types as _RT  # noqa: E402
+from .._tensor import Tensor, _wrap, _wrap_dim  # noqa: E402
+from .indexing import where as _where  # noqa: E402
+from .shape import cat as _cat  # noqa: E402
+from ._op import _registry  # noqa: E402
+from ..autograd.grad_mode import _mode  # noqa: E402
+
+__all__ += ["prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "var_mean", "std_mean",
+            "norm", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "median", "all", "any",
+            "count_nonzero", "nansum", "nanmean"]
+
+_builtin_max, _builtin_min, _builtin_all, _builtin_any = max, min, all, any
+
+
+def _const(arr: np.ndarray) -> Tensor:
+    """A constant (no-grad) tensor around ``arr``."""
+    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
+
+
+def _as_1d(a: np.ndarray, dim: int):
+    """``a`` (0-d arrays as 1-element) and ``dim`` wrapped, for ops along one dimension."""
+    d = _wrap_dim(dim, a.ndim)
+    return (a.reshape(1), 0) if a.ndim == 0 else (a, d)
+
+
+def _along_key(idx: np.ndarray, dim: int) -> tuple:
+    """A NumPy key addressing ``idx`` positions along ``dim`` (open grids for the other dims)."""
+    key = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
+    key[dim] = idx
+    return tuple(key)
+
+
+def _empty_dim_error(name: str, d: int) -> IndexError:
+    return IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _no_dim_error(name: str, exc=RuntimeError, tail: str = " Specify the reduction dim with the 'dim' argument."):
+    return exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}")
+
+
+def _int_result(arr: np.ndarray, dtype) -> np.dtype | None:
+    """The accumulation dtype of sum-like ops: ``dtype`` if given, int64 for integer/bool input."""
+    if dtype is not None:
+        return D.to_dtype(dtype).np
+    return np.dtype(np.int64) if arr.dtype.kind in "biu" else None
+
+
+class _TakeAlong(Op):
+    """d take_along(x, idx, dim) = grad put back at idx (zeros elsewhere)"""
+
+    __slots__ = ("idx", "dim", "shape", "unique")
+    _name = "TakeAlongDimBackward0"
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, idx, dim, unique):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.shape, ctx.unique = idx, dim, self.shape, unique
+        return np.take_along_axis(self, idx, dim)
+
+    def backward(ctx, grad):
+        return _PutAlong.apply(grad, ctx.idx, ctx.dim, ctx.shape, ctx.unique)
+
+
+class _PutAlong(Op):
+    """d (zeros of shape with x added at idx along dim) = grad taken at idx"""
+
+    __slots__ = ("idx", "dim", "unique")
+    _name = "PutAlongDimBackward0"
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, idx, dim, shape, unique):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.unique = idx, dim, unique
+        out = np.zeros(shape, self.dtype)
+        if unique:
+            np.put_along_axis(out, idx, self, dim)
+        else:
+            np.add.at(out, _along_key(idx, dim), self)
+        return out
+
+    def backward(ctx, grad):
+        return _TakeAlong.apply(grad, ctx.idx, ctx.dim, ctx.unique)
+
+
+class _Flip(Op):
+    """d flip(x, dim) = flip(grad, dim)"""
+
+    __slots__ = ("dim",)
+    _name = "FlipBackward0"
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        if ctx is not None:
+            ctx.dim = dim
+        return np.flip(self, dim).copy()
+
+    def backward(ctx, grad):
+        return _Flip.apply(grad, ctx.dim)
+
+
+def _revcumsum(x: Tensor, d: int) -> Tensor:
+    """Sums from each position to the end along ``d``."""
+    return _Flip.apply(cumsum(_Flip.apply(x, d), d), d)
+
+
+class _Selection(Op):
+    """values = x at indices chosen along dim; d values = grad scattered back to those indices.
+
+    Subclasses give ``_select(array, dim, param) -> keepdim-shaped int64 indices`` and ``reduces``
+    (whether ``dim`` is dropped unless keepdim). ``unique``: indices within a slice are distinct."""
+
+    __slots__ = ("idx", "dim", "kshape", "shape", "wshape")
+    nattrs = 3
+    differentiable_outputs = (0,)
+    reduces = True
+    unique = True
+    result_type: type = tuple
+
+    @staticmethod
+    def _select(a, d, param):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, self, dim, keepdim, param):
+        a, d = _as_1d(self, dim)
+        idx = cls._select(a, d, param)
+        values = np.take_along_axis(a, idx, d)
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.kshape, ctx.shape, ctx.wshape = idx, d, idx.shape, self.shape, a.shape
+        if self.ndim == 0:
+            return values.reshape(()), idx.reshape(())
+        if cls.reduces and not keepdim:
+            return np.squeeze(values, d), np.squeeze(idx, d)
+        return values, idx
+
+    def backward(ctx, grad, _indices_grad=None):
+        g = _PutAlong.apply(grad.reshape(ctx.kshape), ctx.idx, ctx.dim, ctx.wshape, ctx.unique)
+        return g.reshape(ctx.shape) if ctx.wshape != ctx.shape else g
+
+    @classmethod
+    def run(cls, input, dim, keepdim, param=None):
+        return cls.result_type(*cls.apply(input, dim, keepdim, param))
+
+
+def _selection(name: str, select, *, reduces: bool = True, unique: bool = True, torch_name: str = "",
+               result_type: type = tuple) -> type:
+    """A ``_Selection`` op choosing indices with ``select(array, dim, param)``."""
+    ns = {"__slots__": (), "_select": staticmethod(select), "reduces": reduces, "unique": unique, "result_type": result_type, "__doc__": _Selection.__doc__}
+    if torch_name:
+        ns["_name"] = torch_name
+    return type(name, (_Selection,), ns)
+
+
+def _arg_extreme(fn, name):
+    def select(a, d, _):
+        if a.shape[d] == 0:
+            raise _empty_dim_error(name, d)
+        return np.expand_dims(fn(a, axis=d), d)
+    return select
+
+
+def _lower_median_idx(a, d, _=None):
+    if a.shape[d] == 0:
+        raise _empty_dim_error("median", d)
+    order = np.argsort(a, axis=d, kind="stable")  # NaN sorts last
+    n = a.shape[d]
+    has_nan = np.isnan(a).any(axis=d, keepdims=True) if a.dtype.kind == "f" else None
+    pick = np.take(order, [(n - 1) // 2], axis=d)
+    if has_nan is not None and has_nan.any():  # torch: a slice with NaN has median NaN (its first NaN)
+        first_nan = np.expand_dims(np.argmax(np.isnan(a), axis=d), d)
+        pick = np.where(has_nan, first_nan, pick)
+    return pick
+
+
+def _cum_extreme_idx(acc):
+    def select(a, d, _):
+        out = acc(a, axis=d)
+        hit = a == out
+        if a.dtype.kind == "f":
+            hit |= np.isnan(a)
+        pos = np.arange(a.shape[d]).reshape((-1,) + (1,) * (a.ndim - d - 1))
+        return np.maximum.accumulate(np.where(hit, pos, 0), axis=d).astype(np.int64)
+    return select
+
+
+MaxDim = _selection("MaxDim", _arg_extreme(np.argmax, "max"), torch_name="MaxBackward0", result_type=_RT.max)
+MinDim = _selection("MinDim", _arg_extreme(np.argmin, "min"), torch_name="MinBackward0", result_type=_RT.min)
+MedianDim = _selection("MedianDim", _lower_median_idx, torch_name="MedianBackward1", result_type=_RT.median)
+Cummax = _selection("Cummax", _cum_extreme_idx(np.maximum.accumulate), reduces=False, unique=False,
+                    result_type=_RT.cummax)
+Cummin = _selection("Cummin", _cum_extreme_idx(np.minimum.accumulate), reduces=False, unique=False,
+                    result_type=_RT.cummin)
+
+
+class _EvenReduction(Op):
+    """d r(x, dims) = grad split evenly among the elements equal to the result (ties share it)"""
+
+    __slots__ = ("dims", "keepdim", "shape")
+    save = ("self", "result")
+    nattrs = 2
+    nan_matches = True
+
+    @staticmethod
+    def _reduce(a, dims, keepdim):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, self, dim, keepdim):
+        dims = _dims(dim, self.ndim)
+        if ctx is not None:
+            ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
+        return np.asarray(cls._reduce(self, dims, keepdim))
+
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * _even_weights(
+            self._data, result._data, ctx.dims, ctx.keepdim, grad._data.dtype, ctx.nan_matches)
+
+
+def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True) -> Tensor:
+    """1/count where ``x`` equals its reduced value ``r``, else 0. NaN matches NaN when ``nan_matches``;
+    otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
+    if not keepdim and dims:
+        r = np.expand_dims(r, dims)
+    mask = x == r
+    if nan_matches and x.dtype.kind == "f":
+        mask |= np.isnan(x)
+    count = mask.sum(axis=dims, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return _const((mask / count).astype(dtype, copy=False))
+
+
+def _extreme(fn, name):
+    def reduce(a, dims, keepdim):
+        if a.size == 0:
+            if len(dims) == a.ndim:
+                raise _no_dim_error(name)
+            for d in dims:
+                if a.shape[d] == 0:
+                    raise _empty_dim_error(name, d)
+        return fn(a, axis=dims, keepdims=keepdim)
+    return reduce
+
+
+def _median_all(a, dims, keepdim):
+    if a.size == 0:
+        return np.full((), np.nan, a.dtype if a.dtype.kind == "f" else np.float32)
+    flat = a.reshape(-1)
+    return flat[_lower_median_idx(flat, 0)[0]]
+
+
+def _even(name: str, reduce, torch_name: str, nan_matches: bool = True) -> type:
+    ns = {"__slots__": (), "_reduce": staticmethod(reduce), "_name": torch_name, "__doc__": _EvenReduction.__doc__,
+          "nan_matches": nan_matches}
+    return type(name, (_EvenReduction,), ns)
+
+
+MaxAll = _even("MaxAll", _extreme(np.max, "max"), "MaxBackward1")
+MinAll = _even("MinAll", _extreme(np.min, "min"), "MinBackward1")
+Amax = _even("Amax", _extreme(np.max, "amax"), "AmaxBackward0", nan_matches=False)
+Amin = _even("Amin", _extreme(np.min, "amin"), "AminBackward0", nan_matches=False)
+MedianAll = _even("MedianAll", _median_all, "MedianBackward0")
+
+
+def _binary_extreme(name: str, input, other):
+    try:
+        from . import elementwise as _E
+    except ImportError:  # TODO(issue): binary max/min belong to ops/elementwise.py (maximum/minimum)
+        raise NotImplementedError(f"{name}(input, other) needs ember.{name}imum, which is not available") from None
+    return getattr(_E, name + "imum")(input, other)
+
+
+def _extreme_api(name: str, all_op: type, dim_op: type):
+    def fn(input, dim=None, keepdim: bool = False, *, out=None):
+        if isinstance(dim, Tensor):
+            return _binary_extreme(name, input, dim)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool)")
+            return all_op.apply(input, None, False)
+        return dim_op.run(input, dim, keepdim)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {name}imum of all elements; with ``dim``, (values, indices) along it (first index on ties);"
+                  f" with a tensor, the elementwise {name}imum.")
+    return fn
+
+
+max = _extreme_api("max", MaxAll, MaxDim)  # noqa: A001 - torch's names
+min = _extreme_api("min", MinAll, MinDim)  # noqa: A001
+
+
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (all dims when empty); the gradient is shared evenly among ties."""
+    return Amax.apply(input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims when empty); the gradient is shared evenly among ties."""
+    return Amin.apply(input, dim, keepdim)
+
+
+def _arg_api(name: str, fn):
+    def arg(input, dim=None, keepdim: bool = False) -> Tensor:
+        a = input._data
+        if dim is None:
+            if a.size == 0:
+                raise _no_dim_error(name, IndexError, "")
+            out = np.asarray(fn(a.reshape(-1)), np.int64)
+            return _const(out.reshape((1,) * a.ndim) if keepdim else out)
+        a1, d = _as_1d(a, dim)
+        if a1.shape[d] == 0:
+            raise _empty_dim_error(name, d)
+        out = np.asarray(fn(a1, axis=d, keepdims=keepdim and a.ndim > 0), np.int64)
+        return _const(out.reshape(()) if a.ndim == 0 else out)
+    arg.__name__ = arg.__qualname__ = name
+    arg.__doc__ = f"Index of the {name[3:]}imum (flattened when ``dim`` is None); first index on ties."
+    return arg
+
+
+argmax = _arg_api("argmax", np.argmax)
+argmin = _arg_api("argmin", np.argmin)
+
+
+class Prod(Op):
+    """d prod(x, dim) = grad * (product of the other elements), exact with zeros"""
+
+    __slots__ = ("dim", "keepdim", "shape")
+    _name = "ProdBackward1"
+    save = ("self", "result")
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, dim, keepdim, dtype):
+        dt = _int_result(self, dtype)
+        if dim is None:
+            d, keepdim = None, False
+        else:
+            d = _wrap_dim(dim, self.ndim) if self.ndim else None
+        if ctx is not None:
+            ctx.dim, ctx.keepdim, ctx.shape = d, keepdim, self.shape
+        out = np.prod(self, axis=d, keepdims=keepdim and self.ndim > 0, dtype=dt)
+        return np.asarray(out)
+
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        d = ctx.dim
+        dims = tuple(range(len(ctx.shape))) if d is None else (d,)
+        g = _expand_back(grad, ctx.shape, dims, ctx.keepdim)
+        if not (self._data == 0).any():
+            return g * _expand_back(result, ctx.shape, dims, ctx.keepdim) / self
+        if d is None:
+            return g * _exclusive_prod(self.reshape(-1), 0).reshape(ctx.shape)
+        return g * _exclusive_prod(self, d)
+
+
+class ProdAll(Prod):
+    __slots__ = ()
+    _name = "ProdBackward0"
+
+
+def _shifted_cumprod(x: Tensor, d: int) -> Tensor:
+    """Products of the elements strictly before each position along ``d``."""
+    n = x._data.shape[d]
+    one = _const(np.ones(tuple(1 if i == d else s for i, s in enumerate(x._data.shape)), x._data.dtype))
+    return cumprod(_cat([one, x.narrow(d, 0, n - 1)], d), d)
+
+
+def _exclusive_prod(x: Tensor, d: int) -> Tensor:
+    """Product of all other elements of each slice along ``d`` (no division: exact with zeros)."""
+    return _shifted_cumprod(x, d) * _Flip.apply(_shifted_cumprod(_Flip.apply(x, d), d), d)
+
+
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or along one dimension ``dim``."""
+    if dim is None:
+        return ProdAll.apply(input, None, False, dtype)
+    if not isinstance(dim, int):
+        raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
+                        "expected one of: (int dim, bool keepdim = False, *, torch.dtype dtype = None)")
+    return Prod.apply(input, dim, keepdim, dtype)
+
+
+class _Cumulative(Op):
+    """cumulative op along dim (sum/product), with torch's dtypes"""
+
+    __slots__ = ("dim",)
+    nattrs = 2
+
+    @classmethod
+    def forward(cls, ctx, self, dim, dtype):
+        a, d = _as_1d(self, dim)
+        if ctx is not None:
+            ctx.dim = d
+        return cls._ufunc.accumulate(a, axis=d, dtype=_int_result(a, dtype)).reshape(self.shape)
+
+
+class Cumsum(_Cumulative):
+    """d cumsum(x) = reversed cumsum of grad"""
+
+    __slots__ = ()
+    _ufunc = np.add
+
+    def backward(ctx, grad):
+        if grad._data.ndim == 0:
+            return grad
+        return _revcumsum(grad, ctx.dim)
+
+
+class Cumprod(_Cumulative):
+    """d cumprod(x)_i = sum_{k>=i} grad_k * prod_{j<=k, j!=i} x_j, exact with zeros"""
+
+    __slots__ = ()
+    _ufunc = np.multiply
+    save = ("self", "result")
+
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        if grad._data.ndim == 0:
+            return grad
+        d = ctx.dim
+        x = self._data
+        zero = x == 0
+        if not zero.any():
+            return _revcumsum(grad * result, d) / self
+        if _mode.grad_enabled:  # building a graph (create_graph): the formula below is exact to any order
+            return _cumprod_grad_quadratic(grad, self, d)
+        # before the first zero of a slice, the division formula holds; at the first zero the gradient is
+        # (product before it) * sum_k grad_k * (product after it up to k); after it, every term has a zero.
+        seen = np.cumsum(zero, axis=d)
+        before = seen == 0
+        first = (seen == 1) & zero
+        one = np.ones((), x.dtype)
+        x_before = _where(_const(before), self, _const(one))
+        after = cumprod(_where(_const(before | first), _const(one), self), d)
+        g_before = _revcumsum(grad * result, d) / x_before
+        g_first = cumprod(x_before, d) * _revcumsum(grad * after, d)
+        return _where(_const(before), g_before, _where(_const(first), g_first, _const(np.zeros((), x.dtype))))
+
+
+def _cumprod_grad_quadratic(grad: Tensor, x: Tensor, d: int) -> Tensor:
+    """sum_{k>=i} grad_k * prod_{j<=k, j!=i} x_j via an (n, n) table per slice: O(n^2), differentiable."""
+    shape = x._data.shape
+    n = shape[d]
+    table = shape[:d] + (n, n) + shape[d + 1:]  # axis d: i, axis d+1: k
+    ik = (n, n) + (1,) * (len(shape) - d - 1)
+    later = _const(np.broadcast_to(np.triu(np.ones((n, n), bool), 1).reshape(ik), table))
+    from_i = _const(np.triu(np.ones((n, n), x._data.dtype)).reshape(ik))
+    after_i = cumprod(_where(later, x.unsqueeze(d).expand(table), _const(np.ones((), x._data.dtype))), d + 1)
+    return _shifted_cumprod(x, d) * sum(grad.unsqueeze(d) * after_i * from_i, d + 1)
+
+
+def cumsum(input, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative sums along ``dim`` (integer inputs accumulate in int64)."""
+    return Cumsum.apply(input, dim, dtype)
+
+
+def cumprod(input, dim: int, *, dtype=None) -> Tensor:
+    """Cumulative products along ``dim``; its gradient is exact when the input has zeros."""
+    return Cumprod.apply(input, dim, dtype)
+
+
+def cummax(input, dim: int):
+    """Running maximum along ``dim`` and where it was found (the latest index on ties)."""
+    return Cummax.run(input, dim, True)
+
+
+def cummin(input, dim: int):
+    """Running minimum along ``dim`` and where it was found (the latest index on ties)."""
+    return Cummin.run(input, dim, True)
+
+
+def _check_float(a: np.ndarray, msg: str) -> None:
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(msg)
+
+
+def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
+    """var / std (``root``), optionally with the mean as a second output."""
+
+    class Moments(Op):
+        __slots__ = ("dims", "keepdim", "shape", "n", "dof")
+        save = ("self", "result")
+        nattrs = 3
+        _name = torch_name
+        __doc__ = f"d {fname}: var'=2(x-mean)/(n-correction); std'=var'/(2 std); mean'=1/n"
+
+        @staticmethod
+        def forward(ctx, self, dim, correction, keepdim):
+            _check_float(self, "std and var only support floating point and complex dtypes")
+            dims = _dims(dim, self.ndim)
+            n = int(np.prod([self.shape[d] for d in dims]))
+            dof = n - correction
+            if dof <= 0:
+                warnings.warn(f"{fname.split('_')[0]}(): degrees of freedom is <= 0. Correction should be strictly "
+                              "less than the reduction factor (input numel divided by output numel).",
+                              UserWarning, stacklevel=4)
+            if ctx is not None:
+                ctx.dims, ctx.keepdim, ctx.shape, ctx.n, ctx.dof = dims, keepdim, self.shape, n, dof
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.sum(self, axis=dims, keepdims=True) / self.dtype.type(n) if n else \
+                    np.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype)
+                dev = self - mean
+                out = np.asarray(np.sum(dev * dev, axis=dims, keepdims=keepdim) / self.dtype.type(
+                    _builtin_max(dof, 0)), self.dtype)
+                if root:
+                    out = np.sqrt(out)
+            if with_mean:
+                return out, mean if keepdim else mean.reshape(out.shape)
+            return out
+
+        def backward(ctx, grad, grad_mean=None):
+            self, result = ctx.saved_tensors
+            gx = None
+            if grad is not None:
+                if root:
+                    zero = result._data == 0
+                    grad = _where(_const(zero), _const(np.zeros((), grad._data.dtype)), grad / (2 * result)) \
+                        if zero.any() else grad / (2 * result)
+                centred = self - mean(self, ctx.dims, True)
+                gx = (2.0 / ctx.dof if ctx.dof else np.inf) * _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * centred
+            if grad_mean is not None:
+                gm = _expand_back(grad_mean, ctx.shape, ctx.dims, ctx.keepdim) / ctx.n
+                gx = gm if gx is None else gx + gm
+            return gx
+
+    Moments.__name__ = Moments.__qualname__ = torch_name.replace("Backward0", "")
+    return Moments
+
+
+Var = _moments(False, False, "VarBackward0", "var")
+Std = _moments(False, True, "StdBackward0", "std")
+VarMean = _moments(True, False, "VarMeanBackward0", "var_mean")
+StdMean = _moments(True, True, "StdMeanBackward0", "std_mean")
+
+
+def _correction(dim, unbiased, correction, keepdim):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction, keepdim
+
+
+def _moment_api(op: type, name: str):
+    def fn(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        dim, corr, keepdim = _correction(dim, unbiased, correction, keepdim)
+        out = op.apply(input, dim, corr, keepdim)
+        return tuple(out) if type(out) is tuple else out
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name} over ``dim`` (all when None) with Bessel's ``correction`` (default 1)."
+    return fn
+
+
+var = _moment_api(Var, "var")
+std = _moment_api(Std, "std")
+var_mean = _moment_api(VarMean, "var_mean")
+std_mean = _moment_api(StdMean, "std_mean")
+
+
+class Norm(Op):
+    """d ||x||_p = grad * sign(x)|x|^(p-1) / ||x||^(p-1) (0 where the norm is 0); inf: ties share it"""
+
+    __slots__ = ("ord", "dims", "keepdim", "shape")
+    _name = "LinalgVectorNormBackward0"
+    save = ("self", "result")
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
+        if dtype is not None:
+            self = self.astype(D.to_dtype(dtype).np)
+        if self.dtype.kind not in "fc":
+            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{D.from_numpy_dtype(self.dtype).name.capitalize()}")
+        dims = _dims(dim, self.ndim)
+        if ctx is not None:
+            ctx.ord, ctx.dims, ctx.keepdim, ctx.shape = ord, dims, keepdim, self.shape
+        a = np.abs(self)
+        if ord in (np.inf, -np.inf):
+            if a.size == 0 and (len(dims) == a.ndim or _builtin_any(a.shape[d] == 0 for d in dims)):
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {'' if ord > 0 else '-'}inf norm on an "
+                                   "empty tensor because the operation does not have an identity")
+            out = (np.max if ord > 0 else np.min)(a, axis=dims, keepdims=keepdim)
+        elif ord == 0:
+            out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(self.dtype)
+        elif ord == 1:
+            out = np.sum(a, axis=dims, keepdims=keepdim)
+        elif ord == 2:
+            out = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+        else:
+            with np.errstate(divide="ignore"):
+                out = np.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+        return np.asarray(out, self.dtype)
+
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        p, dims, keepdim, shape = ctx.ord, ctx.dims, ctx.keepdim, ctx.shape
+        g = _expand_back(grad, shape, dims, keepdim)
+        dt = grad._data.dtype
+        zero = _const(np.zeros((), dt))
+        if p == 0:
+            return g * zero
+        if p == 1:
+            return g * self.sign()
+        if p in (np.inf, -np.inf):
+            return g * self.sign() * _even_weights(np.abs(self._data), result._data, dims, keepdim, dt)
+        r = _expand_back(result, shape, dims, keepdim)
+        rz = _const(r._data == 0)
+        if p == 2:
+            return self * _where(rz, zero, g / r)
+        xz = _const(self._data == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # the masked-out 0 ** (p - 1)
+            scaled = _where(xz, zero, self.sign() * self.abs() ** (p - 1))
+            return scaled * _where(rz, zero, g / r ** (p - 1))
+
+
+_P_NAMES = {"fro": 2, "inf": np.inf, "-inf": -np.inf}
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None); p in numbers, inf, -inf, 'fro'."""
+    if isinstance(p, str):
+        if p not in _P_NAMES:  # TODO(issue): matrix norms ('nuc') belong to linalg
+            raise RuntimeError(f"norm(): unsupported norm type {p!r}")
+        if p == "fro" and dim is not None and not isinstance(dim, int) and len(dim) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+        p = _P_NAMES[p]
+    if isinstance(dim, int):
+        dim = (dim,)
+    return Norm.apply(input, float(p), dim, keepdim, dtype)
+
+
+class Logsumexp(Op):
+    """d logsumexp(x, dims) = grad * softmax(x) = grad * exp(x - result)"""
+
+    __slots__ = ("dims", "keepdim", "shape")
+    save = ("self", "result")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, dim, keepdim):
+        if self.dtype.kind in "biu":
+            self = self.astype(D.get_default_dtype().np)
+        dims = _dims(dim, self.ndim)
+        if ctx is not None:
+            ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
+        if self.size == 0:
+            m = np.zeros(np.sum(self, axis=dims, keepdims=True).shape, self.dtype)
+        else:
+            m = np.max(self, axis=dims, keepdims=True)
+            m = np.where(np.isfinite(m), m, 0).astype(self.dtype)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(self - m), axis=dims, keepdims=True)) + m
+        return np.asarray(out if keepdim else out.reshape(np.sum(self, axis=dims).shape), self.dtype)
+
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        r = _expand_back(result, ctx.shape, ctx.dims, ctx.keepdim)
+        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * (self - r).exp()
+
+
+def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``dim``, computed without overflow."""
+    return Logsumexp.apply(input, dim, keepdim)
+
+
+def median(input, dim=None, keepdim: bool = False):
+    """Lower median of all elements (ties share the gradient); with ``dim``, (values, indices)."""
+    if dim is None:
+        return MedianAll.apply(input, None, False)
+    return MedianDim.run(input, dim, keepdim)
+
+
+class Nansum(Op):
+    """d nansum(x) = grad where x is not NaN"""
+
+    __slots__ = ("dims", "keepdim", "shape")
+    save = ("self",)
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, dim, keepdim, dtype):
+        dims = _dims(dim, self.ndim)
+        if ctx is not None:
+            ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
+        return np.asarray(np.nansum(self, axis=dims, keepdims=keepdim, dtype=_int_result(self, dtype)))
+
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        keep = _const(~np.isnan(self._data))
+        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * keep
+
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum treating NaN as zero."""
+    return Nansum.apply(input, dim, keepdim, dtype)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean of the non-NaN elements."""
+    a = input._data
+    if dtype is None and a.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{D.from_numpy_dtype(a.dtype).name.capitalize()}")
+    count = np.sum(~np.isnan(a), axis=_dims(dim, a.ndim), keepdims=keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / _const(np.asarray(count, np.int64))
+
+
+def _logical_reduce(fn, name: str):
+    def reduce(input, dim=None, keepdim: bool = False) -> Tensor:
+        a = input._data
+        out = np.asarray(fn(a, axis=_dims(dim, a.ndim), keepdims=keepdim and dim is not None))
+        return _const(out.astype(np.uint8) if a.dtype == np.uint8 else out)
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = f"Whether {name} elements (over ``dim``) are true (uint8 in, uint8 out)."
+    return reduce
+
+
+all = _logical_reduce(np.all, "all")  # noqa: A001 - torch's names
+any = _logical_reduce(np.any, "any")  # noqa: A001
+
+
+def count_nonzero(input, dim=None) -> Tensor:
+    """Number of non-zero elements (over ``dim``), as int64."""
+    a = input._data
+    return _const(np.asarray(np.count_nonzero(a, axis=_dims(dim, a.ndim)), np.int64))
+
+
+for _base in (_Selection, _EvenReduction, _Cumulative):  # abstract bases: not ops of their own
+    _registry.pop(_base._name, None)

@@ -1,0 +1,103 @@
+"""Sorting and selection: sort, argsort, topk, kthvalue, unique.
+
+sort/topk/kthvalue are ``_Selection`` ops (see ops/reduction.py): values are gathered at the chosen
+indices and the gradient is scattered back to them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import return_types as _RT
+from .._tensor import Tensor, _wrap_dim
+from ._op import Op
+from .reduction import _selection, _const, _empty_dim_error, _as_1d
+
+__all__ = ["sort", "argsort", "topk", "kthvalue", "unique"]
+
+
+def _sort_idx(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable order along ``d`` (NaN greatest); descending keeps equal elements in their original order."""
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    n = a.shape[d]
+    rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
+    return np.flip(n - 1 - rev, d)
+
+
+def _topk_idx(a: np.ndarray, d: int, param) -> np.ndarray:
+    k, largest = param
+    n = a.shape[d]
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    return np.take(_sort_idx(a, d, largest), np.arange(k), axis=d)
+
+
+def _kth_idx(a: np.ndarray, d: int, k: int) -> np.ndarray:
+    n = a.shape[d]
+    if n == 0:
+        raise _empty_dim_error("kthvalue", d)
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return np.take(_sort_idx(a, d, False), [k - 1], axis=d)
+
+
+Sort = _selection("Sort", _sort_idx, reduces=False, result_type=_RT.sort)
+Topk = _selection("Topk", _topk_idx, reduces=False, result_type=_RT.topk)
+Kthvalue = _selection("Kthvalue", _kth_idx, result_type=_RT.kthvalue)
+
+
+def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *, out=None):
+    """(values, indices) sorted along ``dim``; equal elements keep their order (NaN sorts greatest)."""
+    return Sort.run(input, dim, True, bool(descending))
+
+
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """Indices that sort ``input`` along ``dim``."""
+    a, d = _as_1d(input._data, dim)
+    return _const(_sort_idx(a, d, bool(descending)).reshape(input._data.shape))
+
+
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):  # noqa: A002
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices (always in sorted order)."""
+    return Topk.run(input, dim, True, (int(k), bool(largest)))
+
+
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
+    """The ``k``-th smallest element along ``dim`` and its index."""
+    return Kthvalue.run(input, dim, keepdim, int(k))
+
+
+class Unique(Op):
+    """unique values (their gradient is not implemented, as in torch)"""
+
+    __slots__ = ()
+    _name = "Unique2Backward0"
+    nattrs = 1
+    differentiable_outputs = (0,)
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        if dim is None:
+            values, inverse, counts = np.unique(self.reshape(-1), return_inverse=True, return_counts=True)
+            inverse = inverse.reshape(self.shape)
+        else:
+            d = _wrap_dim(dim, self.ndim)
+            if self.ndim and self.shape[d] == 0:
+                values = self
+                inverse, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
+            else:
+                values, inverse, counts = np.unique(self, return_inverse=True, return_counts=True, axis=d)
+                inverse = inverse.reshape(-1)
+        return values, inverse.astype(np.int64), counts.astype(np.int64)
+
+    def backward(ctx, *grads):
+        raise RuntimeError("the derivative for '_unique2' is not implemented.")
+
+
+def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim=None):
+    """The sorted distinct elements (or slices along ``dim``), optionally with inverse indices and counts."""
+    values, inverse, counts = Unique.apply(input, dim)
+    if not (return_inverse or return_counts):
+        return values
+    return (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
