@@ -4,6 +4,7 @@ from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, l
                          logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
                          bitwise_xor, bitwise_not)
 from .indexing import where
+from .elementwise import *  # noqa: F401,F403 - see elementwise.__all__
 from .linalg import matmul, mm
 from .reduction import sum, mean, sum_to_size
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
