@@ -18,7 +18,7 @@ from ._op import Op
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
-from .unary import exp, log, sqrt
+from .unary import exp
 
 __all__ = [
     "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
@@ -65,14 +65,16 @@ def _exp_neg_sq(x):
     return np.exp(-hi * hi) * np.exp(-(x - hi) * (x + hi))
 
 
+_SERIES_COEFFS = tuple(1.0 / math.prod(range(1, 2 * n + 2, 2)) for n in range(42))[::-1]  # 1/(2n+1)!!
+
+
 def _erf_series(x):
     """erf for |x| < 2: 2x/sqrt(pi) e^{-x^2} sum (2x^2)^n / (2n+1)!!, a series of positive terms."""
     x2 = 2.0 * x * x
-    term = np.ones_like(x)
-    total = term.copy()
-    for k in range(1, 42):
-        term = term * x2 / (2 * k + 1)
-        total += term
+    total = np.full_like(x, _SERIES_COEFFS[0])
+    for c in _SERIES_COEFFS[1:]:  # Horner, in place
+        total *= x2
+        total += c
     return _TWO_OVER_SQRT_PI * x * _exp_neg_sq(x) * total
 
 
@@ -115,8 +117,11 @@ def _erfinv64(y):
     c = 2.0 / (math.pi * 0.147) + 0.5 * w
     x = np.sqrt(np.sqrt(c * c - w / 0.147) - c)
     upper = a_in > 0.5
-    for _ in range(4):
-        r = np.where(upper, (1.0 - a_in) - _erfc64(x), _erf64(x) - a_in)
+    lower = ~upper
+    r = np.empty_like(x)
+    for _ in range(3):
+        r[upper] = (1.0 - a_in[upper]) - _erfc64(x[upper])
+        r[lower] = _erf64(x[lower]) - a_in[lower]
         d = _TWO_OVER_SQRT_PI * _exp_neg_sq(x)
         x = x - r / (d + x * r)
     x = np.where(inside, x, np.where(a == 1.0, np.inf, np.nan))
@@ -429,7 +434,8 @@ _BINARY = {
     "logaddexp2": ("Logaddexp2", np.logaddexp2, _FLT, False, "logaddexp2_cpu",
                    (lambda g, a, b: g / (1 + 2 ** (b - a)), lambda g, a, b: g / (1 + 2 ** (a - b))), _SO, ""),
     "xlogy": ("Xlogy", _xlogy, _ANY, True, "xlogy_cpu",
-              (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), lambda g, a, b: g * a / b), _SO, "XlogyBackward0"),
+              (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), lambda g, a, b: g * a / b), _SO,
+              "XlogyBackward0"),
     "copysign": ("Copysign", np.copysign, _ANY, True, "copysign_cpu",
                  (lambda g, a, b, r: g * _ratio_or_zero(r, a), lambda g, a, b, r: _zeros(g)), _SOR, ""),
     "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
@@ -517,10 +523,9 @@ def _div_trunc(a, b):
     return q + ((np.remainder(a, b) != 0) & ((a < 0) != (np.asarray(b) < 0))).astype(q.dtype)
 
 
-_DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(np.floor_divide if mode == "floor" else _div_trunc), "iuf", False,
-                            "div_floor_cpu" if mode == "floor" else "div_trunc_cpu",
-                            lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward3")
-              for mode in ("floor", "trunc")}
+_DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(kernel), "iuf", False,
+                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward3")
+              for mode, kernel in (("floor", np.floor_divide), ("trunc", _div_trunc))}
 
 
 def div_rounding(input, other, rounding_mode: str) -> Tensor:
@@ -585,6 +590,13 @@ def _broadcastable(shapes) -> bool:
 
 _Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
                                         lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+
+
+class _LerpScalar(_Lerp):
+    __slots__ = ()
+    _name = "LerpBackward0"
+
+
 _Addcmul = _ternary("Addcmul", _addc_kernel(True), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * t2 * v,
                                                     lambda g, a, t1, t2, v: g * t1 * v), 1, "AddcmulBackward0")
 _Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * v / t2,
@@ -608,7 +620,7 @@ def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Te
         raise RuntimeError(f"expected dtype {_dtype_name(input)} for `weight` but got dtype {_dtype_name(weight)}")
     if isinstance(weight, Tensor) and weight._dtype is not input._dtype:
         weight = weight.to(input._dtype)
-    return _out(_Lerp.apply(input, end, weight), out)
+    return _out((_Lerp if isinstance(weight, Tensor) else _LerpScalar).apply(input, end, weight), out)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:

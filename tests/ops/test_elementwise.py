@@ -250,6 +250,8 @@ def test_integer_division_by_zero_raises():
     for mode in ("floor", "trunc"):
         same_error(lambda lib: lib.div(lib.tensor([3]), 0, rounding_mode=mode))
     same_error(lambda lib: lib.div(lib.tensor([3.0]), 2, rounding_mode="round"))
+    for mode in ("floor", "trunc"):
+        same_error(lambda lib: lib.div(lib.tensor([True]), lib.tensor([True]), rounding_mode=mode))
 
 
 def test_floor_divide_has_no_derivative():
@@ -396,7 +398,9 @@ def test_grad_fn_names_match_torch():
     x = np.array([0.3, 0.6])
     for fn in (lambda lib, a: lib.sin(a), lambda lib, a: lib.log1p(a), lambda lib, a: lib.square(a),
                lambda lib, a: lib.round(a, decimals=1), lambda lib, a: lib.maximum(a, a), lambda lib, a: a % a,
-               lambda lib, a: lib.addcdiv(a, a, a), lambda lib, a: lib.lerp(a, a, a), lambda lib, a: lib.erfinv(a)):
+               lambda lib, a: lib.addcdiv(a, a, a), lambda lib, a: lib.lerp(a, a, a),
+               lambda lib, a: lib.lerp(a, a, 0.5),
+               lambda lib, a: lib.erfinv(a)):
         e = fn(ember, ember.tensor(x, requires_grad=True))
         t = fn(torch, torch.tensor(x, requires_grad=True))
         assert e.grad_fn.name() == t.grad_fn.name()
