@@ -894,6 +894,75 @@ class Tensor:
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def _elementwise_methods():  # runs once, in the class body; each method looks up _E at call time
+        names = ("floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 log10 log1p sin cos tan "
+                 "asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
+                 "arctanh logit erf erfc erfinv floor ceil round trunc fix frac lerp addcmul addcdiv hypot xlogy "
+                 "nan_to_num copysign bitwise_left_shift bitwise_right_shift").split()
+        out_of_place_only = "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite " \
+                            "isreal signbit".split()
+
+        def method(name):
+            def m(self, *args, **kwargs):
+                return getattr(_E, name)(self, *args, **kwargs)
+            return m
+
+        def inplace(name):
+            def m(self, *args, **kwargs):
+                return _IP.inplace(self, getattr(_E, name), *args, **kwargs)
+            return m
+
+        table = {}
+        for n in names + out_of_place_only:
+            table[n] = method(n)
+        for n in names:
+            table[n + "_"] = inplace(n)
+        for n, f in table.items():
+            f.__name__, f.__qualname__ = n, "Tensor." + n
+            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
+        return table
+
+    locals().update(_elementwise_methods())
+    del _elementwise_methods
+
+    def sign_(self):
+        return _IP.inplace(self, _U.sign)
+
+    def __floordiv__(self, other):
+        return _E.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _E.floor_divide(other, self)
+
+    def __mod__(self, other):
+        return _E.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _E.remainder(other, self)
+
+    def __lshift__(self, other):
+        return _E.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return _E.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return _E.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return _E.bitwise_right_shift(other, self)
+
+    def __ifloordiv__(self, other):
+        return _IP.inplace(self, _E.floor_divide, other)
+
+    def __imod__(self, other):
+        return _IP.inplace(self, _E.remainder, other)
+
+    def __ilshift__(self, other):
+        return _IP.inplace(self, _E.bitwise_left_shift, other)
+
+    def __irshift__(self, other):
+        return _IP.inplace(self, _E.bitwise_right_shift, other)
 
 
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
@@ -1136,3 +1205,4 @@ def _fill(t: Tensor, value) -> Tensor:
 from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
 from .ops import sorting as _SO  # noqa: E402
+from .ops import elementwise as _E  # noqa: E402

@@ -4,6 +4,7 @@ from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, l
                          logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
                          bitwise_xor, bitwise_not, equal, allclose, isclose)
 from .indexing import where
+from .elementwise import *  # noqa: F401,F403 - see elementwise.__all__
 from .linalg import matmul, mm, bmm
 from .reduction import sum, mean, sum_to_size
 from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp,

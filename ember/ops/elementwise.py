@@ -1,0 +1,647 @@
+"""Elementwise math beyond + - * /: integer division, rounding, trigonometry, the erf family,
+max/min, interpolation, predicates and bit shifts.
+
+Each differentiable op is one table entry: its forward on arrays and its backward written with
+ember ops (so it is itself differentiable); ``_unary`` / ``_binary`` / ``_ternary`` turn an entry
+into an ``Op`` class (see NOTE [declaring an op] in _op.py). Which input dtypes an op accepts, and
+whether integers compute in the default float dtype, is a per-entry policy (torch's rules).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap
+from ._op import Op
+from ._inplace import _title
+from .arithmetic import _rt, _prep, _broadcast_error, _out, div
+from .indexing import where
+from .unary import exp
+
+__all__ = [
+    "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
+    "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "arctan2", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc", "erfinv",
+    "floor", "ceil", "round", "trunc", "fix", "frac", "maximum", "minimum", "fmax", "fmin", "lerp", "addcmul",
+    "addcdiv", "hypot", "logaddexp", "logaddexp2", "xlogy", "nan_to_num", "isnan", "isinf", "isposinf",
+    "isneginf", "isfinite", "isreal", "signbit", "copysign", "bitwise_left_shift", "bitwise_right_shift",
+]
+
+_nd = np.ndarray
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_SQRT_PI = math.sqrt(math.pi)
+_HALF_SQRT_PI = 0.5 * _SQRT_PI
+_TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
+
+
+def _not_implemented(kernel: str, dt) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_title(D.from_numpy_dtype(np.dtype(dt)))}\'')
+
+
+def _default_float():
+    return D.get_default_dtype().np
+
+
+def _zeros(grad: Tensor) -> Tensor:
+    """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
+    return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
+
+
+def _need(ctx, i: int) -> bool:
+    return ctx._next[i][0] is not None
+
+
+def _saved(ctx) -> tuple:
+    return ctx.saved_tensors if ctx.save else ()
+
+
+# ------------------------------------------------------------------ erf family (float64 kernels)
+def _exp_neg_sq(x):
+    """exp(-x*x) without the rounding error of forming x*x (x split into a short head and a tail)."""
+    hi = np.round(x * 4096.0) / 4096.0
+    return np.exp(-hi * hi) * np.exp(-(x - hi) * (x + hi))
+
+
+_SERIES_COEFFS = tuple(1.0 / math.prod(range(1, 2 * n + 2, 2)) for n in range(42))[::-1]  # 1/(2n+1)!!
+
+
+def _erf_series(x):
+    """erf for |x| < 2: 2x/sqrt(pi) e^{-x^2} sum (2x^2)^n / (2n+1)!!, a series of positive terms."""
+    x2 = 2.0 * x * x
+    total = np.full_like(x, _SERIES_COEFFS[0])
+    for c in _SERIES_COEFFS[1:]:  # Horner, in place
+        total *= x2
+        total += c
+    return _TWO_OVER_SQRT_PI * x * _exp_neg_sq(x) * total
+
+
+def _erfc_cf(x):
+    """erfc for x >= 1.5: Laplace's continued fraction, evaluated bottom-up to a fixed depth."""
+    x = np.minimum(x, 30.0)  # erfc underflows long before; keeps inf out of the fraction
+    t = x.copy()
+    for k in range(100, 0, -1):
+        t = x + (0.5 * k) / t
+    return _exp_neg_sq(x) / (_SQRT_PI * t)
+
+
+def _erf64(x):
+    out = np.empty_like(x)
+    small = np.abs(x) < 2.0
+    out[small] = _erf_series(x[small])
+    big = ~small
+    xb = x[big]
+    out[big] = np.copysign(1.0 - _erfc_cf(np.abs(xb)), xb)
+    return out
+
+
+def _erfc64(x):
+    out = np.empty_like(x)
+    hi, lo = x >= 1.5, x <= -1.5
+    mid = ~(hi | lo)
+    out[hi] = _erfc_cf(x[hi])
+    out[lo] = 2.0 - _erfc_cf(-x[lo])
+    out[mid] = 1.0 - _erf_series(x[mid])
+    return out
+
+
+def _erfinv64(y):
+    a = np.abs(y)
+    inside = a < 1.0
+    a_in = np.where(inside, a, 0.5)
+    # Winitzki's closed form (relative error ~2e-3) as the start, then Halley steps on
+    # erf(x) - a, written as (1 - a) - erfc(x) in the upper half so the tails keep their accuracy.
+    w = np.log1p(-a_in) + np.log1p(a_in)
+    c = 2.0 / (math.pi * 0.147) + 0.5 * w
+    x = np.sqrt(np.sqrt(c * c - w / 0.147) - c)
+    upper = a_in > 0.5
+    lower = ~upper
+    r = np.empty_like(x)
+    for _ in range(3):
+        r[upper] = (1.0 - a_in[upper]) - _erfc64(x[upper])
+        r[lower] = _erf64(x[lower]) - a_in[lower]
+        d = _TWO_OVER_SQRT_PI * _exp_neg_sq(x)
+        x = x - r / (d + x * r)
+    x = np.where(inside, x, np.where(a == 1.0, np.inf, np.nan))
+    return np.copysign(x, y)
+
+
+def _in_float64(kernel):
+    """Run a float64 kernel on any float array, returning the input's dtype."""
+    def run(x):
+        return kernel(x.astype(np.float64)).astype(x.dtype, copy=False)
+    return run
+
+
+# ------------------------------------------------------------------ unary ops
+def _floating(x):
+    return x.astype(_default_float()) if x.dtype.kind in "biu" else x
+
+
+def _keep_ints(kernel: str, fn):
+    """Rounding: integers come back unchanged (a copy); bool is rejected as torch does."""
+    def run(x, *attrs):
+        k = x.dtype.kind
+        if k == "b":
+            raise _not_implemented(kernel, x.dtype)
+        return x.copy() if k in "iu" else fn(x, *attrs)
+    return run
+
+
+def _floats_only(kernel: str, fn):
+    def run(x, *attrs):
+        if x.dtype.kind in "biu":
+            raise _not_implemented(kernel, x.dtype)
+        return fn(x, *attrs)
+    return run
+
+
+def _to_float(fn):
+    def run(x, *attrs):
+        return fn(_floating(x), *attrs)
+    return run
+
+
+def _square(x):
+    if x.dtype == np.bool_:
+        x = x.astype(np.int64)
+    return np.multiply(x, x)
+
+
+def _logit(x, eps):
+    if eps is not None:
+        x = np.clip(x, x.dtype.type(eps), x.dtype.type(1.0 - eps))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1 - x))
+
+
+def _round(x, decimals):
+    if not decimals:
+        return np.rint(x)
+    if decimals > 0:
+        p = x.dtype.type(10.0 ** decimals)
+        return np.rint(x * p) / p
+    p = x.dtype.type(10.0 ** -decimals)
+    return np.rint(x / p) * p
+
+
+def _round_forward(x, decimals):
+    if decimals is None:
+        return _keep_ints("round_vml_cpu", np.rint)(x)
+    return _floats_only("round_vml_cpu" if decimals == 0 else "round_cpu", _round)(x, decimals)
+
+
+def _nan_to_num(x, nan, posinf, neginf):
+    if x.dtype.kind != "f":
+        return x.copy()
+    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+def _logit_backward(g, x, eps):
+    d = g / (x * (1 - x))
+    if eps is None:
+        return where((x < 0) | (x > 1), math.nan, d)
+    return where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
+def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
+    """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, *saved, *attrs)``."""
+    if nattrs:
+        def forward(ctx, self, *attrs):
+            if ctx is not None:
+                ctx.extra = attrs
+            with np.errstate(all="ignore"):
+                return fwd(self, *attrs)
+
+        def backward(ctx, grad):
+            return bwd(grad, *_saved(ctx), *ctx.extra)
+    else:
+        def forward(ctx, self):
+            with np.errstate(all="ignore"):
+                return fwd(self)
+
+        def backward(ctx, grad):
+            return bwd(grad, *_saved(ctx))
+
+    ns = {"__slots__": ("extra",) if nattrs else (), "save": save, "nattrs": nattrs,
+          "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
+          "__module__": __name__}
+    if torch_name:
+        ns["_name"] = torch_name
+    return type(name, (Op,), ns)
+
+
+_X, _R, _NONE = ("self",), ("result",), ()
+_erf_f, _erfc_f, _erfinv_f = _in_float64(_erf64), _in_float64(_erfc64), _in_float64(_erfinv64)
+
+# public name: (Op name, forward(x, *attrs), backward(grad, *saved, *attrs), saved, nattrs, torch's node name)
+_UNARY = {
+    "square": ("Square", _square, lambda g, x: g * (2 * x), _X, 0, "PowBackward0"),
+    "rsqrt": ("Rsqrt", _to_float(lambda x: 1 / np.sqrt(x)), lambda g, r: -0.5 * g * (r * r * r), _R, 0, ""),
+    "reciprocal": ("Reciprocal", _to_float(lambda x: 1 / x), lambda g, r: -g * (r * r), _R, 0, ""),
+    "exp2": ("Exp2", _to_float(np.exp2), lambda g, r: g * r * _LN2, _R, 0, ""),
+    "expm1": ("Expm1", _to_float(np.expm1), lambda g, r: g * (r + 1), _R, 0, ""),
+    "log2": ("Log2", _to_float(np.log2), lambda g, x: g / (x * _LN2), _X, 0, ""),
+    "log10": ("Log10", _to_float(np.log10), lambda g, x: g / (x * _LN10), _X, 0, ""),
+    "log1p": ("Log1p", _to_float(np.log1p), lambda g, x: g / (x + 1), _X, 0, "Log1PBackward0"),
+    "sin": ("Sin", _to_float(np.sin), lambda g, x: g * cos(x), _X, 0, ""),
+    "cos": ("Cos", _to_float(np.cos), lambda g, x: g * -sin(x), _X, 0, ""),
+    "tan": ("Tan", _to_float(np.tan), lambda g, r: g * (1 + r * r), _R, 0, ""),
+    "asin": ("Asin", _to_float(np.arcsin), lambda g, x: g * rsqrt(1 - x * x), _X, 0, ""),
+    "acos": ("Acos", _to_float(np.arccos), lambda g, x: g * -rsqrt(1 - x * x), _X, 0, ""),
+    "atan": ("Atan", _to_float(np.arctan), lambda g, x: g / (x * x + 1), _X, 0, ""),
+    "sinh": ("Sinh", _to_float(np.sinh), lambda g, x: g * cosh(x), _X, 0, ""),
+    "cosh": ("Cosh", _to_float(np.cosh), lambda g, x: g * sinh(x), _X, 0, ""),
+    "asinh": ("Asinh", _to_float(np.arcsinh), lambda g, x: g * rsqrt(x * x + 1), _X, 0, ""),
+    "acosh": ("Acosh", _to_float(np.arccosh), lambda g, x: g * rsqrt(x * x - 1), _X, 0, ""),
+    "atanh": ("Atanh", _to_float(np.arctanh), lambda g, x: g / (1 - x * x), _X, 0, ""),
+    "erf": ("Erf", _to_float(_erf_f), lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), _X, 0, ""),
+    "erfc": ("Erfc", _to_float(_erfc_f), lambda g, x: g * (-_TWO_OVER_SQRT_PI * exp(-(x * x))), _X, 0, ""),
+    "erfinv": ("Erfinv", _to_float(_erfinv_f), lambda g, r: g * (_HALF_SQRT_PI * exp(r * r)), _R, 0, ""),
+    "logit": ("Logit", _to_float(_logit), _logit_backward, _X, 1, ""),
+    "floor": ("Floor", _keep_ints("floor_vml_cpu", np.floor), lambda g: _zeros(g), _NONE, 0, ""),
+    "ceil": ("Ceil", _keep_ints("ceil_vml_cpu", np.ceil), lambda g: _zeros(g), _NONE, 0, ""),
+    "trunc": ("Trunc", _keep_ints("trunc_vml_cpu", np.trunc), lambda g: _zeros(g), _NONE, 0, ""),
+    "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
+    "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
+    "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
+}
+_UOPS = {pub: _unary(name, fwd, bwd, save, n, tn) for pub, (name, fwd, bwd, save, n, tn) in _UNARY.items()}
+
+
+def _unary_function(pub: str):
+    cls = _UOPS[pub]
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        return _out(cls.apply(input), out)
+
+    fn.__name__ = fn.__qualname__ = pub
+    fn.__doc__ = f"Elementwise {pub} (torch.{pub})."
+    return fn
+
+
+(square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
+ acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
+    _unary_function(n) for n in ("square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
+                                 "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                                 "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac"))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
+
+
+class _RoundDecimals(_UOPS["round"]):
+    __slots__ = ()
+    _name = "RoundBackward1"
+
+
+def round(input: Tensor, *, decimals: int = None, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds ...)."""
+    cls = _UOPS["round"] if decimals is None else _RoundDecimals
+    return _out(cls.apply(input, decimals), out)
+
+
+def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given."""
+    return _out(_UOPS["logit"].apply(input, eps), out)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
+               out: Tensor | None = None) -> Tensor:
+    """Replace NaN, +inf and -inf (default: 0 and the dtype's largest / lowest finite values)."""
+    return _out(_UOPS["nan_to_num"].apply(input, nan, posinf, neginf), out)
+
+
+# ------------------------------------------------------------------ predicates (no gradient)
+def _predicate(pub: str, fn):
+    def pred(input: Tensor) -> Tensor:
+        x = input._data
+        if x.dtype == np.bool_:
+            x = x.view(np.uint8)
+        return _wrap(np.asarray(fn(x)), D.bool)
+
+    pred.__name__ = pred.__qualname__ = pub
+    pred.__doc__ = f"Elementwise {pub} as a bool tensor."
+    return pred
+
+
+isnan = _predicate("isnan", np.isnan)
+isinf = _predicate("isinf", np.isinf)
+isposinf = _predicate("isposinf", np.isposinf)
+isneginf = _predicate("isneginf", np.isneginf)
+isfinite = _predicate("isfinite", np.isfinite)
+isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_))
+signbit = _predicate("signbit", np.signbit)
+
+
+# ------------------------------------------------------------------ binary ops
+def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
+    """forward(a, b): promote as torch, check the dtype is ``allowed`` (kinds of "biuf"), compute."""
+    def forward(ctx, self, other):
+        dt = _rt(self, other)
+        k = dt.kind
+        if k not in allowed:
+            raise _not_implemented(kernel, dt)
+        if to_float and k != "f":
+            dt = _default_float()
+        a, b = _prep(self, other, dt)
+        if type(a) is not _nd:
+            a = np.asarray(a).astype(dt)
+        with np.errstate(all="ignore"):
+            try:
+                out = fn(a, b)
+            except ValueError:
+                raise _broadcast_error(a, b) from None
+        return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
+    return forward
+
+
+def _int_divisor_check(fn):
+    def run(a, b):
+        if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return fn(a, b)
+    return run
+
+
+def _shift(left: bool):
+    def run(a, b):
+        bits = a.dtype.itemsize * 8
+        b = np.asarray(b)
+        ok = (b >= 0) & (b < bits)
+        s = np.where(ok, b, 0).astype(a.dtype)
+        if left:
+            return np.where(ok, np.left_shift(a, s), 0)
+        return np.where(ok, np.right_shift(a, s), np.where(a < 0, -1, 0))
+    return run
+
+
+def _xlogy(x, y):
+    with np.errstate(all="ignore"):
+        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
+
+
+def _ratio_or_zero(result, x):
+    return where(x == 0, 0.0, result / x)
+
+
+def _max_grads(g, a, b, sel):
+    """torch's split for maximum/minimum: all of ``g`` to the selected side, half each on ties."""
+    tie = where(a == b, g / 2, g)
+    return (where(sel(b, a), 0.0, tie), where(sel(a, b), 0.0, tie))
+
+
+def _fmax_grads(g, a, b, keep):
+    m = keep(a, b) | isnan(b)
+    return where(m, g, 0.0), where(m, 0.0, g)
+
+
+def _no_derivative(name: str):
+    def bwd(g, *saved):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return bwd
+
+
+_lt = lambda a, b: a < b  # noqa: E731
+_gt = lambda a, b: a > b  # noqa: E731
+_ge = lambda a, b: a >= b  # noqa: E731
+_le = lambda a, b: a <= b  # noqa: E731
+_SO, _SOR = ("self", "other"), ("self", "other", "result")
+_ANY, _FLT = "biuf", "f"
+
+# public name: (Op name, kernel, allowed kinds, ints->float, kernel name for errors,
+#               backward(grad, *saved) -> (grad self, grad other) or one side per callable, saved, node name)
+_BINARY = {
+    "floor_divide": ("FloorDivide", _int_divisor_check(np.floor_divide), "iuf", False, "div_floor_cpu",
+                     _no_derivative("floor_divide"), _NONE, "torch::autograd::NotImplemented"),
+    "remainder": ("Remainder", _int_divisor_check(np.remainder), "iuf", False, "remainder_cpu",
+                  (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="floor")), _SO,
+                  "RemainderBackward1"),
+    "fmod": ("Fmod", _int_divisor_check(np.fmod), "iuf", False, "fmod_cpu",
+             (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="trunc")), _SO, "FmodBackward1"),
+    "atan2": ("Atan2", np.arctan2, _ANY, True, "atan2_cpu",
+              (lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: g * -a / (a * a + b * b)), _SO, ""),
+    "hypot": ("Hypot", np.hypot, _FLT, False, "hypot_cpu",
+              (lambda g, a, b, r: g * a / r, lambda g, a, b, r: g * b / r), _SOR, ""),
+    "maximum": ("Maximum", np.maximum, _ANY, False, "maximum_cpu", lambda g, a, b: _max_grads(g, a, b, _gt),
+                _SO, ""),
+    "minimum": ("Minimum", np.minimum, _ANY, False, "minimum_cpu", lambda g, a, b: _max_grads(g, a, b, _lt),
+                _SO, ""),
+    "fmax": ("Fmax", np.fmax, _ANY, False, "fmax_cpu", lambda g, a, b: _fmax_grads(g, a, b, _ge), _SO, ""),
+    "fmin": ("Fmin", np.fmin, _ANY, False, "fmin_cpu", lambda g, a, b: _fmax_grads(g, a, b, _le), _SO, ""),
+    "logaddexp": ("Logaddexp", np.logaddexp, _FLT, False, "logaddexp_cpu",
+                  (lambda g, a, b: g / (1 + exp(b - a)), lambda g, a, b: g / (1 + exp(a - b))), _SO, ""),
+    "logaddexp2": ("Logaddexp2", np.logaddexp2, _FLT, False, "logaddexp2_cpu",
+                   (lambda g, a, b: g / (1 + 2 ** (b - a)), lambda g, a, b: g / (1 + 2 ** (a - b))), _SO, ""),
+    "xlogy": ("Xlogy", _xlogy, _ANY, True, "xlogy_cpu",
+              (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), lambda g, a, b: g * a / b), _SO,
+              "XlogyBackward0"),
+    "copysign": ("Copysign", np.copysign, _ANY, True, "copysign_cpu",
+                 (lambda g, a, b, r: g * _ratio_or_zero(r, a), lambda g, a, b, r: _zeros(g)), _SOR, ""),
+    "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
+    "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
+}
+
+
+def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
+    """An Op for a binary kernel; ``bwd`` is one callable giving both grads, a pair of callables
+    (one per input, called only for inputs that need a gradient) or None (not differentiable)."""
+    if bwd is None:
+        def backward(ctx, grad):
+            return None, None
+    elif type(bwd) is tuple:
+        ga, gb = bwd
+
+        def backward(ctx, grad):
+            saved = _saved(ctx)
+            return (ga(grad, *saved) if _need(ctx, 0) else None, gb(grad, *saved) if _need(ctx, 1) else None)
+    else:
+        def backward(ctx, grad):
+            return bwd(grad, *_saved(ctx))
+
+    ns = {"__slots__": (), "save": save, "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
+          "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
+    if torch_name:
+        ns["_name"] = torch_name
+    return type(name, (Op,), ns)
+
+
+_BOPS = {pub: _binary(*spec) for pub, spec in _BINARY.items()}
+
+
+def _type_error(fname: str, x, pos: int, arg: str) -> TypeError:
+    return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def _binary_function(pub: str, scalars: str, alias: str = ""):
+    """``scalars``: which arguments may be Python numbers ("", "other", "both")."""
+    cls = _BOPS[pub]
+    pub = alias or pub
+
+    def fn(input, other, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor):
+            if scalars != "both":
+                if scalars == "other":
+                    raise TypeError(f"{pub}() received an invalid combination of arguments - got "
+                                    f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+                                    f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                                    f" * (Tensor input, Number other, *, Tensor out = None)\n")
+                raise _type_error(pub, input, 1, "input")
+        elif not scalars and not isinstance(other, Tensor):
+            raise _type_error(pub, other, 2, "other")
+        return _out(cls.apply(input, other), out)
+
+    fn.__name__ = fn.__qualname__ = pub
+    fn.__doc__ = f"Elementwise {pub} with broadcasting and torch's type promotion (torch.{pub})."
+    return fn
+
+
+floor_divide = _binary_function("floor_divide", "both")
+remainder = _binary_function("remainder", "both")
+fmod = _binary_function("fmod", "other")
+atan2 = _binary_function("atan2", "")
+arctan2 = _binary_function("atan2", "", "arctan2")
+hypot = _binary_function("hypot", "")
+maximum = _binary_function("maximum", "")
+minimum = _binary_function("minimum", "")
+fmax = _binary_function("fmax", "")
+fmin = _binary_function("fmin", "")
+logaddexp = _binary_function("logaddexp", "")
+logaddexp2 = _binary_function("logaddexp2", "")
+xlogy = _binary_function("xlogy", "both")
+copysign = _binary_function("copysign", "other")
+bitwise_left_shift = _binary_function("bitwise_left_shift", "both")
+bitwise_right_shift = _binary_function("bitwise_right_shift", "both")
+
+
+# ------------------------------------------------------------------ division with a rounding mode
+def _div_trunc(a, b):
+    if a.dtype.kind == "f":
+        return np.trunc(np.true_divide(a, b))
+    # integer quotient rounded toward zero, exact for 64-bit values
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (np.asarray(b) < 0))).astype(q.dtype)
+
+
+_DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(kernel), "iuf", False,
+                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward3")
+              for mode, kernel in (("floor", np.floor_divide), ("trunc", _div_trunc))}
+
+
+def div_rounding(input, other, rounding_mode: str) -> Tensor:
+    """``input / other`` rounded by ``rounding_mode`` ('trunc' or 'floor'); zero gradients."""
+    cls = _DIV_MODES.get(rounding_mode)
+    if cls is None:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    return cls.apply(input, other)
+
+
+# ------------------------------------------------------------------ ternary ops
+def _lerp_kernel(a, b, w):
+    with np.errstate(all="ignore"):
+        d = b - a
+        return np.where(np.abs(w) < 0.5, a + w * d, b - d * (1 - w)).astype(np.result_type(a, b), copy=False)
+
+
+def _addc_kernel(mul: bool):
+    def run(a, t1, t2, value):
+        with np.errstate(all="ignore"):
+            prod = np.multiply(t1, t2) if mul else np.true_divide(t1, t2)
+            return a + value * prod
+    return run
+
+
+def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
+    """An Op over (self, other, third[, attrs]) whose grads are ``bwds[i](grad, a, b, c, *attrs)``."""
+    def forward(ctx, self, other, third, *attrs):
+        if ctx is not None:
+            ctx.extra = attrs
+        dt = D.result_type(self, other, third).np
+        arrs = [x.astype(dt, copy=False) if type(x) is _nd else x for x in (self, other, third)]
+        try:
+            out = kernel(*arrs, *attrs)
+        except ValueError:
+            a, b, c = arrs
+            if not _broadcastable((np.shape(a), np.shape(b))):
+                raise _broadcast_error(a, b) from None
+            raise _broadcast_error(np.broadcast_to(a, np.broadcast_shapes(np.shape(a), np.shape(b))), c) from None
+        return np.asarray(out, dt)
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        return tuple(f(grad, *saved, *ctx.extra) if _need(ctx, i) else None for i, f in enumerate(bwds))
+
+    ns = {"__slots__": ("extra",), "save": ("self", "other", "third"), "nattrs": nattrs,
+          "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
+          "__module__": __name__}
+    if torch_name:
+        ns["_name"] = torch_name
+    return type(name, (Op,), ns)
+
+
+def _broadcastable(shapes) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+_Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
+                                        lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+
+
+class _LerpScalar(_Lerp):
+    __slots__ = ()
+    _name = "LerpBackward0"
+
+
+_Addcmul = _ternary("Addcmul", _addc_kernel(True), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * t2 * v,
+                                                    lambda g, a, t1, t2, v: g * t1 * v), 1, "AddcmulBackward0")
+_Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * v / t2,
+                                                     lambda g, a, t1, t2, v: -g * v * t1 / (t2 * t2)), 1,
+                    "AddcdivBackward0")
+
+
+def _dtype_name(t: Tensor) -> str:
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[t._dtype.name]
+
+
+def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
+    """input + weight * (end - input); ``weight`` is a number or a tensor."""
+    if not input._dtype.is_floating_point:
+        raise _not_implemented("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
+                               input._data.dtype)
+    if end._dtype is not input._dtype:
+        raise RuntimeError(f"expected dtype {_dtype_name(input)} for `end` but got dtype {_dtype_name(end)}")
+    if isinstance(weight, Tensor) and weight._data.ndim and weight._dtype is not input._dtype:
+        raise RuntimeError(f"expected dtype {_dtype_name(input)} for `weight` but got dtype {_dtype_name(weight)}")
+    if isinstance(weight, Tensor) and weight._dtype is not input._dtype:
+        weight = weight.to(input._dtype)
+    return _out((_Lerp if isinstance(weight, Tensor) else _LerpScalar).apply(input, end, weight), out)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
+    """input + value * tensor1 * tensor2."""
+    return _out(_Addcmul.apply(input, tensor1, tensor2, _value_for(input, tensor1, tensor2, value)), out)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
+    """input + value * tensor1 / tensor2 (float tensors only for the division)."""
+    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                           "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    return _out(_Addcdiv.apply(input, tensor1, tensor2, _value_for(input, tensor1, tensor2, value)), out)
+
+
+def _value_for(*args):
+    *tensors, value = args
+    if not D.result_type(*tensors).is_floating_point and isinstance(value, float):
+        return int(value)  # torch casts the scalar to the integer result type
+    return value
