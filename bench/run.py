@@ -134,11 +134,11 @@ def _cell(times, scale) -> str:
     return f"{_fmt(statistics.median(times) * scale)} [{_fmt(min(times) * scale)}–{_fmt(max(times) * scale)}]"
 
 
-def _ratio(times, label, a, b) -> str:
+def _ratio(times, label, a, b, stat=statistics.median) -> str:
     ta, tb = times.get((label, a)), times.get((label, b))
     if not ta or not tb:
         return "n/a"
-    return f"{statistics.median(ta) / statistics.median(tb):.2f}"
+    return f"{stat(ta) / stat(tb):.2f}"
 
 
 def _mb(n: int) -> str:
@@ -177,7 +177,7 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
     ]
     peers = [lib for lib in libraries if lib not in ("ember", "torch", "floor")]
     head = ["workload", "unit", "ember", "torch", "floor (NumPy)", *peers, "ember/torch", "ember/floor",
-            "torch/floor"]
+            "torch/floor", "ember/torch (best)", "ember/floor (best)"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, w, _ in cells:
         wl = WORKLOADS[w]
@@ -185,9 +185,12 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
         row = [label, wl.unit.replace("us", "µs")]
         row += [_cell(times.get((label, lib)), scale) for lib in ["ember", "torch", "floor", *peers]]
         row += [_ratio(times, label, "ember", "torch"), _ratio(times, label, "ember", "floor"),
-                _ratio(times, label, "torch", "floor")]
+                _ratio(times, label, "torch", "floor"), _ratio(times, label, "ember", "torch", min),
+                _ratio(times, label, "ember", "floor", min)]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "W1 is reported per op (one iteration / 64), forward + backward.", ""]
+    lines += ["", "W1 is reported per op (one iteration / 64), forward + backward. Ratios use medians; the "
+              "(best) ratios use each cell's fastest block, which contention from other processes cannot "
+              "make faster.", ""]
     if g1:
         lines += ["## G1: a long chain on a (1,) tensor (one forward + backward)", "",
                   "| ops | library | time (s) | µs/op | peak RSS (MB) | peak RSS − RSS before (MB) |",
