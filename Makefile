@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: test demo bench lint clean
 
@@ -21,8 +22,13 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m ember.demo
 
-bench: $(STAMP)
-	$(PY) bench/run.py
+# The peers and threadpoolctl (which BLAS NumPy runs) come from the bench extra, not from `make test`.
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) install -q -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ember tests bench

@@ -1,0 +1,245 @@
+"""Run the benchmark suite and write BENCHMARKS.md: ``python bench/run.py [--quick]``.
+
+Every (workload, library) cell runs in its own subprocess (``run_one.py``); rounds interleave the
+cells so slow drifts of the machine hit every library alike. Before any timing, the correctness
+guard compares ember's (and the floor's) gradients with torch's on the same inputs: a mismatch
+stops the run. Reported: the median per-iteration time over all timed blocks and its spread (min-max).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from bench.run_one import LIBRARIES, THREAD_VARS  # noqa: E402
+from bench.workloads import WORKLOADS  # noqa: E402
+
+# (row label, workload, threads) of the timing table
+CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W2 (2 threads)", "W2", 2), ("W5", "W5", 1))
+QUICK_CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W5", "W5", 1))
+G1_SIZES = (100_000, 1_000_000)
+G1_FALLBACK = (100_000, 300_000)
+G1_BUDGET_S = 60.0          # ember's largest G1 must fit in about this
+QUICK_G1_SIZES = (10_000,)
+GUARD_N_OPS = {"G1": 120}  # long chains underflow the gradient of x to 0: the guard checks a short one
+RTOL = 1e-3                 # guard: |e - t| <= RTOL * |t| + RTOL * max|t|
+
+
+def _libraries() -> list[str]:
+    return [name for name, runner in LIBRARIES.items() if runner is not None]
+
+
+def _env(threads: int) -> dict:
+    env = dict(os.environ)
+    for v in THREAD_VARS:
+        env[v] = str(threads)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _run(workload: str, library: str, *extra: str, threads: int = 1) -> dict:
+    cmd = [sys.executable, os.path.join(HERE, "run_one.py"), workload, library, "--threads", str(threads), *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(threads))
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[1:])} failed:\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- correctness guard
+def guard(workloads, libraries, log) -> None:
+    """Gradients (and loss) of every library against torch's, on the same inputs; exits on a mismatch."""
+    others = [lib for lib in libraries if lib != "torch"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in workloads:
+            extra = ["--n-ops", str(GUARD_N_OPS[w])] if w in GUARD_N_OPS else []
+            got = {}
+            for lib in ["torch"] + others:
+                path = os.path.join(tmp, f"{w}-{lib}.npz")
+                _run(w, lib, "--mode", "grads", "--out", path, *extra)
+                with np.load(path) as z:
+                    got[lib] = {k: z[k] for k in z.files}
+            ref = got["torch"]
+            for lib in others:
+                bad = [k for k in ref if not _close(got[lib].get(k), ref[k])]
+                if bad:
+                    raise SystemExit(f"correctness guard: {lib} differs from torch on {w}: {', '.join(bad)}")
+            log(f"guard {w}: {', '.join(others)} match torch ({len(ref) - 1} gradients and the loss)")
+
+
+def _close(a, b) -> bool:
+    if a is None or a.shape != b.shape:
+        return False
+    scale = float(np.max(np.abs(b))) if b.size else 0.0
+    return bool(np.allclose(a, b, rtol=RTOL, atol=RTOL * scale))
+
+
+# ----------------------------------------------------------------------------- timing
+def time_cells(cells, libraries, rounds: int, quick: bool, log) -> dict:
+    """{(label, lib): [per-iteration seconds of every block]}, rounds interleaved, order rotated."""
+    out = {}
+    extra = ["--quick"] if quick else []
+    for r in range(rounds):
+        k = r % len(libraries)
+        rotated = libraries[k:] + libraries[:k]
+        for label, w, threads in cells:
+            for lib in rotated:
+                res = _run(w, lib, *extra, threads=threads)
+                out.setdefault((label, lib), []).extend(res["per_iter_s"])
+        log(f"round {r + 1}/{rounds} done")
+    return out
+
+
+def run_g1(sizes, libraries, log) -> dict:
+    """{(n_ops, lib): result of one G1 step}; 10^6 becomes 3*10^5 when ember would take too long."""
+    out = {}
+    sizes = list(sizes)
+    for i, n in enumerate(sizes):
+        for lib in libraries:
+            out[(n, lib)] = _run("G1", lib, "--mode", "once", "--n-ops", str(n))
+            log(f"G1 n={n} {lib}: {out[(n, lib)]['seconds']:.2f} s")
+        if i == 0 and len(sizes) > 1 and "ember" in libraries:
+            projected = out[(n, "ember")]["seconds"] * sizes[-1] / n
+            if projected > G1_BUDGET_S and sizes != list(G1_FALLBACK):
+                log(f"G1: ember would take ~{projected:.0f} s at n={sizes[-1]}; measuring {G1_FALLBACK[-1]}")
+                sizes[1:] = G1_FALLBACK[1:]
+    return out
+
+
+def run_m1(libraries, log) -> tuple[int, dict]:
+    base = _run("W2", "floor", "--mode", "base")["peak_rss"]
+    out = {lib: _run("W2", lib, "--mode", "rss", "--steps", "20")["peak_rss"] for lib in libraries}
+    log("M1 done")
+    return base, out
+
+
+# ----------------------------------------------------------------------------- report
+def _fmt(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def _cell(times, scale) -> str:
+    if not times:
+        return "n/a"
+    return f"{_fmt(statistics.median(times) * scale)} [{_fmt(min(times) * scale)}–{_fmt(max(times) * scale)}]"
+
+
+def _ratio(times, label, a, b, stat=statistics.median) -> str:
+    ta, tb = times.get((label, a)), times.get((label, b))
+    if not ta or not tb:
+        return "n/a"
+    return f"{stat(ta) / stat(tb):.2f}"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.0f}"
+
+
+def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
+    lines = ["# ember benchmarks", ""]
+    if quick:
+        lines += ["**Quick smoke run (`--quick`): short blocks, not for comparison.**", ""]
+    blas = env.get("numpy_blas") or []
+    blas_s = "; ".join(f"{d['internal_api']} {d['version']} ({d['architecture']}, {d['num_threads']} thread(s))"
+                       for d in blas) or "unknown (threadpoolctl not installed)"
+    blas_env = ", ".join(f"{k}={v if v is not None else 'unset'}" for k, v in env["env"].items()
+                         if k.startswith("OPENBLAS_C") or k.startswith("OPENBLAS_L"))
+    lines += [
+        "Written by `make bench` (`python bench/run.py`). Workloads: `../shared/docs/benchmarks.md`; code: "
+        "`bench/workloads.py` (written once, run by ember and torch), `bench/floor.py` (hand-written NumPy).",
+        "",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M')}; wall time of the run: {elapsed:.0f} s",
+        f"- CPU: {env.get('cpu')} ({env.get('machine')}, {os.cpu_count()} logical CPUs)",
+        f"- Python {env['python']}, NumPy {env['numpy']}, torch {env['torch']}, ember {env['ember']}",
+        f"- NumPy's BLAS (threadpoolctl): {blas_s}",
+        f"- torch's BLAS: {env.get('torch_blas')}, CPU capability {env.get('torch_cpu_capability')}",
+        "- threads: OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1 and torch.set_num_threads(1), "
+        "except the 2-thread row",
+        f"- {blas_env} (recorded, never changed)",
+        f"- 1-minute load average at start / end: {env['load'][0]:.2f} / {env['load'][1]:.2f} (the machine may be "
+        "shared: ratios from interleaved rounds are steadier than absolute times)",
+        f"- method: each cell in its own process; {rounds} interleaved round(s) of warm-up then "
+        f"{3 if quick else 7} timed blocks; median [min–max] over all blocks",
+        "- correctness guard passed: ember's and the floor's gradients match torch's on every workload",
+        "",
+        "## Time",
+        "",
+    ]
+    peers = [lib for lib in libraries if lib not in ("ember", "torch", "floor")]
+    head = ["workload", "unit", "ember", "torch", "floor (NumPy)", *peers, "ember/torch", "ember/floor",
+            "torch/floor", "ember/torch (best)", "ember/floor (best)"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, w, _ in cells:
+        wl = WORKLOADS[w]
+        scale = 1e6 / wl.ops_per_iter(wl.sizes) if wl.unit == "us/op" else 1e3
+        row = [label, wl.unit.replace("us", "µs")]
+        row += [_cell(times.get((label, lib)), scale) for lib in ["ember", "torch", "floor", *peers]]
+        row += [_ratio(times, label, "ember", "torch"), _ratio(times, label, "ember", "floor"),
+                _ratio(times, label, "torch", "floor"), _ratio(times, label, "ember", "torch", min),
+                _ratio(times, label, "ember", "floor", min)]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "W1 is reported per op (one iteration / 64), forward + backward. Ratios use medians; the "
+              "(best) ratios use each cell's fastest block, which contention from other processes cannot "
+              "make faster.", ""]
+    if g1:
+        lines += ["## G1: a long chain on a (1,) tensor (one forward + backward)", "",
+                  "| ops | library | time (s) | µs/op | peak RSS (MB) | peak RSS − RSS before (MB) |",
+                  "|---|---|---|---|---|---|"]
+        for (n, lib), r in g1.items():
+            lines.append(f"| {n:,} | {lib} | {r['seconds']:.2f} | {r['seconds'] / n * 1e6:.1f} | "
+                         f"{_mb(r['peak_rss'])} | {_mb(r['peak_rss'] - r['rss_before'])} |")
+        lines.append("")
+    if m1:
+        base, peaks = m1
+        lines += ["## M1: peak RSS of 20 W2 steps", "",
+                  f"Whole process, minus the bare interpreter with NumPy ({_mb(base)} MB); torch's figure "
+                  "includes its own libraries.", "", "| library | peak RSS − base (MB) |", "|---|---|"]
+        lines += [f"| {lib} | {_mb(v - base)} |" for lib, v in peaks.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--quick", action="store_true", help="a fast smoke run (short blocks, small G1, one round)")
+    p.add_argument("--rounds", type=int, default=None)
+    p.add_argument("--only", nargs="*", default=None, help="labels of timing rows to run (default: all)")
+    p.add_argument("--no-g1", action="store_true")
+    p.add_argument("--no-m1", action="store_true")
+    p.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    a = p.parse_args(argv)
+    t0 = time.perf_counter()
+    log = lambda msg: print(f"[bench {time.perf_counter() - t0:6.1f}s] {msg}", flush=True)
+    libraries = _libraries()
+    cells = QUICK_CELLS if a.quick else CELLS
+    if a.only is not None:
+        cells = tuple(c for c in CELLS if c[0] in a.only)
+    rounds = a.rounds or (1 if a.quick else 3)
+
+    env = _run("W1", "ember", "--mode", "env")
+    load0 = os.getloadavg()[0]
+    workloads = sorted({c[1] for c in cells} | (set() if a.no_g1 else {"G1"}) | (set() if a.no_m1 else {"W2"}))
+    guard(workloads, libraries, log)
+    times = time_cells(cells, libraries, rounds, a.quick, log)
+    g1 = None if a.no_g1 else run_g1(QUICK_G1_SIZES if a.quick else G1_SIZES, libraries, log)
+    m1 = None if a.no_m1 else run_m1(libraries, log)
+    env["load"] = (load0, os.getloadavg()[0])
+    text = report(env, cells, libraries, times, g1, m1, rounds, a.quick, time.perf_counter() - t0)
+    with open(a.out, "w") as f:
+        f.write(text + "\n")
+    print(text)
+    log(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Each benchmark workload, at tiny sizes, gives ember (and the NumPy floor) torch's gradients."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from bench.floor import BUILDERS  # noqa: E402
+from bench.workloads import WORKLOADS  # noqa: E402
+
+
+def _one_step(build, *args):
+    step, grads = build(*args)
+    loss = step()
+    return float(loss if isinstance(loss, (float, np.floating)) else loss.item()), grads()
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_matches_torch(name):
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    t_loss, t_grads = _one_step(w.build, torch, arrays, w.tiny)
+    e_loss, e_grads = _one_step(w.build, ember, arrays, w.tiny)
+    f_loss, f_grads = _one_step(BUILDERS[name], arrays, w.tiny)
+    assert set(t_grads) == set(e_grads) == set(f_grads)
+    for got_loss, got in ((e_loss, e_grads), (f_loss, f_grads)):
+        np.testing.assert_allclose(got_loss, t_loss, rtol=1e-5, atol=1e-6)
+        for k, ref in t_grads.items():
+            assert got[k].dtype == np.float32 and got[k].shape == ref.shape, k
+            np.testing.assert_allclose(got[k], ref, rtol=1e-4, atol=1e-6, err_msg=f"{name} grad of {k}")
+    for k, v in t_grads.items():  # the workload really reaches every input
+        assert np.any(v != 0), f"{name}: zero gradient for {k}"
+
+
+def test_inputs_are_untouched_and_float32():
+    """Builders copy their inputs: a training step in one library cannot change another's start."""
+    w = WORKLOADS["W2"]
+    arrays = w.data(w.tiny)
+    before = {k: v.copy() for k, v in arrays.items()}
+    for build, args in ((w.build, (ember, arrays, w.tiny)), (BUILDERS["W2"], (arrays, w.tiny))):
+        build(*args)[0]()
+    for k, v in arrays.items():
+        assert v.dtype == np.float32
+        np.testing.assert_array_equal(v, before[k])
+
+
+def test_sgd_step_moves_params_like_torch():
+    w = WORKLOADS["W2"]
+    arrays = w.data(w.tiny)
+    losses = {}
+    for lib in (torch, ember):
+        step, _ = w.build(lib, arrays, w.tiny)
+        losses[lib.__name__] = [step().item() for _ in range(3)]
+    np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-5)
+    assert losses["torch"][2] < losses["torch"][0]
