@@ -79,14 +79,14 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
     """Fill with N(mean, std**2) samples truncated to [a, b] (inverse-CDF method)."""
-    from ..ops.elementwise import _erfinv_np  # noqa: PLC0415 - rare
+    from ..ops.elementwise import _erfinv64  # noqa: PLC0415 - rare
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
     u = _rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
-    vals = np.clip(_erfinv_np(u) * std * math.sqrt(2.0) + mean, a, b)
+    vals = np.clip(_erfinv64(u) * std * math.sqrt(2.0) + mean, a, b)
     return _fill(tensor, vals)
 
 
