@@ -9,4 +9,6 @@ from .rmsprop import RMSprop
 from .adagrad import Adagrad
 from .adadelta import Adadelta
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta"]
+from . import lr_scheduler
+
+__all__ = ["lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta"]
