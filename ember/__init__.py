@@ -25,7 +25,12 @@ from ._device import _check_device
 
 __version__ = "0.1.0"
 
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy names: isinstance checks only
+from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
+
+# Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
+(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte",
+                                                "Bool"))
 
 
 def result_type(tensor1, tensor2) -> dtype:

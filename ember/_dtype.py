@@ -11,10 +11,12 @@ __all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_de
 class dtype:
     """A tensor element type (``ember.float32`` ...), printed as torch prints it."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "__weakref__")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_scalar_name",
+                 "__weakref__")
 
-    def __init__(self, name: str, np_dtype, kind: int) -> None:
+    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str) -> None:
         self.name = name
+        self._scalar_name = scalar_name  # as torch's messages spell it ("Long"); "LongTensor" is the legacy type
         self.np = np.dtype(np_dtype)
         self._kind = kind  # 0 bool, 1 integer, 2 floating
         self.is_floating_point = kind == 2
@@ -35,15 +37,15 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch's name
-uint8 = dtype("uint8", np.uint8, 1)
-int8 = dtype("int8", np.int8, 1)
-int16 = dtype("int16", np.int16, 1)
-int32 = dtype("int32", np.int32, 1)
-int64 = dtype("int64", np.int64, 1)
-float16 = dtype("float16", np.float16, 2)
-float32 = dtype("float32", np.float32, 2)
-float64 = dtype("float64", np.float64, 2)
+bool = dtype("bool", np.bool_, 0, "Bool")  # noqa: A001 - torch's name
+uint8 = dtype("uint8", np.uint8, 1, "Byte")
+int8 = dtype("int8", np.int8, 1, "Char")
+int16 = dtype("int16", np.int16, 1, "Short")
+int32 = dtype("int32", np.int32, 1, "Int")
+int64 = dtype("int64", np.int64, 1, "Long")
+float16 = dtype("float16", np.float16, 2, "Half")
+float32 = dtype("float32", np.float32, 2, "Float")
+float64 = dtype("float64", np.float64, 2, "Double")
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
@@ -65,8 +67,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         d = _BY_NP.get(np.dtype(np_dtype))
     if d is None:
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
+            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         )
     return d
 

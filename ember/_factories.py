@@ -1,6 +1,7 @@
 """Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty/eye, ranges, random."""
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -8,7 +9,8 @@ import numpy as np
 from . import _dtype as D
 from ._device import _check_device
 from ._random import _rng
-from ._tensor import Tensor, _to_array, _wrap
+from ._data import to_array as _to_array
+from ._tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -23,7 +25,9 @@ def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
     t = _wrap(arr, d)
     if requires_grad:
-        t.requires_grad_(True)
+        if not d.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
     return t
 
 
@@ -73,19 +77,28 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size: tuple, fn: str) -> tuple:
+    """The shape from ``f(2, 3)`` / ``f((2, 3))`` / ``f(Size)`` style arguments, checked as torch does."""
+    if not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer, Tensor)):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
     out = []
-    for s in size:
-        if isinstance(s, Tensor):
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s._data.size == 1 and not s._dtype.is_floating_point:
             s = int(s)
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"zeros(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {len(out)}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        if isinstance(s, builtins.bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {type(s).__name__}"')
         out.append(int(s))
+    for s in out:
+        if s < 0:
+            if fn == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
 
 
@@ -97,30 +110,30 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad: 
           pin_memory: bool = False) -> Tensor:
     """A tensor of zeros of the given size."""
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.zeros(_size(size, "zeros"), d.np), d, requires_grad, device)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
     d = _float_dtype(dtype)
-    return _finish(np.ones(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
     d = _float_dtype(dtype)
-    return _finish(np.empty(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.empty(_size(size, "empty"), d.np), d, requires_grad, device)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    if isinstance(fill_value, (Tensor, np.generic)):
+        fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
-    return _finish(np.full(_size((size,)), fill_value, d.np), d, requires_grad, device)
+    return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -143,13 +156,17 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is not None:
         d = D.to_dtype(dtype)
     elif any(isinstance(v, float) for v in vals):
         d = D.get_default_dtype()
     else:
         d = D.int64
+    if not d.is_floating_point and any(isinstance(v, float) for v in vals):
+        start, end, step = int(start), int(end), int(step)  # torch truncates the bounds for integer dtypes
+        if step == 0:
+            raise ValueError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
     arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else np.arange(start, end, step)
     return _finish(arr.astype(d.np), d, requires_grad, device)
@@ -180,8 +197,8 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     """Uniform samples in [0, 1)."""
     d = _float_dtype(dtype)
     if not d.is_floating_point:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{d.name.capitalize()}\'')
-    arr = _rng(generator).random(_size(size), dtype=np.float64).astype(d.np)
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
+    arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(d.np)
     return _finish(arr, d, requires_grad, device)
 
 
@@ -190,28 +207,55 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     """Standard normal samples."""
     d = _float_dtype(dtype)
     if not d.is_floating_point:
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name.capitalize()}\'')
-    arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(d.np)
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
+    arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(d.np)
     return _finish(arr, d, requires_grad, device)
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None,
+def randint(*args, size=None, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniformly from [low, high)."""
-    if high is None:
-        low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing 1 required positional arguments: \"size\"")
+    """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    else:
+        raise TypeError(f"randint() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of:\n"
+                        " * (int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+                        "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+                        "bool pin_memory = False, bool requires_grad = False)\n"
+                        " * (int low, int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+                        "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+                        "bool pin_memory = False, bool requires_grad = False)")
+    low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
-    arr = _rng(generator).integers(low, high, _size((size,))).astype(d.np)
+    if not d.is_floating_point:
+        _check_random_bounds(low, high, d)
+    arr = _rng(generator).integers(low, high, _size((size,), "randint")).astype(d.np)
     return _finish(arr, d, requires_grad, device)
+
+
+_C_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+           "int64": "int64_t"}
+
+
+def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
+    lo, hi = (0, 1) if d is D.bool else (np.iinfo(d.np).min, np.iinfo(d.np).max)
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {_C_TYPE[d.name]}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
 
 
 def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
     d = D.int64 if dtype is None else D.to_dtype(dtype)
+    n = _size((n,), "randperm")[0]
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
 
 
@@ -256,4 +300,4 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, de
     if high is None:
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return randint(low, high, input._data.shape, dtype=d)
+    return randint(low, high, input._data.shape, dtype=d, requires_grad=requires_grad)

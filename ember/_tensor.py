@@ -64,12 +64,8 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
-        if len(args) == 1 and not isinstance(args[0], int):
-            arr = _to_array(args[0], D.get_default_dtype())
-        else:
-            arr = np.zeros(tuple(args), D.get_default_dtype().np)
-        self._data = arr
-        self._dtype = D.from_numpy_dtype(arr.dtype)
+        self._dtype = D.get_default_dtype()
+        self._data = _legacy_array(args, self._dtype)
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -180,10 +176,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "floating point and complex dtype")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` of a leaf in place; returns self."""
+        return self._set_requires_grad(requires_grad, "floating point dtype")
+
+    def _set_requires_grad(self, requires_grad: bool, kinds: str) -> "Tensor":
+        # torch words the dtype error differently for the method and the attribute.
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -192,7 +192,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError(f"only Tensors of {kinds} can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
                                "is not allowed.")
@@ -874,9 +874,35 @@ class Tensor:
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-_LEGACY_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
-                 "LongTensor": D.int64, "IntTensor": D.int32, "ShortTensor": D.int16,
-                 "CharTensor": D.int8, "ByteTensor": D.uint8, "BoolTensor": D.bool}
+_LEGACY_TYPES = {d._scalar_name + "Tensor": d for d in D.ALL}
+
+
+def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:
+    """The data of ``Tensor(2, 3)`` (zeros of that size) or ``Tensor([1, 2])`` (a copy, as ``dtype``)."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        from ._data import to_array
+
+        data = args[0]
+        if isinstance(data, Size):
+            return np.zeros(tuple(data), dtype.np)
+        return np.array(to_array(data, dtype, dtype), copy=True)
+    return np.zeros(tuple(args) if args else (0,), dtype.np)
+
+
+class _LegacyTensorType(type):
+    """``ember.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` tests of it."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+
+    def __call__(cls, *args) -> "Tensor":
+        return _wrap(_legacy_array(args, cls.dtype), cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
 
 
 class Size(tuple):
@@ -948,61 +974,6 @@ def _rebuild(arr, requires_grad):
     t = _wrap(arr, D.from_numpy_dtype(arr.dtype))
     t._requires_grad = requires_grad
     return t
-
-
-def _to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.ndarray:
-    """An ndarray from Python data / NumPy / tensors with torch's dtype inference."""
-    if isinstance(data, Tensor):
-        arr = data._data
-        return arr.astype(dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
-    if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)
-        if dtype is None:
-            D.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
-            return arr
-        return arr.astype(dtype.np)
-    if isinstance(data, (list, tuple)) and _contains_tensor(data):
-        data = _tensors_to_lists(data)
-    try:
-        arr = np.array(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length sequences ({e})") from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if dtype is not None:
-        return arr.astype(dtype.np)
-    k = arr.dtype.kind
-    if k == "f":
-        return arr.astype(default_float.np) if _from_python_floats(data) else arr
-    if k in "iu":
-        return arr.astype(np.int64) if _from_python_floats(data) else arr
-    if k == "b":
-        return arr
-    if k == "c":
-        raise TypeError("ember has no complex dtypes")
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-
-
-def _from_python_floats(data) -> bool:
-    """True unless the data is made of NumPy scalars (which keep their own dtype)."""
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
-    return not isinstance(data, np.generic)
-
-
-def _contains_tensor(data) -> bool:
-    for x in data:
-        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _contains_tensor(x)):
-            return True
-    return False
-
-
-def _tensors_to_lists(data):
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_tensors_to_lists(x) for x in data]
-    return data
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

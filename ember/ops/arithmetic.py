@@ -114,6 +114,21 @@ class Add(Op):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
 
 
+def _is_bool(x) -> bool:
+    return x.dtype == np.bool_ if type(x) is _nd else type(x) is _bool
+
+
+def _check_sub_bool(a, b) -> None:
+    """torch refuses subtraction when either operand is bool."""
+    ba, bb = _is_bool(a), _is_bool(b)
+    if ba and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 class Sub(Op):
     """d(self - alpha*other) = grad, -alpha*grad"""
 
@@ -124,9 +139,7 @@ class Sub(Op):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        if type(self) is _nd and self.dtype == np.bool_ and type(other) is _nd and other.dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                               "Use the `^` or `logical_xor()` operator instead.")
+        _check_sub_bool(self, other)
         if alpha != 1:
             other = _mul(other, alpha)
         return _sub(self, other)
@@ -145,6 +158,7 @@ class Rsub(Sub):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
+        _check_sub_bool(other, self)
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
