@@ -261,7 +261,7 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requi
 
 def _like(fn, input: Tensor, dtype, requires_grad, **kw) -> Tensor:
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return fn(*input._data.shape, dtype=d, requires_grad=requires_grad, **kw)
+    return fn(input._data.shape, dtype=d, requires_grad=requires_grad, **kw)
 
 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
