@@ -21,7 +21,7 @@ from .ops import *  # noqa: F401,F403 - the torch.* op surface
 from . import autograd, cuda, ops
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from ._device import _check_device
+from ._device import _check_device, device as _device_cls
 
 __version__ = "0.1.0"
 
@@ -59,15 +59,16 @@ def numel(input: Tensor) -> int:
 
 
 def set_default_device(device) -> None:
-    """Only "cpu" exists here; other devices give torch's error."""
+    """Where factories create tensors; only "cpu" works here (others fail when a tensor is made, as torch)."""
     from . import _factories
 
-    _check_device(device)
-    _factories._default_device[0] = "cpu" if device is None else str(device)
+    _factories._default_device[0] = "cpu" if device is None else str(_device_cls(device))
 
 
-def get_default_device() -> device:
-    return device("cpu")
+def get_default_device() -> "device":
+    from . import _factories
+
+    return _device_cls(_factories._default_device[0])
 
 
 def is_inference(input: Tensor) -> bool:

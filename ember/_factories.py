@@ -259,40 +259,40 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requi
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
 
 
-def _like(fn, input: Tensor, dtype, requires_grad, **kw) -> Tensor:
+def _like(fn, input: Tensor, dtype, requires_grad, device, **kw) -> Tensor:
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return fn(input._data.shape, dtype=d, requires_grad=requires_grad, **kw)
+    return fn(input._data.shape, dtype=d, requires_grad=requires_grad, device=device or "cpu", **kw)
 
 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(zeros, input, dtype, requires_grad)
+    return _like(zeros, input, dtype, requires_grad, device)
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    return _like(ones, input, dtype, requires_grad)
+    return _like(ones, input, dtype, requires_grad, device)
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(empty, input, dtype, requires_grad)
+    return _like(empty, input, dtype, requires_grad, device)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return full(input._data.shape, fill_value, dtype=d, requires_grad=requires_grad)
+    return full(input._data.shape, fill_value, dtype=d, device=device, requires_grad=requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
-    return _like(rand, input, dtype, requires_grad, generator=generator)
+    return _like(rand, input, dtype, requires_grad, device, generator=generator)
 
 
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
-    return _like(randn, input, dtype, requires_grad, generator=generator)
+    return _like(randn, input, dtype, requires_grad, device, generator=generator)
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
@@ -300,4 +300,4 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, de
     if high is None:
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return randint(low, high, input._data.shape, dtype=d, requires_grad=requires_grad)
+    return randint(low, high, input._data.shape, dtype=d, device=device, requires_grad=requires_grad)

@@ -844,27 +844,27 @@ class Tensor:
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ._factories import tensor
 
-        return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import zeros
 
-        return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return zeros(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import ones
 
-        return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return ones(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import empty
 
-        return empty(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return empty(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         from ._factories import full
 
-        return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
