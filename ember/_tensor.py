@@ -76,7 +76,7 @@ class Tensor:
         """The shape (a ``Size``), or the length of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_wrap_dim_strict(dim, self._data.ndim)]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -126,7 +126,7 @@ class Tensor:
     def stride(self, dim: int | None = None):
         """Strides in elements, as torch reports them."""
         st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        return st if dim is None else st[_wrap_dim_strict(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -379,6 +379,12 @@ class Tensor:
             return iter(self.unbind(0))
         dt = self._dtype
         return iter([_wrap(a, dt) for a in self._data])
+
+    def __contains__(self, element) -> bool:
+        if not isinstance(element, (Tensor, int, float, np.generic)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool(np.any(_C.eq(self, element)._data))
 
     def __bool__(self) -> bool:
         n = self._data.size
@@ -974,6 +980,13 @@ def _rebuild(arr, requires_grad):
     t = _wrap(arr, D.from_numpy_dtype(arr.dtype))
     t._requires_grad = requires_grad
     return t
+
+
+def _wrap_dim_strict(dim: int, ndim: int) -> int:
+    """Like ``_wrap_dim`` but a 0-d tensor has no dimension to ask about (size(0), stride(0))."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -1,4 +1,5 @@
 """Devices on a CPU-only machine, against torch's CPU build: parsing, equality, and the errors for accelerators."""
+
 import pytest
 
 from oracle import ember, same_error, torch
@@ -6,8 +7,9 @@ from oracle import ember, same_error, torch
 LIBS = (ember, torch)
 
 
-@pytest.mark.parametrize("args", [("cpu",), ("cpu:0",), ("cuda",), ("cuda:1",), ("cuda", 2), ("meta",), ("mps",),
-                                  ("cpu", 0), ("xpu:3",)])
+@pytest.mark.parametrize(
+    "args", [("cpu",), ("cpu:0",), ("cuda",), ("cuda:1",), ("cuda", 2), ("meta",), ("mps",), ("cpu", 0), ("xpu:3",)]
+)
 def test_device_parse_repr_str(args):
     e, t = ember.device(*args), torch.device(*args)
     assert repr(e) == repr(t) and str(e) == str(t) and e.type == t.type and e.index == t.index
@@ -43,22 +45,25 @@ def test_tensor_device_queries():
         assert lib.tensor([1], device=lib.device("cpu")).device.type == "cpu"
 
 
-@pytest.mark.parametrize("make", [
-    lambda lib: lib.ones(2).cuda(),
-    lambda lib: lib.ones(2).to("cuda"),
-    lambda lib: lib.ones(2).to(lib.device("cuda:0")),
-    lambda lib: lib.ones(2).to(device="cuda"),
-    lambda lib: lib.zeros(2, device="cuda"),
-    lambda lib: lib.tensor([1.0], device="cuda"),
-    lambda lib: lib.arange(3, device="cuda"),
-    lambda lib: lib.randn(2, device="cuda"),
-    lambda lib: lib.zeros_like(lib.ones(2), device="cuda"),
-    lambda lib: lib.ones(2).new_zeros(2, device="cuda"),
-    lambda lib: lib.ones(2).to("xpu"),
-    lambda lib: lib.ones(2).to("mps"),
-    lambda lib: lib.cuda.current_device(),
-    lambda lib: lib.cuda.synchronize(),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.ones(2).cuda(),
+        lambda lib: lib.ones(2).to("cuda"),
+        lambda lib: lib.ones(2).to(lib.device("cuda:0")),
+        lambda lib: lib.ones(2).to(device="cuda"),
+        lambda lib: lib.zeros(2, device="cuda"),
+        lambda lib: lib.tensor([1.0], device="cuda"),
+        lambda lib: lib.arange(3, device="cuda"),
+        lambda lib: lib.randn(2, device="cuda"),
+        lambda lib: lib.zeros_like(lib.ones(2), device="cuda"),
+        lambda lib: lib.ones(2).new_zeros(2, device="cuda"),
+        lambda lib: lib.ones(2).to("xpu"),
+        lambda lib: lib.ones(2).to("mps"),
+        lambda lib: lib.cuda.current_device(),
+        lambda lib: lib.cuda.synchronize(),
+    ],
+)
 def test_accelerators_raise_torchs_error(make):
     same_error(make)
 

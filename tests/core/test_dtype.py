@@ -1,4 +1,5 @@
 """dtypes, default dtype, promote_types/result_type and the result dtype of binary ops, against torch."""
+
 import itertools
 import pickle
 
@@ -10,7 +11,7 @@ from oracle import assert_close, ember, same_error, torch
 
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 ALIASES = ["half", "float", "double", "short", "int", "long"]
-SCALARS = [True, False, 0, 3, -2, 2 ** 40, 2.5, -0.5, 1e30]
+SCALARS = [True, False, 0, 3, -2, 2**40, 2.5, -0.5, 1e30]
 LIBS = (ember, torch)
 
 
@@ -43,12 +44,20 @@ def test_aliases_are_the_same_objects():
 
 @pytest.mark.parametrize("a,b", list(itertools.product(NAMES, NAMES)))
 def test_promote_types_all_pairs(a, b):
-    assert str(ember.promote_types(getattr(ember, a), getattr(ember, b))) == \
-        str(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+    assert str(ember.promote_types(getattr(ember, a), getattr(ember, b))) == str(
+        torch.promote_types(getattr(torch, a), getattr(torch, b))
+    )
 
 
-OPS = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y, "div": lambda x, y: x / y,
-       "radd": lambda x, y: y + x, "rsub": lambda x, y: y - x, "rdiv": lambda x, y: y / x}
+OPS = {
+    "add": lambda x, y: x + y,
+    "sub": lambda x, y: x - y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+    "radd": lambda x, y: y + x,
+    "rsub": lambda x, y: y - x,
+    "rdiv": lambda x, y: y / x,
+}
 
 
 @pytest.mark.parametrize("a", NAMES)
@@ -88,10 +97,10 @@ def test_result_type(a):
 @pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64"])
 def test_out_of_range_int_scalars_wrap_like_torch(name):
     vals = np.array([254, 1, 7])
-    for s in (-2, 300, 2 ** 40, -2 ** 63):
+    for s in (-2, 300, 2**40, -(2**63)):
         for f in (lambda x: x + s, lambda x: x * s, lambda x: x - s, lambda x: s - x, lambda x: x == s):
             assert_close(f(ember.tensor(vals).to(getattr(ember, name))), f(torch.tensor(vals).to(getattr(torch, name))))
-    same_error(lambda lib: lib.tensor([1]) + 2 ** 64)
+    same_error(lambda lib: lib.tensor([1]) + 2**64)
 
 
 def test_result_type_of_two_scalars():
@@ -100,9 +109,13 @@ def test_result_type_of_two_scalars():
 
 
 @settings(max_examples=40, deadline=None)
-@given(a=st.sampled_from(NAMES), b=st.sampled_from(NAMES),
-       sa=st.lists(st.integers(1, 3), min_size=0, max_size=3), sb=st.lists(st.integers(1, 3), min_size=0, max_size=3),
-       op=st.sampled_from(["add", "mul", "div"]))
+@given(
+    a=st.sampled_from(NAMES),
+    b=st.sampled_from(NAMES),
+    sa=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    sb=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    op=st.sampled_from(["add", "mul", "div"]),
+)
 def test_binary_op_values_and_dtype_hypothesis(a, b, sa, sb, op):
     """Values too, not only dtypes, for random shapes (broadcast) and dtype pairs."""
     rng = np.random.default_rng(len(sa) * 7 + len(sb))
@@ -150,15 +163,24 @@ def test_set_default_dtype_errors():
 def test_to_and_casting_methods(src):
     vals = np.array([[0, 1.7], [-2.5, 300]])
     for meth in ["float", "double", "half", "long", "int", "short", "char", "byte", "bool"]:
+
         def f(lib):
             x = lib.tensor(np.abs(vals) if src in ("uint8", "bool") else vals).to(getattr(lib, src))
             return getattr(x, meth)()
+
         assert_close(f(ember), f(torch), rtol=1e-3, atol=1e-3)
     for dst in NAMES:
+
         def g(lib):
             x = lib.tensor([1, 0, 3]).to(getattr(lib, src))
-            return x.to(getattr(lib, dst)), x.to(dtype=getattr(lib, dst)), x.type(getattr(lib, dst)), \
-                x.type_as(lib.ones(1, dtype=getattr(lib, dst))), x.to(lib.ones(1, dtype=getattr(lib, dst)))
+            return (
+                x.to(getattr(lib, dst)),
+                x.to(dtype=getattr(lib, dst)),
+                x.type(getattr(lib, dst)),
+                x.type_as(lib.ones(1, dtype=getattr(lib, dst))),
+                x.to(lib.ones(1, dtype=getattr(lib, dst))),
+            )
+
         for e, t in zip(g(ember), g(torch)):
             assert_close(e, t)
 

@@ -1,8 +1,9 @@
 """Tensor creation against torch: tensor/as_tensor/from_numpy, fills, ranges, random, *_like."""
+
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, same_error, to_np, torch
+from oracle import assert_close, ember, same_error, torch
 
 LIBS = (ember, torch)
 NP_DTYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
@@ -16,10 +17,30 @@ def both(fn):
 
 
 # ----------------------------------------------------------------------------- tensor()
-@pytest.mark.parametrize("data", [
-    1, 1.5, True, -3, [], [[]], [1, 2, 3], [1.0, 2], [True, False], [True, 2], [True, 2.5], [1, 2.5],
-    [[1, 2], [3, 4]], [[[1.5]], [[2.5]]], (1, 2), [(1, 2), (3, 4)], [[], []], 2 ** 40, [-0.0, float("inf")],
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        1,
+        1.5,
+        True,
+        -3,
+        [],
+        [[]],
+        [1, 2, 3],
+        [1.0, 2],
+        [True, False],
+        [True, 2],
+        [True, 2.5],
+        [1, 2.5],
+        [[1, 2], [3, 4]],
+        [[[1.5]], [[2.5]]],
+        (1, 2),
+        [(1, 2), (3, 4)],
+        [[], []],
+        2**40,
+        [-0.0, float("inf")],
+    ],
+)
 def test_tensor_python_data(data):
     both(lambda lib: lib.tensor(data))
 
@@ -28,7 +49,7 @@ def test_tensor_python_data(data):
 def test_tensor_from_numpy_arrays_and_scalars_keep_dtype(dt):
     a = (np.arange(6).reshape(2, 3) % 2).astype(dt)
     both(lambda lib: lib.tensor(a))
-    both(lambda lib: lib.tensor(a[0, 1]))      # NumPy scalar
+    both(lambda lib: lib.tensor(a[0, 1]))  # NumPy scalar
     both(lambda lib: lib.tensor([a[0, 0], a[0, 1]]))  # list of NumPy scalars
     both(lambda lib: lib.as_tensor(a))
     both(lambda lib: lib.from_numpy(a))
@@ -54,19 +75,30 @@ def test_tensor_copies_and_lists_of_0d_tensors():
     same_error(lambda lib: lib.tensor([lib.tensor([1.0, 2.0])]))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: [np.float32(1), 2.5], lambda: [np.int32(1), 2.5], lambda: [np.int32(1), 2], lambda: [1, np.float16(2)],
-    lambda: [True, np.int8(2)], lambda: [[np.int16(1)], [2]], lambda: [np.bool_(True), False],
-    lambda: [np.array([1, 2], np.int32), np.array([3, 4], np.int32)], lambda: [np.array([1, 2], np.int32), [3.5, 4]],
-    lambda: [np.float32(1), np.float64(2.5)], lambda: [-2 ** 63], lambda: np.array(2.5, np.float16),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: [np.float32(1), 2.5],
+        lambda: [np.int32(1), 2.5],
+        lambda: [np.int32(1), 2],
+        lambda: [1, np.float16(2)],
+        lambda: [True, np.int8(2)],
+        lambda: [[np.int16(1)], [2]],
+        lambda: [np.bool_(True), False],
+        lambda: [np.array([1, 2], np.int32), np.array([3, 4], np.int32)],
+        lambda: [np.array([1, 2], np.int32), [3.5, 4]],
+        lambda: [np.float32(1), np.float64(2.5)],
+        lambda: [-(2**63)],
+        lambda: np.array(2.5, np.float16),
+    ],
+)
 def test_tensor_mixed_leaves_promote_like_torch(make):
     both(lambda lib: lib.tensor(make()))
 
 
 def test_tensor_overflow_and_range_errors():
-    same_error(lambda lib: lib.tensor([2 ** 63]))
-    same_error(lambda lib: lib.tensor(2 ** 70))
+    same_error(lambda lib: lib.tensor([2**63]))
+    same_error(lambda lib: lib.tensor(2**70))
     same_error(lambda lib: lib.tensor([-1, 300], dtype=lib.uint8))
     same_error(lambda lib: lib.tensor([None]))
     both(lambda lib: lib.tensor([1.7, -2.7], dtype=lib.int64))
@@ -151,7 +183,10 @@ def test_fill_factories_shapes_and_dtypes(name, size):
     if name != "empty":
         assert_close(e, t)
     for dn in ("int32", "bool", "float64"):
-        e, t = getattr(ember, name)(*size, dtype=getattr(ember, dn)), getattr(torch, name)(*size, dtype=getattr(torch, dn))
+        e, t = (
+            getattr(ember, name)(*size, dtype=getattr(ember, dn)),
+            getattr(torch, name)(*size, dtype=getattr(torch, dn)),
+        )
         assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype)
 
 
@@ -181,10 +216,28 @@ def test_eye(args):
 
 
 # ----------------------------------------------------------------------------- ranges
-@pytest.mark.parametrize("args", [
-    (5,), (0,), (2, 7), (7, 2, -1), (10, 0, -3), (0, 10, 3), (1.0, 2.0, 0.1), (0, 1, 0.1), (0.5,), (-2.5, 2.5),
-    (0, 1, 1 / 3), (1, -1, -0.25), (np.int64(3),), (0, 5, 0.5), (0.1, 0.7, 0.2), (-1, 1, 0.2), (0, 10),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (5,),
+        (0,),
+        (2, 7),
+        (7, 2, -1),
+        (10, 0, -3),
+        (0, 10, 3),
+        (1.0, 2.0, 0.1),
+        (0, 1, 0.1),
+        (0.5,),
+        (-2.5, 2.5),
+        (0, 1, 1 / 3),
+        (1, -1, -0.25),
+        (np.int64(3),),
+        (0, 5, 0.5),
+        (0.1, 0.7, 0.2),
+        (-1, 1, 0.2),
+        (0, 10),
+    ],
+)
 def test_arange_matches_torch(args):
     e, t = ember.arange(*args), torch.arange(*args)
     assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape)
@@ -252,8 +305,14 @@ def test_randint():
     assert ember.randint(100, (8,), generator=g1).tolist() == ember.randint(100, (8,), generator=g2).tolist()
     same_error(lambda lib: lib.randint(5, 5, (2,)))
     same_error(lambda lib: lib.randint(5))
-    for lo, hi, dn in [(0, 300, "uint8"), (-1, 5, "uint8"), (0, 300, "bool"), (-1, 5, "bool"), (0, 3, "bool"),
-                       (0, 300, "int8")]:
+    for lo, hi, dn in [
+        (0, 300, "uint8"),
+        (-1, 5, "uint8"),
+        (0, 300, "bool"),
+        (-1, 5, "bool"),
+        (0, 3, "bool"),
+        (0, 300, "int8"),
+    ]:
         same_error(lambda lib: lib.randint(lo, hi, (2,), dtype=getattr(lib, dn)))
 
 
@@ -303,11 +362,19 @@ def test_like_factories(dt):
 
 def test_requires_grad_argument_everywhere():
     for lib in LIBS:
-        for t in (lib.zeros(2, requires_grad=True), lib.ones(2, requires_grad=True), lib.empty(2, requires_grad=True),
-                  lib.full((2,), 1.0, requires_grad=True), lib.eye(2, requires_grad=True),
-                  lib.arange(0.0, 2.0, requires_grad=True), lib.linspace(0, 1, 3, requires_grad=True),
-                  lib.rand(2, requires_grad=True), lib.randn(2, requires_grad=True),
-                  lib.zeros_like(lib.ones(2), requires_grad=True), lib.as_tensor([1.0]).requires_grad_()):
+        for t in (
+            lib.zeros(2, requires_grad=True),
+            lib.ones(2, requires_grad=True),
+            lib.empty(2, requires_grad=True),
+            lib.full((2,), 1.0, requires_grad=True),
+            lib.eye(2, requires_grad=True),
+            lib.arange(0.0, 2.0, requires_grad=True),
+            lib.linspace(0, 1, 3, requires_grad=True),
+            lib.rand(2, requires_grad=True),
+            lib.randn(2, requires_grad=True),
+            lib.zeros_like(lib.ones(2), requires_grad=True),
+            lib.as_tensor([1.0]).requires_grad_(),
+        ):
             assert t.requires_grad and t.is_leaf
     same_error(lambda lib: lib.zeros(2, dtype=lib.int64, requires_grad=True))
     same_error(lambda lib: lib.arange(3, requires_grad=True))
