@@ -11,6 +11,8 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, flo
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
 from ._device import device
+from ._layout import (layout, strided, memory_format, contiguous_format, preserve_format, channels_last,
+                      channels_last_3d)
 from ._tensor import Tensor, Size
 from ._tensor_str import set_printoptions, get_printoptions
 from ._random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator

@@ -4,13 +4,14 @@ and tensors keep their own dtype; the leaves' dtypes are combined with ``promote
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import _dtype as D
 from ._tensor import Tensor
 
-__all__ = ["to_array"]
+__all__ = ["to_array", "check_numpy"]
 
 _SEQ = (list, tuple)
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -113,10 +114,12 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
         return arr.astype(dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
-        D.from_numpy_dtype(arr.dtype)  # raises for dtypes torch has no equivalent for
+        check_numpy(arr)
         return arr if dtype is None or arr.dtype == dtype.np else arr.astype(dtype.np)
-    if isinstance(data, str):
+    if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, _SEQ) and isinstance(data, Sequence):
+        data = list(data)  # range, array.array, ... (any sequence torch accepts)
     inferred = _infer(data, default_float)
     target = dtype or inferred or default_float
     if isinstance(data, _SEQ) and _has_tensor(data):
@@ -130,13 +133,33 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
             raise ValueError("Overflow when unpacking long long")
         raise _ragged_error(data)
     if arr.dtype != target.np:
-        if target._kind == 1 and arr.dtype.kind in "iub":
+        if target._kind == 1 and arr.size:
             _check_int_range(arr, target)
         arr = arr.astype(target.np)
     return arr
 
 
 def _check_int_range(arr: np.ndarray, target: D.dtype) -> None:
+    """torch's overflow check for Python numbers stored into an integer dtype (unsigned types also take
+    negatives down to -max, which wrap)."""
     info = np.iinfo(target.np)
-    if arr.size and (arr.min() < info.min or arr.max() > info.max):
+    lo = -int(info.max) if info.min == 0 else info.min
+    with np.errstate(invalid="ignore"):
+        bad = not (np.all(np.isfinite(arr)) and arr.min() >= lo and arr.max() <= info.max)
+    if bad:
         raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
+_NEG_STRIDES = ("At least one stride in the given numpy array is negative, and tensors with negative strides are "
+                "not currently supported. (You can probably work around this by making a copy of your array  with "
+                "array.copy().) ")
+
+
+def check_numpy(arr: np.ndarray) -> None:
+    """Raise torch's errors for arrays a tensor cannot wrap: unsupported dtype, negative strides, byte order."""
+    D.from_numpy_dtype(arr.dtype)
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+    if any(st < 0 for st in arr.strides):
+        raise ValueError(_NEG_STRIDES)

@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._device import _check_device
 from ._random import _rng
-from ._data import to_array as _to_array
+from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
@@ -55,13 +56,18 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data if d is None or d is data._dtype else data.to(d)
     if isinstance(data, np.ndarray):
+        _check_numpy(data)
         arr = data if d is None or data.dtype == d.np else data.astype(d.np)
-        D.from_numpy_dtype(arr.dtype)
         return _finish(arr, d, False, device)
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+    if copy is False and dtype is not None and isinstance(obj, (np.ndarray, Tensor)):
+        src = D.from_numpy_dtype(obj.dtype) if isinstance(obj, np.ndarray) else obj._dtype
+        if src is not D.to_dtype(dtype):
+            raise ValueError(f"can't alias tensor with dtype '{src._scalar_name}' into dtype "
+                             f"'{D.to_dtype(dtype)._scalar_name}'.")
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
         t = _wrap(t._data.copy(), t._dtype)
@@ -74,6 +80,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (changes show in both)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _check_numpy(ndarray)
     return _wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
 
 
@@ -81,7 +88,7 @@ def _size(size: tuple, fn: str) -> tuple:
     """The shape from ``f(2, 3)`` / ``f((2, 3))`` / ``f(Size)`` style arguments, checked as torch does."""
     if not size:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer, Tensor)):
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer, Tensor)) or isinstance(size[0], builtins.bool):
         if not isinstance(size[0], (tuple, list)):
             raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
                             f"{type(size[0]).__name__}")
@@ -133,6 +140,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device)
 
 
@@ -144,6 +153,10 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The identity matrix (n x m)."""
     d = _float_dtype(dtype)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(np.eye(n, m, dtype=d.np), d, requires_grad, device)
 
 
@@ -212,16 +225,15 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     return _finish(arr, d, requires_grad, device)
 
 
-def randint(*args, size=None, generator=None, out=None, dtype=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is not None:
-        args = args + (size,)
+    args = args + tuple(a for a in (low, high, size) if a is not None)
     if len(args) == 2:
         low, (high, size) = 0, args
     elif len(args) == 3:
         low, high, size = args
-    else:
+    if len(args) not in (2, 3) or not all(_is_int(v) for v in (low, high)):
         raise TypeError(f"randint() received an invalid combination of arguments - got "
                         f"({', '.join(type(a).__name__ for a in args)}), but expected one of:\n"
                         " * (int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
@@ -238,6 +250,12 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, device=None,
         _check_random_bounds(low, high, d)
     arr = _rng(generator).integers(low, high, _size((size,), "randint")).astype(d.np)
     return _finish(arr, d, requires_grad, device)
+
+
+def _is_int(v) -> bool:
+    if isinstance(v, Tensor):
+        return v._data.size == 1 and not v._dtype.is_floating_point
+    return isinstance(v, (int, np.integer))
 
 
 _C_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
@@ -259,40 +277,80 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requi
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
 
 
-def _like(fn, input: Tensor, dtype, requires_grad, device, **kw) -> Tensor:
+def _like_order(arr: np.ndarray, memory_format) -> str:
+    """torch's preserve_format: keep the strides of a dense non-overlapping input, else contiguous."""
+    if memory_format is not None and memory_format is not _L.preserve_format:
+        return "C"
+    if arr.flags.c_contiguous:
+        return "C"
+    dims = sorted((st, n) for st, n in zip(arr.strides, arr.shape) if n != 1)
+    expect = arr.itemsize
+    for st, n in dims:
+        if st != expect:
+            return "C"
+        expect *= n
+    return "K"
+
+
+def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> Tensor:
+    """A tensor shaped (and laid out) like ``input``; ``fill(out)`` writes its values."""
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return fn(input._data.shape, dtype=d, requires_grad=requires_grad, device=device or "cpu", **kw)
+    out = np.empty_like(input._data, dtype=d.np, order=_like_order(input._data, memory_format))
+    fill(out)
+    return _finish(out, d, requires_grad, device or "cpu")
+
+
+def _fill_value(v):
+    def fill(out):
+        out[...] = v
+    return fill
+
+
+def _fill_random(draw, generator):
+    def fill(out):
+        if out.dtype.kind != "f":
+            name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
+            raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
+        out[...] = getattr(_rng(generator), draw)(out.shape)
+    return fill
 
 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(zeros, input, dtype, requires_grad, device)
+    """Zeros shaped like ``input`` (its dtype unless ``dtype`` is given)."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(0))
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    return _like(ones, input, dtype, requires_grad, device)
+    """Ones shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(1))
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(empty, input, dtype, requires_grad, device)
+    """An uninitialised tensor shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, lambda out: None)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
-    d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return full(input._data.shape, fill_value, dtype=d, device=device, requires_grad=requires_grad)
+    """``fill_value`` everywhere, shaped like ``input``."""
+    if isinstance(fill_value, (Tensor, np.generic)):
+        fill_value = fill_value.item()
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(fill_value))
 
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
-    return _like(rand, input, dtype, requires_grad, device, generator=generator)
+    """Uniform samples in [0, 1) shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_random("random", generator))
 
 
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
-    return _like(randn, input, dtype, requires_grad, device, generator=generator)
+    """Standard normal samples shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_random("standard_normal", generator))
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import device as _device_cls, _cpu, _check_device
+from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode
 
@@ -110,7 +111,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        return _strided
 
     def element_size(self) -> int:
         return self._dtype.itemsize

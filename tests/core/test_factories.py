@@ -399,3 +399,113 @@ def test_legacy_tensor_constructor():
     both(lambda lib: lib.ones(2).type("torch.LongTensor"))
     both(lambda lib: lib.ones(2).type(lib.float64))
     both(lambda lib: lib.Tensor(lib.Size([2, 1])).zero_())
+
+
+# ----------------------------------------------------------------------------- a table of small cases
+a = np.arange(12.0).reshape(3, 4)
+
+CASES = {
+    "tensor_of_rg": lambda L: (
+        lambda x: (L.tensor(x).requires_grad, L.tensor(x).is_leaf, L.tensor(x).data_ptr() != x.data_ptr())
+    )(L.ones(2, requires_grad=True)),
+    "tensor_of_t_dtype": lambda L: L.tensor(L.ones(2), dtype=L.int32).tolist(),
+    "as_tensor_rg": lambda L: (lambda x: (L.as_tensor(x) is x, L.as_tensor(x, dtype=L.float64).grad_fn is not None))(
+        L.ones(2, requires_grad=True)
+    ),
+    "asarray_t": lambda L: (lambda x: L.asarray(x).data_ptr() == x.data_ptr())(L.ones(2)),
+    "asarray_np": lambda L: (lambda n: L.asarray(n).data_ptr() == n.ctypes.data)(a),
+    "asarray_copy_false": lambda L: L.asarray(a, dtype=L.float32, copy=False),
+    "asarray_list": lambda L: L.asarray([1, 2.5]).dtype,
+    "asarray_rg": lambda L: L.asarray([1.0, 2.0], requires_grad=True).requires_grad,
+    "asarray_scalar": lambda L: L.asarray(3).dtype,
+    "asarray_np_scalar": lambda L: L.asarray(np.float64(3)).dtype,
+    "from_np_strided": lambda L: (lambda t: (t.stride(), t.is_contiguous(), t.tolist()))(L.from_numpy(a[:, ::2])),
+    "from_np_neg": lambda L: L.from_numpy(a[::-1]),
+    "from_np_0d": lambda L: L.from_numpy(np.array(2.5)),
+    "from_np_be": lambda L: L.from_numpy(np.array([1, 2], dtype=">i4")).tolist(),
+    "tensor_np_neg": lambda L: L.tensor(a[::-1]).tolist(),
+    "tensor_np_be": lambda L: L.tensor(np.array([1, 2], dtype=">i4")).dtype,
+    "linspace_t": lambda L: L.linspace(L.tensor(0.0), L.tensor(1.0), 3).tolist(),
+    "linspace_int": lambda L: L.linspace(0, 10, 4, dtype=L.int64).tolist(),
+    "linspace1": lambda L: L.linspace(3, 7, 1).tolist(),
+    "logspace_int": lambda L: L.logspace(0, 3, 4, dtype=L.int64).tolist(),
+    "eye_neg": lambda L: L.eye(-1),
+    "eye_m_neg": lambda L: L.eye(2, -1),
+    "eye_bool": lambda L: L.eye(2, dtype=L.bool).tolist(),
+    "scalar_tensor": lambda L: (
+        L.scalar_tensor(3).dtype,
+        L.scalar_tensor(True).dtype,
+        L.scalar_tensor(2, dtype=L.int64).dtype,
+    ),
+    "full_bool": lambda L: L.full((2,), True).dtype,
+    "full_list_size": lambda L: L.full([2, 1], 3).shape,
+    "full_int_size": lambda L: L.full(3, 1.0),
+    "zeros_size_obj": lambda L: L.zeros(L.Size([2, 3])).shape,
+    "zeros_np_int": lambda L: L.zeros(np.int64(2)).shape,
+    "zeros_tuple_tensor": lambda L: L.zeros((L.tensor(2), 3)).shape,
+    "ones_bool_size": lambda L: L.ones(True),
+    "arange_len": lambda L: [len(L.arange(0, 1, s)) for s in (0.1, 0.01, 0.3, 1 / 7, 0.05)],
+    "arange_neg_float": lambda L: L.arange(1.0, -1.0, -0.3).tolist(),
+    "arange_f64": lambda L: L.arange(0, 1, 0.1, dtype=L.float64).tolist(),
+    "arange_big": lambda L: L.arange(0, 2**40, 2**38).tolist(),
+    "arange_half": lambda L: L.arange(0, 4, 0.5, dtype=L.float16).tolist(),
+    "arange_f_i": lambda L: L.arange(5.0).dtype,
+    "arange_np_float": lambda L: L.arange(np.float64(3)).dtype,
+    "arange_t_float": lambda L: L.arange(L.tensor(3.0)).dtype,
+    "range": lambda L: L.range(0, 3).tolist(),
+    "range_dt": lambda L: (L.range(0, 3).dtype, L.range(0, 1, 0.25).tolist()),
+    "range_int": lambda L: L.range(1, 4, dtype=L.int64).tolist(),
+    "randint_size_kw": lambda L: L.randint(3, 5, size=(2,)).shape,
+    "randint_size_kw2": lambda L: L.randint(5, size=(2,)).shape,
+    "randint_high_kw": lambda L: L.randint(low=0, high=5, size=(2,)).shape,
+    "randint_float": lambda L: L.randint(0.5, 5.5, (100,)).dtype,
+    "randperm_kwarg": lambda L: L.randperm(n=3).shape,
+    "rand_tuple_list": lambda L: L.rand([2, 3]).shape,
+    "rand_gen_pos": lambda L: L.rand(2, generator=L.Generator()).shape,
+    "gen_seed_type": lambda L: type(L.Generator().manual_seed(3)).__name__,
+    "gen_device": lambda L: str(L.Generator().device),
+    "get_rng_state": lambda L: (L.get_rng_state().dtype, L.get_rng_state().dim()),
+    "manual_seed_neg": lambda L: L.manual_seed(-1).initial_seed(),
+    "manual_seed_big": lambda L: L.manual_seed(2**64),
+    "empty_like_stride": lambda L: L.empty_like(L.ones(2, 3).t()).stride(),
+    "zeros_like_stride": lambda L: L.zeros_like(L.ones(2, 3).t()).stride(),
+    "zeros_like_contig": lambda L: L.zeros_like(L.ones(2, 3).t(), memory_format=L.contiguous_format).stride(),
+    "ones_like_0d": lambda L: L.ones_like(L.tensor(2)).tolist(),
+    "full_like_float_into_int": lambda L: L.full_like(L.ones(2, dtype=L.int64), 2.7).tolist(),
+    "new_tensor": lambda L: (lambda x: (x.new_tensor([1, 2]).dtype, x.new_tensor([1, 2], dtype=L.int64).dtype))(
+        L.ones(2, dtype=L.float64)
+    ),
+    "new_tensor_t": lambda L: L.ones(2).new_tensor(L.ones(2, requires_grad=True)).requires_grad,
+    "new_zeros_tuple": lambda L: L.ones(2).new_zeros((2, 3)).shape,
+    "new_ones": lambda L: L.ones(2, dtype=L.int32).new_ones(3).dtype,
+    "new_empty": lambda L: L.ones(2).new_empty(0, 2).shape,
+    "new_full": lambda L: L.ones(2, dtype=L.int32).new_full((2,), 3.5).tolist(),
+    "new_full_rg": lambda L: L.ones(2).new_full((2,), 3.5, requires_grad=True).requires_grad,
+    "tensor_pinned": lambda L: L.tensor([1.0], pin_memory=False).tolist(),
+    "tensor_bad_kw": lambda L: L.tensor([1.0], foo=1),
+    "tensor_set": lambda L: L.tensor({1, 2}),
+    "tensor_dict": lambda L: L.tensor({1: 2}),
+    "tensor_gen": lambda L: L.tensor(x for x in range(3)),
+    "tensor_range": lambda L: L.tensor(range(3)).tolist(),
+    "tensor_nested_empty": lambda L: L.tensor([[], []]).shape,
+    "tensor_nested_empty_dt": lambda L: L.tensor([[[]]]).dtype,
+    "tensor_bytes": lambda L: L.tensor(b"ab"),
+    "tensor_f16_from_py": lambda L: L.tensor([65536.0], dtype=L.float16).tolist(),
+    "tensor_bool_from_float": lambda L: L.tensor([0.5, 0.0], dtype=L.bool).tolist(),
+    "tensor_inf_int": lambda L: L.tensor([float("inf")], dtype=L.int64),
+    "tensor_nan_int": lambda L: L.tensor(float("nan"), dtype=L.int32),
+    "tensor_np_f_int": lambda L: L.tensor(np.array([1.7, -1.7]), dtype=L.int64).tolist(),
+}
+
+
+def _outcome(f, lib):
+    try:
+        return repr(f(lib)).replace("torch", "LIB").replace("ember", "LIB")
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return f"{type(e).__name__}: {str(e).split(chr(10))[0].split('. ')[0]}"
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cases_same_as_torch(name):
+    assert _outcome(CASES[name], ember) == _outcome(CASES[name], torch)
