@@ -23,6 +23,8 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got ({builtins_type(type).__name__})")
         name, colon, idx = type.partition(":")
+        if not name.replace("_", "a").isalpha() or not name.isascii():
+            raise RuntimeError(f"Invalid device string: '{type}'")
         if name not in _TYPES:
             raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")
         if colon and not (idx.isdigit() and (idx == "0" or not idx.startswith("0"))):

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype"]
+__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"]
 
 
 class dtype:
@@ -115,6 +115,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: the smallest dtype both can be cast to."""
     if a is b:
         return a
+    if type(a) is not dtype or type(b) is not dtype:
+        i, x = (1, a) if type(a) is not dtype else (2, b)
+        raise TypeError(f"promote_types(): argument 'type{i}' (position {i}) must be torch.dtype, "
+                        f"not {type(x).__name__}")
     ka, kb = a._kind, b._kind
     if ka != kb:
         return a if ka > kb else b
@@ -132,7 +136,8 @@ def _scalar_dtype(x) -> dtype:
     if t is builtins.bool:
         return bool
     if isinstance(x, np.generic):
-        return from_numpy_dtype(x.dtype)
+        # torch reads NumPy scalars as Python numbers: integers as int, floats (and np.bool_) as float
+        return int64 if x.dtype.kind in "iu" else _defaults.float_dtype
     raise TypeError(f"unsupported scalar type {t.__name__}")
 
 
@@ -167,3 +172,56 @@ def result_type(*operands) -> dtype:
         else:
             dim = d if dim is None else promote_types(dim, d)
     return _combine(dim, _combine(zero, wrapped))
+
+
+class finfo:
+    """Machine limits of a floating point dtype (the default dtype when none is given)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's argument name
+        d = get_default_dtype() if type is None else to_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(d.np)
+        self.bits = d.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+        self.dtype = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's argument name
+        d = to_dtype(type)
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d._kind != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits = d.itemsize * 8
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -448,34 +448,23 @@ class Tensor:
 
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
-        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``."""
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a._dtype
-            elif isinstance(a, (str, _device_cls)) and not (isinstance(a, str) and a.startswith("torch.")):
-                dev = a
-            elif isinstance(a, bool):
-                pass
-            elif a is not None:
-                dtype = a
+        """Convert dtype and/or device: ``to(dtype)``, ``to(device[, dtype])``, ``to(other)``; returns
+        ``self`` when nothing changes (unless ``copy=True``)."""
+        dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
             _check_device(dev)
-        if dtype is None or D.to_dtype(dtype) is self._dtype:
+        if dtype is None or dtype is self._dtype:
             return self.clone() if copy else self
-        return _convert(self, D.to_dtype(dtype))
+        return _convert(self, dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
         if dtype is None:
-            return "torch." + _graph._type_name(self._dtype)
+            return "torch." + self._dtype._scalar_name + "Tensor"
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        elif isinstance(dtype, _LegacyTensorType):
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -882,6 +871,62 @@ class Tensor:
 
 
 _LEGACY_TYPES = {d._scalar_name + "Tensor": d for d in D.ALL}
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    if kwargs:
+        got = (got + ", " if got else "") + "".join(f"{k}={type(v).__name__}, " for k, v in kwargs.items())
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                     "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                     " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n"
+                     " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)")
+
+
+_PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool}
+
+
+def _as_dtype(x):
+    if type(x) is D.dtype:
+        return x
+    return _PY_DTYPES.get(x) if isinstance(x, type) else None
+
+
+def _parse_to(args: tuple, kwargs: dict):
+    """(dtype, device, copy) from torch's overloads of ``Tensor.to``."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise _to_error(args, kwargs)
+    rest = args
+    if args:
+        a = args[0]
+        if isinstance(a, Tensor):
+            dtype, rest = a._dtype, args[1:]
+        elif isinstance(a, (str, _device_cls)):
+            dev, rest = a, args[1:]
+            if rest and (rest[0] is None or _as_dtype(rest[0]) is not None):
+                dtype, rest = rest[0], rest[1:]
+        elif a is None or _as_dtype(a) is not None:
+            dtype, rest = a, args[1:]
+        else:
+            raise _to_error(args, kwargs)
+    if len(rest) > 2 or not all(isinstance(f, bool) for f in rest):
+        raise _to_error(args, kwargs)
+    if len(rest) == 2:
+        copy = rest[1]
+    if dtype is not None:
+        d = _as_dtype(dtype)
+        if d is None:
+            raise _to_error(args, {"dtype": dtype})
+        dtype = d
+    return dtype, dev, copy
 
 
 def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:

@@ -217,3 +217,95 @@ def test_is_floating_point_and_complex():
         assert make(ember, n, 1).is_floating_point() == make(torch, n, 1).is_floating_point()
         assert ember.is_floating_point(make(ember, n, 0)) == torch.is_floating_point(make(torch, n, 0))
         assert make(ember, n, 1).is_complex() is False
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_finfo_iinfo(name):
+    e, t = getattr(ember, name), getattr(torch, name)
+    for info in ("finfo", "iinfo"):
+        try:
+            ti = getattr(torch, info)(t)
+        except TypeError:
+            same_error(lambda lib: getattr(lib, info)(getattr(lib, name)))
+            continue
+        ei = getattr(ember, info)(e)
+        assert repr(ei) == repr(ti)
+        for attr in ("bits", "max", "min", "eps", "tiny", "smallest_normal", "resolution", "dtype"):
+            if hasattr(ti, attr):
+                assert getattr(ei, attr) == getattr(ti, attr) and type(getattr(ei, attr)) is type(getattr(ti, attr))
+    assert repr(ember.finfo()) == repr(torch.finfo())
+
+
+# ----------------------------------------------------------------------------- a table of small cases
+CASES = {
+    "type_cls": lambda L: L.ones(2).type(L.LongTensor).dtype,
+    "to_str_dtype": lambda L: L.ones(2).to("float64"),
+    "to_torch_str": lambda L: L.ones(2).to("torch.float64"),
+    "to_np_dtype": lambda L: L.ones(2).to(np.float64),
+    "to_py_float": lambda L: L.ones(2, dtype=L.int64).to(float).dtype,
+    "to_py_int": lambda L: L.ones(2).to(int).dtype,
+    "to_py_bool": lambda L: L.ones(2).to(bool).dtype,
+    "to_none": lambda L: L.ones(2).to(None).dtype,
+    "to_kw_copy": lambda L: (lambda x: x.to(copy=True) is x)(L.ones(2)),
+    "to_nb": lambda L: L.ones(2).to(L.float64, True).dtype,
+    "to_nb_copy": lambda L: (lambda x: x.to(L.float32, False, True) is x)(L.ones(2)),
+    "to_bad_kw": lambda L: L.ones(2).to(foo=1),
+    "to_3": lambda L: L.ones(2).to("cpu", L.float64, False).dtype,
+    "to_dev_obj_dtype": lambda L: L.ones(2).to(L.device("cpu"), dtype=L.int32).dtype,
+    "to_rg": lambda L: (
+        lambda x: (x.to(L.float64).requires_grad, x.to(L.float64).is_leaf, x.to(L.float64).grad_fn.name())
+    )(L.ones(2, requires_grad=True)),
+    "to_int_rg": lambda L: (lambda x: (x.long().requires_grad, x.long().grad_fn))(L.ones(2, requires_grad=True)),
+    "float_nan_to_int": lambda L: L.tensor([1.9, -1.9]).long().tolist(),
+    "f_to_bool": lambda L: L.tensor([0.1, 0.0, -0.0, float('nan')]).bool().tolist(),
+    "f_to_u8_neg": lambda L: L.tensor([-1.0, 300.0]).byte().tolist(),
+    "i_to_u8": lambda L: L.tensor([-1, 300]).byte().tolist(),
+    "f16_round": lambda L: L.tensor([1 / 3]).half().tolist(),
+    "type_as_int": lambda L: L.ones(2).type_as(L.tensor([1])).dtype,
+    "dtype_eq": lambda L: (L.float32 == L.float, L.float32 != L.float64),
+    "dtype_hashable": lambda L: len({L.float32, L.float, L.int64}),
+    "get_default": lambda L: L.get_default_dtype(),
+    "set_default_half": lambda L: (
+        L.set_default_dtype(L.float16),
+        L.tensor([1.5]).dtype,
+        L.set_default_dtype(L.float32),
+    )[1],
+    "float16_default_arange": lambda L: (
+        L.set_default_dtype(L.float16),
+        L.arange(0.0, 1.0, 0.25).dtype,
+        L.set_default_dtype(L.float32),
+    )[1],
+    "is_signed": lambda L: [getattr(L, n).is_signed for n in ["bool", "uint8", "int8", "float16"]],
+    "to_real": lambda L: L.float32.to_real(),
+    "promote_err": lambda L: L.promote_types(L.float32, 1),
+    "result_type_np": lambda L: L.result_type(L.ones(2, dtype=L.int32), np.float64(1.0)),
+    "can_cast_f_i": lambda L: L.can_cast(L.float32, L.int32),
+    "item_dtype_f16": lambda L: type(L.tensor(1.5, dtype=L.float16).item()).__name__,
+    "item_u8": lambda L: type(L.tensor(1, dtype=L.uint8).item()).__name__,
+    "tolist_bool": lambda L: type(L.tensor([True]).tolist()[0]).__name__,
+}
+
+
+def _outcome(f, lib):
+    try:
+        return repr(f(lib)).replace("torch", "LIB").replace("ember", "LIB")
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return f"{type(e).__name__}: {str(e).split(chr(10))[0].split('. ')[0]}"
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cases_same_as_torch(name):
+    try:
+        assert _outcome(CASES[name], ember) == _outcome(CASES[name], torch)
+    finally:
+        for lib in LIBS:
+            lib.set_default_dtype(lib.float32)
+
+
+@pytest.mark.parametrize("s", [np.bool_(True), np.int8(1), np.uint8(1), np.int32(1), np.float16(1), np.float64(1)])
+def test_numpy_scalars_are_weak_like_python_numbers(s):
+    for name in ("bool", "int32", "float16", "int64"):
+        for f in (lambda x: x * s, lambda x: s * x, lambda x: x + s):
+            assert str(f(make(ember, name, 1)).dtype) == str(f(make(torch, name, 1)).dtype)
+        assert str(ember.result_type(make(ember, name, 1), s)) == str(torch.result_type(make(torch, name, 1), s))
