@@ -71,12 +71,12 @@ class Tensor:
     # ----------------------------------------------------------------- metadata
     @property
     def shape(self) -> "Size":
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim: int | None = None):
         """The shape (a ``Size``), or the length of dimension ``dim``."""
         if dim is None:
-            return Size(self._data.shape)
+            return _new_size(Size, self._data.shape)
         return self._data.shape[_wrap_dim_strict(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -137,6 +137,9 @@ class Tensor:
 
     def is_complex(self) -> bool:
         return False
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
@@ -225,9 +228,14 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if value._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_TYPE[value._dtype.name]}' to a tensor with "
+                    f"grad_dtype '{self._dtype._scalar_name}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype).")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -339,7 +347,7 @@ class Tensor:
     @data.setter
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
-            raise TypeError("Tensor.data must be set to a Tensor")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
 
@@ -819,7 +827,13 @@ class Tensor:
 
     @property
     def H(self):
-        return self.T
+        n = self._data.ndim
+        if n == 0:
+            return self
+        if n != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
+        return _S.permute(self, (1, 0))
 
     @property
     def mH(self):
@@ -957,8 +971,31 @@ class _LegacyTensorType(type):
 LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
 
 
+_CPP_TYPE = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+_new_size = tuple.__new__
+
+
 class Size(tuple):
-    """A tensor shape: a tuple printed as ``torch.Size([2, 3])``."""
+    """A tensor shape: a tuple of ints printed as ``torch.Size([2, 3])``."""
+
+    def __new__(cls, sizes=()):
+        out = []
+        for i, s in enumerate(sizes):
+            if isinstance(s, Tensor) and s._data.size == 1 and not s._dtype.is_floating_point:
+                s = int(s)
+            elif not isinstance(s, (int, np.integer)):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')")
+            out.append(int(s))
+        return _new_size(cls, out)
+
+    def __mul__(self, n):
+        return _new_size(Size, tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def __radd__(self, other):
+        return _new_size(Size, tuple(other) + tuple(self))
 
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
@@ -971,10 +1008,10 @@ class Size(tuple):
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
+        return _new_size(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        return _new_size(Size, tuple(self) + tuple(other))
 
 
 def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:

@@ -1,6 +1,9 @@
 """Tensor metadata and conversion against torch: shape/size/stride, item/tolist/numpy, Python protocols,
 requires_grad rules, detach/data/clone, Size."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -131,6 +134,64 @@ CASES = {
     "len_size": lambda L: len(mk(L).shape),
     "dtype_itemsize": lambda L: L.float16.itemsize,
     "requires_grad_ret": lambda L: (lambda x: x.requires_grad_() is x)(L.ones(2)),
+    "size_mul": lambda L: L.Size([2, 3]) * 2,
+    "size_rmul": lambda L: 2 * L.Size([2, 3]),
+    "size_radd": lambda L: (1,) + L.Size([2]),
+    "size_rev": lambda L: L.Size([2, 3])[::-1],
+    "size_eq_list": lambda L: L.Size([2]) == [2],
+    "size_hash": lambda L: hash(L.Size([2])) == hash((2,)),
+    "size_str": lambda L: str(L.Size([2, 3])),
+    "size_bad": lambda L: L.Size([2.5]),
+    "size_tensor": lambda L: L.Size([L.tensor(2)]),
+    "size_pickle": lambda L: pickle.loads(pickle.dumps(L.Size([2, 3]))),
+    "size_count": lambda L: L.Size([2, 2]).count(2),
+    "size_numel0": lambda L: L.Size([]).numel(),
+    "size_index": lambda L: L.Size([4, 5]).index(5),
+    "size_type": lambda L: type(L.ones(2, 3).shape[0]).__name__,
+    "tensor_pickle": lambda L: pickle.loads(pickle.dumps(L.tensor([1.5, 2], requires_grad=True))),
+    "tensor_pickle_i": lambda L: pickle.loads(pickle.dumps(L.tensor([1, 2], dtype=L.int32))),
+    "deepcopy": lambda L: copy.deepcopy(L.tensor([1.5, 2], requires_grad=True)),
+    "deepcopy_nonleaf": lambda L: copy.deepcopy(L.tensor([1.5, 2], requires_grad=True) * 2),
+    "copy": lambda L: (lambda x: copy.copy(x).data_ptr() == x.data_ptr())(L.ones(2)),
+    "H": lambda L: L.arange(6.0).reshape(2, 3).H.shape,
+    "mH": lambda L: L.ones(2, 3, 4).mH.shape,
+    "H1": lambda L: L.ones(3).H,
+    "T0": lambda L: L.tensor(2.0).T,
+    "len_shape0": lambda L: len(L.ones(0, 2)),
+    "iter_empty": lambda L: list(L.ones(0, 2)),
+    "bool_1elem_2d": lambda L: bool(L.zeros(1, 1)),
+    "int_bool": lambda L: int(L.tensor(True)),
+    "float_int": lambda L: float(L.tensor(3)),
+    "index_u8": lambda L: [1, 2, 3][L.tensor(1, dtype=L.uint8)],
+    "index_2d": lambda L: [1, 2, 3][L.tensor([[1]])],
+    "range_tensor": lambda L: list(range(L.tensor(3))),
+    "hex": lambda L: hex(L.tensor(10)),
+    "round": lambda L: round(L.tensor(2.567), 1),
+    "requires_grad_nonfloat_false": lambda L: setattr(L.ones(2, dtype=L.int64), "requires_grad", False),
+    "grad_set_bad": lambda L: setattr(L.ones(2, requires_grad=True), "grad", L.ones(3)),
+    "grad_set_dtype": lambda L: setattr(L.ones(2, requires_grad=True), "grad", L.ones(2, dtype=L.float64)),
+    "grad_set_notensor": lambda L: setattr(L.ones(2, requires_grad=True), "grad", 3),
+    "retain_grad_int": lambda L: L.ones(2).retain_grad(),
+    "element_size_f16": lambda L: L.ones(1, dtype=L.float16).element_size(),
+    "numpy_shares": lambda L: (lambda x: x.numpy().__array_interface__['data'][0] == x.data_ptr())(L.ones(3)),
+    "numpy_nonleaf_rg": lambda L: (L.ones(2, requires_grad=True) * 2).numpy(),
+    "array_nograd_detach": lambda L: np.asarray((L.ones(2, requires_grad=True) * 2).detach()).tolist(),
+    "tolist_nan": lambda L: L.tensor([float("nan")]).tolist()[0] != L.tensor([float("nan")]).tolist()[0],
+    "item_requires_grad": lambda L: L.tensor([1.5], requires_grad=True).item(),
+    "tolist_rg": lambda L: L.tensor([1.5], requires_grad=True).tolist(),
+    "data_set": lambda L: (lambda x: (setattr(x, "data", L.ones(3, dtype=L.float64)), x.dtype, x.shape)[1:])(
+        L.ones(2, requires_grad=True)
+    ),
+    "data_set_bad": lambda L: setattr(L.ones(2), "data", [1]),
+    "numel_0d": lambda L: L.tensor(3.0).numel(),
+    "dim_0d": lambda L: L.tensor(3.0).dim(),
+    "is_leaf_detached": lambda L: (L.ones(2, requires_grad=True) * 2).detach().is_leaf,
+    "nbytes0": lambda L: L.ones(0).nbytes,
+    "is_floating": lambda L: L.ones(2, dtype=L.float16).is_floating_point(),
+    "is_signed": lambda L: (L.ones(1, dtype=L.uint8).is_signed(), L.ones(1).is_signed()),
+    "dtype_attr_int": lambda L: L.tensor(1).dtype,
+    "contiguous_self": lambda L: (lambda x: x.contiguous() is x)(L.ones(2, 2)),
+    "contiguous_t": lambda L: (lambda x: x.t().contiguous().is_contiguous())(L.ones(2, 3)),
 }
 
 
