@@ -127,18 +127,24 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 
+class NotAScalar(TypeError):
+    """An operand that is neither a tensor nor a number; Python operators answer NotImplemented to it."""
+
+
 def _scalar_dtype(x) -> dtype:
     t = type(x)
     if t is builtins.float:
         return _defaults.float_dtype
     if t is builtins.int:
+        if not -0x8000_0000_0000_0000 <= x <= 0xFFFF_FFFF_FFFF_FFFF:
+            raise OverflowError("int too big to convert")
         return int64
     if t is builtins.bool:
         return bool
     if isinstance(x, np.generic):
         # torch reads NumPy scalars as Python numbers: integers as int, floats (and np.bool_) as float
         return int64 if x.dtype.kind in "iu" else _defaults.float_dtype
-    raise TypeError(f"unsupported scalar type {t.__name__}")
+    raise NotAScalar(f"unsupported operand type {t.__name__}")
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:

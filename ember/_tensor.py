@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _dtype as D
+from ._dtype import NotAScalar as _NotAScalar
 from ._device import device as _device_cls, _cpu, _check_device
 from ._layout import strided as _strided
 from .autograd import graph as _graph
@@ -529,35 +530,68 @@ class Tensor:
 
 
     # ----------------------------------------------------------------- ops (ember.ops)
+    # Binary operators answer NotImplemented to operands that are neither tensors nor numbers, so Python
+    # raises its usual TypeError (and ``t == 'a'`` is False), as torch does. try/except is free when nothing
+    # is raised.
     def __add__(self, other):
-        return _A.Add.apply(self, other, 1)
+        try:
+            return _A.Add.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __radd__(self, other):
-        return _A.Add.apply(self, other, 1)
+        try:
+            return _A.Add.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __sub__(self, other):
-        return _A.Sub.apply(self, other, 1)
+        try:
+            return _A.Sub.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rsub__(self, other):
-        return _A.Rsub.apply(self, other, 1)
+        try:
+            return _A.Rsub.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __mul__(self, other):
-        return _A.Mul.apply(self, other)
+        try:
+            return _A.Mul.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rmul__(self, other):
-        return _A.Mul.apply(self, other)
+        try:
+            return _A.Mul.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __truediv__(self, other):
-        return _A.Div.apply(self, other)
+        try:
+            return _A.Div.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rtruediv__(self, other):
-        return _A.Div.apply(other, self)
+        try:
+            return _A.Div.apply(other, self)
+        except _NotAScalar:
+            return NotImplemented
 
     def __pow__(self, exponent):
-        return _A.pow(self, exponent)
+        try:
+            return _A.pow(self, exponent)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rpow__(self, base):
-        return _A.RPow.apply(base, self)
+        try:
+            return _A.RPow.apply(base, self)
+        except _NotAScalar:
+            return NotImplemented
 
     def __matmul__(self, other):
         if not isinstance(other, Tensor):
@@ -589,35 +623,62 @@ class Tensor:
         return _IP.inplace(self, _A.div, other)
 
     def __eq__(self, other):
-        return _C.eq(self, other)
+        try:
+            return _C.eq(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __ne__(self, other):
-        return _C.ne(self, other)
+        try:
+            return _C.ne(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __lt__(self, other):
-        return _C.lt(self, other)
+        try:
+            return _C.lt(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __le__(self, other):
-        return _C.le(self, other)
+        try:
+            return _C.le(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __gt__(self, other):
-        return _C.gt(self, other)
+        try:
+            return _C.gt(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __ge__(self, other):
-        return _C.ge(self, other)
+        try:
+            return _C.ge(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __and__(self, other):
-        return _C.bitwise_and(self, other)
+        try:
+            return _C.bitwise_and(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __rand__ = __and__
 
     def __or__(self, other):
-        return _C.bitwise_or(self, other)
+        try:
+            return _C.bitwise_or(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __ror__ = __or__
 
     def __xor__(self, other):
-        return _C.bitwise_xor(self, other)
+        try:
+            return _C.bitwise_xor(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __rxor__ = __xor__
 

@@ -309,3 +309,29 @@ def test_numpy_scalars_are_weak_like_python_numbers(s):
         for f in (lambda x: x * s, lambda x: s * x, lambda x: x + s):
             assert str(f(make(ember, name, 1)).dtype) == str(f(make(torch, name, 1)).dtype)
         assert str(ember.result_type(make(ember, name, 1), s)) == str(torch.result_type(make(torch, name, 1), s))
+
+
+OPERAND_CASES = {
+    "add_str": lambda L: L.ones(2) + "a",
+    "radd_str": lambda L: "a" + L.ones(2),
+    "add_none": lambda L: L.ones(2) + None,
+    "add_list": lambda L: L.ones(2) + [1, 2],
+    "add_tuple": lambda L: L.ones(2) + (1, 2),
+    "div_str": lambda L: L.ones(2) / "a",
+    "rdiv_none": lambda L: None / L.ones(2),
+    "pow_str": lambda L: L.ones(2) ** "a",
+    "eq_str": lambda L: L.ones(2) == "a",
+    "ne_none": lambda L: L.ones(2) != None,  # noqa: E711
+    "lt_str": lambda L: L.ones(2) < "a",
+    "and_str": lambda L: L.ones(2, dtype=L.bool) & "a",
+    "add_np_arr": lambda L: L.ones(2) + np.ones(2),
+    "add_big_int": lambda L: L.ones(2) + 2**70,
+    "sub_bool_scalar": lambda L: L.ones(2) - True,
+    "rsub_bool": lambda L: True - L.ones(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERAND_CASES))
+def test_operands_that_are_not_numbers(name):
+    """Not-a-number operands give Python's TypeError (operators answer NotImplemented), as torch."""
+    assert _outcome(OPERAND_CASES[name], ember) == _outcome(OPERAND_CASES[name], torch)
