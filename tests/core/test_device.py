@@ -98,3 +98,24 @@ def test_set_default_device():
             lib.set_default_device(None)
     assert str(ember.get_default_device()) == "cpu"
     assert ember.ones(2).device == ember.device("cpu")
+
+
+@pytest.mark.parametrize("name", ["get_device_name", "get_device_properties", "get_device_capability", "get_rng_state",
+                                  "current_stream", "mem_get_info", "ipc_collect", "initial_seed", "synchronize"])
+def test_cuda_functions_that_need_a_gpu(name):
+    same_error(lambda lib: getattr(lib.cuda, name)())
+
+
+@pytest.mark.parametrize("name", ["memory_allocated", "max_memory_allocated", "memory_reserved", "is_bf16_supported",
+                                  "get_arch_list", "get_rng_state_all", "seed", "seed_all", "empty_cache"])
+def test_cuda_functions_that_answer(name):
+    assert getattr(ember.cuda, name)() == getattr(torch.cuda, name)()
+
+
+def test_backends_flags():
+    for lib in LIBS:
+        assert lib.backends.mps.is_available() is False and lib.backends.mps.is_built() is False
+        assert lib.backends.cudnn.is_available() is False and lib.backends.cuda.is_built() is False
+        assert lib.backends.cudnn.enabled is True and lib.backends.cudnn.benchmark is False
+    ember.backends.cudnn.deterministic = True  # settable, as in torch
+    ember.backends.cudnn.deterministic = False

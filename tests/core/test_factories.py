@@ -509,3 +509,16 @@ def _outcome(f, lib):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cases_same_as_torch(name):
     assert _outcome(CASES[name], ember) == _outcome(CASES[name], torch)
+
+
+def test_fork_rng_restores_the_default_stream():
+    for lib in LIBS:
+        lib.manual_seed(0)
+        with lib.random.fork_rng():
+            lib.rand(3)
+        a = lib.rand(3)
+        lib.manual_seed(0)
+        b = lib.rand(3)
+        assert a.tolist() == b.tolist()
+        lib.random.manual_seed(5)
+        assert lib.random.initial_seed() == 5
