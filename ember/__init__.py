@@ -23,7 +23,7 @@ from .ops import *  # noqa: F401,F403 - the torch.* op surface
 from . import autograd, backends, cuda, ops, random
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from ._device import _check_device, device as _device_cls
+from ._device import device as _device_cls
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
