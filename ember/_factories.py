@@ -21,15 +21,32 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
 _default_device = ["cpu"]
 
 
-def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
+def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tensor | None = None) -> Tensor:
     _check_device(device if device is not None else _default_device[0])
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
     t = _wrap(arr, d)
+    if out is not None:
+        from .ops._inplace import copy_out
+
+        return copy_out(out, t)
     if requires_grad:
         if not d.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = True
     return t
+
+
+def _out_dtype(out: Tensor | None, dtype):
+    """With ``out=``, the result takes out's dtype; an explicit different ``dtype`` is an error."""
+    if out is None:
+        return dtype
+    if dtype is None:
+        return out._dtype
+    d = D.to_dtype(dtype)
+    if d is not out._dtype:
+        raise RuntimeError(f"dtype {d._scalar_name} does not match dtype of out parameter "
+                           f"({out._dtype._scalar_name})")
+    return d
 
 
 def _dt(dtype) -> D.dtype | None:
@@ -88,7 +105,8 @@ def _size(size: tuple, fn: str) -> tuple:
     """The shape from ``f(2, 3)`` / ``f((2, 3))`` / ``f(Size)`` style arguments, checked as torch does."""
     if not size:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer, Tensor)) or isinstance(size[0], builtins.bool):
+    first = size[0]
+    if len(size) == 1 and (isinstance(first, builtins.bool) or not isinstance(first, (int, np.integer, Tensor))):
         if not isinstance(size[0], (tuple, list)):
             raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
                             f"{type(size[0]).__name__}")
@@ -116,33 +134,37 @@ def _float_dtype(dtype) -> D.dtype:
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """A tensor of zeros of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_size(size, "zeros"), d.np), d, requires_grad, device)
+    return _finish(np.zeros(_size(size, "zeros"), d.np), d, requires_grad, device, out)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device)
+    return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device, out)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.empty(_size(size, "empty"), d.np), d, requires_grad, device)
+    return _finish(np.empty(_size(size, "empty"), d.np), d, requires_grad, device, out)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    dtype = _out_dtype(out, dtype)
     if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device)
+    return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device, out)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -162,6 +184,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    dtype = _out_dtype(out, dtype)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -182,7 +205,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
             raise ValueError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
     arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else np.arange(start, end, step)
-    return _finish(arr.astype(d.np), d, requires_grad, device)
+    return _finish(arr.astype(d.np), d, requires_grad, device, out)
 
 
 def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A001
@@ -193,10 +216,11 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = 
 
 def linspace(start, end, steps: int, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dtype = _out_dtype(out, dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype)
-    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device)
+    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device, out)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -208,26 +232,29 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
     if not d.is_floating_point:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
     arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+    return _finish(arr, d, requires_grad, device, out)
 
 
 def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
     if not d.is_floating_point:
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
     arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+    return _finish(arr, d, requires_grad, device, out)
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    dtype = _out_dtype(out, dtype)
     args = args + tuple(a for a in (low, high, size) if a is not None)
     if len(args) == 2:
         low, (high, size) = 0, args
@@ -249,7 +276,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
     if not d.is_floating_point:
         _check_random_bounds(low, high, d)
     arr = _rng(generator).integers(low, high, _size((size,), "randint")).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+    return _finish(arr, d, requires_grad, device, out)
 
 
 def _is_int(v) -> bool:
@@ -272,9 +299,10 @@ def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
 
 def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
+    dtype = _out_dtype(out, dtype)
     d = D.int64 if dtype is None else D.to_dtype(dtype)
     n = _size((n,), "randperm")[0]
-    return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
+    return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device, out)
 
 
 def _like_order(arr: np.ndarray, memory_format) -> str:

@@ -522,3 +522,37 @@ def test_fork_rng_restores_the_default_stream():
         assert a.tolist() == b.tolist()
         lib.random.manual_seed(5)
         assert lib.random.initial_seed() == 5
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, o: lib.zeros(3, out=o),
+        lambda lib, o: lib.ones(2, 2, out=o),
+        lambda lib, o: lib.full((2,), 7, out=o),
+        lambda lib, o: lib.arange(5, out=o),
+        lambda lib, o: lib.linspace(0, 4, 5, out=o),
+        lambda lib, o: lib.zeros(3, dtype=lib.float64, out=o),
+        lambda lib, o: lib.randint(0, 1, (3,), out=o),
+        lambda lib, o: lib.empty(0, out=o).shape,
+    ],
+)
+@pytest.mark.parametrize("dt", ["float32", "int32"])
+def test_out_argument(make, dt):
+    res = []
+    for lib in LIBS:
+        o = lib.ones(2, dtype=getattr(lib, dt))
+        try:
+            r = make(lib, o)
+            res.append(
+                repr(r if not isinstance(r, lib.Tensor) else (r is o, o)).replace("torch", "X").replace("ember", "X")
+            )
+        except Exception as e:  # noqa: BLE001
+            res.append(type(e).__name__ + str(e).split(".")[0])
+    assert res[0] == res[1]
+
+
+def test_size_argument_bool_positions():
+    same_error(lambda lib: lib.zeros(True, 2), match_words=[])  # TypeError; torch words it oddly
+    same_error(lambda lib: lib.ones(True))
