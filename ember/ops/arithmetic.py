@@ -135,13 +135,13 @@ class Add(Op):
 
 
 def _is_bool(x) -> bool:
-    return x.dtype == np.bool_ if type(x) is _nd else type(x) is _bool
+    return type(x) is _bool or (type(x) is _nd and x.dtype == np.bool_)
 
 
-def _check_sub_bool(a, b) -> None:
-    """torch refuses subtraction when either operand is bool."""
+def _check_bool_sub(a, b) -> None:
+    """torch refuses subtraction with bool operands (tensors or Python bools)."""
     ba, bb = _is_bool(a), _is_bool(b)
-    if ba and bb:
+    if ba and bb and type(a) is _nd and type(b) is _nd:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     if ba or bb:
@@ -159,7 +159,7 @@ class Sub(Op):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        _check_sub_bool(self, other)
+        _check_bool_sub(self, other)
         if alpha != 1:
             other = _mul(other, alpha)
         return _sub(self, other)
@@ -178,7 +178,7 @@ class Rsub(Sub):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        _check_sub_bool(other, self)
+        _check_bool_sub(self, other)
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
