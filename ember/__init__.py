@@ -7,10 +7,12 @@ from __future__ import annotations
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
-                     get_default_dtype, set_default_dtype, promote_types)
+                     get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
 from ._device import device
+from ._layout import (layout, strided, memory_format, contiguous_format, preserve_format, channels_last,
+                      channels_last_3d)
 from ._tensor import Tensor, Size
 from ._tensor_str import set_printoptions, get_printoptions
 from ._random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator
@@ -18,17 +20,23 @@ from ._factories import (tensor, as_tensor, asarray, from_numpy, zeros, ones, fu
                          linspace, logspace, rand, randn, randint, randperm, zeros_like, ones_like, full_like,
                          empty_like, rand_like, randn_like, randint_like, scalar_tensor)
 from .ops import *  # noqa: F401,F403 - the torch.* op surface
-from . import autograd, cuda, ops, nn, optim, utils
+from . import autograd, backends, cuda, ops, nn, optim, random, utils
 from . import return_types
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
+from ._device import device as _device_cls
 from .serialization import save, load
 
 __version__ = "0.1.0"
 
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy names: isinstance checks only
+from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
+
+# Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
+(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte",
+                                                "Bool"))
 
 
 def result_type(tensor1, tensor2) -> dtype:
@@ -57,15 +65,16 @@ def numel(input: Tensor) -> int:
 
 
 def set_default_device(device) -> None:
-    """Only "cpu" exists here; other devices give torch's error."""
+    """Where factories create tensors; only "cpu" works here (others fail when a tensor is made, as torch)."""
     from . import _factories
 
-    _check_device(device)
-    _factories._default_device[0] = "cpu" if device is None else str(device)
+    _factories._default_device[0] = "cpu" if device is None else str(_device_cls(device))
 
 
-def get_default_device() -> device:
-    return device("cpu")
+def get_default_device() -> "device":
+    from . import _factories
+
+    return _device_cls(_factories._default_device[0])
 
 
 def is_inference(input: Tensor) -> bool:

@@ -1,6 +1,11 @@
 """Devices as torch code spells them, on a machine with only a CPU."""
 from __future__ import annotations
 
+from builtins import type as builtins_type
+
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
 __all__ = ["device"]
 
 
@@ -14,19 +19,23 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, int):
-            type, index = "cuda", type
-        name, _, idx = str(type).partition(":")
-        if name not in ("cpu", "cuda", "mps", "meta", "xpu"):
-            raise RuntimeError(
-                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
-                "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of "
-                f"device string: {type}")
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({builtins_type(type).__name__})")
+        name, colon, idx = type.partition(":")
+        if not name.replace("_", "a").isalpha() or not name.isascii():
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        if name not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")
+        if colon and not (idx.isdigit() and (idx == "0" or not idx.startswith("0"))):
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = name
-        self.index = int(idx) if idx else index
+        self.index = int(idx) if colon else index
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
+        # As torch: a device never equals a string (``t.device == "cpu"`` is False).
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self) -> int:
@@ -57,8 +66,8 @@ def _check_device(dev) -> device:
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
-    if d.type == "mps":
-        raise RuntimeError("MPS backend is not available on this machine (ember runs on the CPU)")
-    if d.type not in ("cpu", "meta"):
-        raise RuntimeError(f"ember has no {d.type} backend; use device('cpu')")
+    if d.type == "xpu":
+        raise AssertionError("Torch not compiled with XPU enabled")
+    if d.type not in ("cpu", "meta"):  # meta tensors are plain CPU tensors here
+        raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
     return _cpu

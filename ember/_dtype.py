@@ -5,16 +5,18 @@ import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype"]
+__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"]
 
 
 class dtype:
     """A tensor element type (``ember.float32`` ...), printed as torch prints it."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "__weakref__")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_scalar_name",
+                 "__weakref__")
 
-    def __init__(self, name: str, np_dtype, kind: int) -> None:
+    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str) -> None:
         self.name = name
+        self._scalar_name = scalar_name  # as torch's messages spell it ("Long"); "LongTensor" is the legacy type
         self.np = np.dtype(np_dtype)
         self._kind = kind  # 0 bool, 1 integer, 2 floating
         self.is_floating_point = kind == 2
@@ -35,15 +37,15 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch's name
-uint8 = dtype("uint8", np.uint8, 1)
-int8 = dtype("int8", np.int8, 1)
-int16 = dtype("int16", np.int16, 1)
-int32 = dtype("int32", np.int32, 1)
-int64 = dtype("int64", np.int64, 1)
-float16 = dtype("float16", np.float16, 2)
-float32 = dtype("float32", np.float32, 2)
-float64 = dtype("float64", np.float64, 2)
+bool = dtype("bool", np.bool_, 0, "Bool")  # noqa: A001 - torch's name
+uint8 = dtype("uint8", np.uint8, 1, "Byte")
+int8 = dtype("int8", np.int8, 1, "Char")
+int16 = dtype("int16", np.int16, 1, "Short")
+int32 = dtype("int32", np.int32, 1, "Int")
+int64 = dtype("int64", np.int64, 1, "Long")
+float16 = dtype("float16", np.float16, 2, "Half")
+float32 = dtype("float32", np.float32, 2, "Float")
+float64 = dtype("float64", np.float64, 2, "Double")
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
@@ -65,8 +67,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         d = _BY_NP.get(np.dtype(np_dtype))
     if d is None:
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
+            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         )
     return d
 
@@ -113,6 +115,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: the smallest dtype both can be cast to."""
     if a is b:
         return a
+    if type(a) is not dtype or type(b) is not dtype:
+        i, x = (1, a) if type(a) is not dtype else (2, b)
+        raise TypeError(f"promote_types(): argument 'type{i}' (position {i}) must be torch.dtype, "
+                        f"not {type(x).__name__}")
     ka, kb = a._kind, b._kind
     if ka != kb:
         return a if ka > kb else b
@@ -121,17 +127,24 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 
+class NotAScalar(TypeError):
+    """An operand that is neither a tensor nor a number; Python operators answer NotImplemented to it."""
+
+
 def _scalar_dtype(x) -> dtype:
     t = type(x)
     if t is builtins.float:
         return _defaults.float_dtype
     if t is builtins.int:
+        if not -0x8000_0000_0000_0000 <= x <= 0xFFFF_FFFF_FFFF_FFFF:
+            raise OverflowError("int too big to convert")
         return int64
     if t is builtins.bool:
         return bool
     if isinstance(x, np.generic):
-        return from_numpy_dtype(x.dtype)
-    raise TypeError(f"unsupported scalar type {t.__name__}")
+        # torch reads NumPy scalars as Python numbers: integers as int, floats (and np.bool_) as float
+        return int64 if x.dtype.kind in "iu" else _defaults.float_dtype
+    raise NotAScalar(f"unsupported operand type {t.__name__}")
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
@@ -165,3 +178,56 @@ def result_type(*operands) -> dtype:
         else:
             dim = d if dim is None else promote_types(dim, d)
     return _combine(dim, _combine(zero, wrapped))
+
+
+class finfo:
+    """Machine limits of a floating point dtype (the default dtype when none is given)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's argument name
+        d = get_default_dtype() if type is None else to_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(d.np)
+        self.bits = d.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+        self.dtype = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's argument name
+        d = to_dtype(type)
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d._kind != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits = d.itemsize * 8
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

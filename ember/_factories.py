@@ -1,14 +1,17 @@
 """Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty/eye, ranges, random."""
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._device import _check_device
 from ._random import _rng
-from ._tensor import Tensor, _to_array, _wrap
+from ._data import check_numpy as _check_numpy, to_array as _to_array
+from ._tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -18,15 +21,32 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
 _default_device = ["cpu"]
 
 
-def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
+def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tensor | None = None) -> Tensor:
     _check_device(device if device is not None else _default_device[0])
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
     t = _wrap(arr, d)
+    if out is not None:
+        from .ops._inplace import copy_out
+
+        return copy_out(out, t)
     if requires_grad:
         if not d.is_floating_point:  # the factories' wording differs from requires_grad_()'s
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
+
+
+def _out_dtype(out: Tensor | None, dtype):
+    """With ``out=``, the result takes out's dtype; an explicit different ``dtype`` is an error."""
+    if out is None:
+        return dtype
+    if dtype is None:
+        return out._dtype
+    d = D.to_dtype(dtype)
+    if d is not out._dtype:
+        raise RuntimeError(f"dtype {d._scalar_name} does not match dtype of out parameter "
+                           f"({out._dtype._scalar_name})")
+    return d
 
 
 def _dt(dtype) -> D.dtype | None:
@@ -53,13 +73,18 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data if d is None or d is data._dtype else data.to(d)
     if isinstance(data, np.ndarray):
+        _check_numpy(data)
         arr = data if d is None or data.dtype == d.np else data.astype(d.np)
-        D.from_numpy_dtype(arr.dtype)
         return _finish(arr, d, False, device)
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+    if copy is False and dtype is not None and isinstance(obj, (np.ndarray, Tensor)):
+        src = D.from_numpy_dtype(obj.dtype) if isinstance(obj, np.ndarray) else obj._dtype
+        if src is not D.to_dtype(dtype):
+            raise ValueError(f"can't alias tensor with dtype '{src._scalar_name}' into dtype "
+                             f"'{D.to_dtype(dtype)._scalar_name}'.")
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
         t = _wrap(t._data.copy(), t._dtype)
@@ -72,22 +97,33 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (changes show in both)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _check_numpy(ndarray)
     return _wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size: tuple, fn: str) -> tuple:
+    """The shape from ``f(2, 3)`` / ``f((2, 3))`` / ``f(Size)`` style arguments, checked as torch does."""
+    if not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    first = size[0]
+    if len(size) == 1 and (isinstance(first, builtins.bool) or not isinstance(first, (int, np.integer, Tensor))):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
     out = []
-    for s in size:
-        if isinstance(s, Tensor):
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s._data.size == 1 and not s._dtype.is_floating_point:
             s = int(s)
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"zeros(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {len(out)}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        if isinstance(s, builtins.bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {type(s).__name__}"')
         out.append(int(s))
+    for s in out:
+        if s < 0:
+            if fn == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
 
 
@@ -98,31 +134,37 @@ def _float_dtype(dtype) -> D.dtype:
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """A tensor of zeros of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.zeros(_size(size, "zeros"), d.np), d, requires_grad, device, out)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.ones(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device, out)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.empty(_size(size), d.np), d, requires_grad, device)
+    return _finish(np.empty(_size(size, "empty"), d.np), d, requires_grad, device, out)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    dtype = _out_dtype(out, dtype)
+    if isinstance(fill_value, (Tensor, np.generic)):
+        fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
-    return _finish(np.full(_size((size,)), fill_value, d.np), d, requires_grad, device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device, out)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -133,11 +175,16 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The identity matrix (n x m)."""
     d = _float_dtype(dtype)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _finish(np.eye(n, m, dtype=d.np), d, requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    dtype = _out_dtype(out, dtype)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -145,16 +192,20 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is not None:
         d = D.to_dtype(dtype)
     elif any(isinstance(v, float) for v in vals):
         d = D.get_default_dtype()
     else:
         d = D.int64
+    if not d.is_floating_point and any(isinstance(v, float) for v in vals):
+        start, end, step = int(start), int(end), int(step)  # torch truncates the bounds for integer dtypes
+        if step == 0:
+            raise ValueError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
     arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else np.arange(start, end, step)
-    return _finish(arr.astype(d.np), d, requires_grad, device)
+    return _finish(arr.astype(d.np), d, requires_grad, device, out)
 
 
 def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A001
@@ -165,10 +216,11 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = 
 
 def linspace(start, end, steps: int, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dtype = _out_dtype(out, dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype)
-    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device)
+    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device, out)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -180,77 +232,153 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
     if not d.is_floating_point:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{d.name.capitalize()}\'')
-    arr = _rng(generator).random(_size(size), dtype=np.float64).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
+    arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(d.np)
+    return _finish(arr, d, requires_grad, device, out)
 
 
 def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
+    dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
     if not d.is_floating_point:
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name.capitalize()}\'')
-    arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
+    arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(d.np)
+    return _finish(arr, d, requires_grad, device, out)
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniformly from [low, high)."""
-    if high is None:
-        low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing 1 required positional arguments: \"size\"")
+    """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    dtype = _out_dtype(out, dtype)
+    args = args + tuple(a for a in (low, high, size) if a is not None)
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    if len(args) not in (2, 3) or not all(_is_int(v) for v in (low, high)):
+        raise TypeError(f"randint() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of:\n"
+                        " * (int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+                        "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+                        "bool pin_memory = False, bool requires_grad = False)\n"
+                        " * (int low, int high, tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+                        "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+                        "bool pin_memory = False, bool requires_grad = False)")
+    low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
-    arr = _rng(generator).integers(low, high, _size((size,))).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+    if not d.is_floating_point:
+        _check_random_bounds(low, high, d)
+    arr = _rng(generator).integers(low, high, _size((size,), "randint")).astype(d.np)
+    return _finish(arr, d, requires_grad, device, out)
+
+
+def _is_int(v) -> bool:
+    if isinstance(v, Tensor):
+        return v._data.size == 1 and not v._dtype.is_floating_point
+    return isinstance(v, (int, np.integer))
+
+
+_C_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+           "int64": "int64_t"}
+
+
+def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
+    lo, hi = (0, 1) if d is D.bool else (np.iinfo(d.np).min, np.iinfo(d.np).max)
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {_C_TYPE[d.name]}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
 
 
 def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
+    dtype = _out_dtype(out, dtype)
     d = D.int64 if dtype is None else D.to_dtype(dtype)
-    return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
+    n = _size((n,), "randperm")[0]
+    return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device, out)
 
 
-def _like(fn, input: Tensor, dtype, requires_grad, **kw) -> Tensor:
+def _like_order(arr: np.ndarray, memory_format) -> str:
+    """torch's preserve_format: keep the strides of a dense non-overlapping input, else contiguous."""
+    if memory_format is not None and memory_format is not _L.preserve_format:
+        return "C"
+    if arr.flags.c_contiguous:
+        return "C"
+    dims = sorted((st, n) for st, n in zip(arr.strides, arr.shape) if n != 1)
+    expect = arr.itemsize
+    for st, n in dims:
+        if st != expect:
+            return "C"
+        expect *= n
+    return "K"
+
+
+def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> Tensor:
+    """A tensor shaped (and laid out) like ``input``; ``fill(out)`` writes its values."""
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return fn(*input._data.shape, dtype=d, requires_grad=requires_grad, **kw)
+    out = np.empty_like(input._data, dtype=d.np, order=_like_order(input._data, memory_format))
+    fill(out)
+    return _finish(out, d, requires_grad, device or "cpu")
+
+
+def _fill_value(v):
+    def fill(out):
+        out[...] = v
+    return fill
+
+
+def _fill_random(draw, generator):
+    def fill(out):
+        if out.dtype.kind != "f":
+            name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
+            raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
+        out[...] = getattr(_rng(generator), draw)(out.shape)
+    return fill
 
 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(zeros, input, dtype, requires_grad)
+    """Zeros shaped like ``input`` (its dtype unless ``dtype`` is given)."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(0))
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    return _like(ones, input, dtype, requires_grad)
+    """Ones shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(1))
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    return _like(empty, input, dtype, requires_grad)
+    """An uninitialised tensor shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, lambda out: None)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None) -> Tensor:
-    d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return full(input._data.shape, fill_value, dtype=d, requires_grad=requires_grad)
+    """``fill_value`` everywhere, shaped like ``input``."""
+    if isinstance(fill_value, (Tensor, np.generic)):
+        fill_value = fill_value.item()
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_value(fill_value))
 
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
-    return _like(rand, input, dtype, requires_grad, generator=generator)
+    """Uniform samples in [0, 1) shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_random("random", generator))
 
 
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
-    return _like(randn, input, dtype, requires_grad, generator=generator)
+    """Standard normal samples shaped like ``input``."""
+    return _like(input, dtype, device, requires_grad, memory_format, _fill_random("standard_normal", generator))
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
@@ -258,4 +386,4 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, de
     if high is None:
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return randint(low, high, input._data.shape, dtype=d)
+    return randint(low, high, input._data.shape, dtype=d, device=device, requires_grad=requires_grad)

@@ -25,7 +25,7 @@ class Generator:
     def manual_seed(self, seed: int) -> "Generator":
         seed = int(seed)
         if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
-            raise RuntimeError("Overflow when unpacking long long")
+            raise ValueError("Overflow when unpacking long long")
         self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
         self._rng = np.random.default_rng(self._seed)
         return self

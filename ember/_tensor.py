@@ -11,7 +11,9 @@ from typing import Callable
 import numpy as np
 
 from . import _dtype as D
+from ._dtype import NotAScalar as _NotAScalar
 from ._device import device as _device_cls, _cpu, _check_device
+from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode
 
@@ -88,23 +90,19 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
-        if len(args) == 1 and not isinstance(args[0], int):
-            arr = _to_array(args[0], D.get_default_dtype())
-        else:
-            arr = np.zeros(tuple(args), D.get_default_dtype().np)
-        self._data = arr
-        self._dtype = D.from_numpy_dtype(arr.dtype)
+        self._dtype = D.get_default_dtype()
+        self._data = _legacy_array(args, self._dtype)
 
     # ----------------------------------------------------------------- metadata
     @property
     def shape(self) -> "Size":
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim: int | None = None):
         """The shape (a ``Size``), or the length of dimension ``dim``."""
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return _new_size(Size, self._data.shape)
+        return self._data.shape[_wrap_dim_strict(dim, self._data.ndim)]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -138,7 +136,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        return _strided
 
     def element_size(self) -> int:
         return self._dtype.itemsize
@@ -154,7 +152,7 @@ class Tensor:
     def stride(self, dim: int | None = None):
         """Strides in elements, as torch reports them."""
         st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        return st if dim is None else st[_wrap_dim_strict(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -164,6 +162,9 @@ class Tensor:
 
     def is_complex(self) -> bool:
         return False
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
@@ -204,10 +205,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "floating point and complex dtype")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` of a leaf in place; returns self."""
+        return self._set_requires_grad(requires_grad, "floating point dtype")
+
+    def _set_requires_grad(self, requires_grad: bool, kinds: str) -> "Tensor":
+        # torch words the dtype error differently for the method and the attribute.
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -216,7 +221,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(f"only Tensors of {kinds} can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
                                "is not allowed.")
@@ -360,7 +365,7 @@ class Tensor:
     @data.setter
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
-            raise TypeError("Tensor.data must be set to a Tensor")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
 
@@ -401,6 +406,12 @@ class Tensor:
             return iter(self.unbind(0))
         dt = self._dtype
         return iter([_wrap(a, dt) for a in self._data])
+
+    def __contains__(self, element) -> bool:
+        if not isinstance(element, (Tensor, int, float, np.generic)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool(np.any(_C.eq(self, element)._data))
 
     def __bool__(self) -> bool:
         n = self._data.size
@@ -463,34 +474,23 @@ class Tensor:
 
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
-        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``."""
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a._dtype
-            elif isinstance(a, (str, _device_cls)) and not (isinstance(a, str) and a.startswith("torch.")):
-                dev = a
-            elif isinstance(a, bool):
-                pass
-            elif a is not None:
-                dtype = a
+        """Convert dtype and/or device: ``to(dtype)``, ``to(device[, dtype])``, ``to(other)``; returns
+        ``self`` when nothing changes (unless ``copy=True``)."""
+        dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
             _check_device(dev)
-        if dtype is None or D.to_dtype(dtype) is self._dtype:
+        if dtype is None or dtype is self._dtype:
             return self.clone() if copy else self
-        return _convert(self, D.to_dtype(dtype))
+        return _convert(self, dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
         if dtype is None:
-            return "torch." + _graph._type_name(self._dtype)
+            return "torch." + self._dtype._scalar_name + "Tensor"
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        elif isinstance(dtype, _LegacyTensorType):
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -547,35 +547,68 @@ class Tensor:
 
 
     # ----------------------------------------------------------------- ops (ember.ops)
+    # Binary operators answer NotImplemented to operands that are neither tensors nor numbers, so Python
+    # raises its usual TypeError (and ``t == 'a'`` is False), as torch does. try/except is free when nothing
+    # is raised.
     def __add__(self, other):
-        return _A.Add.apply(self, other, 1)
+        try:
+            return _A.Add.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __radd__(self, other):
-        return _A.Add.apply(self, other, 1)
+        try:
+            return _A.Add.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __sub__(self, other):
-        return _A.Sub.apply(self, other, 1)
+        try:
+            return _A.Sub.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rsub__(self, other):
-        return _A.Rsub.apply(self, other, 1)
+        try:
+            return _A.Rsub.apply(self, other, 1)
+        except _NotAScalar:
+            return NotImplemented
 
     def __mul__(self, other):
-        return _A.Mul.apply(self, other)
+        try:
+            return _A.Mul.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rmul__(self, other):
-        return _A.Mul.apply(self, other)
+        try:
+            return _A.Mul.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __truediv__(self, other):
-        return _A.Div.apply(self, other)
+        try:
+            return _A.Div.apply(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rtruediv__(self, other):
-        return _A.rdiv(self, other)
+        try:
+            return _A.rdiv(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __pow__(self, exponent):
-        return _A.pow(self, exponent)
+        try:
+            return _A.pow(self, exponent)
+        except _NotAScalar:
+            return NotImplemented
 
     def __rpow__(self, base):
-        return _A.RPow.apply(base, self)
+        try:
+            return _A.RPow.apply(base, self)
+        except _NotAScalar:
+            return NotImplemented
 
     def __matmul__(self, other):
         if not isinstance(other, Tensor):
@@ -607,35 +640,62 @@ class Tensor:
         return _IP.inplace(self, _A.div, other)
 
     def __eq__(self, other):
-        return _C.eq(self, other)
+        try:
+            return _C.eq(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __ne__(self, other):
-        return _C.ne(self, other)
+        try:
+            return _C.ne(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __lt__(self, other):
-        return _C.lt(self, other)
+        try:
+            return _C.lt(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __le__(self, other):
-        return _C.le(self, other)
+        try:
+            return _C.le(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __gt__(self, other):
-        return _C.gt(self, other)
+        try:
+            return _C.gt(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __ge__(self, other):
-        return _C.ge(self, other)
+        try:
+            return _C.ge(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     def __and__(self, other):
-        return _C.bitwise_and(self, other)
+        try:
+            return _C.bitwise_and(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __rand__ = __and__
 
     def __or__(self, other):
-        return _C.bitwise_or(self, other)
+        try:
+            return _C.bitwise_or(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __ror__ = __or__
 
     def __xor__(self, other):
-        return _C.bitwise_xor(self, other)
+        try:
+            return _C.bitwise_xor(self, other)
+        except _NotAScalar:
+            return NotImplemented
 
     __rxor__ = __xor__
 
@@ -842,7 +902,13 @@ class Tensor:
 
     @property
     def H(self):
-        return self.T
+        n = self._data.ndim
+        if n == 0:
+            return self
+        if n != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
+        return _S.permute(self, (1, 0))
 
     @property
     def mH(self):
@@ -863,27 +929,27 @@ class Tensor:
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ._factories import tensor
 
-        return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import zeros
 
-        return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return zeros(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import ones
 
-        return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return ones(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         from ._factories import empty
 
-        return empty(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return empty(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         from ._factories import full
 
-        return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+        return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
@@ -1038,13 +1104,116 @@ class Tensor:
 
 
 
-_LEGACY_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
-                 "LongTensor": D.int64, "IntTensor": D.int32, "ShortTensor": D.int16,
-                 "CharTensor": D.int8, "ByteTensor": D.uint8, "BoolTensor": D.bool}
+_LEGACY_TYPES = {d._scalar_name + "Tensor": d for d in D.ALL}
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    if kwargs:
+        got = (got + ", " if got else "") + "".join(f"{k}={type(v).__name__}, " for k, v in kwargs.items())
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                     "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                     " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n"
+                     " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)")
+
+
+_PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool}
+
+
+def _as_dtype(x):
+    if type(x) is D.dtype:
+        return x
+    return _PY_DTYPES.get(x) if isinstance(x, type) else None
+
+
+def _parse_to(args: tuple, kwargs: dict):
+    """(dtype, device, copy) from torch's overloads of ``Tensor.to``."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise _to_error(args, kwargs)
+    rest = args
+    if args:
+        a = args[0]
+        if isinstance(a, Tensor):
+            dtype, rest = a._dtype, args[1:]
+        elif isinstance(a, (str, _device_cls)):
+            dev, rest = a, args[1:]
+            if rest and (rest[0] is None or _as_dtype(rest[0]) is not None):
+                dtype, rest = rest[0], rest[1:]
+        elif a is None or _as_dtype(a) is not None:
+            dtype, rest = a, args[1:]
+        else:
+            raise _to_error(args, kwargs)
+    if len(rest) > 2 or not all(isinstance(f, bool) for f in rest):
+        raise _to_error(args, kwargs)
+    if len(rest) == 2:
+        copy = rest[1]
+    if dtype is not None:
+        d = _as_dtype(dtype)
+        if d is None:
+            raise _to_error(args, {"dtype": dtype})
+        dtype = d
+    return dtype, dev, copy
+
+
+def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:
+    """The data of ``Tensor(2, 3)`` (zeros of that size) or ``Tensor([1, 2])`` (a copy, as ``dtype``)."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        from ._data import to_array
+
+        data = args[0]
+        if isinstance(data, Size):
+            return np.zeros(tuple(data), dtype.np)
+        return np.array(to_array(data, dtype, dtype), copy=True)
+    return np.zeros(tuple(args) if args else (0,), dtype.np)
+
+
+class _LegacyTensorType(type):
+    """``ember.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` tests of it."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+
+    def __call__(cls, *args) -> "Tensor":
+        return _wrap(_legacy_array(args, cls.dtype), cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
+
+
+_new_size = tuple.__new__
 
 
 class Size(tuple):
-    """A tensor shape: a tuple printed as ``torch.Size([2, 3])``."""
+    """A tensor shape: a tuple of ints printed as ``torch.Size([2, 3])``."""
+
+    def __new__(cls, sizes=()):
+        out = []
+        for i, s in enumerate(sizes):
+            if isinstance(s, Tensor) and s._data.size == 1 and not s._dtype.is_floating_point:
+                s = int(s)
+            elif not isinstance(s, (int, np.integer)):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')")
+            out.append(int(s))
+        return _new_size(cls, out)
+
+    def __mul__(self, n):
+        return _new_size(Size, tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def __radd__(self, other):
+        return _new_size(Size, tuple(other) + tuple(self))
 
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
@@ -1057,10 +1226,10 @@ class Size(tuple):
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
+        return _new_size(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        return _new_size(Size, tuple(self) + tuple(other))
 
 
 def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:
@@ -1114,59 +1283,11 @@ def _rebuild(arr, requires_grad):
     return t
 
 
-def _to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.ndarray:
-    """An ndarray from Python data / NumPy / tensors with torch's dtype inference."""
-    if isinstance(data, Tensor):
-        arr = data._data
-        return arr.astype(dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
-    if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)
-        if dtype is None:
-            D.from_numpy_dtype(arr.dtype)  # raises for unsupported dtypes
-            return arr
-        return arr.astype(dtype.np)
-    if isinstance(data, (list, tuple)) and _contains_tensor(data):
-        data = _tensors_to_lists(data)
-    try:
-        arr = np.array(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length sequences ({e})") from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if dtype is not None:
-        return arr.astype(dtype.np)
-    k = arr.dtype.kind
-    if k == "f":
-        return arr.astype(default_float.np) if _from_python_floats(data) else arr
-    if k in "iu":
-        return arr.astype(np.int64) if _from_python_floats(data) else arr
-    if k == "b":
-        return arr
-    if k == "c":
-        raise TypeError("ember has no complex dtypes")
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-
-
-def _from_python_floats(data) -> bool:
-    """True unless the data is made of NumPy scalars (which keep their own dtype)."""
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
-    return not isinstance(data, np.generic)
-
-
-def _contains_tensor(data) -> bool:
-    for x in data:
-        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _contains_tensor(x)):
-            return True
-    return False
-
-
-def _tensors_to_lists(data):
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_tensors_to_lists(x) for x in data]
-    return data
+def _wrap_dim_strict(dim: int, ndim: int) -> int:
+    """Like ``_wrap_dim`` but a 0-d tensor has no dimension to ask about (size(0), stride(0))."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -46,36 +46,35 @@ def get_printoptions() -> dict:
 
 
 class _Formatter:
+    """Chooses one layout for all elements: integer-valued floats ("2."), fixed or scientific notation,
+    and the common width. The choice looks only at finite non-zero values; with none, floats print plainly
+    (and a forced ``sci_mode`` is then ignored, as in torch)."""
+
     def __init__(self, arr: np.ndarray, floating: bool) -> None:
         self.floating = floating
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
         flat = arr.reshape(-1)
-        p = PRINT_OPTS.precision
         if not floating:
-            for v in flat.tolist():
-                self.max_width = max(self.max_width, len(str(v)))
+            self.max_width = max((len(str(v)) for v in flat.tolist()), default=1)
+            return
+        vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if not vals.size:
+            return
+        a = np.abs(vals)
+        mn, mx = float(a.min()), float(a.max())
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        forced = PRINT_OPTS.sci_mode
+        self.sci_mode = (mx / mn > 1000.0 or mx > 1.0e8 or mn < 1.0e-4) if forced is None else bool(forced)
+        p = PRINT_OPTS.precision
+        lst = vals.tolist()
+        if self.sci_mode:
+            self.max_width = max(len(f"{v:.{p}e}") for v in lst)
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in lst)
         else:
-            vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
-            if vals.size:
-                a = np.abs(vals)
-                mn, mx = float(a.min()), float(a.max())
-                lst = vals.tolist()
-                self.int_mode = bool(np.all(vals == np.ceil(vals)))
-                if self.int_mode:
-                    if mx / mn > 1000.0 or mx > 1.0e8:
-                        self.sci_mode = True
-                        self.max_width = max(len(f"{v:.{p}e}") for v in lst)
-                    else:
-                        self.max_width = max(len(f"{v:.0f}") + 1 for v in lst)
-                elif mx / mn > 1000.0 or mx > 1.0e8 or mn < 1.0e-4:
-                    self.sci_mode = True
-                    self.max_width = max(len(f"{v:.{p}e}") for v in lst)
-                else:
-                    self.max_width = max(len(f"{v:.{p}f}") for v in lst)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+            self.max_width = max(len(f"{v:.{p}f}") for v in lst)
 
     def width(self) -> int:
         return self.max_width

@@ -47,11 +47,31 @@ def _rt(a, b):
 
 def _prep(a, b, dt):
     """Cast array operands to the computation dtype ``dt`` (scalars stay weak)."""
-    if type(a) is _nd and a.dtype != dt:
-        a = a.astype(dt)
-    if type(b) is _nd and b.dtype != dt:
-        b = b.astype(dt)
+    if type(a) is _nd:
+        if a.dtype != dt:
+            a = a.astype(dt)
+    elif type(a) is _int and dt.kind in "iu":
+        a = _wrap_int(a, dt)
+    if type(b) is _nd:
+        if b.dtype != dt:
+            b = b.astype(dt)
+    elif type(b) is _int and dt.kind in "iu":
+        b = _wrap_int(b, dt)
     return a, b
+
+
+_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.uint8, np.int8, np.int16,
+                                                                                  np.int32, np.int64)}
+
+
+def _wrap_int(s: int, dt):
+    """A Python int in an integer computation dtype: wrapped modulo 2**bits as torch casts it (NumPy 2 refuses)."""
+    lo, hi = _INT_RANGE[dt]
+    if lo <= s <= hi:
+        return s
+    if not -2 ** 63 <= s < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    return np.array(s % 2 ** 64, np.uint64).astype(dt)[()]
 
 
 def _broadcast_error(a, b) -> RuntimeError:
