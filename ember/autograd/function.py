@@ -84,13 +84,15 @@ class BackwardCFunction(G.Node, FunctionCtx):
         r = self._forward_cls.backward(self, *grads)
         if not isinstance(r, tuple):
             r = (r,) if not isinstance(r, list) else tuple(r)
-        n = len(self._next)
+        # one gradient per forward argument (None for non-tensors), as torch expects
+        n = self._n_args
         if len(r) != n:
             if len(r) > n and all(x is None for x in r[n:]):
                 r = r[:n]
             else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                    f"(expected {n}, got {len(r)})")
+        r = tuple(r[i] for i in self._tensor_args)
         return tuple(None if e[0] is None else g for g, e in zip(r, self._next))
 
     def apply(self, *grads):
@@ -189,6 +191,8 @@ def _wire(ctx, args, out, record: bool):
             else:
                 edges.append((None, 0))
     ctx._next = tuple(edges)
+    ctx._tensor_args = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    ctx._n_args = len(args)
     results = []
     metas = []
     for i, o in enumerate(outs):

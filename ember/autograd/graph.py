@@ -267,6 +267,7 @@ class SavedTensor:
         self._tensor = None
         self._data = None
         self._packed = None
+        self._unpack_hook = None  # the hook may own recomputed tensors (checkpoint): let them go
 
     def __repr__(self) -> str:
         return f"<ember.autograd.graph.SavedTensor object at {hex(id(self))}>"

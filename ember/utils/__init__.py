@@ -1,4 +1,4 @@
 """ember.utils: data loading and other utilities."""
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
