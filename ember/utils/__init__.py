@@ -1,4 +1,4 @@
 """ember.utils: data loading and other utilities."""
-from . import checkpoint, data
+from . import checkpoint, data, safetensors
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "safetensors"]
