@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: test demo bench lint clean
+.PHONY: test demo bench lint clean viz
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,18 @@ $(STAMP): pyproject.toml | $(PY)
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests
 
-demo: $(STAMP)
-	$(PY) -m ember.demo
+DEMO_STAMP := $(VENV)/.demo-installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[demo,viz]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(PY) -m ember.demo $(DEMO_ARGS)
+
+viz:  # Graphviz's dot program, for rendering graph pictures (needs root)
+	command -v dot >/dev/null || (apt-get update -q && apt-get install -y -q graphviz)
 
 # The peers and threadpoolctl (which BLAS NumPy runs) come from the bench extra, not from `make test`.
 $(BENCH_STAMP): $(STAMP)
