@@ -12,6 +12,7 @@ from .function import Function, FunctionCtx, once_differentiable, BackwardCFunct
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 from .gradcheck import gradcheck, gradgradcheck
+from . import functional
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",

@@ -1,0 +1,87 @@
+"""ember.autograd.functional against torch.autograd.functional: same values on the same functions."""
+import numpy as np
+import pytest
+
+from oracle import torch, ember, assert_close
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((3, 4)).astype(np.float64)
+X = rng.standard_normal(4).astype(np.float64)
+Y = rng.standard_normal((2, 3)).astype(np.float64)
+
+
+def f_vec(lib):
+    a = lib.tensor(A)
+    return lambda x: (a @ x).tanh() * x[:3].exp()
+
+
+def f_pair(lib):
+    return lambda x, y: ((x[:3] * y).sum(0).sin() * 2, (y ** 2).sum() + x.sum())
+
+
+def f_scalar(lib):
+    a = lib.tensor(A)
+    return lambda x: ((a @ x).tanh() ** 2).sum() + (x ** 3).sum()
+
+
+def f_scalar2(lib):
+    return lambda x, y: (x[:3] * y).sum() * x.sum() + (y ** 3).sum()
+
+
+def _both(fn, build, *args, **kw):
+    out = []
+    for lib in (ember, torch):
+        inputs = tuple(lib.tensor(a) for a in args)
+        if kw.get("v") is not None:
+            kw2 = dict(kw, v=tuple(lib.tensor(v) for v in kw["v"]) if isinstance(kw["v"], tuple) else lib.tensor(kw["v"]))
+        else:
+            kw2 = kw
+        out.append(getattr(lib.autograd.functional, fn)(build(lib), inputs[0] if len(inputs) == 1 else inputs, **kw2))
+    return out
+
+
+def _cmp(e, t):
+    if isinstance(t, (tuple, list)):
+        assert isinstance(e, (tuple, list)) and len(e) == len(t)
+        for a, b in zip(e, t):
+            _cmp(a, b)
+    else:
+        assert_close(e, t)
+
+
+def test_vjp_jvp_match_torch():
+    _cmp(*_both("vjp", f_vec, X, v=rng.standard_normal(3)))
+    _cmp(*_both("jvp", f_vec, X, v=rng.standard_normal(4)))
+    _cmp(*_both("vjp", f_pair, X, Y, v=(rng.standard_normal(3), np.array(1.5))))
+    _cmp(*_both("jvp", f_pair, X, Y, v=(rng.standard_normal(4), rng.standard_normal((2, 3)))))
+
+
+def test_jacobian_matches_torch_for_every_structure():
+    _cmp(*_both("jacobian", f_vec, X))
+    _cmp(*_both("jacobian", f_pair, X, Y))
+    _cmp(*_both("jacobian", f_scalar, X))
+
+
+def test_hessian_hvp_vhp_match_torch():
+    _cmp(*_both("hessian", f_scalar, X))
+    _cmp(*_both("hessian", f_scalar2, X, Y))
+    v = rng.standard_normal(4)
+    _cmp(*_both("hvp", f_scalar, X, v=v))
+    _cmp(*_both("vhp", f_scalar, X, v=v))
+    _cmp(*_both("hvp", f_scalar2, X, Y, v=(rng.standard_normal(4), rng.standard_normal((2, 3)))))
+
+
+def test_create_graph_keeps_graph_and_strict_errors():
+    x = ember.tensor(X, requires_grad=True)
+    _, g = ember.autograd.functional.vjp(f_scalar(ember), x, create_graph=True)
+    assert g.requires_grad
+    (gg,) = ember.autograd.grad(g.sum(), x)
+    xt = torch.tensor(X, requires_grad=True)
+    _, gt = torch.autograd.functional.vjp(f_scalar(torch), xt, create_graph=True)
+    (ggt,) = torch.autograd.grad(gt.sum(), xt)
+    assert_close(gg, ggt)
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError):
+            lib.autograd.functional.jacobian(lambda x, y: x * 2, (lib.tensor(X), lib.tensor(X)), strict=True)
+        with pytest.raises(RuntimeError, match="v can only be None"):
+            lib.autograd.functional.vjp(f_vec(lib), lib.tensor(X))
