@@ -20,7 +20,7 @@ from ._factories import (tensor, as_tensor, asarray, from_numpy, zeros, ones, fu
                          linspace, logspace, rand, randn, randint, randperm, zeros_like, ones_like, full_like,
                          empty_like, rand_like, randn_like, randint_like, scalar_tensor)
 from .ops import *  # noqa: F401,F403 - the torch.* op surface
-from . import autograd, backends, cuda, ops, nn, optim, random, utils, viz
+from . import backends, cuda, ops, nn, optim, random, utils, viz
 from . import return_types
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from oracle import torch, ember, to_np, assert_close
+from oracle import torch, ember, assert_close
 
 
 def build(lib):
@@ -149,6 +149,7 @@ def test_to_double_converts_params_and_buffers():
 def test_forward_hooks_and_full_backward_hook_match_torch():
     x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
     rec = {}
+    t_state = None
     for lib in (torch, ember):
         lib.manual_seed(0)
         m = lib.nn.Linear(4, 2)

@@ -369,7 +369,7 @@ class Module:
     def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
         for m in self.children():
             m._apply(fn)
-        for key, p in self._parameters.items():
+        for p in self._parameters.values():
             if p is None:
                 continue
             with no_grad():
