@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
-                     get_default_dtype, set_default_dtype, promote_types)
+                     get_default_dtype, set_default_dtype)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
 from ._device import device
@@ -25,6 +25,7 @@ from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
 from .serialization import save, load
+from .utils.dlpack import from_dlpack
 
 __version__ = "0.1.0"
 
@@ -36,7 +37,17 @@ def result_type(tensor1, tensor2) -> dtype:
     return _dtype.result_type(tensor1, tensor2)
 
 
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` can be cast to (torch's promotion lattice)."""
+    _dtype._check_dtype_arg("promote_types", "type1", 1, type1)
+    _dtype._check_dtype_arg("promote_types", "type2", 2, type2)
+    return _dtype.promote_types(type1, type2)
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether torch's casting rules allow ``from_`` to ``to`` (no float to integer, no number to bool)."""
+    _dtype._check_dtype_arg("can_cast", "from_", 1, from_)
+    _dtype._check_dtype_arg("can_cast", "to", 2, to)
     return from_._kind <= to._kind
 
 

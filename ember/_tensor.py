@@ -470,7 +470,14 @@ class Tensor:
         kwargs.pop("non_blocking", None)
         kwargs.pop("memory_format", None)
         if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
+            got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+            raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                            " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                            "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                            " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                            "torch.memory_format memory_format = None)\n"
+                            " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                            "torch.memory_format memory_format = None)\n")
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a._dtype
@@ -482,9 +489,14 @@ class Tensor:
                 dtype = a
         if dev is not None:
             _check_device(dev)
-        if dtype is None or D.to_dtype(dtype) is self._dtype:
-            return self.clone() if copy else self
-        return _convert(self, D.to_dtype(dtype))
+        # positional flags after the dtype: (non_blocking, copy)
+        flags = [a for a in args if isinstance(a, bool)]
+        if len(flags) >= 2:
+            copy = copy or flags[1]
+        target = self._dtype if dtype is None else D.to_dtype(dtype)
+        if target is self._dtype and not copy:
+            return self
+        return _convert(self, target)  # a copy is a ToCopyBackward0 node too, as in torch
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
@@ -494,6 +506,8 @@ class Tensor:
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         return self.to(other._dtype)
 
     def cpu(self, memory_format=None) -> "Tensor":
@@ -1031,6 +1045,47 @@ class Tensor:
 
     # ---- Tensor methods: conversions and random (ops/random.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def uniform_(self, from_: float = 0, to: float = 1, *, generator=None, **kwargs):
+        """Fill with uniform samples from [from, to)."""
+        return _IP.inplace(self, _RND.uniform_value, kwargs.pop("from", from_), to, generator=generator, **kwargs)
+
+    def normal_(self, mean: float = 0, std: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.normal_value, mean, std, generator=generator)
+
+    def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None):
+        return _IP.inplace(self, _RND.log_normal_value, mean, std, generator=generator)
+
+    def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.cauchy_value, median, sigma, generator=generator)
+
+    def exponential_(self, lambd: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.exponential_value, lambd, generator=generator)
+
+    def geometric_(self, p: float, *, generator=None):
+        return _IP.inplace(self, _RND.geometric_value, p, generator=generator)
+
+    def random_(self, *args, generator=None, **kwargs):
+        """Fill with integers from [from, to) (default: [0, 2**mantissa digits or the dtype's max])."""
+        return _IP.inplace(self, _RND.random_value, *args, generator=generator, **kwargs)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill with ones with probability ``p`` (a number or a tensor broadcast to this shape), else zeros."""
+        return _IP.inplace(self, _RND.bernoulli_value, p, generator=generator)
+
+    def bernoulli(self, p=None, *, generator=None):
+        return _RND.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        return _RND.multinomial(self, num_samples, replacement, generator=generator)
+
+    def __dlpack__(self, *args, **kwargs):
+        """Export as a DLPack capsule (through NumPy's exporter); tensors requiring grad are refused."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return _DL._export(self, *args, **kwargs)
+
+    def __dlpack_device__(self):
+        return _DL._cpu_device()
 
 
     # ---- Tensor methods: nn (nn/functional.py) ----
@@ -1206,3 +1261,5 @@ from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # 
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
 from .ops import sorting as _SO  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
+from .ops import random as _RND  # noqa: E402
+from .utils import dlpack as _DL  # noqa: E402

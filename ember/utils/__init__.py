@@ -1,4 +1,4 @@
 """ember.utils: data loading and other utilities."""
-from . import data
+from . import data, dlpack
 
-__all__ = ["data"]
+__all__ = ["data", "dlpack"]
