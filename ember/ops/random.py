@@ -103,22 +103,26 @@ def _continuous_only(self: Tensor, what: str, cpp: bool) -> None:
                            f"floating point but you specified {names[0] if cpp else names[1]}")
 
 
-def _finfo(dt: D.dtype):
-    return np.finfo(dt.np)
+def _fmax(dt: D.dtype) -> float:
+    return float(np.finfo(dt.np).max)
+
+
+def _nmant(dt: D.dtype) -> int:
+    return int(np.finfo(dt.np).nmant)
 
 
 def uniform_value(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
     """The value ``self.uniform_(from, to)`` leaves: samples from [from, to)."""
     _float_only(self, "check_uniform_bounds")
-    fi = _finfo(self._dtype)
+    fmax = _fmax(self._dtype)
     cpp, title = _CPP_NAMES[self._dtype.name]
     for name, v in (("from", from_), ("to", to)):
-        if not -fi.max <= v <= fi.max:
+        if not -fmax <= v <= fmax:
             raise RuntimeError(f"{name} is out of bounds for {cpp}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_fmt(from_)} > "
                            f"to={_fmt(to)}")
-    if to - from_ > fi.max:
+    if to - from_ > fmax:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{title}>::max(), but found "
                            f"to={_fmt(to)} and from={_fmt(from_)} which result in to-from to exceed the limit")
     return Uniform.apply(self, float(from_), float(to), _rng(generator))
@@ -179,7 +183,7 @@ def _int_arg(v) -> bool:
 def _random_top(dt: D.dtype) -> int:
     """The largest value ``random_()`` draws for ``dt`` (2**mantissa digits for floats)."""
     if dt.is_floating_point:
-        return 2 ** (_finfo(dt).nmant + 1)
+        return 2 ** (_nmant(dt) + 1)
     if dt is D.bool:
         return 1
     return int(np.iinfo(dt.np).max)
@@ -187,14 +191,13 @@ def _random_top(dt: D.dtype) -> int:
 
 def _check_random_bound(name: str, v: int, dt: D.dtype) -> None:
     if dt.is_floating_point:
-        top = _random_top(dt)
-        fi = _finfo(dt)
-        if not -fi.max <= v <= fi.max:
+        top, bits = _random_top(dt), _nmant(dt) + 1
+        if not -_fmax(dt) <= v <= _fmax(dt):
             raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[dt.name][0]}")
         if not -top <= v <= top:
             import warnings
 
-            warnings.warn(f"{name} is out of bounds [-(2^{fi.nmant + 1}), 2^{fi.nmant + 1}]. Due to precision "
+            warnings.warn(f"{name} is out of bounds [-(2^{bits}), 2^{bits}]. Due to precision "
                           f"limitations {_CPP_NAMES[dt.name][0]} can support discrete uniform distribution only "
                           "within this range. This warning will become an error in version 1.7 release, please "
                           "fix the code in advance", UserWarning, stacklevel=4)
