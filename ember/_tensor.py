@@ -464,20 +464,11 @@ class Tensor:
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
         """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``."""
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-            raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                            " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
-                            "bool copy = False, *, torch.memory_format memory_format = None)\n"
-                            " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
-                            "torch.memory_format memory_format = None)\n"
-                            " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
-                            "torch.memory_format memory_format = None)\n")
+        if not _TO_KWARGS.issuperset(kwargs):
+            raise _to_error(args, kwargs)
+        dtype = kwargs.get("dtype")
+        dev = kwargs.get("device")
+        copy = kwargs.get("copy", False)
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a._dtype
@@ -1096,6 +1087,29 @@ class Tensor:
 _LEGACY_TYPES = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16,
                  "LongTensor": D.int64, "IntTensor": D.int32, "ShortTensor": D.int16,
                  "CharTensor": D.int8, "ByteTensor": D.uint8, "BoolTensor": D.bool}
+
+
+_TO_KWARGS = frozenset(("dtype", "device", "copy", "non_blocking", "memory_format"))
+
+
+def _arg_type_name(v) -> str:
+    """A value's type as torch's argument errors name it."""
+    if isinstance(v, D.dtype):
+        return "torch.dtype"
+    if isinstance(v, _device_cls):
+        return "torch.device"
+    return type(v).__name__
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join([_arg_type_name(a) for a in args] + [f"{k}={_arg_type_name(v)}" for k, v in kwargs.items()])
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                     "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                     " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n"
+                     " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n")
 
 
 class Size(tuple):

@@ -6,6 +6,7 @@ consumed once.
 """
 from __future__ import annotations
 
+import ctypes
 from enum import IntEnum
 
 import numpy as np
@@ -60,6 +61,20 @@ class _Capsule:
         return _cpu_device()
 
 
+def _writable(arr: np.ndarray) -> np.ndarray:
+    """A writable view of the memory behind ``arr`` (which it keeps alive).
+
+    NumPy marks arrays imported from an unversioned capsule read-only, as that protocol cannot say
+    whether the producer allows writes; torch's capsules do, and torch shares them writable."""
+    if arr.size == 0:
+        return np.empty(arr.shape, arr.dtype)
+    back = sum((n - 1) * st for st, n in zip(arr.strides, arr.shape) if st < 0)  # lowest byte, from arr's start
+    span = sum((n - 1) * abs(st) for st, n in zip(arr.strides, arr.shape)) + arr.itemsize
+    buf = (ctypes.c_char * span).from_address(arr.__array_interface__["data"][0] + back)
+    buf.owner = arr  # the exporter's memory lives as long as the view does
+    return np.ndarray(arr.shape, arr.dtype, buffer=buf, offset=-back, strides=arr.strides)
+
+
 def from_dlpack(ext_tensor) -> Tensor:
     """A tensor sharing memory with ``ext_tensor`` (an object with ``__dlpack__``, or a DLPack capsule)."""
     if hasattr(ext_tensor, "__dlpack__"):
@@ -74,6 +89,8 @@ def from_dlpack(ext_tensor) -> Tensor:
             arr = np.from_dlpack(_Capsule(ext_tensor))
         except (ValueError, TypeError, BufferError):
             raise RuntimeError(_CAPSULE_MSG) from None
+        if not arr.flags.writeable:
+            arr = _writable(arr)
     else:
         raise RuntimeError(_CAPSULE_MSG)
     return _wrap(arr, D.from_numpy_dtype(arr.dtype))
