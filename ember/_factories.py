@@ -8,7 +8,8 @@ import numpy as np
 from . import _dtype as D
 from ._device import _check_device
 from ._random import _rng
-from ._tensor import Tensor, _to_array, _wrap
+from ._tensor import Tensor, _to_array, _wrap, _CPP_NAMES
+from .ops import random as _random
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -177,12 +178,17 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device)
 
 
+def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
+    d = _float_dtype(dtype)
+    if not d.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP_NAMES[d.name][1]}\'')
+    return d
+
+
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    d = _float_dtype(dtype)
-    if not d.is_floating_point:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{d.name.capitalize()}\'')
+    d = _float_sampler_dtype(dtype, "check_uniform_bounds")
     arr = _rng(generator).random(_size(size), dtype=np.float64).astype(d.np)
     return _finish(arr, d, requires_grad, device)
 
@@ -190,29 +196,30 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
 def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
-    d = _float_dtype(dtype)
-    if not d.is_floating_point:
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name.capitalize()}\'')
+    d = _float_sampler_dtype(dtype, "normal_kernel_cpu")
     arr = _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(d.np)
     return _finish(arr, d, requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniformly from [low, high)."""
-    if high is None:
-        low, high = 0, low
-    if size is None:
+    """Integers uniformly from [low, high); ``randint(high, size)`` draws from [0, high)."""
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    if high is None or size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    low, high = (int(v) for v in (low, high))
+    if not (-2 ** 63 <= low < 2 ** 63 and -2 ** 63 <= high < 2 ** 63):
+        raise ValueError("Overflow when unpacking long long")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
-    arr = _rng(generator).integers(low, high, _size((size,))).astype(d.np)
-    return _finish(arr, d, requires_grad, device)
+    blank = _wrap(np.empty(_size((size,)), d.np), d)
+    return _finish(_random.random_value(blank, low, high, generator=generator)._data, d, requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device)
 

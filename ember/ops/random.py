@@ -208,29 +208,25 @@ def _check_random_bound(name: str, v: int, dt: D.dtype) -> None:
 
 
 def random_value(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
-    """The value ``self.random_([from,] to)`` leaves: integers from [from, to), or [0, 2**digits] by default."""
+    """The value ``self.random_([from,] to)`` leaves: integers from [from, to) (``to=None``: up to the dtype's
+    limit), or from [0, 2**mantissa digits] / [0, max] by default."""
+    pos = list(args)
     if "from" in kwargs:
-        args = (kwargs.pop("from"),) + args
+        pos.insert(0, kwargs.pop("from"))
     if "to" in kwargs:
-        args = args + (kwargs.pop("to"),) if args else (0, kwargs.pop("to"))
-        if len(args) == 2:
-            args = ("from_to",) + args
-    if kwargs or len(args) > 3 or not all(_int_arg(a) or a is None or a == "from_to" for a in args):
+        pos.append(kwargs.pop("to"))
+        op = RandomFromTo if len(pos) == 2 else RandomTo
+    else:
+        op = (RandomAll, RandomTo, RandomFromTo)[min(len(pos), 2)]
+    if kwargs or len(pos) > 2 or not all(_int_arg(a) or (a is None and i == 1) for i, a in enumerate(pos)):
         raise _random_error(args, kwargs)
     dt = self._dtype
-    if args and args[0] == "from_to":
-        args = args[1:]
-    if not args:
-        return RandomAll.apply(self, 0, _random_top(dt), _rng(generator))
-    if len(args) == 1:
-        lo, hi, op = 0, args[0], RandomTo
-    else:
-        lo, hi, op = args[0], args[1], RandomFromTo
-    lo = int(lo)
+    if not pos:
+        return op.apply(self, 0, _random_top(dt), _rng(generator))
+    lo, hi = (0, pos[0]) if len(pos) == 1 else (int(pos[0]), pos[1])
     if hi is None:
         _check_random_bound("from", lo, dt)
-        top = _random_top(dt)
-        return op.apply(self, lo, top, _rng(generator))
+        return op.apply(self, lo, _random_top(dt), _rng(generator))
     hi = int(hi)
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")

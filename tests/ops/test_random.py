@@ -52,6 +52,19 @@ def test_inplace_on_leaf_requiring_grad(name, args) -> None:
         assert x.is_leaf and x.requires_grad and x.grad_fn is None
 
 
+def test_inplace_sampler_on_view_of_graph_tensor() -> None:
+    res = []
+    for lib in (ember, torch):
+        x = lib.randn(3, 4, requires_grad=True)
+        y = x * 2
+        v = y[:, 1]
+        v.normal_()
+        y.t()[0].uniform_()
+        (g,) = lib.autograd.grad(y.sum(), x)
+        res.append((type(y.grad_fn).__name__, to_np(g).tolist()))
+    assert res[0] == res[1]
+
+
 def test_inplace_bumps_version_and_breaks_saved_values() -> None:
     def run(lib):
         x = lib.randn(3, requires_grad=True)
@@ -195,6 +208,12 @@ def test_random_from_to_kwargs_and_open_top() -> None:
         y = lib.zeros(1000, dtype=lib.int64).random_(to=3)
         assert set(y.tolist()) == {0, 1, 2}
         assert (lib.zeros(100, dtype=lib.int64).random_(2, None) >= 2).all()
+    names = []
+    for lib in (ember, torch):
+        x = lib.randn(3, requires_grad=True)
+        names.append([type((x * 1).random_(*a, **k).grad_fn).__name__
+                      for a, k in [((), {"to": 3}), ((1,), {"to": 3}), ((1, 3), {}), ((3,), {}), ((), {})]])
+    assert names[0] == names[1]
 
 
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
@@ -381,3 +400,37 @@ def test_bernoulli_inplace_on_integer_and_bool() -> None:
         assert str(e.dtype) == str(t.dtype)
         assert set(to_np(e).astype(int).tolist()) == {0, 1}
     assert set(to_np(ember.zeros(1000, dtype=ember.int64).geometric_(0.5)).tolist()) >= {1, 2}
+
+
+# ---------------------------------------------------------------- random factories (ember/_factories.py)
+FACTORY_ERRORS = {
+    "randperm negative": lambda lib: lib.randperm(-1),
+    "rand int dtype": lambda lib: lib.rand(2, dtype=lib.int64),
+    "randn int dtype": lambda lib: lib.randn(2, dtype=lib.int32),
+    "rand_like int": lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)),
+    "randint low=high": lambda lib: lib.randint(5, 5, (3,)),
+    "randint overflow": lambda lib: lib.randint(0, 2 ** 70, (3,)),
+    "randint uint8 high": lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8),
+    "randint uint8 low": lambda lib: lib.randint(-5, 5, (3,), dtype=lib.uint8),
+    "randint int requires grad": lambda lib: lib.randint(0, 5, (3,), requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("fn", list(FACTORY_ERRORS.values()), ids=list(FACTORY_ERRORS))
+def test_factory_errors(fn) -> None:
+    same_error(fn)
+
+
+def test_factory_overloads_shapes_dtypes() -> None:
+    calls = [lambda lib: lib.randint(3, (2, 2)), lambda lib: lib.randint(2, 9, size=(4,)),
+             lambda lib: lib.randint(0, 5, (3,), dtype=lib.float32), lambda lib: lib.randint_like(lib.zeros(2), 5),
+             lambda lib: lib.randint_like(lib.zeros(2, dtype=lib.int8), 2, 5), lambda lib: lib.randperm(0),
+             lambda lib: lib.randperm(5, dtype=lib.float64), lambda lib: lib.rand(2, 3, dtype=lib.float16),
+             lambda lib: lib.randn((2, 3)), lambda lib: lib.rand(0)]
+    for call in calls:
+        e, t = call(ember), call(torch)
+        assert (tuple(e.shape), str(e.dtype)) == (tuple(t.shape), str(t.dtype))
+    ember.manual_seed(0)
+    assert set(to_np(ember.randint(3, (1000,))).tolist()) == {0, 1, 2}
+    assert sorted(to_np(ember.randperm(50)).tolist()) == list(range(50))
+    assert set(to_np(ember.randint(-3, -1, (500,), dtype=ember.int8)).tolist()) == {-3, -2}
