@@ -70,7 +70,11 @@ def _draw_bernoulli(self, p, rng):
 def _make(name: str, draw, nattrs: int, node: str | None = None) -> type:
     """A sampler ``Op`` running ``draw(*arrays, *params, rng)``; the trailing ``nattrs`` arguments are plain values.
     Its node is named ``node`` (default: ``name + "Backward0"``)."""
-    body = {"__slots__": (), "nattrs": nattrs, "forward": staticmethod(lambda ctx, *args: draw(*args)),
+    def forward(ctx, *args):
+        with np.errstate(over="ignore"):  # torch saturates to inf silently (exp, casts to float16)
+            return draw(*args)
+
+    body = {"__slots__": (), "nattrs": nattrs, "forward": staticmethod(forward),
             "backward": _zero_grads, "__doc__": f"{name}: a sample; zero gradient for every tensor input"}
     if node is not None:
         body["_name"] = node

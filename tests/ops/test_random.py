@@ -434,3 +434,13 @@ def test_factory_overloads_shapes_dtypes() -> None:
     assert set(to_np(ember.randint(3, (1000,))).tolist()) == {0, 1, 2}
     assert sorted(to_np(ember.randperm(50)).tolist()) == list(range(50))
     assert set(to_np(ember.randint(-3, -1, (500,), dtype=ember.int8)).tolist()) == {-3, -2}
+
+
+def test_overflow_saturates_silently() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for lib in (ember, torch):
+            assert lib.isinf(lib.zeros(10).log_normal_(100.0, 1.0)).all()
+            assert lib.isinf(lib.zeros(10, dtype=lib.float16).normal_(1e6, 1.0)).all()
