@@ -429,10 +429,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if m == 0:
         idx = np.zeros((0, num_samples), np.int64)
     elif replacement:
+        # Inverse CDF for all rows in one search: row i's CDF and uniforms are shifted into [i, i + 1].
         cdf = np.cumsum(rows, axis=1)
         cdf /= cdf[:, -1:]
-        u = rng.random((m, num_samples))
-        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        shift = np.arange(m, dtype=np.float64)[:, None]
+        u = rng.random((m, num_samples)) + shift
+        idx = np.searchsorted((cdf + shift).ravel(), u.ravel(), side="right").reshape(m, num_samples)
+        idx -= (n * np.arange(m))[:, None]
         last = n - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)  # rounding must not pick a trailing zero
         idx = np.minimum(idx, last[:, None])
     else:

@@ -355,6 +355,10 @@ def test_multinomial_frequencies() -> None:
     assert not np.isin(rows, [0, 3]).any()  # only 3 positive categories: all of them, never a zero one
     first = np.bincount(rows[:, 0], minlength=5) / len(rows)
     np.testing.assert_allclose(first, p, atol=6 * math.sqrt(0.25 / len(rows)))
+    # rows are independent distributions
+    two = to_np(ember.multinomial(ember.tensor([[1.0, 0, 0], [0, 0, 2.0], [1.0, 1.0, 0]]), 20000, True))
+    assert (two[0] == 0).all() and (two[1] == 2).all() and set(two[2].tolist()) == {0, 1}
+    assert abs(two[2].mean() - 0.5) < 6 * math.sqrt(0.25 / 20000)
     # more draws than positive categories: the zero-weight categories come last
     r = to_np(ember.multinomial(ember.tensor([0.0, 1.0, 0.0]), 3))
     assert r[0] == 1 and sorted(r) == [0, 1, 2]
