@@ -28,6 +28,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from ._device import _check_device
 from ._device import device as _device_cls
 from .serialization import save, load
+from .utils.dlpack import from_dlpack
 
 __version__ = "0.1.0"
 
@@ -44,7 +45,17 @@ def result_type(tensor1, tensor2) -> dtype:
     return _dtype.result_type(tensor1, tensor2)
 
 
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` can be cast to (torch's promotion lattice)."""
+    _dtype._check_dtype_arg("promote_types", "type1", 1, type1)
+    _dtype._check_dtype_arg("promote_types", "type2", 2, type2)
+    return _dtype.promote_types(type1, type2)
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether torch's casting rules allow ``from_`` to ``to`` (no float to integer, no number to bool)."""
+    _dtype._check_dtype_arg("can_cast", "from_", 1, from_)
+    _dtype._check_dtype_arg("can_cast", "to", 2, to)
     return from_._kind <= to._kind
 
 

@@ -111,6 +111,11 @@ def set_default_dtype(d) -> None:
     _defaults.float_dtype = d
 
 
+def _check_dtype_arg(fn: str, name: str, pos: int, value) -> None:
+    if type(value) is not dtype:
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be torch.dtype, not {type(value).__name__}")
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: the smallest dtype both can be cast to."""
     if a is b:

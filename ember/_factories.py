@@ -229,6 +229,13 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device)
 
 
+def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
+    d = _float_dtype(dtype)
+    if not d.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_CPP_NAMES[d.name][1]}\'')
+    return d
+
+
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""

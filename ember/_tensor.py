@@ -475,13 +475,13 @@ class Tensor:
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
         """Convert dtype and/or device: ``to(dtype)``, ``to(device[, dtype])``, ``to(other)``; returns
-        ``self`` when nothing changes (unless ``copy=True``)."""
+        ``self`` when nothing changes (unless ``copy=True``: then a ToCopyBackward0 node, as in torch)."""
         dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
             _check_device(dev)
-        if dtype is None or dtype is self._dtype:
-            return self.clone() if copy else self
-        return _convert(self, dtype)
+        if (dtype is None or dtype is self._dtype) and not copy:
+            return self
+        return _convert(self, self._dtype if dtype is None else dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
@@ -494,6 +494,8 @@ class Tensor:
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         return self.to(other._dtype)
 
     def cpu(self, memory_format=None) -> "Tensor":
@@ -1097,6 +1099,47 @@ class Tensor:
 
     # ---- Tensor methods: conversions and random (ops/random.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def uniform_(self, from_: float = 0, to: float = 1, *, generator=None, **kwargs):
+        """Fill with uniform samples from [from, to)."""
+        return _IP.inplace(self, _RND.uniform_value, kwargs.pop("from", from_), to, generator=generator, **kwargs)
+
+    def normal_(self, mean: float = 0, std: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.normal_value, mean, std, generator=generator)
+
+    def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None):
+        return _IP.inplace(self, _RND.log_normal_value, mean, std, generator=generator)
+
+    def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.cauchy_value, median, sigma, generator=generator)
+
+    def exponential_(self, lambd: float = 1, *, generator=None):
+        return _IP.inplace(self, _RND.exponential_value, lambd, generator=generator)
+
+    def geometric_(self, p: float, *, generator=None):
+        return _IP.inplace(self, _RND.geometric_value, p, generator=generator)
+
+    def random_(self, *args, generator=None, **kwargs):
+        """Fill with integers from [from, to) (default: [0, 2**mantissa digits or the dtype's max])."""
+        return _IP.inplace(self, _RND.random_value, *args, generator=generator, **kwargs)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill with ones with probability ``p`` (a number or a tensor broadcast to this shape), else zeros."""
+        return _IP.inplace(self, _RND.bernoulli_value, p, generator=generator)
+
+    def bernoulli(self, p=None, *, generator=None):
+        return _RND.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        return _RND.multinomial(self, num_samples, replacement, generator=generator)
+
+    def __dlpack__(self, *args, **kwargs):
+        """Export as a DLPack capsule (through NumPy's exporter); tensors requiring grad are refused."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return _DL._export(self, *args, **kwargs)
+
+    def __dlpack_device__(self):
+        return _DL._cpu_device()
 
 
     # ---- Tensor methods: nn (nn/functional.py) ----
@@ -1192,6 +1235,29 @@ LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in
 
 
 _new_size = tuple.__new__
+
+
+_TO_KWARGS = frozenset(("dtype", "device", "copy", "non_blocking", "memory_format"))
+
+
+def _arg_type_name(v) -> str:
+    """A value's type as torch's argument errors name it."""
+    if isinstance(v, D.dtype):
+        return "torch.dtype"
+    if isinstance(v, _device_cls):
+        return "torch.device"
+    return type(v).__name__
+
+
+def _to_error(args, kwargs) -> TypeError:
+    got = ", ".join([_arg_type_name(a) for a in args] + [f"{k}={_arg_type_name(v)}" for k, v in kwargs.items()])
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                     "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                     " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n"
+                     " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                     "torch.memory_format memory_format = None)\n")
 
 
 class Size(tuple):
@@ -1327,3 +1393,5 @@ from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # 
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
 from .ops import sorting as _SO  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
+from .ops import random as _RND  # noqa: E402
+from .utils import dlpack as _DL  # noqa: E402

@@ -14,6 +14,7 @@ from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, ex
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
 from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolute, sign, clamp, clip, clamp_min,
                     clamp_max)
+from .random import normal, bernoulli, multinomial, poisson
 from ._op import Op, _registry
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,4 +1,4 @@
 """ember.utils: data loading and other utilities."""
-from . import checkpoint, data, safetensors
+from . import checkpoint, data, dlpack, safetensors
 
-__all__ = ["checkpoint", "data", "safetensors"]
+__all__ = ["checkpoint", "data", "dlpack", "safetensors"]

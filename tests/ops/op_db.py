@@ -439,6 +439,44 @@ def _inplace_entries():
     ]
 
 
+def _random_entries():
+    """Random samplers with degenerate parameters (deterministic values) so values and zero grads compare."""
+    def zeros(*shapes, dtype=F32):
+        return lambda rng: Sample(tuple(np.zeros(sh, dtype) for sh in shapes), "zeros " + "x".join(map(str, shapes)))
+
+    def probs(shape, dtype=F32):
+        return lambda rng: Sample((rng.integers(0, 2, shape).astype(dtype),), f"0/1 {shape}")
+
+    shapes = fixed(s((3, 4)), s(()), s((0, 3)), s((2, 3), dtype=F64), snc((4, 3)))
+    return [
+        OpInfo("normal(Tensor mean, std=0)", lambda lib, m: lib.normal(m, 0.0), shapes, gradgrad=False),
+        OpInfo("normal(mean, Tensor std=0)", lambda lib, sd: lib.normal(1.5, sd),
+               fixed(zeros((3, 4)), zeros(()), zeros((2,), dtype=F64)), gradgrad=False),
+        OpInfo("normal(Tensor, Tensor) broadcast", lambda lib, m, sd: lib.normal(m, sd),
+               fixed(lambda rng: Sample((_r(rng, (2, 3)), np.zeros(3, F32)), "2x3, 3"),
+                     lambda rng: Sample((_r(rng, (3,), F64), np.zeros((2, 1), F32)), "f64 mean, f32 std")),
+               gradgrad=False),
+        OpInfo("bernoulli(p in {0, 1})", lambda lib, p: lib.bernoulli(p), fixed(probs((3, 4)), probs((), F64)),
+               gradgrad=False),
+        OpInfo("Tensor.bernoulli(p=1)", lambda lib, x: x.bernoulli(1.0), fixed(s((3, 4))), grad=False),
+        OpInfo("poisson(rate 0)", lambda lib, r: lib.poisson(r), fixed(zeros((3, 4)), zeros((2,), dtype=F64)),
+               gradgrad=False),
+        OpInfo("uniform_(a, a)", lambda lib, x: (x * 1).uniform_(0.5, 0.5), shapes, gradgrad=False),
+        OpInfo("normal_(mean, 0)", lambda lib, x: (x * 1).normal_(-2.0, 0.0), shapes, gradgrad=False),
+        OpInfo("log_normal_(0, tiny std)", lambda lib, x: (x * 1).log_normal_(0.0, 1e-30), shapes, gradgrad=False),
+        OpInfo("cauchy_(median, tiny sigma)", lambda lib, x: (x * 1).cauchy_(3.0, 1e-30), shapes, gradgrad=False),
+        OpInfo("exponential_(inf)", lambda lib, x: (x * 1).exponential_(float("inf")), shapes, gradgrad=False),
+        OpInfo("geometric_(p ~ 1)", lambda lib, x: (x * 1).geometric_(1 - 1e-12), shapes, gradgrad=False),
+        OpInfo("random_(from, to)", lambda lib, x: (x * 1).random_(4, 5), shapes, gradgrad=False),
+        OpInfo("random_(to)", lambda lib, x: (x * 1).random_(1), shapes, gradgrad=False),
+        OpInfo("random_() times 0", lambda lib, x: (x * 1).random_() * 0, shapes, gradgrad=False),
+        OpInfo("bernoulli_(p=1)", lambda lib, x: (x * 1).bernoulli_(1.0), shapes, gradgrad=False),
+        OpInfo("bernoulli_(Tensor p in {0, 1})", lambda lib, x, p: (x * 1).bernoulli_(p),
+               fixed(lambda rng: Sample((_r(rng, (3, 4)), rng.integers(0, 2, (4,)).astype(F32)), "p broadcast")),
+               gradgrad=False),
+    ]
+
+
 def _set_view(t, v):
     row = t[1]
     row[:] = v
@@ -478,6 +516,7 @@ OPS: list[OpInfo] = [
     *_getitem_entries(),
     *_comparison_entries(),
     *_inplace_entries(),
+    *_random_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

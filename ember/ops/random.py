@@ -1,0 +1,447 @@
+"""Random sampling: normal, bernoulli, multinomial, poisson and the in-place samplers (uniform_ ...).
+
+Every sample honours ``ember.manual_seed`` or an explicit ``Generator``. A sample does not depend on
+the values it replaces nor (differentiably) on its parameters, so each sampler is an ``Op`` whose
+gradient is zero for every tensor input, as in torch; the node names are torch's. Argument checks
+run before sampling, with torch's messages. Sampling draws in float64 and casts to the result dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._random import _rng
+from .._tensor import Tensor, _wrap, _CPP_NAMES
+from ._op import Op
+from ._inplace import _title
+from .arithmetic import _out as _arith_out
+
+__all__ = ["normal", "bernoulli", "multinomial", "poisson"]
+
+
+def _fmt(x) -> str:
+    """A number as C++ streams print it in torch's messages (``2``, ``1.5``, ``1e+20``)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _zero_grads(ctx, grad):
+    """A draw ignores its tensor inputs' values: the gradient of each is zero."""
+    z = _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)  # no history, as torch's zeros
+    return tuple(z if edge[0] is not None else None for edge in ctx._next)
+
+
+def _as(arr, like) -> np.ndarray:
+    return np.asarray(arr).astype(like.dtype, copy=False)
+
+
+# ---------------------------------------------------------------- in-place samplers (the value left in self)
+def _draw_uniform(self, lo, hi, rng):
+    return _as(lo + (hi - lo) * rng.random(self.shape), self)
+
+
+def _draw_normal(self, mean, std, rng):
+    return _as(mean + std * rng.standard_normal(self.shape), self)
+
+
+def _draw_log_normal(self, mean, std, rng):
+    return _as(np.exp(mean + std * rng.standard_normal(self.shape)), self)
+
+
+def _draw_cauchy(self, median, sigma, rng):
+    return _as(median + sigma * rng.standard_cauchy(self.shape), self)
+
+
+def _draw_exponential(self, lambd, rng):
+    return _as(rng.standard_exponential(self.shape) / lambd, self)
+
+
+def _draw_geometric(self, p, rng):
+    return _as(rng.geometric(p, self.shape), self)
+
+
+def _draw_random(self, lo, hi, rng):  # integers in [lo, hi]
+    return _as(rng.integers(lo, hi, self.shape, endpoint=True, dtype=np.int64), self)
+
+
+def _draw_bernoulli(self, p, rng):
+    return _as(rng.random(self.shape) < p, self)
+
+
+def _make(name: str, draw, nattrs: int, node: str | None = None) -> type:
+    """A sampler ``Op`` running ``draw(*arrays, *params, rng)``; the trailing ``nattrs`` arguments are plain values.
+    Its node is named ``node`` (default: ``name + "Backward0"``)."""
+    def forward(ctx, *args):
+        with np.errstate(over="ignore"):  # torch saturates to inf silently (exp, casts to float16)
+            return draw(*args)
+
+    body = {"__slots__": (), "nattrs": nattrs, "forward": staticmethod(forward),
+            "backward": _zero_grads, "__doc__": f"{name}: a sample; zero gradient for every tensor input"}
+    if node is not None:
+        body["_name"] = node
+    return type(name, (Op,), body)
+
+
+Uniform = _make("Uniform", _draw_uniform, 3)
+Normal = _make("Normal", _draw_normal, 3)
+LogNormal = _make("LogNormal", _draw_log_normal, 3)
+Cauchy = _make("Cauchy", _draw_cauchy, 3)
+Exponential = _make("Exponential", _draw_exponential, 2)
+Geometric = _make("Geometric", _draw_geometric, 2)
+# random_(from, to), random_(to), random_(): one kernel, three torch node names
+RandomFromTo = _make("RandomFromTo", _draw_random, 3, "RandomBackward0")
+RandomTo = _make("RandomTo", _draw_random, 3, "RandomBackward1")
+RandomAll = _make("RandomAll", _draw_random, 3, "RandomBackward2")
+BernoulliTensor = _make("BernoulliTensor", _draw_bernoulli, 1, "BernoulliBackward1")
+BernoulliScalar = _make("BernoulliScalar", _draw_bernoulli, 2, "BernoulliBackward2")
+
+
+def _float_only(self: Tensor, kernel: str) -> None:
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(self._dtype)}\'')
+
+
+def _continuous_only(self: Tensor, what: str, cpp: bool) -> None:
+    if not self._dtype.is_floating_point:
+        names = _CPP_NAMES[self._dtype.name]
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {names[0] if cpp else names[1]}")
+
+
+def _fmax(dt: D.dtype) -> float:
+    return float(np.finfo(dt.np).max)
+
+
+def _nmant(dt: D.dtype) -> int:
+    return int(np.finfo(dt.np).nmant)
+
+
+def uniform_value(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
+    """The value ``self.uniform_(from, to)`` leaves: samples from [from, to)."""
+    _float_only(self, "check_uniform_bounds")
+    fmax = _fmax(self._dtype)
+    cpp, title = _CPP_NAMES[self._dtype.name]
+    for name, v in (("from", from_), ("to", to)):
+        if not -fmax <= v <= fmax:
+            raise RuntimeError(f"{name} is out of bounds for {cpp}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_fmt(from_)} > "
+                           f"to={_fmt(to)}")
+    if to - from_ > fmax:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{title}>::max(), but found "
+                           f"to={_fmt(to)} and from={_fmt(from_)} which result in to-from to exceed the limit")
+    return Uniform.apply(self, float(from_), float(to), _rng(generator))
+
+
+def normal_value(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
+    """The value ``self.normal_(mean, std)`` leaves."""
+    _float_only(self, "normal_kernel_cpu")
+    _check_std(std)
+    return Normal.apply(self, float(mean), float(std), _rng(generator))
+
+
+def log_normal_value(self: Tensor, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
+    """The value ``self.log_normal_(mean, std)`` leaves: exp of normal samples."""
+    _float_only(self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
+    return LogNormal.apply(self, float(mean), float(std), _rng(generator))
+
+
+def cauchy_value(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
+    """The value ``self.cauchy_(median, sigma)`` leaves."""
+    _continuous_only(self, "Cauchy", cpp=True)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
+    return Cauchy.apply(self, float(median), float(sigma), _rng(generator))
+
+
+def exponential_value(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
+    """The value ``self.exponential_(lambd)`` leaves."""
+    _continuous_only(self, "Exponential", cpp=False)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
+    return Exponential.apply(self, float(lambd), _rng(generator))
+
+
+def geometric_value(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """The value ``self.geometric_(p)`` leaves: the number of Bernoulli(p) trials up to the first success."""
+    if self._dtype is D.bool:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
+    return Geometric.apply(self, float(p), _rng(generator))
+
+
+def _random_error(args, kwargs) -> TypeError:
+    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    return TypeError(f"random_() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (*, torch.Generator generator = None)\n"
+                     " * (int from, int to, *, torch.Generator generator = None)\n"
+                     " * (int to, *, torch.Generator generator = None)\n")
+
+
+def _int_arg(v) -> bool:
+    return isinstance(v, (int, np.integer)) or (isinstance(v, Tensor) and not v._dtype.is_floating_point)
+
+
+def _random_top(dt: D.dtype) -> int:
+    """The largest value ``random_()`` draws for ``dt`` (2**mantissa digits for floats)."""
+    if dt.is_floating_point:
+        return 2 ** (_nmant(dt) + 1)
+    if dt is D.bool:
+        return 1
+    return int(np.iinfo(dt.np).max)
+
+
+def _check_random_bound(name: str, v: int, dt: D.dtype) -> None:
+    if dt.is_floating_point:
+        top, bits = _random_top(dt), _nmant(dt) + 1
+        if not -_fmax(dt) <= v <= _fmax(dt):
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[dt.name][0]}")
+        if not -top <= v <= top:
+            import warnings
+
+            warnings.warn(f"{name} is out of bounds [-(2^{bits}), 2^{bits}]. Due to precision "
+                          f"limitations {_CPP_NAMES[dt.name][0]} can support discrete uniform distribution only "
+                          "within this range. This warning will become an error in version 1.7 release, please "
+                          "fix the code in advance", UserWarning, stacklevel=4)
+        return
+    lo, hi = (0, 1) if dt is D.bool else (int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max))
+    if not lo <= v <= hi:
+        raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[dt.name][0]}")
+
+
+def random_value(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+    """The value ``self.random_([from,] to)`` leaves: integers from [from, to) (``to=None``: up to the dtype's
+    limit), or from [0, 2**mantissa digits] / [0, max] by default."""
+    pos = list(args)
+    if "from" in kwargs:
+        pos.insert(0, kwargs.pop("from"))
+    if "to" in kwargs:
+        pos.append(kwargs.pop("to"))
+        op = RandomFromTo if len(pos) == 2 else RandomTo
+    else:
+        op = (RandomAll, RandomTo, RandomFromTo)[min(len(pos), 2)]
+    if kwargs or len(pos) > 2 or not all(_int_arg(a) or (a is None and i == 1) for i, a in enumerate(pos)):
+        raise _random_error(args, kwargs)
+    dt = self._dtype
+    if not pos:
+        return op.apply(self, 0, _random_top(dt), _rng(generator))
+    lo, hi = (0, pos[0]) if len(pos) == 1 else (int(pos[0]), pos[1])
+    if hi is None:
+        _check_random_bound("from", lo, dt)
+        return op.apply(self, lo, _random_top(dt), _rng(generator))
+    hi = int(hi)
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    _check_random_bound("from", lo, dt)
+    _check_random_bound("to - 1", hi - 1, dt)
+    return op.apply(self, lo, hi - 1, _rng(generator))
+
+
+def bernoulli_value(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """The value ``self.bernoulli_(p)`` leaves: ones with probability ``p`` (a number or a tensor)."""
+    if isinstance(p, Tensor):
+        _float_only(p, "bernoulli_tensor_cpu_p_")
+        if p._data.shape != self._data.shape:
+            _check_expand(p._data.shape, self._data.shape)
+        _check_probabilities(p._data)
+        return BernoulliTensor.apply(self, p, _rng(generator))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
+    return BernoulliScalar.apply(self, float(p), _rng(generator))
+
+
+def _check_probabilities(p: np.ndarray) -> None:
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _check_expand(shape: tuple, target: tuple) -> None:
+    """torch's error when ``shape`` cannot be expanded to ``target``."""
+    if len(shape) <= len(target):
+        for i in range(1, len(shape) + 1):
+            if shape[-i] != target[-i] and shape[-i] != 1:
+                break
+        else:
+            return
+        dim = len(target) - i
+    else:
+        raise RuntimeError(f"expand: the requested shape has too few dimensions: target {list(target)}, "
+                           f"tensor {list(shape)}")
+    raise RuntimeError(f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+                       f"({shape[-i]}) at non-singleton dimension {dim}.  Target sizes: {list(target)}.  "
+                       f"Tensor sizes: {list(shape)}")
+
+
+# ---------------------------------------------------------------- out-of-place samplers
+def _draw_normal_tt(mean, std, rng):
+    shape = np.broadcast_shapes(mean.shape, std.shape)
+    return _as(mean + std * rng.standard_normal(shape), mean)
+
+
+def _draw_normal_ts(mean, std, rng):
+    return _as(mean + std * rng.standard_normal(mean.shape), mean)
+
+
+def _draw_normal_st(std, mean, rng):
+    return _as(mean + std * rng.standard_normal(std.shape), std)
+
+
+def _draw_bernoulli_p(p, rng):
+    return _draw_bernoulli(p, p, rng)
+
+
+def _draw_poisson(rate, rng):
+    return _as(rng.poisson(rate.astype(np.float64, copy=False)), rate)
+
+
+NormalTensorScalar = _make("NormalTensorScalar", _draw_normal_ts, 2, "NormalBackward1")
+NormalScalarTensor = _make("NormalScalarTensor", _draw_normal_st, 2, "NormalBackward2")
+NormalTensorTensor = _make("NormalTensorTensor", _draw_normal_tt, 1, "NormalBackward3")
+Bernoulli = _make("Bernoulli", _draw_bernoulli_p, 1, "BernoulliBackward0")
+Poisson = _make("Poisson", _draw_poisson, 1, "PoissonBackward0")
+
+
+class BernoulliP(Op):
+    """bernoulli(input, p): torch records no derivative for it (backward raises)."""
+
+    __slots__ = ()
+    nattrs = 2
+    _name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, self, p, rng):
+        return _draw_bernoulli(self, p, rng)
+
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::bernoulli is not implemented")
+
+
+def _check_std(std) -> None:
+    if not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+
+
+def _normal_error(args, kwargs) -> TypeError:
+    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    return TypeError(f"normal() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+                     " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+                     " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+                     " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+                     "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+                     "Union[torch.device, str, None] device = None, bool pin_memory = False, "
+                     "bool requires_grad = False)\n")
+
+
+def _out(out, result: Tensor) -> Tensor:
+    return result if out is None else _arith_out(result, out)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Normal samples: tensor mean and/or std (broadcast), or numbers with ``size``."""
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    rng = _rng(generator)
+    if size is not None:
+        if (mt and mean._data.ndim) or (st and std._data.ndim):
+            raise _normal_error((mean, std, size), {})
+        from .._factories import _size, _finish, _float_dtype
+
+        mean = mean.item() if mt else mean
+        std = std.item() if st else std
+        d = _float_dtype(dtype)
+        if not d.is_floating_point:
+            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_title(d)}\'')
+        _check_std(std)
+        shape = _size((size,))
+        arr = (mean + std * rng.standard_normal(shape)).astype(d.np)
+        return _out(out, _finish(arr, d, requires_grad, device))
+    if mt and st:
+        _float_only(mean, "normal_kernel_cpu")
+        if std._data.size and not (std._data >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        try:
+            np.broadcast_shapes(mean._data.shape, std._data.shape)
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            raise _broadcast_error(mean._data, std._data) from None
+        return _out(out, NormalTensorTensor.apply(mean, std, rng))
+    if mt:
+        _float_only(mean, "normal_kernel_cpu")
+        _check_std(std)
+        return _out(out, NormalTensorScalar.apply(mean, float(std), rng))
+    if st:
+        _float_only(std, "normal_kernel_cpu")
+        if std._data.size and not (std._data >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        return _out(out, NormalScalarTensor.apply(std, float(mean), rng))
+    raise _normal_error((mean, std), {})
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
+    """Zeros and ones: each element 1 with probability ``input`` (or with probability ``p``)."""
+    rng = _rng(generator)
+    if p is not None:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
+        return _out(out, BernoulliP.apply(input, float(p), rng))
+    _float_only(input, "bernoulli_tensor_cpu_p_")
+    _check_probabilities(input._data)
+    return _out(out, Bernoulli.apply(input, rng))
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples with rates ``input``."""
+    _float_only(input, "poisson_cpu")
+    if input._data.size and not (input._data >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Poisson.apply(input, _rng(generator))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None,
+                out=None) -> Tensor:
+    """Indices drawn from the categories of each row of ``input`` (weights, not necessarily normalised)."""
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(num_samples).__name__}")
+    p = input._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_title(input._dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = p.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = p.reshape(-1, n).astype(np.float64)
+    if rows.size:
+        if not (np.isfinite(rows) & (rows >= 0)).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not (rows.sum(axis=1) > 0).all():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _rng(generator)
+    m = rows.shape[0]
+    if m == 0:
+        idx = np.zeros((0, num_samples), np.int64)
+    elif replacement:
+        # Inverse CDF for all rows in one search: row i's CDF and uniforms are shifted into [i, i + 1].
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        shift = np.arange(m, dtype=np.float64)[:, None]
+        u = rng.random((m, num_samples)) + shift
+        idx = np.searchsorted((cdf + shift).ravel(), u.ravel(), side="right").reshape(m, num_samples)
+        idx -= (n * np.arange(m))[:, None]
+        last = n - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)  # rounding must not pick a trailing zero
+        idx = np.minimum(idx, last[:, None])
+    else:
+        # Exponential race: the k smallest E_i / p_i are a weighted sample without replacement.
+        with np.errstate(divide="ignore"):
+            keys = rng.standard_exponential((m, n)) / rows
+        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    idx = idx.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
+    return _out(out, _wrap(idx, D.int64))
