@@ -1150,19 +1150,6 @@ class Tensor:
 _LEGACY_TYPES = {d._scalar_name + "Tensor": d for d in D.ALL}
 
 
-def _to_error(args, kwargs) -> TypeError:
-    got = ", ".join(type(a).__name__ for a in args)
-    if kwargs:
-        got = (got + ", " if got else "") + "".join(f"{k}={type(v).__name__}, " for k, v in kwargs.items())
-    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                     " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
-                     "bool copy = False, *, torch.memory_format memory_format = None)\n"
-                     " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
-                     "torch.memory_format memory_format = None)\n"
-                     " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
-                     "torch.memory_format memory_format = None)")
-
-
 _PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool}
 
 
@@ -1250,7 +1237,9 @@ def _arg_type_name(v) -> str:
 
 
 def _to_error(args, kwargs) -> TypeError:
-    got = ", ".join([_arg_type_name(a) for a in args] + [f"{k}={_arg_type_name(v)}" for k, v in kwargs.items()])
+    kw = [f"{k}={_arg_type_name(v)}" for k, v in kwargs.items()]
+    # torch's wording: "(float, foo=int)", but "(foo=int, )" without positional arguments
+    got = ", ".join([_arg_type_name(a) for a in args] + kw) if args else "".join(k + ", " for k in kw)
     return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                      " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
                      "bool copy = False, *, torch.memory_format memory_format = None)\n"

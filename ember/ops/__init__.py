@@ -17,7 +17,7 @@ from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolu
 from .random import normal, bernoulli, multinomial, poisson
 from ._op import Op, _registry
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and not isinstance(v, type(_op))]
 
 
 def _nonzero(condition):

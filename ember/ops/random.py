@@ -356,7 +356,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         if not d.is_floating_point:
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_title(d)}\'')
         _check_std(std)
-        shape = _size((size,))
+        shape = _size((size,), "normal")
         arr = (mean + std * rng.standard_normal(shape)).astype(d.np)
         return _out(out, _finish(arr, d, requires_grad, device))
     if mt and st:
