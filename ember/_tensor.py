@@ -1095,6 +1095,22 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     return t
 
 
+def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tensor:
+    """An op's output recorded in the graph: ``_wrap`` with its history set (one store per slot)."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = dtype
+    t._requires_grad = True
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._grad = None
+    t._vc = None
+    t._base = None
+    t._acc = None
+    t._ext = {"inference": True} if _mode.inference else None
+    return t
+
+
 def _wrap_any(arr: np.ndarray) -> Tensor:
     return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 

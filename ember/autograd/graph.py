@@ -161,8 +161,11 @@ class Node:
 class AccumulateGrad(Node):
     """Sink node of a leaf: adds the incoming gradient into ``variable.grad``."""
 
-    __slots__ = ("variable", "_lock")
+    __slots__ = ("variable",)
     _name = "torch::autograd::AccumulateGrad"
+    # One lock for every leaf: accumulation is short, and a lock per node (a node per leaf per
+    # backward) cost more than contention between threads ever does.
+    _lock = threading.Lock()
 
     def __init__(self, variable) -> None:
         self.variable = variable
@@ -171,7 +174,6 @@ class AccumulateGrad(Node):
         self._meta_out = ((variable._data.shape, variable._dtype),)
         self._saved = None
         self._hooks = None
-        self._lock = threading.Lock()
 
     def name(self) -> str:
         return self._name
