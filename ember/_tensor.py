@@ -1117,11 +1117,9 @@ def _wrap_any(arr: np.ndarray) -> Tensor:
 
 def _rewrap(arr: np.ndarray, dtype, grad_fn, output_nr: int) -> Tensor:
     """A tensor around ``arr`` whose history is ``grad_fn`` (for unpacking saved outputs)."""
-    t = _wrap(arr, dtype if dtype is not None else D.from_numpy_dtype(arr.dtype))
-    t._requires_grad = True
-    t._grad_fn = grad_fn
-    t._output_nr = output_nr
-    return t
+    if dtype is None:
+        dtype = D._BY_NP.get(arr.dtype) or D.from_numpy_dtype(arr.dtype)
+    return _wrap_out(arr, dtype, grad_fn, output_nr)
 
 
 def _rebuild(arr, requires_grad):

@@ -69,6 +69,24 @@ def _discover(roots):
     return deps, order
 
 
+def _count_deps(roots) -> dict:
+    """``_discover``'s dependency counts alone (no post-order): a flat stack, each node expanded once."""
+    deps: dict = {}
+    stack = list(dict.fromkeys(roots))
+    rootset = set(stack)
+    while stack:
+        for nxt, _ in stack.pop()._next:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in rootset:
+                    stack.append(nxt)
+    return deps
+
+
 def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
     """Nodes that must run to reach a target (children come before parents in ``order``).
 
@@ -215,10 +233,12 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 target_nodes.add(edge[0])
                 capture.setdefault(edge, []).append(k)
 
-    deps, order = _discover([e[0] for e in root_edges])
     needed = None
     if target_nodes is not None:
+        deps, order = _discover([e[0] for e in root_edges])
         needed = _needed_nodes(order, target_nodes, accumulate)
+    else:
+        deps = _count_deps([e[0] for e in root_edges])
 
     buffers: dict = {}
     for (fn, nr), g in zip(root_edges, grad_outputs):

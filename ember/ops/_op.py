@@ -39,6 +39,7 @@ _BY_NUM = D._BY_NUM
 _BY_DT = D._BY_NP
 _next_seq = G._next_seq
 _make_saved = G._make_saved
+_SavedTensor = G.SavedTensor
 _registry: dict[str, type] = {}
 
 
@@ -103,7 +104,10 @@ class Op(G.Node):
         saved = self._saved
         if saved is None:
             raise RuntimeError(G._FREED_MSG)
-        return tuple(s.unpack(self) if type(s) is G.SavedTensor else s for s in saved)
+        if len(saved) == 1:
+            s = saved[0]
+            return (s.unpack(self) if type(s) is _SavedTensor else s,)
+        return tuple([s.unpack(self) if type(s) is _SavedTensor else s for s in saved])
 
     def _apply(self, grads):
         if len(grads) == 1:
