@@ -41,6 +41,10 @@ _next_seq = G._next_seq
 _make_saved = G._make_saved
 _SavedTensor = G.SavedTensor
 _registry: dict[str, type] = {}
+# (shape, dtype) -> the ``_meta_out`` of a single-output node, shared by every node of that shape:
+# two fewer GC-tracked tuples per recorded op (the collector's passes over a big graph cost as much
+# as building it).
+_META: dict = {}
 
 
 def _dtype_of(arr) -> D.dtype:
@@ -162,7 +166,13 @@ def _record(cls, args):
     else:
         dt = _BY_DT.get(out.dtype) or _dtype_of(out)
         first = result = _wrap_out(out, dt, node, 0) if dt.is_floating_point else _wrap(out, dt)
-        node._meta_out = ((out.shape, dt),)
+        key = (out.shape, dt)
+        meta = _META.get(key)
+        if meta is None:
+            if len(_META) >= 4096:
+                _META.clear()
+            meta = _META[key] = (key,)
+        node._meta_out = meta
         if cls.is_view:
             _link_view(result, args[0])
     if cls._save_idx:
