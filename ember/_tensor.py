@@ -1077,6 +1077,7 @@ def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> No
 
 
 _new = object.__new__
+_BY_NP = D._BY_NP
 
 
 def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
@@ -1118,7 +1119,7 @@ def _wrap_any(arr: np.ndarray) -> Tensor:
 def _rewrap(arr: np.ndarray, dtype, grad_fn, output_nr: int) -> Tensor:
     """A tensor around ``arr`` whose history is ``grad_fn`` (for unpacking saved outputs)."""
     if dtype is None:
-        dtype = D._BY_NP.get(arr.dtype) or D.from_numpy_dtype(arr.dtype)
+        dtype = _BY_NP.get(arr.dtype) or D.from_numpy_dtype(arr.dtype)
     return _wrap_out(arr, dtype, grad_fn, output_nr)
 
 
