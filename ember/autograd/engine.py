@@ -10,7 +10,12 @@
    ``autograd.grad`` only captures an input's gradient as its node is reached.
 3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
    recently created node runs first, as in torch). Each node's incoming gradients are summed
-   in its input buffer; when its count drops to zero it is ready.
+   in its input buffer; when its count drops to zero it is ready. A node that is the only one
+   made ready by a step, with the heap empty, runs next without the heap (straight chains).
+   Without ``create_graph`` the buffer sums are NumPy sums of same-shape, same-dtype arrays,
+   exactly what ``Add`` computes; with it they are ``Add`` ops, so the sum is differentiable.
+   The cyclic GC is paused during the walk (it creates no cycles; the collector's passes over
+   a large live graph only cost time).
 4. Running a node: tensor pre-hooks (then retain_grad hooks), capture for ``autograd.grad``,
    node pre-hooks, the backward formula (grad mode on only with ``create_graph``), shape and
    dtype of each gradient made to match the input (broadcast gradients are summed here, once,
