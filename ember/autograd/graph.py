@@ -167,8 +167,9 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
     _name = "torch::autograd::AccumulateGrad"
     # One lock for every leaf: accumulation is short, and a lock per node (a node per leaf per
-    # backward) cost more than contention between threads ever does.
-    _lock = threading.Lock()
+    # backward) cost more than contention between threads ever does. Reentrant: one backward may run
+    # inside another (a hook or custom Function) and reach another leaf.
+    _lock = threading.RLock()
 
     def __init__(self, variable) -> None:
         self.variable = variable
