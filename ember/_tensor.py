@@ -1301,6 +1301,7 @@ def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> No
 
 
 _new = object.__new__
+_BY_NP = D._BY_NP
 
 
 def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
@@ -1319,17 +1320,31 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     return t
 
 
+def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tensor:
+    """An op's output recorded in the graph: ``_wrap`` with its history set (one store per slot)."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = dtype
+    t._requires_grad = True
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._grad = None
+    t._vc = None
+    t._base = None
+    t._acc = None
+    t._ext = {"inference": True} if _mode.inference else None
+    return t
+
+
 def _wrap_any(arr: np.ndarray) -> Tensor:
     return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 
 
 def _rewrap(arr: np.ndarray, dtype, grad_fn, output_nr: int) -> Tensor:
     """A tensor around ``arr`` whose history is ``grad_fn`` (for unpacking saved outputs)."""
-    t = _wrap(arr, dtype if dtype is not None else D.from_numpy_dtype(arr.dtype))
-    t._requires_grad = True
-    t._grad_fn = grad_fn
-    t._output_nr = output_nr
-    return t
+    if dtype is None:
+        dtype = _BY_NP.get(arr.dtype) or D.from_numpy_dtype(arr.dtype)
+    return _wrap_out(arr, dtype, grad_fn, output_nr)
 
 
 def _rebuild(arr, requires_grad):

@@ -10,7 +10,12 @@
    ``autograd.grad`` only captures an input's gradient as its node is reached.
 3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
    recently created node runs first, as in torch). Each node's incoming gradients are summed
-   in its input buffer; when its count drops to zero it is ready.
+   in its input buffer; when its count drops to zero it is ready. A node that is the only one
+   made ready by a step, with the heap empty, runs next without the heap (straight chains).
+   Without ``create_graph`` the buffer sums are NumPy sums of same-shape, same-dtype arrays,
+   exactly what ``Add`` computes; with it they are ``Add`` ops, so the sum is differentiable.
+   The cyclic GC is paused during the walk (it creates no cycles; the collector's passes over
+   a large live graph only cost time).
 4. Running a node: tensor pre-hooks (then retain_grad hooks), capture for ``autograd.grad``,
    node pre-hooks, the backward formula (grad mode on only with ``create_graph``), shape and
    dtype of each gradient made to match the input (broadcast gradients are summed here, once,
@@ -18,14 +23,21 @@
 """
 from __future__ import annotations
 
+import gc
 import heapq
+from heapq import heappop, heappush
 
-from .._tensor import Tensor, Size
+import numpy as np
+
+from .._tensor import Tensor, Size, _wrap
 from . import anomaly_mode as _anomaly
 from .graph import AccumulateGrad
 from .grad_mode import _mode
 
 __all__ = ["run_backward"]
+
+_nd = np.ndarray
+_asarray = np.asarray
 
 
 def _root_edge(t: Tensor):
@@ -60,6 +72,24 @@ def _discover(roots):
                 stack.pop()
                 order.append(fn)
     return deps, order
+
+
+def _count_deps(roots) -> dict:
+    """``_discover``'s dependency counts alone (no post-order): a flat stack, each node expanded once."""
+    deps: dict = {}
+    stack = list(dict.fromkeys(roots))
+    rootset = set(stack)
+    while stack:
+        for nxt, _ in stack.pop()._next:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in rootset:
+                    stack.append(nxt)
+    return deps
 
 
 def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
@@ -108,6 +138,22 @@ def _validate(fn, grads, edges):
             out = list(grads)
         out[i] = g
     return out
+
+
+def _sum_grads(old, g):
+    """``old + g`` for two gradients of one input without a graph (create_graph=False).
+
+    Both already have the input's shape and dtype, so NumPy's sum is exactly what ``Add`` computes;
+    anything else (a hook's odd result) goes through the op."""
+    if type(old) is Tensor and type(g) is Tensor and old._dtype is g._dtype:
+        a = old._data
+        b = g._data
+        if a.shape == b.shape:
+            out = a + b
+            if type(out) is not _nd:  # 0-d arrays sum to NumPy scalars
+                out = _asarray(out, a.dtype)
+            return _wrap(out, old._dtype)
+    return old + g
 
 
 def _expandable(shape, to) -> bool:
@@ -192,10 +238,12 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 target_nodes.add(edge[0])
                 capture.setdefault(edge, []).append(k)
 
-    deps, order = _discover([e[0] for e in root_edges])
     needed = None
     if target_nodes is not None:
+        deps, order = _discover([e[0] for e in root_edges])
         needed = _needed_nodes(order, target_nodes, accumulate)
+    else:
+        deps = _count_deps([e[0] for e in root_edges])
 
     buffers: dict = {}
     for (fn, nr), g in zip(root_edges, grad_outputs):
@@ -214,12 +262,24 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     prev_mode = _mode.grad_enabled
     _mode.grad_enabled = create_graph
     check_nan = _anomaly._enabled and _anomaly._check_nan
+    # The walk creates no reference cycles, so the cyclic collector has nothing to find here; its
+    # passes over a large live graph would make backward superlinear in the graph size.
+    gc_was_enabled = gc.isenabled()
+    if gc_was_enabled:
+        gc.disable()
+    pending = None  # the single node made ready by the last step: run next without the heap (chains)
     try:
-        while heap:
-            _, _, fn = heapq.heappop(heap)
+        while True:
+            if pending is not None:
+                fn = pending
+                pending = None
+            elif heap:
+                fn = heappop(heap)[2]
+            else:
+                break
             grads = buffers.pop(fn)
             h = fn._hooks
-            if h is not None or type(fn) is AccumulateGrad:
+            if h is not None or (type(fn) is AccumulateGrad and fn.variable._ext is not None):
                 grads = _call_tensor_hooks(fn, grads)
             if capture is not None:
                 for nr, g in enumerate(grads):
@@ -237,13 +297,23 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             edges = fn._next
             try:
                 result = fn._apply(grads)
-                if edges:
-                    result = _validate(fn, result, edges)
+                if edges and len(result) != len(edges):
+                    _validate(fn, result, edges)  # raises
                 if h is not None and h.post:
+                    if edges:
+                        result = _validate(fn, result, edges)
                     for hook in list(h.post.values()):
                         r = hook(tuple(result), tuple(grads))
                         if r is not None:
                             result = _checked_all(hook, result, r)
+                elif edges:
+                    # the common case inline: each gradient already has its input's shape and dtype
+                    for (nxt, nr), g in zip(edges, result):
+                        if nxt is not None and g is not None:
+                            shape, dt = nxt._meta_out[nr]
+                            if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
+                                result = _validate(fn, result, edges)
+                                break
                 if check_nan:
                     _nan_check(fn, result)
             except Exception:
@@ -260,22 +330,33 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                     if buf is None:
                         buf = buffers[nxt] = [None] * len(nxt._meta_out)
                     old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                    if old is None:
+                        buf[nr] = g
+                    elif create_graph:
+                        buf[nr] = old + g
+                    else:
+                        buf[nr] = _sum_grads(old, g)
                 elif nxt not in buffers:
                     buffers[nxt] = [None] * len(nxt._meta_out)
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+                    if pending is None:
+                        pending = nxt
+                    else:
+                        heappush(heap, (-nxt._seq, id(nxt), nxt))
+            if pending is not None and heap:  # the heap decides when other nodes are ready too
+                heappush(heap, (-pending._seq, id(pending), pending))
+                pending = None
     finally:
         _mode.grad_enabled = prev_mode
+        if gc_was_enabled:
+            gc.enable()
 
     return captured
 
 
 def _nan_check(fn, grads) -> None:
-    import numpy as np
-
     for i, g in enumerate(grads):
         if g is not None and g._dtype.is_floating_point and np.isnan(g._data).any():
             raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")

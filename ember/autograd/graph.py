@@ -130,8 +130,11 @@ class Node:
         saved = self._saved
         if saved:
             for s in saved:
-                if type(s) is SavedTensor:
-                    s._free()
+                if type(s) is SavedTensor:  # SavedTensor._free, inlined (once per saved value per backward)
+                    s._freed = True
+                    s._tensor = None
+                    s._data = None
+                    s._packed = None
 
     def __getattr__(self, name: str) -> Any:
         # torch exposes saved values as grad_fn._saved_<name> and grad_fn._raw_saved_<name>.
@@ -161,8 +164,12 @@ class Node:
 class AccumulateGrad(Node):
     """Sink node of a leaf: adds the incoming gradient into ``variable.grad``."""
 
-    __slots__ = ("variable", "_lock")
+    __slots__ = ("variable",)
     _name = "torch::autograd::AccumulateGrad"
+    # One lock for every leaf: accumulation is short, and a lock per node (a node per leaf per
+    # backward) cost more than contention between threads ever does. Reentrant: one backward may run
+    # inside another (a hook or custom Function) and reach another leaf.
+    _lock = threading.RLock()
 
     def __init__(self, variable) -> None:
         self.variable = variable
@@ -171,7 +178,6 @@ class AccumulateGrad(Node):
         self._meta_out = ((variable._data.shape, variable._dtype),)
         self._saved = None
         self._hooks = None
-        self._lock = threading.Lock()
 
     def name(self) -> str:
         return self._name
@@ -315,12 +321,15 @@ class _HookState(threading.local):
 
 
 _hook_state = _HookState()
+_new = object.__new__
 
 
 def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
     """Save ``t`` (a Tensor) for backward; outputs keep only their array (no cycle)."""
-    s = SavedTensor.__new__(SavedTensor)
-    vc = t._version_counter()
+    s = _new(SavedTensor)
+    vc = t._vc
+    if vc is None:
+        vc = t._version_counter()
     s._vc = vc
     s._version = vc.value
     s._is_output = is_output

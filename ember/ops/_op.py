@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap, _new
+from .._tensor import Tensor, _wrap, _wrap_out, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
 from ..autograd import anomaly_mode as _anomaly
@@ -35,9 +35,16 @@ from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
 _BY_NUM = D._BY_NUM
+# NumPy dtype -> ember dtype: one dict lookup per output (dtype objects hash and compare cheaply)
+_BY_DT = D._BY_NP
 _next_seq = G._next_seq
 _make_saved = G._make_saved
+_SavedTensor = G.SavedTensor
 _registry: dict[str, type] = {}
+# (shape, dtype) -> the ``_meta_out`` of a single-output node, shared by every node of that shape:
+# two fewer GC-tracked tuples per recorded op (the collector's passes over a big graph cost as much
+# as building it).
+_META: dict = {}
 
 
 def _dtype_of(arr) -> D.dtype:
@@ -70,24 +77,30 @@ class Op(G.Node):
     @classmethod
     def apply(cls, *args):
         """Run the op on Tensors / Python values, recording a node when a graph is needed."""
-        needs = False
-        vals = []
-        for a in args:
-            if isinstance(a, Tensor):
-                vals.append(a._data)
-                if a._requires_grad:
-                    needs = True
-            else:
-                vals.append(a)
-        if not needs or not _mode.grad_enabled:
-            out = cls.forward(None, *vals)
-            if type(out) is tuple:
-                return tuple(_wrap(o, _dtype_of(o)) for o in out)
-            t = _wrap(out, _dtype_of(out))
-            if cls.is_view:
-                _link_view(t, args[0])
-            return t
-        return _record(cls, args, vals)
+        if _mode.grad_enabled:
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    return _record(cls, args)
+        # No graph: unwrap without building a list for the common arities.
+        n = len(args)
+        if n == 2:
+            a, b = args
+            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
+        elif n == 1:
+            a = args[0]
+            out = cls.forward(None, a._data if isinstance(a, Tensor) else a)
+        elif n == 3:
+            a, b, c = args
+            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
+                              c._data if isinstance(c, Tensor) else c)
+        else:
+            out = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+        if type(out) is tuple:
+            return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)
+        t = _wrap(out, _BY_DT.get(out.dtype) or _dtype_of(out))
+        if cls.is_view:
+            _link_view(t, args[0])
+        return t
 
     @property
     def saved_tensors(self) -> tuple:
@@ -95,7 +108,10 @@ class Op(G.Node):
         saved = self._saved
         if saved is None:
             raise RuntimeError(G._FREED_MSG)
-        return tuple(s.unpack(self) if type(s) is G.SavedTensor else s for s in saved)
+        if len(saved) == 1:
+            s = saved[0]
+            return (s.unpack(self) if type(s) is _SavedTensor else s,)
+        return tuple([s.unpack(self) if type(s) is _SavedTensor else s for s in saved])
 
     def _apply(self, grads):
         if len(grads) == 1:
@@ -111,45 +127,52 @@ class Op(G.Node):
         raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
 
 
-def _record(cls, args, vals):
+def _record(cls, args):
     node = _new(cls)
     node._seq = _next_seq()
     node._hooks = None
+    node._saved = None
     nin = len(args) - cls.nattrs
+    vals = []
     edges = []
-    for i in range(nin):
-        a = args[i]
-        if isinstance(a, Tensor) and a._requires_grad:
-            fn = a._grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            vals.append(a._data)
+            if i < nin and a._requires_grad:
+                fn = a._grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+                continue
         else:
+            vals.append(a)
+        if i < nin:
             edges.append(_NO_EDGE)
     node._next = tuple(edges)
-    node._saved = None
     out = cls.forward(node, *vals)
     if type(out) is tuple:
         outs = []
         metas = []
         diff = cls.differentiable_outputs
         for i, o in enumerate(out):
-            dt = _dtype_of(o)
-            t = _wrap(o, dt)
+            dt = _BY_DT.get(o.dtype) or _dtype_of(o)
             if dt.is_floating_point and (diff is None or i in diff):
-                t._requires_grad = True
-                t._grad_fn = node
-                t._output_nr = i
+                t = _wrap_out(o, dt, node, i)
+            else:
+                t = _wrap(o, dt)
             outs.append(t)
             metas.append((o.shape, dt))
         node._meta_out = tuple(metas)
         result = tuple(outs)
         first = outs[0]
     else:
-        dt = _dtype_of(out)
-        first = result = _wrap(out, dt)
-        node._meta_out = ((out.shape, dt),)
-        if dt.is_floating_point:
-            result._requires_grad = True
-            result._grad_fn = node
+        dt = _BY_DT.get(out.dtype) or _dtype_of(out)
+        first = result = _wrap_out(out, dt, node, 0) if dt.is_floating_point else _wrap(out, dt)
+        key = (out.shape, dt)
+        meta = _META.get(key)
+        if meta is None:
+            if len(_META) >= 4096:
+                _META.clear()
+            meta = _META[key] = (key,)
+        node._meta_out = meta
         if cls.is_view:
             _link_view(result, args[0])
     if cls._save_idx:

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op
+from . import _fused_backward as _fb
 
 __all__ = ["exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "clamp", "clamp_min",
            "clamp_max", "clip", "sign", "reciprocal"]
@@ -49,8 +50,8 @@ def _make_unary(name: str, fwd, bwd, save: tuple, float_only: bool = True, torch
 _UNARY = {
     "Exp": (np.exp, lambda g, r: g * r, ("result",)),
     "Log": (np.log, lambda g, x: g / x, ("self",)),
-    "Tanh": (np.tanh, lambda g, r: g * (1 - r * r), ("result",)),
-    "Sigmoid": (_sigmoid, lambda g, r: g * (r * (1 - r)), ("result",)),
+    "Tanh": (np.tanh, _fb.tanh_backward, ("result",)),
+    "Sigmoid": (_sigmoid, _fb.sigmoid_backward, ("result",)),
     "Sqrt": (np.sqrt, lambda g, r: g / (2 * r), ("result",)),
     "Reciprocal": (np.reciprocal, lambda g, r: -g * (r * r), ("result",)),
 }
