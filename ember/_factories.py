@@ -277,6 +277,8 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
                         "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
                         "bool pin_memory = False, bool requires_grad = False)")
     low, high = int(low), int(high)
+    if not (-2 ** 63 <= low < 2 ** 63 and -2 ** 63 <= high < 2 ** 63):
+        raise ValueError("Overflow when unpacking long long")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
