@@ -135,6 +135,7 @@ class Node:
                     s._tensor = None
                     s._data = None
                     s._packed = None
+                    s._unpack_hook = None  # it may own recomputed tensors (checkpoint)
 
     def __getattr__(self, name: str) -> Any:
         # torch exposes saved values as grad_fn._saved_<name> and grad_fn._raw_saved_<name>.
