@@ -233,7 +233,7 @@ class LinalgSolveEx(Op):
         except ValueError:
             from .arithmetic import _broadcast_error
 
-            raise _broadcast_error(np.empty(self.shape[:-2]), np.empty(b.shape[:-2])) from None
+            raise _broadcast_error(np.empty(b.shape[:-2]), np.empty(self.shape[:-2])) from None  # torch's order
         try:
             x = np.linalg.solve(np.broadcast_to(self, batch + self.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:]))
         except np.linalg.LinAlgError:

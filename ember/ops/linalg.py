@@ -547,9 +547,9 @@ def cross(input, other, dim=None):
         dim = next((i for i, n in enumerate(shape) if n == 3), -1)
     from .._tensor import _wrap_dim
 
-    dim = _wrap_dim(dim, len(shape))
+    given, dim = dim, _wrap_dim(dim, len(shape))
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+        raise RuntimeError(f"linalg.cross: inputs dimension {given} must have length 3. Got {input.shape[dim]} and "
                            f"{other.shape[dim]}")
     if tuple(input.shape) != shape:
         input = input.expand(shape)
