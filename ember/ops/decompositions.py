@@ -550,7 +550,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
         if isinstance(dim, tuple):
             return matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
         return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if isinstance(dim, tuple) or (dim is None and A.ndim == 2):
+    if isinstance(dim, tuple) or (dim is None and A.ndim == 2) or isinstance(ord, str):
         return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
     if dim is None and A.ndim != 1:
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
@@ -603,6 +603,12 @@ def multi_dot(tensors) -> Tensor:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D" if 0 < i < len(tensors) - 1
                                else f"multi_dot(): the {'first' if i == 0 else 'last'} tensor must be 1D or 2D but "
                                     f"got {t.ndim}D")
+    for i in range(len(tensors) - 1):
+        a, b = tensors[i], tensors[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            sa = list(a.shape) if a.ndim == 2 else [1, a.shape[0]]
+            sb = list(b.shape) if b.ndim == 2 else [b.shape[0], 1]
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {sa} and {sb} cannot be multiplied")
     result = tensors[0]
     for t in tensors[1:]:
         result = matmul(result, t)

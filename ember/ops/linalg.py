@@ -289,6 +289,15 @@ _ADD_PRODUCTS = {
 }
 
 
+def _add_product_dtype_msg(name: str, self, m1, m2) -> str:
+    t = [_DT_NAMES.get(D.from_numpy_dtype(a.dtype).name, str(a.dtype)) for a in (self, m1, m2)]
+    if name == "addmm":
+        if t[1] != t[2]:
+            return f"mat1 and mat2 must have the same dtype, but got {t[1]} and {t[2]}"
+        return f"self and mat2 must have the same dtype, but got {t[0]} and {t[2]}"
+    return f"{name} input tensors must have the same dtype, but got {t[0]}, {t[1]}, and {t[2]}"
+
+
 def _make_add_product(name: str, prod, grads) -> type:
     class AddProduct(Op):
         __slots__ = ("beta", "alpha")
@@ -300,6 +309,8 @@ def _make_add_product(name: str, prod, grads) -> type:
 
         @staticmethod
         def forward(ctx, self, m1, m2, beta, alpha):
+            if not (self.dtype == m1.dtype == m2.dtype):
+                raise RuntimeError(_add_product_dtype_msg(name, self, m1, m2))
             if ctx is not None:
                 ctx.beta, ctx.alpha = beta, alpha
             return _beta_alpha(self, prod(m1, m2), beta, alpha)
@@ -373,8 +384,9 @@ class Einsum(Op):
         if ctx is not None:
             ctx.subs, ctx.out, ctx.sizes = subs, out, sizes
         eq = ",".join(subs) + "->" + out
+        big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
         with np.errstate(all="ignore"):
-            r = np.einsum(eq, *ops, optimize=len(ops) > 2)
+            r = np.einsum(eq, *ops, optimize=big)
         return np.asarray(r, dtype=np.result_type(*ops))
 
     def backward(ctx, grad):
@@ -389,9 +401,11 @@ class Einsum(Op):
             tensors = [grad] + [o for j, o in enumerate(ops) if j != i]
             in_subs = [out] + others
             target, seen, spare = [], set(), iter(c for c in _LETTERS if c not in sizes)
+            gsizes = dict(sizes)
             for c in sub:
                 if c in seen:  # a repeated index: the gradient lives on the diagonal
                     d = next(spare)
+                    gsizes[d] = sizes[c]
                     target.append(d)
                     in_subs.append(c + d)
                     tensors.append(_const_eye(sizes[c], grad._data.dtype))
@@ -402,7 +416,7 @@ class Einsum(Op):
             for c in seen - present:  # summed out by this operand alone: broadcast back
                 in_subs.append(c)
                 tensors.append(_const_ones(sizes[c], grad._data.dtype))
-            res.append(Einsum.run(in_subs, "".join(target), sizes, tensors))
+            res.append(Einsum.run(in_subs, "".join(target), gsizes, tensors))
         return tuple(res)
 
 
@@ -450,6 +464,12 @@ def _parse_einsum(equation: str, operands):
         subs.append(t.replace("...", ell[ell_n - k:] if k else ""))
     if arrow:
         out = rhs.replace("...", ell)
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+            if not any(c in sub for sub in subs):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
     else:
         counts = {}
         for sub in subs:
@@ -464,6 +484,9 @@ def einsum(equation: str, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out = _parse_einsum(equation, operands)
+    for op in operands[1:]:
+        if op._dtype is not operands[0]._dtype:
+            raise RuntimeError(f"expected scalar type {_dt_title(operands[0])} but found {_dt_title(op)}")
     sizes, ops = {}, []
     for i, (sub, op) in enumerate(zip(subs, operands)):
         for c, n in zip(sub, op.shape):

@@ -64,6 +64,17 @@ ERRORS = {
     "einsum few operands": lambda lib: lib.einsum("ij,jk", _t(lib, np.ones((3, 3)))),
     "einsum sizes": lambda lib: lib.einsum("ij,jk->ik", _t(lib, np.ones((3, 3))), _t(lib, np.ones((4, 2)))),
     "tensordot sizes": lambda lib: lib.tensordot(_t(lib, np.ones((3, 3))), _t(lib, np.ones((4, 2))), 1),
+    "einsum dtypes": lambda lib: lib.einsum("i,i", _t(lib, np.ones(3, F32)), _t(lib, np.ones(3))),
+    "einsum repeated output": lambda lib: lib.einsum("ij->ii", _t(lib, np.ones((3, 3)))),
+    "einsum unknown output": lambda lib: lib.einsum("ij->k", _t(lib, np.ones((3, 3)))),
+    "addmm dtypes": lambda lib: lib.addmm(_t(lib, np.ones((2, 2))), _t(lib, np.ones((2, 3), F32)),
+                                          _t(lib, np.ones((3, 2)))),
+    "addmm self dtype": lambda lib: lib.addmm(_t(lib, np.ones((2, 2), F32)), _t(lib, np.ones((2, 3))),
+                                              _t(lib, np.ones((3, 2)))),
+    "addmv dtypes": lambda lib: lib.addmv(_t(lib, np.ones(2, F32)), _t(lib, np.ones((2, 3), F32)), _t(lib, np.ones(3))),
+    "multi_dot shapes": lambda lib: lib.linalg.multi_dot([_t(lib, np.ones((2, 3))), _t(lib, np.ones((4, 2)))]),
+    "norm 1-d with str ord": lambda lib: lib.linalg.norm(_t(lib, np.ones(3)), "fro"),
+    "vector_norm int": lambda lib: lib.linalg.vector_norm(_t(lib, np.arange(3))),
     "cross length": lambda lib: lib.linalg.cross(_t(lib, np.ones((2, 4))), _t(lib, np.ones((2, 4)))),
 }
 
@@ -173,7 +184,7 @@ def test_return_types_and_names() -> None:
 _EINSUM_LETTERS = "abcd"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_einsum_random_equations(data) -> None:
     """Random 1-3 operand equations (repeated indices, implicit/explicit outputs) to second order."""
