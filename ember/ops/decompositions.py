@@ -161,8 +161,20 @@ class LinalgDet(Op):
 
     def backward(ctx, grad):
         a, d = ctx.saved_tensors
-        # TODO(issue): singular A (torch differentiates det there through an SVD)
-        return (grad * d).unsqueeze(-1).unsqueeze(-1) * _inv_t(a)
+        g = grad.unsqueeze(-1).unsqueeze(-1)
+        if np.all(d._data != 0):
+            return (g * d.unsqueeze(-1).unsqueeze(-1)) * _inv_t(a)
+        return g * _cofactors(a)
+
+
+def _cofactors(a: Tensor) -> Tensor:
+    """det(A) A^-T extended to singular A: det(U) det(V) U diag(prod_{j != i} s_j) V^T from A = U S V^T."""
+    u, s, vh = LinalgSvd.apply(a, False)
+    n = s.shape[-1]
+    eye = _eye(n, s._data.dtype)
+    others = (s.unsqueeze(-2) * (1.0 - eye) + eye).prod(-1)
+    sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
+    return _const(np.asarray(sign, s._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
 
 
 def det(A: Tensor) -> Tensor:

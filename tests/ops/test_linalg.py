@@ -212,3 +212,15 @@ def test_einsum_ellipsis_broadcast_grads() -> None:
 def test_addmm_is_linear_layer_node() -> None:
     x, w, b = (ember.randn(4, 3), ember.randn(2, 3, requires_grad=True), ember.randn(2, requires_grad=True))
     assert type(ember.addmm(b, x, w.t()).grad_fn).__name__ == "AddmmBackward0"
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_det_gradient_at_singular_matrices(dtype) -> None:
+    """torch's det gradient is the cofactor matrix, which stays finite where A is singular."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 2))
+    a = (x @ rng.standard_normal((2, 2, 4))).astype(dtype)  # rank 2 of 4
+    b = np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -1.0, 2.0]], dtype)  # rank 2 of 3
+    tol = dict(rtol=2e-3, atol=1e-4) if dtype == F32 else dict(rtol=1e-6, atol=1e-8)
+    check(lambda lib, m: lib.linalg.det(m), b, gradgrad=True, **tol)
+    check(lambda lib, m: lib.linalg.det(m), a, gradgrad=False, **tol)
