@@ -63,12 +63,22 @@ def _square_check(a: np.ndarray, fname: str, float_only: bool = True) -> None:
         _float_check(a, fname)
 
 
+# the CPU kernel torch names when an op meets float16 (None: "Low precision dtypes not supported")
+_HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd": "linalg_svd_cpu",
+                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu"}
+
+
 def _float_check(a: np.ndarray, fname: str) -> None:
+    kernel = _HALF_KERNELS.get(fname)
     if a.dtype.kind not in "fc":
+        if fname == "linalg.eigh":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_dt_title(_const(a[..., :0]))}")
-    if a.dtype == np.float16:
-        raise RuntimeError(f'"{fname.split(".")[-1]}_cpu" not implemented for \'Half\'')
+    if a.dtype == np.float16 and fname != "linalg.matrix_norm":
+        if kernel is None:
+            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
 
 
 def _matrix_check(a: np.ndarray, fname: str) -> None:
@@ -534,6 +544,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:
         A = A.to(dtype)
+    _float_check(A._data, "linalg.matrix_norm")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
         return Norm.apply(A, 2.0, (d0, d1), keepdim, None)

@@ -75,6 +75,15 @@ ERRORS = {
     "multi_dot shapes": lambda lib: lib.linalg.multi_dot([_t(lib, np.ones((2, 3))), _t(lib, np.ones((4, 2)))]),
     "norm 1-d with str ord": lambda lib: lib.linalg.norm(_t(lib, np.ones(3)), "fro"),
     "vector_norm int": lambda lib: lib.linalg.vector_norm(_t(lib, np.arange(3))),
+    "inv half": lambda lib: lib.linalg.inv(_t(lib, np.eye(2, dtype=np.float16))),
+    "slogdet half": lambda lib: lib.linalg.slogdet(_t(lib, np.eye(2, dtype=np.float16))),
+    "det half": lambda lib: lib.linalg.det(_t(lib, np.eye(2, dtype=np.float16))),
+    "svd half": lambda lib: lib.linalg.svd(_t(lib, np.eye(2, dtype=np.float16))),
+    "qr half": lambda lib: lib.linalg.qr(_t(lib, np.eye(2, dtype=np.float16))),
+    "cholesky half": lambda lib: lib.linalg.cholesky(_t(lib, np.eye(2, dtype=np.float16))),
+    "eigh int": lambda lib: lib.linalg.eigh(_t(lib, np.eye(2, dtype=np.int64))),
+    "det int": lambda lib: lib.linalg.det(_t(lib, np.eye(2, dtype=np.int64))),
+    "matrix_norm int": lambda lib: lib.linalg.matrix_norm(_t(lib, np.eye(2, dtype=np.int64))),
     "cross length": lambda lib: lib.linalg.cross(_t(lib, np.ones((2, 4))), _t(lib, np.ones((2, 4)))),
 }
 
