@@ -1063,6 +1063,8 @@ class Tensor:
         return _DEC.svd(self, *args, **kwargs)
     def matrix_power(self, n):
         return _DEC.matrix_power(self, n)
+    def pinverse(self, rcond=1e-15):
+        return _DEC.pinverse(self, rcond)
 
 
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----

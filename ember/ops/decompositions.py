@@ -19,7 +19,7 @@ from .reduction import Norm, _dims
 from .shape import cat
 from .linalg import _dt_title, matmul
 
-__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "LinAlgError"]
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError"]
 
 
 
@@ -595,6 +595,11 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     keep = _const(s._data > cutoff)
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """torch.pinverse: linalg.pinv with relative tolerance ``rcond``."""
+    return pinv(input, rtol=rcond)
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:

@@ -554,6 +554,8 @@ def _decomposition_entries():
         OpInfo("linalg.pinv", lambda lib, a: lib.linalg.pinv(a),
                fixed(_mk(_r, (4, 3), dtype=F64), _mk(_r, (2, 3, 5), dtype=F64), _mk(W, (3, 3))), check_grad_fn=False,
                **T),
+        OpInfo("pinverse", lambda lib, a: (lib.pinverse(a), a.pinverse()), fixed(_mk(_r, (4, 3), dtype=F64)),
+               check_grad_fn=False),
         OpInfo("linalg.matrix_power", lambda lib, a: lib.linalg.matrix_power(a, 3),
                fixed(_mk(W, (3, 3)), _mk(_r, (2, 3, 3), dtype=F64)), **T),
         OpInfo("matrix_power 1/2/-2", lambda lib, a: (lib.matrix_power(a, 1) * 1, a.matrix_power(2),
