@@ -1091,6 +1091,48 @@ class Tensor:
 
     # ---- Tensor methods: linear algebra (ops/linalg.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def mv(self, *args, **kwargs):
+        return _LA.mv(self, *args, **kwargs)
+    def dot(self, *args, **kwargs):
+        return _LA.dot(self, *args, **kwargs)
+    def vdot(self, *args, **kwargs):
+        return _LA.vdot(self, *args, **kwargs)
+    def inner(self, *args, **kwargs):
+        return _LA.inner(self, *args, **kwargs)
+    def outer(self, *args, **kwargs):
+        return _LA.outer(self, *args, **kwargs)
+    def ger(self, *args, **kwargs):
+        return _LA.ger(self, *args, **kwargs)
+    def addmm(self, *args, **kwargs):
+        return _LA.addmm(self, *args, **kwargs)
+    def addmv(self, *args, **kwargs):
+        return _LA.addmv(self, *args, **kwargs)
+    def addr(self, *args, **kwargs):
+        return _LA.addr(self, *args, **kwargs)
+    def baddbmm(self, *args, **kwargs):
+        return _LA.baddbmm(self, *args, **kwargs)
+    def addbmm(self, *args, **kwargs):
+        return _LA.addbmm(self, *args, **kwargs)
+    def kron(self, *args, **kwargs):
+        return _LA.kron(self, *args, **kwargs)
+    def cross(self, *args, **kwargs):
+        return _LA.cross(self, *args, **kwargs)
+    def inverse(self, *args, **kwargs):
+        return _DEC.inverse(self, *args, **kwargs)
+    def det(self, *args, **kwargs):
+        return _DEC.det(self, *args, **kwargs)
+    def logdet(self, *args, **kwargs):
+        return _DEC.logdet(self, *args, **kwargs)
+    def slogdet(self, *args, **kwargs):
+        return _DEC.slogdet(self, *args, **kwargs)
+    def cholesky(self, *args, **kwargs):
+        return _DEC.cholesky(self, *args, **kwargs)
+    def svd(self, *args, **kwargs):
+        return _DEC.svd(self, *args, **kwargs)
+    def matrix_power(self, n):
+        return _DEC.matrix_power(self, n)
+    def pinverse(self, rcond=1e-15):
+        return _DEC.pinverse(self, rcond)
 
 
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
@@ -1399,3 +1441,4 @@ from .ops import sorting as _SO  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
+from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402

@@ -38,3 +38,12 @@ kthvalue = _make("kthvalue")
 median = _make("median")
 cummax = _make("cummax")
 cummin = _make("cummin")
+
+# ---- linear algebra (ops/decompositions.py) ----
+slogdet = _make("slogdet", ("sign", "logabsdet"))
+linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
+linalg_qr = _make("linalg_qr", ("Q", "R"))
+linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
+svd = _make("svd", ("U", "S", "V"))
+__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd"]

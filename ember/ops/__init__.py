@@ -6,6 +6,9 @@ from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, l
 from .indexing import where
 from .elementwise import *  # noqa: F401,F403 - see elementwise.__all__
 from .linalg import matmul, mm, bmm
+from .linalg import (mv, dot, vdot, inner, outer, ger, addmm, addmv, addr, baddbmm, addbmm, einsum, tensordot, kron,
+                     cross)
+from .decompositions import inverse, det, logdet, slogdet, cholesky, svd, matrix_power, pinverse
 from .reduction import sum, mean, sum_to_size
 from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp,
                         cumsum, cumprod, cummax, cummin, median, all, any, count_nonzero, nansum, nanmean)
@@ -17,7 +20,7 @@ from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolu
 from .random import normal, bernoulli, multinomial, poisson
 from ._op import Op, _registry
 
-__all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and not isinstance(v, type(_op))]
+__all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and type(v) is not type(_op)]  # no submodules
 
 
 def _nonzero(condition):

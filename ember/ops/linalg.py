@@ -1,4 +1,5 @@
-"""Matrix products: matmul (every rank case), mm."""
+"""Products: matmul (every rank case), mm, bmm, mv, dot, outer, the add-product family (addmm ...),
+einsum, tensordot, kron, cross."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,8 @@ from .. import _dtype as D
 from ._op import Op
 from ..autograd.grad_mode import _mode
 
-__all__ = ["matmul", "mm", "bmm"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
+           "addbmm", "einsum", "tensordot", "kron", "cross"]
 
 
 def _check_dtypes(a, b, name: str) -> None:
@@ -139,3 +141,446 @@ def bmm(input, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return Bmm.apply(input, mat2)
+
+
+# ------------------------------------------------------------------ vector products
+_DT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _dt_title(t) -> str:
+    return _DT_NAMES.get(t._dtype.name, t._dtype.name)
+
+
+class Vdot(Dot):
+    """d <self, other> = grad * other, grad * self (real tensors: vdot is dot)"""
+
+    __slots__ = ()
+    _name = "VdotBackward0"
+
+
+def _dot_checks(input, other, fname: str) -> None:
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"{fname} : expected both vectors to have same dtype, but found {_dt_title(input)} and "
+                           f"{_dt_title(other)}")
+
+
+def dot(input, tensor):
+    """Inner product of two 1-d tensors of the same dtype."""
+    _dot_checks(input, tensor, "dot")
+    return Dot.apply(input, tensor)
+
+
+def vdot(input, other):
+    """dot with the first argument conjugated (the same as dot for real tensors)."""
+    _dot_checks(input, other, "vdot")
+    return Vdot.apply(input, other)
+
+
+def mv(input, vec):
+    """Matrix (2-d) times vector (1-d)."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    return Mv.apply(input, vec)
+
+
+def outer(input, vec2):
+    """Outer product of two 1-d tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D" if input.ndim != 1 else
+                           f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return input.unsqueeze(-1) * vec2
+
+
+ger = outer
+
+
+def inner(input, other):
+    """Sum product over the last dimensions (scalars multiply)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
+
+
+# ------------------------------------------------------------------ beta * self + alpha * product
+def _beta_alpha(self, prod, beta, alpha):
+    if beta == 0:
+        out = np.broadcast_to(np.zeros((), prod.dtype), prod.shape).copy()
+    else:
+        try:
+            np.broadcast_shapes(self.shape, prod.shape)
+            if np.broadcast_shapes(self.shape, prod.shape) != prod.shape:
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(_expand_msg(self.shape, prod.shape)) from None
+        out = self * beta if beta != 1 else self.astype(prod.dtype, copy=True)
+        out = np.broadcast_to(out, prod.shape).astype(prod.dtype, copy=True)
+    if alpha != 1:
+        prod = prod * alpha
+    out += prod
+    return out
+
+
+def _expand_msg(have, want) -> str:
+    for i in range(1, len(have) + 1):
+        if i > len(want) or (have[-i] != want[-i] and have[-i] != 1):
+            dim = len(want) - i
+            return (f"The expanded size of the tensor ({want[-i] if i <= len(want) else -1}) must match the existing "
+                    f"size ({have[-i]}) at non-singleton dimension {dim}.  Target sizes: {list(want)}.  "
+                    f"Tensor sizes: {list(have)}")
+    return f"expand: cannot expand {list(have)} to {list(want)}"
+
+
+def _mm_grads(g, a, b):
+    return g @ b.mT, a.mT @ g
+
+
+def _mv_grads(g, a, v):
+    return g.unsqueeze(-1) * v, a.mT @ g
+
+
+def _r_grads(g, u, v):
+    return g @ v, g.mT @ u
+
+
+def _addbmm_grads(g, a, b):
+    g = g.unsqueeze(0)
+    return g @ b.mT, a.mT @ g
+
+
+def _checked_mm(a, b, name):
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"{name}: Expected 2-D matrices, got {a.ndim}-D and {b.ndim}-D")
+    return _matmul_forward(a, b)
+
+
+def _checked_bmm(a, b):
+    if a.ndim != 3 or b.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if a.ndim != 3 else "batch2 must be a 3D tensor")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
+                           f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    _check_dtypes(a, b, "bmm")
+    return np.matmul(a, b)
+
+
+def _checked_mv(a, v):
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {a.ndim}, {v.ndim}")
+    return _matmul_forward(a, v)
+
+
+def _checked_r(u, v):
+    if u.ndim != 1 or v.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {u.ndim}-D" if u.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {v.ndim}-D")
+    return np.multiply.outer(u, v)
+
+
+# name: (product on arrays, gradients of <g, product> w.r.t. both factors, in ember ops)
+_ADD_PRODUCTS = {
+    "addmm": (lambda a, b: _checked_mm(a, b, "addmm"), _mm_grads),
+    "addmv": (_checked_mv, _mv_grads),
+    "addr": (_checked_r, _r_grads),
+    "baddbmm": (_checked_bmm, _mm_grads),
+    "addbmm": (lambda a, b: _checked_bmm(a, b).sum(0), _addbmm_grads),
+}
+
+
+def _add_product_dtype_msg(name: str, self, m1, m2) -> str:
+    t = [_DT_NAMES.get(D.from_numpy_dtype(a.dtype).name, str(a.dtype)) for a in (self, m1, m2)]
+    if name == "addmm":
+        if t[1] != t[2]:
+            return f"mat1 and mat2 must have the same dtype, but got {t[1]} and {t[2]}"
+        return f"self and mat2 must have the same dtype, but got {t[0]} and {t[2]}"
+    return f"{name} input tensors must have the same dtype, but got {t[0]}, {t[1]}, and {t[2]}"
+
+
+def _make_add_product(name: str, prod, grads) -> type:
+    class AddProduct(Op):
+        __slots__ = ("beta", "alpha")
+        _name = name.capitalize() + "Backward0"
+        inputs = ("self", "other", "third")
+        save = ("other", "third")
+        nattrs = 2
+        __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
+
+        @staticmethod
+        def forward(ctx, self, m1, m2, beta, alpha):
+            if not (self.dtype == m1.dtype == m2.dtype):
+                raise RuntimeError(_add_product_dtype_msg(name, self, m1, m2))
+            if ctx is not None:
+                ctx.beta, ctx.alpha = beta, alpha
+            return _beta_alpha(self, prod(m1, m2), beta, alpha)
+
+        def backward(ctx, grad):
+            m1, m2 = ctx.saved_tensors
+            n = ctx._next
+            gs = grad * ctx.beta if n[0][0] is not None else None
+            if n[1][0] is None and n[2][0] is None:
+                return gs, None, None
+            g1, g2 = grads(grad if ctx.alpha == 1 else grad * ctx.alpha, m1, m2)
+            return gs, g1 if n[1][0] is not None else None, g2 if n[2][0] is not None else None
+
+    return AddProduct
+
+
+Addmm, Addmv, Addr, Baddbmm, Addbmm = (_make_add_product(n, *_ADD_PRODUCTS[n]) for n in _ADD_PRODUCTS)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2)."""
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec)."""
+    return Addmv.apply(input, mat, vec, beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    return Addr.apply(input, vec1, vec2, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * bmm(batch1, batch2)."""
+    return Baddbmm.apply(input, batch1, batch2, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
+    return Addbmm.apply(input, batch1, batch2, beta, alpha)
+
+
+# ------------------------------------------------------------------ einsum
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class Einsum(Op):
+    """d einsum(eq, *ops) w.r.t. operand i = einsum(output, other operands -> operand i's subscript), with
+    identity operands placing gradients on repeated-index diagonals and ones broadcasting summed-out indices."""
+
+    __slots__ = ("subs", "out", "sizes")
+    inputs = tuple(f"op{i}" for i in range(52))
+    nattrs = 3
+    _by_arity: dict = {}
+
+    @classmethod
+    def run(cls, subs, out, sizes, operands):
+        """Apply with every operand saved (one subclass per operand count)."""
+        n = len(operands)
+        k = Einsum._by_arity.get(n)
+        if k is None:
+            k = Einsum._by_arity[n] = type("Einsum", (Einsum,), {"__slots__": (), "_name": "EinsumBackward0",
+                                                                "save": Einsum.inputs[:n]})
+        return k.apply(*operands, subs, out, sizes)
+
+    @staticmethod
+    def forward(ctx, *args):
+        *ops, subs, out, sizes = args
+        if ctx is not None:
+            ctx.subs, ctx.out, ctx.sizes = subs, out, sizes
+        eq = ",".join(subs) + "->" + out
+        big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
+        with np.errstate(all="ignore"):
+            r = np.einsum(eq, *ops, optimize=big)
+        return np.asarray(r, dtype=np.result_type(*ops))
+
+    def backward(ctx, grad):
+        ops = ctx.saved_tensors
+        subs, out, sizes = ctx.subs, ctx.out, ctx.sizes
+        res = []
+        for i, sub in enumerate(subs):
+            if ctx._next[i][0] is None:
+                res.append(None)
+                continue
+            others = [s for j, s in enumerate(subs) if j != i]
+            tensors = [grad] + [o for j, o in enumerate(ops) if j != i]
+            in_subs = [out] + others
+            target, seen, spare = [], set(), iter(c for c in _LETTERS if c not in sizes)
+            gsizes = dict(sizes)
+            for c in sub:
+                if c in seen:  # a repeated index: the gradient lives on the diagonal
+                    d = next(spare)
+                    gsizes[d] = sizes[c]
+                    target.append(d)
+                    in_subs.append(c + d)
+                    tensors.append(_const_eye(sizes[c], grad._data.dtype))
+                else:
+                    seen.add(c)
+                    target.append(c)
+            present = set("".join(in_subs))
+            for c in seen - present:  # summed out by this operand alone: broadcast back
+                in_subs.append(c)
+                tensors.append(_const_ones(sizes[c], grad._data.dtype))
+            res.append(Einsum.run(in_subs, "".join(target), gsizes, tensors))
+        return tuple(res)
+
+
+def _const_eye(n, dt):
+    from .._tensor import _wrap
+
+    a = np.eye(n, dtype=dt)
+    return _wrap(a, D.from_numpy_dtype(a.dtype))
+
+
+def _const_ones(n, dt):
+    from .._tensor import _wrap
+
+    a = np.ones(n, dtype=dt)
+    return _wrap(a, D.from_numpy_dtype(a.dtype))
+
+
+def _parse_einsum(equation: str, operands):
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    used = set(c for c in eq if c.isalpha())
+    spare = [c for c in _LETTERS if c not in used]
+    ell_n = 0
+    for t, op in zip(terms, operands):
+        labels = t.replace("...", "")
+        if not all(c.isalpha() for c in labels):
+            bad = next(c for c in labels if not c.isalpha())
+            raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(bad)} in the equation string, "
+                               "subscripts must be in [a-zA-Z]")
+        if "..." in t:
+            ell_n = max(ell_n, op.ndim - len(labels))
+        elif len(labels) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(labels)}) does not match "
+                               f"the number of dimensions ({op.ndim}) for operand {terms.index(t)} and no ellipsis "
+                               "was given")
+    ell = "".join(spare[:ell_n])
+    subs = []
+    for t, op in zip(terms, operands):
+        k = op.ndim - len(t.replace("...", ""))
+        subs.append(t.replace("...", ell[ell_n - k:] if k else ""))
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+            if not any(c in sub for sub in subs):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+    else:
+        counts = {}
+        for sub in subs:
+            for c in sub:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return subs, out
+
+
+def einsum(equation: str, *operands):
+    """Sum of products over the indices of ``equation`` (implicit output, ellipsis and diagonals included)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    subs, out = _parse_einsum(equation, operands)
+    for op in operands[1:]:
+        if op._dtype is not operands[0]._dtype:
+            raise RuntimeError(f"expected scalar type {_dt_title(operands[0])} but found {_dt_title(op)}")
+    sizes, ops = {}, []
+    for i, (sub, op) in enumerate(zip(subs, operands)):
+        for c, n in zip(sub, op.shape):
+            if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+            if n != 1 or c not in sizes:
+                sizes[c] = n
+    for sub, op in zip(subs, operands):  # size-1 dims broadcast: expand them (the engine sums their gradient)
+        want = tuple(sizes[c] for c in sub)
+        ops.append(op.expand(want) if want != tuple(op.shape) else op)
+    return Einsum.run(subs, out, sizes, ops)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sum over ``dims`` (a count of trailing/leading dims, or two lists of dims) of a and b."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        if hasattr(dims, "tolist"):
+            dims = dims.tolist()
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+        da = [d % a.ndim for d in da]
+        db = [d % b.ndim for d in db]
+    sa = list(_LETTERS[:a.ndim])
+    sb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} and "
+                               f"second has size {b.shape[y]} in dim {y}")
+        sb[y] = sa[x]
+    out_s = "".join(c for i, c in enumerate(sa) if i not in da) + "".join(c for i, c in enumerate(sb) if i not in db)
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + out_s, a, b)
+
+
+def kron(input, other):
+    """Kronecker product: blocks of ``other`` scaled by each element of ``input``."""
+    n = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (n - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (n - other.ndim) + tuple(other.shape))
+    ia = tuple(x for i in range(n) for x in (a.shape[i], 1))
+    ib = tuple(x for i in range(n) for x in (1, b.shape[i]))
+    return (a.reshape(ia) * b.reshape(ib)).reshape(tuple(a.shape[i] * b.shape[i] for i in range(n)))
+
+
+class LinalgCross(Op):
+    """d (a x b) = b x grad, grad x a"""
+
+    __slots__ = ("dim",)
+    save = ("self", "other")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, dim):
+        if ctx is not None:
+            ctx.dim = dim
+        return np.cross(self, other, axis=dim)
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return LinalgCross.apply(b, grad, ctx.dim), LinalgCross.apply(grad, a, ctx.dim)
+
+
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (torch.cross: the first size-3 dim when None)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    except ValueError:
+        from .arithmetic import _broadcast_error
+
+        raise _broadcast_error(input._data, other._data) from None
+    if dim is None:
+        dim = next((i for i, n in enumerate(shape) if n == 3), -1)
+    from .._tensor import _wrap_dim
+
+    given, dim = dim, _wrap_dim(dim, len(shape))
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {given} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    if tuple(input.shape) != shape:
+        input = input.expand(shape)
+    if tuple(other.shape) != shape:
+        other = other.expand(shape)
+    return LinalgCross.apply(input, other, dim)
+
+
+def vecdot(x, y, *, dim: int = -1, out=None):
+    """Dot products of vectors along ``dim``, broadcasting the other dims."""
+    return (x * y).sum(dim)

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op
+from ._inplace import _title
 
 __all__ = ["sum", "mean", "sum_to_size"]
 
@@ -706,7 +707,7 @@ class Norm(Op):
             self = self.astype(D.to_dtype(dtype).np)
         if self.dtype.kind not in "fc":
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                               f"{D.from_numpy_dtype(self.dtype).name.capitalize()}")
+                               f"{_title(D.from_numpy_dtype(self.dtype))}")
         dims = _dims(dim, self.ndim)
         if ctx is not None:
             ctx.ord, ctx.dims, ctx.keepdim, ctx.shape = ord, dims, keepdim, self.shape

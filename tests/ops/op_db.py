@@ -403,6 +403,222 @@ def _linalg_entries():
     ]
 
 
+# ---------------------------------------------------------------- linear algebra family (ops/linalg.py,
+# ops/decompositions.py, ember.linalg)
+def _wellcond(rng, shape, dtype=F32):
+    """Random square matrices with a dominant diagonal (invertible, moderate condition number)."""
+    n = shape[-1]
+    return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
+
+
+def _spd(rng, shape, dtype=F32):
+    """Symmetric positive-definite matrices."""
+    x = rng.standard_normal(shape)
+    return (x @ np.swapaxes(x, -1, -2) / shape[-1] + np.eye(shape[-1])).astype(dtype)
+
+
+def _sym(rng, shape, dtype=F32):
+    x = rng.standard_normal(shape)
+    return ((x + np.swapaxes(x, -1, -2)) / 2).astype(dtype)
+
+
+def _mk(gen, *shapes, dtype=F32, nc=False):
+    """A maker of a sample: a ``gen``-made first operand, plain random others (optionally non-contiguous)."""
+    def make(rng):
+        arrays = (gen(rng, shapes[0], dtype),) + tuple(_r(rng, sh, dtype) for sh in shapes[1:])
+        desc = ("nc " if nc else "") + gen.__name__ + " " + "x".join(map(str, shapes)) + f" {np.dtype(dtype).name}"
+        return Sample(nc_arrays(*arrays) if nc else arrays, desc, nc=nc)
+    return make
+
+
+_LA_TOL = dict(rtol=2e-3, atol=1e-4)  # float32 decompositions: LAPACK paths differ in rounding
+
+
+def _einsum_entries():
+    cases = {  # equation: operand shapes
+        "ij,jk->ik": [(3, 4), (4, 5)], "ij,jk": [(3, 4), (4, 2)], "ii->i": [(4, 4)], "ii": [(3, 3)],
+        "i,i": [(5,), (5,)], "i,j->ij": [(3,), (4,)], "bij,bjk->bik": [(2, 3, 4), (2, 4, 5)],
+        "...ij,...jk": [(2, 1, 3, 4), (5, 4, 2)], "ij->": [(3, 4)], "iji->j": [(3, 4, 3)], "ij->ji": [(3, 4)],
+        "ij,jk,kl->il": [(2, 3), (3, 4), (4, 2)], "...i,...i->...": [(2, 1, 3), (4, 3)], "bii->bi": [(2, 3, 3)],
+        "ij,ij->ij": [(3, 1), (3, 4)], "i...->...": [(3, 2, 2)], "ab,cd->": [(2, 3), (4, 1)],
+        " i j , j k -> i k ": [(2, 3), (3, 2)], "ijk,kji->ik": [(2, 3, 4), (4, 3, 2)],
+    }
+    out = [OpInfo(f"einsum {eq!r}", (lambda e: lambda lib, *xs: lib.einsum(e, *xs))(eq), fixed(s(*shapes)),
+                  check_grad_fn=False) for eq, shapes in cases.items()]
+    out.append(OpInfo("einsum list operands f64", lambda lib, a, b: lib.einsum("ij,jk", [a, b]),
+                      fixed(s((3, 4), (4, 2), dtype=F64), snc((3, 4), (4, 2))), check_grad_fn=False))
+    out.append(OpInfo("einsum one-sided grad", lambda lib, a, b: lib.einsum("ij,j->i", a, b.detach()),
+                      fixed(s((3, 4), (4,))), check_grad_fn=False))
+    return out
+
+
+def _products():
+    ba = dict(beta=0.5, alpha=-2.0)
+    return [
+        OpInfo("mv", lambda lib, a, v: lib.mv(a, v), fixed(s((3, 4), (4,)), s((3, 4), (4,), dtype=F64),
+                                                          snc((3, 4), (4,)), s((0, 4), (4,)))),
+        OpInfo("Tensor.mv", lambda lib, a, v: a.mv(v), fixed(s((2, 3), (3,)))),
+        OpInfo("dot", lambda lib, a, b: lib.dot(a, b), fixed(s((5,), (5,)), s((5,), (5,), dtype=F64), s((0,), (0,)))),
+        OpInfo("Tensor.dot", lambda lib, a, b: a.dot(b), fixed(s((3,), (3,)))),
+        OpInfo("vdot", lambda lib, a, b: lib.vdot(a, b), fixed(s((5,), (5,)), s((4,), (4,), dtype=F64))),
+        OpInfo("outer", lambda lib, a, b: lib.outer(a, b), fixed(s((3,), (4,)), s((3,), (2,), dtype=F64))),
+        OpInfo("ger", lambda lib, a, b: lib.ger(a, b), fixed(s((3,), (4,)))),
+        OpInfo("inner", lambda lib, a, b: lib.inner(a, b), fixed(s((2, 3), (4, 3)), s((3,), (3,)), s((), (2, 3))),
+               check_grad_fn=False),
+        OpInfo("addmm", lambda lib, c, a, b: lib.addmm(c, a, b),
+               fixed(s((3, 5), (3, 4), (4, 5)), s((5,), (3, 4), (4, 5)), s((3, 1), (3, 4), (4, 5), dtype=F64),
+                     snc((3, 5), (3, 4), (4, 5)), s((), (2, 4), (4, 3)))),
+        OpInfo("addmm beta alpha", lambda lib, c, a, b: lib.addmm(c, a, b, **ba), fixed(s((3, 5), (3, 4), (4, 5)))),
+        OpInfo("addmm beta=0", lambda lib, c, a, b: lib.addmm(c * float("nan"), a, b, beta=0),
+               fixed(s((3, 5), (3, 4), (4, 5)))),
+        OpInfo("Tensor.addmm", lambda lib, c, a, b: c.addmm(a, b, alpha=3), fixed(s((2, 2), (2, 3), (3, 2)))),
+        OpInfo("addmv", lambda lib, c, a, v: lib.addmv(c, a, v, **ba),
+               fixed(s((3,), (3, 4), (4,)), s((), (3, 4), (4,), dtype=F64), snc((3,), (3, 4), (4,)))),
+        OpInfo("addr", lambda lib, c, u, v: lib.addr(c, u, v, **ba), fixed(s((3, 4), (3,), (4,)), s((4,), (3,), (4,)))),
+        OpInfo("baddbmm", lambda lib, c, a, b: lib.baddbmm(c, a, b, **ba),
+               fixed(s((2, 3, 5), (2, 3, 4), (2, 4, 5)), s((3, 5), (2, 3, 4), (2, 4, 5), dtype=F64),
+                     snc((2, 3, 5), (2, 3, 4), (2, 4, 5)))),
+        OpInfo("addbmm", lambda lib, c, a, b: lib.addbmm(c, a, b, **ba),
+               fixed(s((3, 5), (2, 3, 4), (2, 4, 5)), s((5,), (2, 3, 4), (2, 4, 5), dtype=F64))),
+        OpInfo("tensordot 2", lambda lib, a, b: lib.tensordot(a, b), fixed(s((2, 3, 4), (3, 4, 5))), check_grad_fn=False),
+        OpInfo("tensordot 1", lambda lib, a, b: lib.tensordot(a, b, 1), fixed(s((2, 3), (3, 4))), check_grad_fn=False),
+        OpInfo("tensordot 0", lambda lib, a, b: lib.tensordot(a, b, 0), fixed(s((2,), (3,))), check_grad_fn=False),
+        OpInfo("tensordot lists", lambda lib, a, b: lib.tensordot(a, b, dims=([1, 0], [0, 2])),
+               fixed(s((3, 4, 5), (4, 2, 3)), s((3, 4, 2), (4, 5, 3), dtype=F64)), check_grad_fn=False),
+        OpInfo("kron", lambda lib, a, b: lib.kron(a, b),
+               fixed(s((2, 3), (3, 2)), s((2,), (3, 2, 2)), s((2, 2), (2, 2), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.cross", lambda lib, a, b: lib.linalg.cross(a, b),
+               fixed(s((4, 3), (4, 3)), s((1, 3), (4, 3)), s((2, 3), (2, 3), dtype=F64))),
+        OpInfo("cross dim", lambda lib, a, b: lib.cross(a, b, dim=0), fixed(s((3, 4), (3, 4)))),
+        OpInfo("linalg.vecdot", lambda lib, a, b: lib.linalg.vecdot(a, b), fixed(s((2, 3), (3,))), check_grad_fn=False),
+    ]
+
+
+def _decomposition_entries():
+    W, P, S = _wellcond, _spd, _sym
+    T = _LA_TOL
+    sq = fixed(_mk(W, (3, 3)), _mk(W, (2, 4, 4)), _mk(W, (3, 3), dtype=F64), _mk(W, (2, 1, 3, 3), dtype=F64),
+               _mk(W, (3, 3), nc=True), _mk(W, (1, 1)))
+    spd = fixed(_mk(P, (3, 3)), _mk(P, (2, 4, 4)), _mk(P, (3, 3), dtype=F64), _mk(P, (2, 3, 3), dtype=F64, nc=True))
+    sym = fixed(_mk(S, (3, 3), dtype=F64), _mk(S, (2, 4, 4), dtype=F64), _mk(S, (3, 3)))
+    tall = (_mk(_r, (4, 3)), _mk(_r, (3, 3), dtype=F64), _mk(_r, (2, 5, 3), dtype=F64), _mk(_r, (4, 3), nc=True))
+    wide = (_mk(_r, (3, 5), dtype=F64), _mk(_r, (2, 2, 4), dtype=F64), _mk(_r, (3, 4)))
+    out = [
+        OpInfo("linalg.inv", lambda lib, a: lib.linalg.inv(a), sq, **T),
+        OpInfo("inverse", lambda lib, a: lib.inverse(a), fixed(_mk(W, (3, 3)))),
+        OpInfo("Tensor.inverse", lambda lib, a: a.inverse(), fixed(_mk(W, (3, 3), dtype=F64))),
+        OpInfo("linalg.det", lambda lib, a: lib.linalg.det(a), sq, **T),
+        OpInfo("det", lambda lib, a: lib.det(a), fixed(_mk(_r, (3, 3), dtype=F64))),
+        OpInfo("Tensor.det", lambda lib, a: a.det(), fixed(_mk(_r, (2, 2, 2), dtype=F64))),
+        OpInfo("linalg.slogdet", lambda lib, a: tuple(lib.linalg.slogdet(a)), sq, **T),
+        OpInfo("slogdet negative det", lambda lib, a: lib.slogdet(-a), fixed(_mk(W, (3, 3), dtype=F64))),
+        OpInfo("logdet", lambda lib, a: lib.logdet(a), spd, check_grad_fn=False, **T),
+        OpInfo("Tensor.logdet", lambda lib, a: a.logdet(), fixed(_mk(P, (3, 3), dtype=F64))),
+        OpInfo("linalg.solve matrix B", lambda lib, a, b: lib.linalg.solve(a, b),
+               fixed(_mk(W, (3, 3), (3, 2)), _mk(W, (2, 3, 3), (3, 4), dtype=F64), _mk(W, (3, 3), (2, 3, 2)),
+                     _mk(W, (2, 1, 3, 3), (4, 3, 1), dtype=F64), _mk(W, (3, 3), (3, 2), nc=True)), **T),
+        OpInfo("linalg.solve vector B", lambda lib, a, b: lib.linalg.solve(a, b),
+               fixed(_mk(W, (3, 3), (3,)), _mk(W, (2, 3, 3), (3,), dtype=F64),
+                     _mk(W, (2, 3, 3), (2, 3), dtype=F64)), **T),
+        OpInfo("linalg.solve left=False", lambda lib, a, b: lib.linalg.solve(a, b, left=False),
+               fixed(_mk(W, (3, 3), (2, 3), dtype=F64))),
+        OpInfo("linalg.cholesky", lambda lib, a: lib.linalg.cholesky(a), spd, **T),
+        OpInfo("linalg.cholesky upper", lambda lib, a: lib.linalg.cholesky(a, upper=True),
+               fixed(_mk(P, (3, 3), dtype=F64), _mk(P, (2, 3, 3)))),
+        OpInfo("cholesky (deprecated)", lambda lib, a: _quiet(lambda: lib.cholesky(a)), fixed(_mk(P, (3, 3), dtype=F64))),
+        OpInfo("linalg.qr reduced", lambda lib, a: tuple(lib.linalg.qr(a)), fixed(*tall, *wide),
+               **T),
+        OpInfo("linalg.qr complete square/wide", lambda lib, a: tuple(lib.linalg.qr(a, mode="complete")),
+               fixed(_mk(_r, (3, 3), dtype=F64), _mk(_r, (2, 3, 4), dtype=F64))),
+        OpInfo("linalg.qr complete tall values", lambda lib, a: tuple(lib.linalg.qr(a, mode="complete")),
+               fixed(_mk(_r, (4, 2), dtype=F64)), grad=False),
+        OpInfo("linalg.qr r", lambda lib, a: tuple(lib.linalg.qr(a, mode="r")), fixed(_mk(_r, (4, 3), dtype=F64)),
+               grad=False),
+        # eigenvectors and singular vectors are fixed only up to sign: compare |V| (a sign-invariant loss)
+        OpInfo("linalg.eigh", lambda lib, a: _eigh_inv(lib.linalg.eigh(a)), sym, check_grad_fn=False, **T),
+        OpInfo("linalg.eigh UPLO=U", lambda lib, a: _eigh_inv(lib.linalg.eigh(a, UPLO="U")),
+               fixed(_mk(S, (3, 3), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.eigh grad_fn", lambda lib, a: lib.linalg.eigh(a)[0], fixed(_mk(S, (3, 3), dtype=F64))),
+        OpInfo("linalg.eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a), sym, **T),
+        OpInfo("linalg.eigvalsh UPLO=U", lambda lib, a: lib.linalg.eigvalsh(a, UPLO="U"),
+               fixed(_mk(_r, (3, 3), dtype=F64)), grad=False),
+        OpInfo("linalg.svd", lambda lib, a: _svd_inv(lib.linalg.svd(a, full_matrices=False)),
+               fixed(*tall, *wide), check_grad_fn=False, **T),
+        OpInfo("linalg.svd full_matrices", lambda lib, a: _svd_inv(lib.linalg.svd(a), k=True),
+               fixed(_mk(_r, (4, 3), dtype=F64), _mk(_r, (3, 3), dtype=F64), _mk(_r, (2, 5), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("linalg.svd grad_fn", lambda lib, a: lib.linalg.svd(a)[1], fixed(_mk(_r, (3, 3), dtype=F64))),
+        OpInfo("linalg.svdvals", lambda lib, a: lib.linalg.svdvals(a), fixed(*tall), **T),
+        OpInfo("svd (torch.svd)", lambda lib, a: _svd_inv(_u_s_vh(lib.svd(a)), k=True),
+               fixed(_mk(_r, (4, 3), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.pinv", lambda lib, a: lib.linalg.pinv(a),
+               fixed(_mk(_r, (4, 3), dtype=F64), _mk(_r, (2, 3, 5), dtype=F64), _mk(W, (3, 3))), check_grad_fn=False,
+               **T),
+        OpInfo("pinverse", lambda lib, a: (lib.pinverse(a), a.pinverse()), fixed(_mk(_r, (4, 3), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("linalg.matrix_power", lambda lib, a: lib.linalg.matrix_power(a, 3),
+               fixed(_mk(W, (3, 3)), _mk(_r, (2, 3, 3), dtype=F64)), **T),
+        OpInfo("matrix_power 1/2/-2", lambda lib, a: (lib.matrix_power(a, 1) * 1, a.matrix_power(2),
+                                                     lib.linalg.matrix_power(a, -2)),
+               fixed(_mk(W, (3, 3), dtype=F64)), check_grad_fn=False),
+        OpInfo("matrix_power 0", lambda lib, a: lib.linalg.matrix_power(a, 0), fixed(_mk(W, (2, 3, 3), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("linalg.multi_dot", lambda lib, *ms: lib.linalg.multi_dot(ms),
+               fixed(s((2, 3), (3, 4), (4, 5)), s((3,), (3, 4), (4,), dtype=F64), s((3, 4), (4,)),
+                     s((2, 3), (3, 4), (4, 2), (2, 5), dtype=F64)), check_grad_fn=False),
+    ]
+    for ord_ in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        out.append(OpInfo(f"linalg.matrix_norm {ord_}", (lambda o: lambda lib, a: lib.linalg.matrix_norm(a, o))(ord_),
+                          fixed(_mk(_r, (3, 4), dtype=F64), _mk(_r, (2, 3, 3)), _mk(_r, (4, 3), nc=True)), **T))
+    out += [
+        OpInfo("linalg.matrix_norm dim keepdim", lambda lib, a: (lib.linalg.matrix_norm(a, 2, dim=(0, 2), keepdim=True),
+                                                                 lib.linalg.matrix_norm(a, 1, dim=(2, 0))),
+               fixed(_mk(_r, (3, 2, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.norm default", lambda lib, a: lib.linalg.norm(a), fixed(s((3, 4)), s((2, 3, 4), dtype=F64))),
+        OpInfo("linalg.norm ord", lambda lib, a, v: (lib.linalg.norm(a, 2), lib.linalg.norm(v, 3),
+                                                     lib.linalg.norm(a, "fro"), lib.linalg.norm(a, float("inf"))),
+               fixed(s((3, 4), (5,), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.norm dim", lambda lib, a: (lib.linalg.norm(a, dim=1), lib.linalg.norm(a, 1, dim=(0, 1)),
+                                                  lib.linalg.norm(a, dim=(1, 2), keepdim=True)),
+               fixed(s((2, 3, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("linalg.vector_norm", lambda lib, a: (lib.linalg.vector_norm(a), lib.linalg.vector_norm(a, 1, dim=-1),
+                                                     lib.linalg.vector_norm(a, float("inf"), dim=(0, 1), keepdim=True),
+                                                     lib.linalg.vector_norm(a, 3.5)),
+               fixed(s((2, 3, 4), dtype=F64), s((2, 3)))),
+    ]
+    return out
+
+
+def _quiet(fn):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def _eigh_inv(res):
+    w, v = res
+    return w, v.abs(), (v * w.unsqueeze(-2)) @ v.mT
+
+
+def _u_s_vh(res):
+    u, s_, v = res
+    return u, s_, v.mT
+
+
+def _svd_inv(res, k=False):
+    u, s_, vh = res
+    n = s_.shape[-1]
+    if k:
+        u, vh = u[..., :n], vh[..., :n, :]
+    return s_, u.abs(), vh.abs(), (u * s_.unsqueeze(-2)) @ vh
+
+
+def _linalg_family_entries():
+    return [*_products(), *_einsum_entries(), *_decomposition_entries()]
+
+
 def _comparison_entries():
     out = []
     cmps = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
@@ -511,6 +727,7 @@ OPS: list[OpInfo] = [
     *_unary_entries(),
     *_reductions(),
     *_linalg_entries(),
+    *_linalg_family_entries(),
     *_matrix_transposes(),
     *_shape_entries(),
     *_getitem_entries(),

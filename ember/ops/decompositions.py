@@ -1,0 +1,643 @@
+"""Matrix functions and decompositions: inv, det, slogdet, solve, cholesky, qr, eigh, svd, and the
+composites built on them (norms, pinv, matrix_power, multi_dot).
+
+Backward formulas are written with ember ops, so they are differentiable again. Ops with several
+outputs keep their output arrays on the node; under ``create_graph`` they recompute the factors
+from the saved input through the op itself, so second derivatives see the factors' own graph.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .. import return_types as _RT
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import _mode
+from ._op import Op
+from .indexing import where
+from .reduction import Norm, _dims
+from .shape import cat
+from .linalg import _dt_title, matmul
+
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError"]
+
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a numerical failure (singular or non positive-definite input)."""
+
+
+_LinAlgError.__module__ = "torch._C"
+LinAlgError = _LinAlgError
+
+
+# ------------------------------------------------------------------ helpers
+def _const(arr: np.ndarray) -> Tensor:
+    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
+
+
+def _eye(n: int, dt) -> Tensor:
+    return _const(np.eye(n, dtype=dt))
+
+
+def _tril_mask(n: int, dt, k: int = 0) -> Tensor:
+    return _const(np.tril(np.ones((n, n), dt), k))
+
+
+def _diag(x: Tensor) -> Tensor:
+    """The diagonal of the last two dims (differentiable)."""
+    return (x * _eye(x.shape[-1], x._data.dtype)).sum(-1)
+
+
+def _diag_embed(v: Tensor) -> Tensor:
+    return v.unsqueeze(-1) * _eye(v.shape[-1], v._data.dtype)
+
+
+def _square_check(a: np.ndarray, fname: str, float_only: bool = True) -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+    if float_only:
+        _float_check(a, fname)
+
+
+# the CPU kernel torch names when an op meets float16 (None: "Low precision dtypes not supported")
+_HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd": "linalg_svd_cpu",
+                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu"}
+
+
+def _float_check(a: np.ndarray, fname: str) -> None:
+    kernel = _HALF_KERNELS.get(fname)
+    if a.dtype.kind not in "fc":
+        if fname == "linalg.eigh":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
+        raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
+                           f"{_dt_title(_const(a[..., :0]))}")
+    if a.dtype == np.float16 and fname != "linalg.matrix_norm":
+        if kernel is None:
+            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+
+
+def _matrix_check(a: np.ndarray, fname: str) -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    _float_check(a, fname)
+
+
+def _batch_prefix(a: np.ndarray, i: int) -> str:
+    return f"(Batch element {i}): " if a.ndim > 2 else ""
+
+
+def _first_zero_pivot(m: np.ndarray) -> int:
+    """1-based index of the first zero pivot of LU with partial pivoting (0 when none)."""
+    u = m.astype(np.float64, copy=True)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _singular_error(a: np.ndarray, fname: str) -> _LinAlgError:
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        k = _first_zero_pivot(m)
+        if k:
+            return _LinAlgError(f"{fname}: {_batch_prefix(a, i)}The diagonal element {k} is zero, the inversion could "
+                                "not be completed because the input matrix is singular.")
+    return _LinAlgError(f"{fname}: The inversion could not be completed because the input matrix is singular.")
+
+
+def _inv_array(a: np.ndarray, fname: str = "linalg.inv") -> np.ndarray:
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise _singular_error(a, fname) from None
+
+
+def _outputs(ctx, cls, self, *attrs) -> tuple:
+    """The node's outputs as tensors: recomputed through ``cls`` (with a graph) when grad mode is on."""
+    if _mode.grad_enabled and self.requires_grad:
+        return cls.apply(self, *attrs)
+    return tuple(_const(o) for o in ctx.outs)
+
+
+# ------------------------------------------------------------------ inv, det, slogdet
+class LinalgInvEx(Op):
+    """d A^-1 = -A^-T grad A^-T"""
+
+    __slots__ = ()
+    save = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _square_check(self, "linalg.inv")
+        return _inv_array(self)
+
+    def backward(ctx, grad):
+        inv, = ctx.saved_tensors
+        it = inv.mT
+        return -(it @ grad @ it)
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of each square matrix (linalg.LinAlgError when singular)."""
+    return LinalgInvEx.apply(A)
+
+
+inverse = inv
+
+
+def _inv_t(a: Tensor) -> Tensor:
+    return LinalgInvEx.apply(a).mT
+
+
+class LinalgDet(Op):
+    """d det(A) = grad * det(A) * A^-T"""
+
+    __slots__ = ()
+    save = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self):
+        _square_check(self, "linalg.det")
+        return np.asarray(np.linalg.det(self), self.dtype)
+
+    def backward(ctx, grad):
+        a, d = ctx.saved_tensors
+        g = grad.unsqueeze(-1).unsqueeze(-1)
+        if np.all(d._data != 0):
+            return (g * d.unsqueeze(-1).unsqueeze(-1)) * _inv_t(a)
+        return g * _cofactors(a)
+
+
+def _cofactors(a: Tensor) -> Tensor:
+    """det(A) A^-T extended to singular A: det(U) det(V) U diag(prod_{j != i} s_j) V^T from A = U S V^T."""
+    u, s, vh = LinalgSvd.apply(a, False)
+    n = s.shape[-1]
+    eye = _eye(n, s._data.dtype)
+    others = (s.unsqueeze(-2) * (1.0 - eye) + eye).prod(-1)
+    sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
+    return _const(np.asarray(sign, s._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
+
+
+def det(A: Tensor) -> Tensor:
+    """Determinant of each square matrix."""
+    return LinalgDet.apply(A)
+
+
+class LinalgSlogdet(Op):
+    """d log|det A| = grad * A^-T (the sign is piecewise constant)"""
+
+    __slots__ = ()
+    save = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _square_check(self, "linalg.slogdet")
+        with np.errstate(divide="ignore"):
+            sign, logabs = np.linalg.slogdet(self)
+        return np.asarray(sign, self.dtype), np.asarray(logabs, self.dtype)
+
+    def backward(ctx, grad_sign, grad_logabs):
+        if grad_logabs is None:
+            return None
+        a, = ctx.saved_tensors
+        return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _inv_t(a)
+
+
+def _linalg_slogdet(A: Tensor, *, out=None):
+    """(sign, log|det|) of each square matrix."""
+    return _RT.linalg_slogdet(*LinalgSlogdet.apply(A))
+
+
+def slogdet(input: Tensor):
+    """torch.slogdet: (sign, log|det|) of each square matrix."""
+    return _RT.slogdet(*LinalgSlogdet.apply(input))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log det A: nan for a negative determinant, -inf for a zero one."""
+    sign, logabs = LinalgSlogdet.apply(A)
+    return where(sign < 0, float("nan"), logabs)
+
+
+# ------------------------------------------------------------------ solve
+def _is_vector_rhs(A, B) -> bool:
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+class LinalgSolveEx(Op):
+    """X = A^-1 B: dB = A^-T grad, dA = -dB X^T (left=False, X = B A^-1: dB = grad A^-T, dA = -X^T dB)"""
+
+    __slots__ = ("vec", "left")
+    save = ("self", "result")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, other, vec, left=True):
+        if ctx is not None:
+            ctx.vec, ctx.left = vec, left
+        if not left:
+            return LinalgSolveEx.forward(None, self.swapaxes(-1, -2), other.swapaxes(-1, -2), False).swapaxes(-1, -2)
+        b = other[..., None] if vec else other
+        if self.shape[-1] != b.shape[-2]:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                               f"({self.shape[-2]}x{self.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
+        try:
+            batch = np.broadcast_shapes(self.shape[:-2], b.shape[:-2])
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            raise _broadcast_error(np.empty(b.shape[:-2]), np.empty(self.shape[:-2])) from None  # torch's order
+        try:
+            x = np.linalg.solve(np.broadcast_to(self, batch + self.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:]))
+        except np.linalg.LinAlgError:
+            raise _LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+        return x[..., 0] if vec else x
+
+    def backward(ctx, grad):
+        a, x = ctx.saved_tensors
+        if not ctx.left:
+            gb = LinalgSolveEx.apply(a.mT, grad, False, False)
+            return (-(x.mT @ gb) if ctx._next[0][0] is not None else None), gb
+        gb = LinalgSolveEx.apply(a.mT, grad, ctx.vec, True)
+        if ctx._next[0][0] is None:
+            return None, gb
+        ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if ctx.vec else -(gb @ x.mT)
+        return ga, gb
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+    """The solution X of A X = B (X A = B with ``left=False``); B may be a (batch of) vector(s)."""
+    _square_check(A._data, "linalg.solve")
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_dt_title(A)} and B of type {_dt_title(B)} instead")
+    if not left and B.ndim < 2:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    return LinalgSolveEx.apply(A, B, left and _is_vector_rhs(A, B), left)
+
+
+# ------------------------------------------------------------------ cholesky
+def _not_pd_error(a: np.ndarray, fname: str) -> _LinAlgError:
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                return _LinAlgError(f"{fname}: {_batch_prefix(a, i)}The factorization could not be completed because "
+                                    f"the input is not positive-definite (the leading minor of order {k} is not "
+                                    "positive-definite).")
+    return _LinAlgError(f"{fname}: The factorization could not be completed because the input is not "
+                        "positive-definite.")
+
+
+class LinalgCholeskyEx(Op):
+    """A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi = lower triangle with the diagonal halved"""
+
+    __slots__ = ("upper",)
+    save = ("result",)
+    nattrs = 1
+    _fname = "linalg.cholesky"
+
+    @staticmethod
+    def forward(ctx, self, upper):
+        if ctx is not None:
+            ctx.upper = upper
+        _square_check(self, "linalg.cholesky")
+        try:
+            low = np.linalg.cholesky(self)
+        except np.linalg.LinAlgError:
+            raise _not_pd_error(self, "linalg.cholesky") from None
+        return np.ascontiguousarray(low.swapaxes(-1, -2)) if upper else low
+
+    def backward(ctx, grad):
+        low, = ctx.saved_tensors
+        if ctx.upper:
+            low, grad = low.mT, grad.mT
+        n = low.shape[-1]
+        dt = low._data.dtype
+        phi = (low.mT @ grad) * _tril_mask(n, dt)
+        phi = phi - 0.5 * _diag_embed(_diag(phi))
+        linv = LinalgInvEx.apply(low)
+        ga = linv.mT @ phi @ linv
+        return 0.5 * (ga + ga.mT)
+
+
+class Cholesky(LinalgCholeskyEx):
+    __slots__ = ()
+    _name = "CholeskyBackward0"
+
+
+def _cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    """The Cholesky factor L (A = L L^T; U = L^T with ``upper``) of symmetric positive-definite matrices."""
+    return LinalgCholeskyEx.apply(A, upper)
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """torch.cholesky (deprecated spelling of linalg.cholesky)."""
+    return Cholesky.apply(input, upper)
+
+
+# ------------------------------------------------------------------ qr
+def _copyltu(m: Tensor) -> Tensor:
+    n = m.shape[-1]
+    low = m * _tril_mask(n, m._data.dtype, -1)
+    return low + low.mT + _diag_embed(_diag(m))
+
+
+class LinalgQr(Op):
+    """A = QR (Householder): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (wide A: split R = [X | Y])"""
+
+    __slots__ = ("mode", "outs")
+    save = ("self",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, mode):
+        _matrix_check(self, "linalg.qr")
+        if mode == "r":
+            r = np.linalg.qr(self, mode="r")
+            q = np.empty((0,), self.dtype)
+        else:
+            q, r = np.linalg.qr(self, mode=mode)
+        if ctx is not None:
+            ctx.mode, ctx.outs = mode, (q, r)
+        return q, r
+
+    def backward(ctx, gq, gr):
+        a, = ctx.saved_tensors
+        m, n = a.shape[-2:]
+        if ctx.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                               "linalg.qr.")
+        if ctx.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        q, r = _outputs(ctx, LinalgQr, a, ctx.mode)
+        gq = q * 0 if gq is None else gq
+        gr = r * 0 if gr is None else gr
+        if m >= n:
+            mm = r @ gr.mT - gq.mT @ q
+            b = gq + q @ _copyltu(mm)
+            return b @ _inv_t(r)
+        x, y, gx, gy = r[..., :, :m], r[..., :, m:], gr[..., :, :m], gr[..., :, m:]
+        gq = gq + a[..., :, m:] @ gy.mT
+        mm = x @ gx.mT - gq.mT @ q
+        gu = (gq + q @ _copyltu(mm)) @ _inv_t(x)
+        return cat([gu, q @ gy], -1)
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out=None):
+    """Q, R with A = Q R (mode 'reduced', 'complete', or 'r': R only, Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    return _RT.linalg_qr(*LinalgQr.apply(A, mode))
+
+
+# ------------------------------------------------------------------ eigh
+def _inv_gaps(w: Tensor) -> Tensor:
+    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    n = w.shape[-1]
+    eye = _eye(n, w._data.dtype)
+    return (1.0 - eye) / (w.unsqueeze(-2) - w.unsqueeze(-1) + eye)
+
+
+class LinalgEigh(Op):
+    """A = V diag(w) V^T: gA = V (diag(gw) + F o skew(V^T gV) / 2) V^T, F_ij = 1/(w_j - w_i)"""
+
+    __slots__ = ("uplo", "outs")
+    save = ("self",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, uplo):
+        _square_check(self, "linalg.eigh")
+        w, v = np.linalg.eigh(self, UPLO=uplo)
+        if ctx is not None:
+            ctx.uplo, ctx.outs = uplo, (w, v)
+        return w, v
+
+    def backward(ctx, gw, gv):
+        a, = ctx.saved_tensors
+        w, v = _outputs(ctx, LinalgEigh, a, ctx.uplo)
+        inner = 0
+        if gv is not None:
+            j = v.mT @ gv
+            inner = _inv_gaps(w) * (0.5 * (j - j.mT))
+        if gw is not None:
+            inner = inner + _diag_embed(gw)
+        return v @ inner @ v.mT
+
+
+def _uplo(UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices (from the UPLO triangle)."""
+    return _RT.linalg_eigh(*LinalgEigh.apply(A, _uplo(UPLO)))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return LinalgEigh.apply(A, _uplo(UPLO))[0]
+
+
+# ------------------------------------------------------------------ svd
+class LinalgSvd(Op):
+    """A = U diag(S) Vh: gA = U (F o (skew(U^T gU) S + S skew(V^T gV)) + diag(gS)) Vh plus the parts of gU, gV
+    outside the spans of U, V (F_ij = 1/(s_j^2 - s_i^2))"""
+
+    __slots__ = ("full", "outs")
+    save = ("self",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, full_matrices):
+        _matrix_check(self, "linalg.svd")
+        u, s, vh = np.linalg.svd(self, full_matrices=full_matrices)
+        s = s.astype(self.dtype, copy=False)
+        if ctx is not None:
+            ctx.full, ctx.outs = full_matrices, (u, s, vh)
+        return u, s, vh
+
+    def backward(ctx, gu, gs, gvh):
+        a, = ctx.saved_tensors
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        u, s, vh = _outputs(ctx, LinalgSvd, a, ctx.full)
+        if ctx.full:  # the columns beyond min(m, n) do not enter A: their gradients are dropped
+            u, vh = u[..., :, :k], vh[..., :k, :]
+            gu = gu[..., :, :k] if gu is not None else None
+            gvh = gvh[..., :k, :] if gvh is not None else None
+        if gu is None and gvh is None:
+            return (u * gs.unsqueeze(-2)) @ vh
+        core = 0
+        v = vh.mT
+        sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
+        f = _inv_gaps(s * s)
+        if gu is not None:
+            j = u.mT @ gu
+            core = f * ((j - j.mT) * sr)
+        if gvh is not None:
+            gv = gvh.mT
+            kk = v.mT @ gv
+            core = core + f * (sc * (kk - kk.mT))
+        if gs is not None:
+            core = core + _diag_embed(gs)
+        ga = u @ core @ vh
+        if gu is not None and m > k:
+            ga = ga + ((gu - u @ (u.mT @ gu)) / sr) @ vh
+        if gvh is not None and n > k:
+            ga = ga + u @ ((gv - v @ (v.mT @ gv)) / sr).mT
+        return ga
+
+
+def _svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+    """U, S, Vh with A = U diag(S) Vh, singular values descending."""
+    return _RT.linalg_svd(*LinalgSvd.apply(A, full_matrices))
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """Singular values, descending."""
+    return LinalgSvd.apply(A, False)[1]
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+    """torch.svd: U, S, V (not Vh) with A = U diag(S) V^T."""
+    u, s, vh = LinalgSvd.apply(input, not some)
+    if not compute_uv:
+        return _RT.svd(u.detach() * 0, s, vh.mT.detach() * 0)
+    return _RT.svd(u, s, vh.mT)
+
+
+# ------------------------------------------------------------------ norms
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """The vector ord-norm over ``dim`` (all elements when None)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    return Norm.apply(x, float(ord), dim, keepdim, dtype)
+
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), 2/-2 (largest/smallest singular value), inf/-inf
+    (max/min row sum)."""
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if dtype is not None:
+        A = A.to(dtype)
+    _float_check(A._data, "linalg.matrix_norm")
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == "fro":
+        return Norm.apply(A, 2.0, (d0, d1), keepdim, None)
+    if ord in ("nuc", 2, -2):
+        perm = [i for i in range(A.ndim) if i not in (d0, d1)] + [d0, d1]
+        s = svdvals(A.permute(*perm))
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    sum_dim, red_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = A.abs().sum(sum_dim, keepdim=keepdim)
+    if not keepdim and red_dim > sum_dim:
+        red_dim -= 1
+    return sums.amax(red_dim, keepdim=keepdim) if ord > 0 else sums.amin(red_dim, keepdim=keepdim)
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """Vector norm (1-d input or an int dim) or matrix norm (2-d input or a 2-tuple dim)."""
+    if dim is not None and not isinstance(dim, int):
+        dim = tuple(dim)
+        if len(dim) == 1:
+            dim = dim[0]
+    if ord is None:
+        if isinstance(dim, tuple):
+            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if isinstance(dim, tuple) or (dim is None and A.ndim == 2) or isinstance(ord, str):
+        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if dim is None and A.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A.ndim}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord}")
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+# ------------------------------------------------------------------ composites
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """Moore-Penrose pseudo-inverse through the SVD, dropping singular values below max(atol, rtol * s_max)."""
+    _matrix_check(A._data, "linalg.pinv")
+    u, s, vh = LinalgSvd.apply(A, False)
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(A._data.dtype).eps * max(A.shape[-2:])
+    cutoff = np.maximum(0.0 if atol is None else atol, rtol * smax._data)
+    keep = _const(s._data > cutoff)
+    sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
+    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """torch.pinverse: linalg.pinv with relative tolerance ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A multiplied by itself n times (n < 0: powers of the inverse; n = 0: identities)."""
+    _square_check(A._data, "linalg.matrix_power", float_only=n < 0)
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)
+        return A * 0 + _const(np.ascontiguousarray(eye)) if A.requires_grad else _const(eye.copy())
+    if n < 0:
+        A, n = LinalgInvEx.apply(A), -n
+    result, base = None, A
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            return result
+        base = matmul(base, base)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The chained product of matrices (the first and last may be vectors)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        want_vec = (i == 0 or i == len(tensors) - 1) and t.ndim == 1
+        if t.ndim != 2 and not want_vec:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D" if 0 < i < len(tensors) - 1
+                               else f"multi_dot(): the {'first' if i == 0 else 'last'} tensor must be 1D or 2D but "
+                                    f"got {t.ndim}D")
+    for i in range(len(tensors) - 1):
+        a, b = tensors[i], tensors[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            sa = list(a.shape) if a.ndim == 2 else [1, a.shape[0]]
+            sb = list(b.shape) if b.ndim == 2 else [b.shape[0], 1]
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {sa} and {sb} cannot be multiplied")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result
