@@ -1,0 +1,253 @@
+"""2-d max and average pooling (1-d pooling is 2-d on a height of one, as in torch).
+
+Max pooling returns flat indices into each (H*W) plane; its gradient scatters through those indices
+(``MaxPool2DWithIndicesBackwardBackward0``) and that scatter's gradient gathers through them again, so the pair
+is closed under differentiation. Average pooling's gradient is its adjoint (``AvgPool2DBackwardBackward0``),
+whose gradient is average pooling again. Windows are strided views; loops run over kernel offsets only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap
+from ._op import Op
+from .conv import _windows, _pad
+
+__all__ = ["max_pool2d_with_indices", "avg_pool2d", "adaptive_max_pool2d"]
+
+
+def pool_out_len(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """Output length of a pooling window sweep (torch's rule: the last window must start inside input+left pad)."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _extra(n, k, s, p, d, out):
+    """Cells past the right padding that the last (ceil-mode) window reaches."""
+    return max(0, (out - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
+
+
+def _max_pool(x, k, s, p, d, ceil_mode):
+    n, c, h, w = x.shape
+    out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
+    win = _windows(xp, k, s, d, out)  # (N, C, kh, kw, oh, ow)
+    flat = win.reshape(n, c, k[0] * k[1], out[0], out[1])
+    arg = flat.argmax(axis=2)[:, :, None]
+    vals = np.take_along_axis(flat, arg, axis=2)[:, :, 0]
+    arg = arg[:, :, 0]
+    row = (np.arange(out[0]) * s[0] - p[0])[:, None] + (arg // k[1]) * d[0]
+    col = np.arange(out[1]) * s[1] - p[1] + (arg % k[1]) * d[1]
+    return vals, row * w + col
+
+
+class MaxPool2DWithIndices(Op):
+    """d max_pool2d(x) = grad scattered to the arg-max positions"""
+
+    __slots__ = ("shape", "overlap", "_idx")
+    nattrs = 5
+    differentiable_outputs = (0,)
+
+    @staticmethod
+    def forward(ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
+        vals, idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
+        if ctx is not None:
+            ctx.shape = self.shape
+            ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(2))
+            ctx._idx = idx
+        return vals, idx
+
+    def backward(ctx, grad, _gidx=None):
+        idx = _wrap(ctx._idx, D.int64)
+        return MaxPool2DWithIndicesBackwardBackward.apply(grad, idx, ctx.shape, ctx.overlap)
+
+
+class MaxPool2DWithIndicesBackwardBackward(Op):
+    """d scatter(grad, idx) = gather(grad, idx)"""
+
+    __slots__ = ("idx",)
+    inputs = ("self", "indices")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, indices, shape, overlap):
+        if ctx is not None:
+            ctx.idx = indices
+        n, c, h, w = shape
+        g = self.reshape(n, c, -1)
+        i = indices.reshape(n, c, -1)
+        if not overlap:
+            out = np.zeros((n, c, h * w), self.dtype)
+            np.put_along_axis(out, i, g, axis=2)
+        else:
+            off = (np.arange(n * c) * (h * w)).reshape(n, c, 1)
+            out = np.bincount((i + off).ravel(), g.ravel(), n * c * h * w).astype(self.dtype, copy=False)
+        return out.reshape(shape)
+
+    def backward(ctx, grad):
+        return MaxPoolGather.apply(grad, _wrap(ctx.idx, D.int64)), None
+
+
+class MaxPoolGather(Op):
+    """d gather(x, idx) = scatter(grad, idx) (the gradient of max pooling's scatter)"""
+
+    __slots__ = ("shape", "idx")
+    inputs = ("self", "indices")
+
+    @staticmethod
+    def forward(ctx, self, indices):
+        n, c = self.shape[:2]
+        if ctx is not None:
+            ctx.shape, ctx.idx = self.shape, indices
+        return np.take_along_axis(self.reshape(n, c, -1), indices.reshape(n, c, -1), axis=2).reshape(indices.shape)
+
+    def backward(ctx, grad):
+        return MaxPool2DWithIndicesBackwardBackward.apply(grad, _wrap(ctx.idx, D.int64), ctx.shape, True), None
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
+    return MaxPool2DWithIndices.apply(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
+
+
+# ------------------------------------------------------------------ average pooling
+def _divisor(n, k, s, p, out, count_include_pad):
+    """Per-output-position window sizes along one axis (torch's clipping rules)."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, n + p)
+    size = end - start
+    if not count_include_pad:
+        size = np.minimum(end, n) - np.maximum(start, 0)
+    return size
+
+
+def _avg_geometry(shape, k, s, p, ceil_mode, count_include_pad, divisor_override):
+    h, w = shape[2:]
+    out = (pool_out_len(h, k[0], s[0], p[0], 1, ceil_mode), pool_out_len(w, k[1], s[1], p[1], 1, ceil_mode))
+    if divisor_override:
+        div = np.float64(divisor_override)
+    else:
+        div = (_divisor(h, k[0], s[0], p[0], out[0], count_include_pad)[:, None]
+               * _divisor(w, k[1], s[1], p[1], out[1], count_include_pad)).astype(np.float64)
+    extra = (_extra(h, k[0], s[0], p[0], 1, out[0]), _extra(w, k[1], s[1], p[1], 1, out[1]))
+    return out, div, extra
+
+
+def _avg_pool(x, k, s, p, ceil_mode, cip, dov):
+    out, div, extra = _avg_geometry(x.shape, k, s, p, ceil_mode, cip, dov)
+    xp = _pad(x, p, extra)
+    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
+    acc = np.zeros(x.shape[:2] + out, x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            acc += xp[:, :, i:i + he:s[0], j:j + we:s[1]]
+    acc /= div.astype(x.dtype)
+    return acc
+
+
+def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
+    out, div, extra = _avg_geometry(shape, k, s, p, ceil_mode, cip, dov)
+    h, w = shape[2:]
+    gd = g / div.astype(g.dtype)
+    buf = np.zeros(shape[:2] + (h + 2 * p[0] + extra[0], w + 2 * p[1] + extra[1]), g.dtype)
+    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
+    for i in range(k[0]):
+        for j in range(k[1]):
+            buf[:, :, i:i + he:s[0], j:j + we:s[1]] += gd
+    return np.ascontiguousarray(buf[:, :, p[0]:p[0] + h, p[1]:p[1] + w])
+
+
+class AvgPool2D(Op):
+    """d avg_pool2d(x) = its adjoint applied to grad"""
+
+    __slots__ = ("shape", "geo")
+    nattrs = 6
+
+    @staticmethod
+    def forward(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if ctx is not None:
+            ctx.shape, ctx.geo = self.shape, geo
+        return _avg_pool(self, *geo)
+
+    def backward(ctx, grad):
+        return AvgPool2DBackwardBackward.apply(grad, ctx.shape, *ctx.geo)
+
+
+class AvgPool2DBackwardBackward(Op):
+    """d avg_pool2d_adjoint(g) = avg_pool2d(grad)"""
+
+    __slots__ = ("geo",)
+    nattrs = 7
+
+    @staticmethod
+    def forward(ctx, self, shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if ctx is not None:
+            ctx.geo = geo
+        return _avg_pool_t(self, shape, *geo)
+
+    def backward(ctx, grad):
+        return AvgPool2D.apply(grad, *ctx.geo)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return AvgPool2D.apply(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
+                           divisor_override)
+
+
+# ------------------------------------------------------------------ adaptive max pooling
+def adaptive_bounds(n: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start (floor(i*n/out)) and end (ceil((i+1)*n/out)) of each adaptive window."""
+    i = np.arange(out)
+    return (i * n) // out, -((-(i + 1) * n) // out)
+
+
+def _adaptive_max(x, out):
+    n, c, h, w = x.shape
+    axes = []
+    for size, o in ((h, out[0]), (w, out[1])):
+        start, end = adaptive_bounds(size, o)
+        k = int((end - start).max()) if o else 0
+        pos = start[:, None] + np.arange(k)
+        axes.append((np.minimum(pos, size - 1), pos < end[:, None]))
+    (rows, rv), (cols, cv) = axes
+    win = x[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (N, C, oh, kh, ow, kw)
+    valid = rv[:, :, None, None] & cv[None, None, :, :]
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    win = np.where(valid, win, fill).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, out[0], out[1], -1)
+    arg = win.argmax(axis=-1)[..., None]
+    vals = np.take_along_axis(win, arg, axis=-1)[..., 0]
+    kw = cols.shape[1]
+    arg = arg[..., 0]
+    r = np.take_along_axis(np.broadcast_to(rows[None, None, :, None, :], (n, c) + out + rows.shape[1:]),
+                           (arg // kw)[..., None], axis=-1)[..., 0]
+    cc = np.take_along_axis(np.broadcast_to(cols[None, None, None, :, :], (n, c) + out + cols.shape[1:]),
+                            (arg % kw)[..., None], axis=-1)[..., 0]
+    return vals, r * w + cc
+
+
+class AdaptiveMaxPool2D(Op):
+    """d adaptive_max_pool2d(x) = grad scattered to the arg-max positions"""
+
+    __slots__ = ("shape", "_idx")
+    nattrs = 1
+    differentiable_outputs = (0,)
+
+    @staticmethod
+    def forward(ctx, self, output_size):
+        vals, idx = _adaptive_max(self, output_size)
+        if ctx is not None:
+            ctx.shape, ctx._idx = self.shape, idx
+        return vals, idx
+
+    def backward(ctx, grad, _gidx=None):
+        return MaxPool2DWithIndicesBackwardBackward.apply(grad, _wrap(ctx._idx, D.int64), ctx.shape, True)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
+    return AdaptiveMaxPool2D.apply(input, tuple(output_size))
