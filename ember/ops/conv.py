@@ -71,7 +71,10 @@ def _conv(x, w, s, p, d, groups):
     o, cg, kh, kw = w.shape
     k = (kh, kw)
     out = (_out_len(h, kh, s[0], p[0], d[0]), _out_len(wd, kw, s[1], p[1], d[1]))
-    cols = _cols(x, k, s, p, d, out).reshape(n, groups, cg * kh * kw, out[0] * out[1])
+    cols = _cols(x, k, s, p, d, out)
+    if groups == 1:
+        return np.matmul(w.reshape(o, cg * kh * kw), cols).reshape(n, o, out[0], out[1])
+    cols = cols.reshape(n, groups, cg * kh * kw, out[0] * out[1])
     y = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
     return y.reshape(n, o, out[0], out[1])
 
@@ -82,8 +85,11 @@ def _conv_t(g, w, s, p, d, groups, opad):
     _, cg, kh, kw = w.shape
     k = (kh, kw)
     size = tuple((g.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 + opad[i] for i in range(2))
-    wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-    cols = np.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
+    if groups == 1:
+        cols = np.matmul(w.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))
+    else:
+        wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
+        cols = np.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
     return _col2im(cols.reshape(n, groups * cg * kh * kw, oh * ow), size, k, s, p, d, (oh, ow))
 
 
@@ -93,7 +99,7 @@ def _conv_w(x, g, s, p, d, groups, k):
     o, out = g.shape[1], g.shape[2:]
     cols = _cols(x, k, s, p, d, out).reshape(n, groups, (c // groups) * k[0] * k[1], out[0] * out[1])
     gm = g.reshape(n, groups, o // groups, out[0] * out[1])
-    gw = np.einsum("ngol,ngkl->gok", gm, cols, optimize=True)
+    gw = np.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(0)  # N small GEMMs, then the batch sum
     return gw.reshape(o, c // groups, k[0], k[1])
 
 

@@ -36,14 +36,22 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
-    win = _windows(xp, k, s, d, out)  # (N, C, kh, kw, oh, ow)
-    flat = win.reshape(n, c, k[0] * k[1], out[0], out[1])
-    arg = flat.argmax(axis=2)[:, :, None]
-    vals = np.take_along_axis(flat, arg, axis=2)[:, :, 0]
-    arg = arg[:, :, 0]
+    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
+    best = arg = None
+    for t in range(k[0] * k[1]):  # running max over kernel offsets; a later NaN wins, as in torch
+        i, j = divmod(t, k[1])
+        v = xp[:, :, i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
+        if best is None:
+            best, arg = v.copy(), np.zeros(v.shape, np.int64)
+            continue
+        m = v > best
+        if x.dtype.kind == "f":
+            m |= v != v
+        np.copyto(best, v, where=m)
+        np.copyto(arg, t, where=m)
     row = (np.arange(out[0]) * s[0] - p[0])[:, None] + (arg // k[1]) * d[0]
     col = np.arange(out[1]) * s[1] - p[1] + (arg % k[1]) * d[1]
-    return vals, row * w + col
+    return best, row * w + col
 
 
 class MaxPool2DWithIndices(Op):
