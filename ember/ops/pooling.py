@@ -57,33 +57,41 @@ def _max_pool(x, k, s, p, d, ceil_mode):
 class MaxPool2DWithIndices(Op):
     """d max_pool2d(x) = grad scattered to the arg-max positions"""
 
-    __slots__ = ("shape", "overlap", "_idx")
+    __slots__ = ("overlap", "_idx")
     nattrs = 5
     differentiable_outputs = (0,)
+    save = ("self",)
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
         vals, idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
         if ctx is not None:
-            ctx.shape = self.shape
             ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(2))
             ctx._idx = idx
         return vals, idx
 
     def backward(ctx, grad, _gidx=None):
-        idx = _wrap(ctx._idx, D.int64)
-        return MaxPool2DWithIndicesBackwardBackward.apply(grad, idx, ctx.shape, ctx.overlap)
+        (x,) = ctx.saved_tensors
+        return MaxPool2DWithIndicesBackwardBackward.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, ctx.overlap)
+
+
+def _zeros_for(ctx, i: int, t: Tensor):
+    """The zero gradient torch gives the original input of a pooling backward (None when not needed)."""
+    if ctx._next[i][0] is None:
+        return None
+    return _wrap(np.zeros(t.shape, t._data.dtype), t._dtype)
 
 
 class MaxPool2DWithIndicesBackwardBackward(Op):
-    """d scatter(grad, idx) = gather(grad, idx)"""
+    """d scatter(grad, idx) = gather(grad, idx); the original input (for its shape) gets zeros"""
 
     __slots__ = ("idx",)
-    inputs = ("self", "indices")
+    inputs = ("self", "input", "indices")
+    save = ("input",)
     nattrs = 2
 
     @staticmethod
-    def forward(ctx, self, indices, shape, overlap):
+    def forward(ctx, self, input, indices, shape, overlap):
         if ctx is not None:
             ctx.idx = indices
         n, c, h, w = shape
@@ -98,7 +106,13 @@ class MaxPool2DWithIndicesBackwardBackward(Op):
         return out.reshape(shape)
 
     def backward(ctx, grad):
-        return MaxPoolGather.apply(grad, _wrap(ctx.idx, D.int64)), None
+        (x,) = ctx.saved_tensors
+        return MaxPoolGather.apply(grad, _wrap(ctx.idx, D.int64)), _zeros_for(ctx, 1, x), None
+
+
+class AdaptiveMaxPool2DBackwardBackward(MaxPool2DWithIndicesBackwardBackward):
+    __slots__ = ()
+    _name = "AdaptiveMaxPool2DBackwardBackward0"
 
 
 class MaxPoolGather(Op):
@@ -115,7 +129,7 @@ class MaxPoolGather(Op):
         return np.take_along_axis(self.reshape(n, c, -1), indices.reshape(n, c, -1), axis=2).reshape(indices.shape)
 
     def backward(ctx, grad):
-        return MaxPool2DWithIndicesBackwardBackward.apply(grad, _wrap(ctx.idx, D.int64), ctx.shape, True), None
+        return MaxPool2DWithIndicesBackwardBackward.apply(grad, None, _wrap(ctx.idx, D.int64), ctx.shape, True), None
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
@@ -172,35 +186,40 @@ def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
 class AvgPool2D(Op):
     """d avg_pool2d(x) = its adjoint applied to grad"""
 
-    __slots__ = ("shape", "geo")
+    __slots__ = ("geo",)
     nattrs = 6
+    save = ("self",)
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if ctx is not None:
-            ctx.shape, ctx.geo = self.shape, geo
+            ctx.geo = geo
         return _avg_pool(self, *geo)
 
     def backward(ctx, grad):
-        return AvgPool2DBackwardBackward.apply(grad, ctx.shape, *ctx.geo)
+        (x,) = ctx.saved_tensors
+        return AvgPool2DBackwardBackward.apply(grad, x, *ctx.geo)
 
 
 class AvgPool2DBackwardBackward(Op):
     """d avg_pool2d_adjoint(g) = avg_pool2d(grad)"""
 
     __slots__ = ("geo",)
-    nattrs = 7
+    nattrs = 6
+    inputs = ("self", "input")
+    save = ("input",)
 
     @staticmethod
-    def forward(ctx, self, shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    def forward(ctx, self, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if ctx is not None:
             ctx.geo = geo
-        return _avg_pool_t(self, shape, *geo)
+        return _avg_pool_t(self, input.shape, *geo)
 
     def backward(ctx, grad):
-        return AvgPool2D.apply(grad, *ctx.geo)
+        (x,) = ctx.saved_tensors
+        return AvgPool2D.apply(grad, *ctx.geo), _zeros_for(ctx, 1, x)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -242,20 +261,23 @@ def _adaptive_max(x, out):
 class AdaptiveMaxPool2D(Op):
     """d adaptive_max_pool2d(x) = grad scattered to the arg-max positions"""
 
-    __slots__ = ("shape", "_idx")
+    __slots__ = ("_idx",)
     nattrs = 1
     differentiable_outputs = (0,)
+    save = ("self",)
 
     @staticmethod
     def forward(ctx, self, output_size):
         vals, idx = _adaptive_max(self, output_size)
         if ctx is not None:
-            ctx.shape, ctx._idx = self.shape, idx
+            ctx._idx = idx
         return vals, idx
 
     def backward(ctx, grad, _gidx=None):
-        return MaxPool2DWithIndicesBackwardBackward.apply(grad, _wrap(ctx._idx, D.int64), ctx.shape, True)
+        (x,) = ctx.saved_tensors
+        return AdaptiveMaxPool2DBackwardBackward.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, True)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     return AdaptiveMaxPool2D.apply(input, tuple(output_size))
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from ._op import Op
 
 __all__ = ["Take", "Mat", "axis_map"]
@@ -58,9 +58,12 @@ class _AxisMap(Op):
 
     __slots__ = ("maps",)
     nattrs = 1
+    inputs = ("self", "input")
+    _pair: type = None  # the adjoint's class (and back)
+    _is_adjoint = False
 
     @staticmethod
-    def forward(ctx, self, maps):
+    def forward(ctx, self, input, maps):
         if ctx is not None:
             ctx.maps = maps
         nd = self.ndim
@@ -71,18 +74,33 @@ class _AxisMap(Op):
         return np.ascontiguousarray(out) if out is not self else out.copy()
 
     def backward(ctx, grad):
-        return type(ctx).apply(grad, tuple(None if m is None else m.T for m in ctx.maps))
+        cls = type(ctx)
+        maps_t = tuple(None if m is None else m.T for m in ctx.maps)
+        saved = ctx.saved_tensors[0] if cls.save else None
+        if cls._is_adjoint:  # torch's adjoint takes the original input too; its gradient there is zero
+            zero = None if ctx._next[1][0] is None else _wrap(np.zeros(saved.shape, saved._data.dtype), saved._dtype)
+            return cls._pair.apply(grad, None, maps_t), zero
+        return cls._pair.apply(grad, saved, maps_t), None
 
 
-_NAMES = ("ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D",
-          "ReplicationPad3D", "CircularPad", "UpsampleNearest1D", "UpsampleNearest2D", "UpsampleLinear1D",
-          "UpsampleBilinear2D", "AdaptiveAvgPool2D")
-_OPS = {n: type(n, (_AxisMap,), {"__slots__": (), "_name": n + "Backward0"}) for n in _NAMES}
+# torch node name -> whether its adjoint takes the original input (torch's *_backward(grad, self, ...))
+_TABLE = {"ReflectionPad1D": True, "ReflectionPad2D": True, "ReflectionPad3D": True, "ReplicationPad1D": True,
+          "ReplicationPad2D": True, "ReplicationPad3D": True, "CircularPad": False, "UpsampleNearest1D": False,
+          "UpsampleNearest2D": False, "UpsampleLinear1D": False, "UpsampleBilinear2D": False,
+          "AdaptiveAvgPool2D": True}
+_OPS = {}
+for _n, _self in _TABLE.items():
+    _f = type(_n, (_AxisMap,), {"__slots__": (), "_name": _n + "Backward0", "save": ("self",) if _self else ()})
+    _b = type(_n + "Backward", (_AxisMap,), {"__slots__": (), "_name": _n + "BackwardBackward0", "_is_adjoint": True,
+                                             "save": ("input",) if _self else ()})
+    _f._pair, _b._pair = _b, _f
+    _OPS[_n] = _f
+del _n, _self, _f, _b
 
 
 def axis_map(name: str, input: Tensor, maps: tuple) -> Tensor:
     """Apply the per-axis ``maps`` to the trailing axes of ``input`` as the node ``name``."""
-    return _OPS[name].apply(input, tuple(maps))
+    return _OPS[name].apply(input, None, tuple(maps))
 
 
 class ConstantPadNd(Op):
