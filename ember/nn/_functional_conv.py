@@ -170,21 +170,17 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 
 
 # ------------------------------------------------------------------ pooling
-def _pool_input(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
-    """(batched 2-d view of input, whether a batch dim was added); 1-d pools run on a height of one."""
+def _pool_input(input: Tensor, nd: int, name: str) -> Tensor:
+    """The input as 2-d planes (batched or not); 1-d pools run on a height of one."""
     if input.dim() not in (nd + 1, nd + 2) or input.numel() == 0 and 0 in input.shape[1:]:
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got: {_shape_str(input)}" if nd == 1 else
                            "non-empty 3D or 4D (batch mode) tensor expected for input")
-    unbatched = input.dim() == nd + 1
-    x = input.unsqueeze(0) if unbatched else input
-    return (x.unsqueeze(-2) if nd == 1 else x), unbatched
+    return input.unsqueeze(-2) if nd == 1 else input
 
 
-def _pool_back(y: Tensor, nd: int, unbatched: bool) -> Tensor:
-    if nd == 1:
-        y = y.squeeze(-2)
-    return y.squeeze(0) if unbatched else y
+def _pool_back(y: Tensor, nd: int) -> Tensor:
+    return y.squeeze(-2) if nd == 1 else y
 
 
 def _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode):
@@ -197,19 +193,19 @@ def _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode):
                                f"kernel_size={k[i]} and dilation={d[i]}")
     if nd == 1:
         k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
-    out = [_P.pool_out_len(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(2)]
+    out = [_P.pool_out_len(x.shape[-2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(2)]
     if out[0] < 1 or out[1] < 1:
-        c, h, w = x.shape[1:]
+        c, h, w = x.shape[-3:]
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
                            f"Output size is too small")
     return k, s, p, d
 
 
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
-    x, unb = _pool_input(input, nd, name)
+    x = _pool_input(input, nd, name)
     k, s, p, d = _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode)
     y, idx = _P.max_pool2d_with_indices(x, k, s, p, d, ceil_mode)
-    return _pool_back(y, nd, unb), _pool_back(idx, nd, unb)
+    return _pool_back(y, nd), _pool_back(idx, nd)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -237,11 +233,11 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 
 def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, name):
-    x, unb = _pool_input(input, nd, name)
+    x = _pool_input(input, nd, name)
     k, s, p, _ = _pool_geometry(x, nd, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    return _pool_back(_P.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override), nd, unb)
+    return _pool_back(_P.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override), nd)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -282,6 +278,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     _adaptive_input(input, 2, "adaptive_avg_pool2d")
     oh, ow = _adaptive_size(input, output_size, 2)
     h, w = input.shape[-2:]
+    if oh == ow == 1:
+        return input.mean((-2, -1), keepdim=True)  # torch's shortcut (its node is MeanBackward1)
     return _R.axis_map("AdaptiveAvgPool2D", input, (_avg_matrix(h, oh), _avg_matrix(w, ow)))
 
 
@@ -295,9 +293,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices=True):
     _adaptive_input(input, 2, "adaptive_max_pool2d")
     size = _adaptive_size(input, output_size, 2)
-    unb = input.dim() == 3
-    y, idx = _P.adaptive_max_pool2d(input.unsqueeze(0) if unb else input, size)
-    return (y.squeeze(0), idx.squeeze(0)) if unb else (y, idx)
+    return _P.adaptive_max_pool2d(input, size)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices=False):

@@ -31,6 +31,17 @@ def _extra(n, k, s, p, d, out):
     return max(0, (out - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
 
 
+def _batched(kernel):
+    """Run a kernel written for (N, C, H, W) on unbatched (C, H, W) input too."""
+    def run(x, *args):
+        if x.ndim == 3:
+            out = kernel(x[None], *args)
+            return tuple(o[0] for o in out) if type(out) is tuple else out[0]
+        return kernel(x, *args)
+    return run
+
+
+@_batched
 def _max_pool(x, k, s, p, d, ceil_mode):
     n, c, h, w = x.shape
     out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
@@ -94,15 +105,15 @@ class MaxPool2DWithIndicesBackwardBackward(Op):
     def forward(ctx, self, input, indices, shape, overlap):
         if ctx is not None:
             ctx.idx = indices
-        n, c, h, w = shape
-        g = self.reshape(n, c, -1)
-        i = indices.reshape(n, c, -1)
+        hw = shape[-1] * shape[-2]
+        g = self.reshape(-1, self.shape[-1] * self.shape[-2])
+        i = indices.reshape(g.shape)
         if not overlap:
-            out = np.zeros((n, c, h * w), self.dtype)
-            np.put_along_axis(out, i, g, axis=2)
+            out = np.zeros((g.shape[0], hw), self.dtype)
+            np.put_along_axis(out, i, g, axis=1)
         else:
-            off = (np.arange(n * c) * (h * w)).reshape(n, c, 1)
-            out = np.bincount((i + off).ravel(), g.ravel(), n * c * h * w).astype(self.dtype, copy=False)
+            off = (np.arange(g.shape[0]) * hw)[:, None]
+            out = np.bincount((i + off).ravel(), g.ravel(), g.shape[0] * hw).astype(self.dtype, copy=False)
         return out.reshape(shape)
 
     def backward(ctx, grad):
@@ -123,10 +134,11 @@ class MaxPoolGather(Op):
 
     @staticmethod
     def forward(ctx, self, indices):
-        n, c = self.shape[:2]
         if ctx is not None:
             ctx.shape, ctx.idx = self.shape, indices
-        return np.take_along_axis(self.reshape(n, c, -1), indices.reshape(n, c, -1), axis=2).reshape(indices.shape)
+        planes = self.reshape(-1, self.shape[-1] * self.shape[-2])
+        i = indices.reshape(planes.shape[0], -1)
+        return np.take_along_axis(planes, i, axis=1).reshape(indices.shape)
 
     def backward(ctx, grad):
         return MaxPool2DWithIndicesBackwardBackward.apply(grad, None, _wrap(ctx.idx, D.int64), ctx.shape, True), None
@@ -148,7 +160,7 @@ def _divisor(n, k, s, p, out, count_include_pad):
 
 
 def _avg_geometry(shape, k, s, p, ceil_mode, count_include_pad, divisor_override):
-    h, w = shape[2:]
+    h, w = shape[-2:]
     out = (pool_out_len(h, k[0], s[0], p[0], 1, ceil_mode), pool_out_len(w, k[1], s[1], p[1], 1, ceil_mode))
     if divisor_override:
         div = np.float64(divisor_override)
@@ -159,28 +171,29 @@ def _avg_geometry(shape, k, s, p, ceil_mode, count_include_pad, divisor_override
     return out, div, extra
 
 
+@_batched
 def _avg_pool(x, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(x.shape, k, s, p, ceil_mode, cip, dov)
     xp = _pad(x, p, extra)
     he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    acc = np.zeros(x.shape[:2] + out, x.dtype)
+    acc = np.zeros(x.shape[:-2] + out, x.dtype)
     for i in range(k[0]):
         for j in range(k[1]):
-            acc += xp[:, :, i:i + he:s[0], j:j + we:s[1]]
+            acc += xp[..., i:i + he:s[0], j:j + we:s[1]]
     acc /= div.astype(x.dtype)
     return acc
 
 
 def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(shape, k, s, p, ceil_mode, cip, dov)
-    h, w = shape[2:]
+    h, w = shape[-2:]
     gd = g / div.astype(g.dtype)
-    buf = np.zeros(shape[:2] + (h + 2 * p[0] + extra[0], w + 2 * p[1] + extra[1]), g.dtype)
+    buf = np.zeros(tuple(shape[:-2]) + (h + 2 * p[0] + extra[0], w + 2 * p[1] + extra[1]), g.dtype)
     he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
     for i in range(k[0]):
         for j in range(k[1]):
-            buf[:, :, i:i + he:s[0], j:j + we:s[1]] += gd
-    return np.ascontiguousarray(buf[:, :, p[0]:p[0] + h, p[1]:p[1] + w])
+            buf[..., i:i + he:s[0], j:j + we:s[1]] += gd
+    return np.ascontiguousarray(buf[..., p[0]:p[0] + h, p[1]:p[1] + w])
 
 
 class AvgPool2D(Op):
@@ -234,6 +247,7 @@ def adaptive_bounds(n: int, out: int) -> tuple[np.ndarray, np.ndarray]:
     return (i * n) // out, -((-(i + 1) * n) // out)
 
 
+@_batched
 def _adaptive_max(x, out):
     n, c, h, w = x.shape
     axes = []
