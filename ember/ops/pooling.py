@@ -41,27 +41,61 @@ def _batched(kernel):
     return run
 
 
+def _running_max(views: list) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise max over ``views`` and the position of its first occurrence (no NaN among them)."""
+    best, arg = views[0], None
+    for t in range(1, len(views)):
+        m = views[t] > best
+        best = np.where(m, views[t], best)
+        if arg is None:
+            arg = m.astype(np.intp)
+        else:
+            np.copyto(arg, t, where=m)
+    return best, (np.zeros(best.shape, np.intp) if arg is None else arg)
+
+
+def _max_pool_separable(xp, k, s, d, out):
+    """Max over windows as a max along rows then along columns: the first maximum in row-major window order
+    (torch's choice) is the first row holding the maximum, then that row's first maximum."""
+    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
+    rowmax, jarg = _running_max([xp[..., j * d[1]:j * d[1] + we:s[1]] for j in range(k[1])])
+    best, iarg = _running_max([rowmax[..., i * d[0]:i * d[0] + he:s[0], :] for i in range(k[0])])
+    jrows = [jarg[..., i * d[0]:i * d[0] + he:s[0], :] for i in range(k[0])]
+    if k[0] == 2:
+        return best, iarg, np.where(iarg.astype(bool), jrows[1], jrows[0])
+    jsel = jrows[0].copy()
+    for i in range(1, k[0]):
+        np.copyto(jsel, jrows[i], where=iarg == i)
+    return best, iarg, jsel
+
+
+def _max_pool_nan(xp, k, s, d, out):
+    """Running max over kernel offsets where a later NaN wins, as in torch (the rare path)."""
+    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
+    best = arg = None
+    for t in range(k[0] * k[1]):
+        i, j = divmod(t, k[1])
+        v = xp[..., i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
+        if best is None:
+            best, arg = v.copy(), np.zeros(v.shape, np.intp)
+            continue
+        m = (v > best) | (v != v)
+        np.copyto(best, v, where=m)
+        arg[m] = t
+    return best, arg // k[1], arg % k[1]
+
+
 @_batched
 def _max_pool(x, k, s, p, d, ceil_mode):
     n, c, h, w = x.shape
     out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    floating = x.dtype.kind == "f"
+    fill = -np.inf if floating else np.iinfo(x.dtype).min
     xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    best = arg = None
-    for t in range(k[0] * k[1]):  # running max over kernel offsets; a later NaN wins, as in torch
-        i, j = divmod(t, k[1])
-        v = xp[:, :, i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
-        if best is None:
-            best, arg = v.copy(), np.zeros(v.shape, np.int64)
-            continue
-        m = v > best
-        if x.dtype.kind == "f":
-            m |= v != v
-        np.copyto(best, v, where=m)
-        np.copyto(arg, t, where=m)
-    row = (np.arange(out[0]) * s[0] - p[0])[:, None] + (arg // k[1]) * d[0]
-    col = np.arange(out[1]) * s[1] - p[1] + (arg % k[1]) * d[1]
+    kernel = _max_pool_nan if floating and np.isnan(x).any() else _max_pool_separable
+    best, iarg, jarg = kernel(xp, k, s, d, out)
+    row = (np.arange(out[0]) * s[0] - p[0])[:, None] + iarg * d[0]
+    col = np.arange(out[1]) * s[1] - p[1] + jarg * d[1]
     return best, row * w + col
 
 
@@ -108,12 +142,12 @@ class MaxPool2DWithIndicesBackwardBackward(Op):
         hw = shape[-1] * shape[-2]
         g = self.reshape(-1, self.shape[-1] * self.shape[-2])
         i = indices.reshape(g.shape)
-        if not overlap:
-            out = np.zeros((g.shape[0], hw), self.dtype)
-            np.put_along_axis(out, i, g, axis=1)
+        flat = (i + (np.arange(g.shape[0]) * hw)[:, None]).ravel()
+        if not overlap:  # every input position is picked at most once
+            out = np.zeros(g.shape[0] * hw, self.dtype)
+            out[flat] = g.ravel()
         else:
-            off = (np.arange(g.shape[0]) * hw)[:, None]
-            out = np.bincount((i + off).ravel(), g.ravel(), g.shape[0] * hw).astype(self.dtype, copy=False)
+            out = np.bincount(flat, g.ravel(), g.shape[0] * hw).astype(self.dtype, copy=False)
         return out.reshape(shape)
 
     def backward(ctx, grad):
