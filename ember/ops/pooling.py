@@ -41,32 +41,24 @@ def _batched(kernel):
     return run
 
 
-def _running_max(views: list) -> tuple[np.ndarray, np.ndarray]:
-    """Elementwise max over ``views`` and the position of its first occurrence (no NaN among them)."""
-    best, arg = views[0], None
-    for t in range(1, len(views)):
-        m = views[t] > best
-        best = np.where(m, views[t], best)
-        if arg is None:
-            arg = m.astype(np.intp)
-        else:
-            np.copyto(arg, t, where=m)
-    return best, (np.zeros(best.shape, np.intp) if arg is None else arg)
-
-
-def _max_pool_separable(xp, k, s, d, out):
-    """Max over windows as a max along rows then along columns: the first maximum in row-major window order
-    (torch's choice) is the first row holding the maximum, then that row's first maximum."""
+def _max_pool_fast(xp, k, s, d, out):
+    """Max over kernel offsets with np.maximum, then the first offset holding it (torch's tie choice);
+    ``None`` when a window holds NaN (torch then picks the last NaN: see ``_max_pool_nan``)."""
     he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    rowmax, jarg = _running_max([xp[..., j * d[1]:j * d[1] + we:s[1]] for j in range(k[1])])
-    best, iarg = _running_max([rowmax[..., i * d[0]:i * d[0] + he:s[0], :] for i in range(k[0])])
-    jrows = [jarg[..., i * d[0]:i * d[0] + he:s[0], :] for i in range(k[0])]
-    if k[0] == 2:
-        return best, iarg, np.where(iarg.astype(bool), jrows[1], jrows[0])
-    jsel = jrows[0].copy()
-    for i in range(1, k[0]):
-        np.copyto(jsel, jrows[i], where=iarg == i)
-    return best, iarg, jsel
+    views = [xp[..., i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
+             for i in range(k[0]) for j in range(k[1])]
+    if len(views) == 1:
+        best = views[0].copy()
+    else:
+        best = np.maximum(views[0], views[1])
+        for v in views[2:]:
+            np.maximum(best, v, out=best)
+    if best.dtype.kind == "f" and np.isnan(best).any():
+        return None
+    arg = np.full(best.shape, len(views) - 1, np.intp)
+    for t in range(len(views) - 2, -1, -1):
+        np.copyto(arg, t, where=views[t] == best)
+    return best, arg // k[1], arg % k[1]
 
 
 def _max_pool_nan(xp, k, s, d, out):
@@ -89,11 +81,10 @@ def _max_pool_nan(xp, k, s, d, out):
 def _max_pool(x, k, s, p, d, ceil_mode):
     n, c, h, w = x.shape
     out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
-    floating = x.dtype.kind == "f"
-    fill = -np.inf if floating else np.iinfo(x.dtype).min
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
-    kernel = _max_pool_nan if floating and np.isnan(x).any() else _max_pool_separable
-    best, iarg, jarg = kernel(xp, k, s, d, out)
+    res = _max_pool_fast(xp, k, s, d, out)
+    best, iarg, jarg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
     row = (np.arange(out[0]) * s[0] - p[0])[:, None] + iarg * d[0]
     col = np.arange(out[1]) * s[1] - p[1] + jarg * d[1]
     return best, row * w + col
