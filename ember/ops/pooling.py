@@ -58,7 +58,7 @@ def _max_pool_fast(xp, k, s, d, out):
     arg = np.full(best.shape, len(views) - 1, np.intp)
     for t in range(len(views) - 2, -1, -1):
         np.copyto(arg, t, where=views[t] == best)
-    return best, arg // k[1], arg % k[1]
+    return best, arg
 
 
 def _max_pool_nan(xp, k, s, d, out):
@@ -74,7 +74,7 @@ def _max_pool_nan(xp, k, s, d, out):
         m = (v > best) | (v != v)
         np.copyto(best, v, where=m)
         arg[m] = t
-    return best, arg // k[1], arg % k[1]
+    return best, arg
 
 
 @_batched
@@ -84,10 +84,11 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
     res = _max_pool_fast(xp, k, s, d, out)
-    best, iarg, jarg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
-    row = (np.arange(out[0]) * s[0] - p[0])[:, None] + iarg * d[0]
-    col = np.arange(out[1]) * s[1] - p[1] + jarg * d[1]
-    return best, row * w + col
+    best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
+    # flat index = window origin + the offset of the chosen kernel position
+    origin = (np.arange(out[0]) * s[0] - p[0])[:, None] * w + (np.arange(out[1]) * s[1] - p[1])
+    offset = (np.arange(k[0]) * d[0] * w)[:, None] + np.arange(k[1]) * d[1]
+    return best, origin + offset.ravel()[arg]
 
 
 class MaxPool2DWithIndices(Op):
