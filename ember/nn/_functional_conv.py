@@ -12,6 +12,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..ops import conv as _C, pooling as _P, resample as _R
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ..ops._inplace import _title
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d",
            "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -55,8 +56,7 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
         raise RuntimeError(f"Given groups={groups}, weight of size {_shape_str(weight)}, expected input{_shape_str(x)} "
                            f"to have {weight.shape[1] * groups} channels, but got {c} channels instead")
     if input.dtype != weight.dtype:
-        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same or "
-                           f"input should be a MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"expected scalar type {_title(input.dtype)} but found {_title(weight.dtype)}")
     return x, batched
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from oracle import torch, ember, to_np, assert_close, same_error
+from oracle import torch, ember, to_np, assert_close, same_error, check
 
 CONV_CONFIGS = [
     ("Conv2d", (3, 4, 3), {}, (2, 3, 8, 7)),
@@ -139,6 +139,7 @@ ERRORS = [
     lambda lib: _f(lib).conv2d(lib.zeros(1, 2, 5, 5), lib.zeros(3, 2, 3, 3), padding="same", stride=2),
     lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 2, 5, 5), lib.zeros(2, 3, 3, 3), stride=2, output_padding=2),
     lambda lib: _f(lib).unfold(lib.zeros(1, 1, 2, 2), 3),
+    lambda lib: _f(lib).conv2d(lib.ones(1, 2, 4, 4, dtype=lib.float64), lib.ones(1, 2, 2, 2)),
     lambda lib: _f(lib).fold(lib.zeros(1, 4, 5), (4, 4), 2),
 ]
 
@@ -184,3 +185,10 @@ def test_conv_no_grad_and_requires_grad_flags():
     em.bias.requires_grad_(False)
     y = em(ember.tensor(x, requires_grad=True))
     assert y.requires_grad and type(y.grad_fn).__name__ == "ConvolutionBackward0"
+
+
+def test_conv_empty_batch_and_integer_input():
+    check(lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=1), np.zeros((0, 3, 5, 5), np.float32),
+          np.ones((2, 3, 3, 3), np.float32))
+    check(lambda lib, x, w: lib.nn.functional.conv2d(x, w), np.arange(16).reshape(1, 1, 4, 4),
+          np.ones((1, 1, 2, 2), np.int64), grad=False)
