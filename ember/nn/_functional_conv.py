@@ -42,7 +42,7 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
                            f"size: {_shape_str(input)}")
     if weight.dim() != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
+        raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
                            f"but got {weight.dim()}-dimensional input of size {_shape_str(input)} instead")
     batched = input.dim() == nd + 2
@@ -185,7 +185,8 @@ def _pool_back(y: Tensor, nd: int) -> Tensor:
 
 def _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode):
     k = _tuple(kernel_size, nd, "kernel_size")
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _tuple(stride, nd, "stride")
+    no_stride = stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+    s = k if no_stride else _tuple(stride, nd, "stride")
     p, d = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
     for i in range(nd):
         if p[i] > (d[i] * (k[i] - 1) + 1) // 2:

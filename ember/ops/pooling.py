@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ._op import Op
-from .conv import _windows, _pad
+from .conv import _pad
 
 __all__ = ["max_pool2d_with_indices", "avg_pool2d", "adaptive_max_pool2d"]
 

@@ -46,18 +46,24 @@ class _ZeroPadNd(_ConstantPadNd):
 
 
 def _make(base, mode: str | None, nd: int, name: str):
-    attrs = {"_nd": nd, "__doc__": f"{name}: pads the last {nd} dim(s) of the input."}
+    attrs = {"_nd": nd, "__doc__": f"{name}: pads the last {nd} dim(s) of the input.", "__module__": __name__}
     if mode is not None:
         attrs["_mode"] = mode
     return type(name, (base,), attrs)
 
 
-_TABLE = {"ConstantPad": (_ConstantPadNd, None), "ZeroPad": (_ZeroPadNd, None),
-          "ReflectionPad": (_PadNd, "reflect"), "ReplicationPad": (_PadNd, "replicate"),
-          "CircularPad": (_PadNd, "circular")}
-for _stem, (_base, _mode) in _TABLE.items():
-    for _nd in (1, 2, 3):
-        _name = f"{_stem}{_nd}d"
-        globals()[_name] = _make(_base, _mode, _nd, _name)
-        globals()[_name].__module__ = __name__
-del _stem, _base, _mode, _nd, _name
+ConstantPad1d = _make(_ConstantPadNd, None, 1, "ConstantPad1d")
+ConstantPad2d = _make(_ConstantPadNd, None, 2, "ConstantPad2d")
+ConstantPad3d = _make(_ConstantPadNd, None, 3, "ConstantPad3d")
+ZeroPad1d = _make(_ZeroPadNd, None, 1, "ZeroPad1d")
+ZeroPad2d = _make(_ZeroPadNd, None, 2, "ZeroPad2d")
+ZeroPad3d = _make(_ZeroPadNd, None, 3, "ZeroPad3d")
+ReflectionPad1d = _make(_PadNd, "reflect", 1, "ReflectionPad1d")
+ReflectionPad2d = _make(_PadNd, "reflect", 2, "ReflectionPad2d")
+ReflectionPad3d = _make(_PadNd, "reflect", 3, "ReflectionPad3d")
+ReplicationPad1d = _make(_PadNd, "replicate", 1, "ReplicationPad1d")
+ReplicationPad2d = _make(_PadNd, "replicate", 2, "ReplicationPad2d")
+ReplicationPad3d = _make(_PadNd, "replicate", 3, "ReplicationPad3d")
+CircularPad1d = _make(_PadNd, "circular", 1, "CircularPad1d")
+CircularPad2d = _make(_PadNd, "circular", 2, "CircularPad2d")
+CircularPad3d = _make(_PadNd, "circular", 3, "CircularPad3d")

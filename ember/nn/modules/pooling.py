@@ -47,7 +47,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        one = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+        def one(v):
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
         self.kernel_size = one(kernel_size)
         self.stride = one(stride if stride is not None else kernel_size)
         self.padding = one(padding)
