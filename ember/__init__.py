@@ -109,3 +109,9 @@ def get_num_threads() -> int:
     import os
 
     return int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
+
+# convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
+from .nn._functional_conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,  # noqa: E402
+                                  max_pool2d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d, pixel_shuffle,
+                                  pixel_unshuffle)
+from .ops.resample import constant_pad_nd  # noqa: E402

@@ -710,6 +710,76 @@ def _mul_view(t):
     return t, v
 
 
+# ---------------------------------------------------------------- convolution, pooling, padding, resampling
+def _F(lib):
+    return lib.nn.functional
+
+
+def _conv_pool_entries():
+    """Every conv/pool/pad/resample node; second derivatives reach the backward-of-backward nodes."""
+    conv = [
+        ("conv2d", lambda lib, x, w, b: _F(lib).conv2d(x, w, b, padding=1), ((2, 3, 6, 5), (4, 3, 3, 3), (4,))),
+        ("conv2d stride dilation groups", lambda lib, x, w, b: _F(lib).conv2d(x, w, b, (2, 1), (1, 2), (2, 1), 2),
+         ((2, 4, 7, 6), (6, 2, 3, 2), (6,))),
+        ("conv2d same", lambda lib, x, w: _F(lib).conv2d(x, w, padding="same", dilation=(1, 2)),
+         ((1, 2, 5, 6), (3, 2, 2, 3))),
+        ("conv2d unbatched", lambda lib, x, w: _F(lib).conv2d(x, w), ((3, 5, 5), (2, 3, 2, 2))),
+        ("conv1d", lambda lib, x, w, b: _F(lib).conv1d(x, w, b, 2, 1, 2), ((2, 3, 9), (4, 3, 3), (4,))),
+        ("conv1d groups valid", lambda lib, x, w: _F(lib).conv1d(x, w, padding="valid", groups=3),
+         ((2, 3, 6), (6, 1, 2))),
+        ("conv_transpose2d", lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, 2, 1, 1),
+         ((2, 3, 4, 3), (3, 2, 3, 3), (2,))),
+        ("conv_transpose2d groups dilation", lambda lib, x, w: _F(lib).conv_transpose2d(
+            x, w, None, (2, 3), (1, 0), (1, 2), 2, (2, 1)), ((2, 4, 3, 4), (4, 3, 2, 3))),
+        ("conv_transpose1d", lambda lib, x, w, b: _F(lib).conv_transpose1d(x, w, b, 3, 1, 2, 1, 2),
+         ((2, 3, 5), (3, 2, 3), (2,))),
+        ("conv2d float64", lambda lib, x, w: _F(lib).conv2d(x, w, stride=2), ((2, 2, 5, 5), (3, 2, 3, 3))),
+    ]
+    out = [OpInfo(n, f, fixed(s(*shapes, dtype=F64 if "float64" in n else F32)), atol=1e-4) for n, f, shapes in conv]
+    out.append(OpInfo("conv2d non-contig", lambda lib, x, w: _F(lib).conv2d(x, w), fixed(snc((2, 2, 5, 4), (3, 2, 2, 3))),
+                      atol=1e-4))
+    x4, x3 = (2, 3, 7, 6), (2, 3, 9)
+    pools = [
+        ("max_pool2d", lambda lib, x: _F(lib).max_pool2d(x, 2), x4),
+        ("max_pool2d pad ceil dilation", lambda lib, x: _F(lib).max_pool2d(x, 3, 2, 1, 2, ceil_mode=True), x4),
+        ("max_pool2d overlap indices", lambda lib, x: _F(lib).max_pool2d(x, (3, 2), 1, return_indices=True), x4),
+        ("max_pool1d", lambda lib, x: _F(lib).max_pool1d(x, 3, 2, 1, ceil_mode=True), x3),
+        ("avg_pool2d", lambda lib, x: _F(lib).avg_pool2d(x, 2), x4),
+        ("avg_pool2d pad ceil exclude", lambda lib, x: _F(lib).avg_pool2d(x, 3, 2, 1, True, False), x4),
+        ("avg_pool2d divisor", lambda lib, x: _F(lib).avg_pool2d(x, (2, 3), 1, (1, 0), divisor_override=4), x4),
+        ("avg_pool1d", lambda lib, x: _F(lib).avg_pool1d(x, 3, 2, 1, True), x3),
+        ("adaptive_avg_pool2d", lambda lib, x: _F(lib).adaptive_avg_pool2d(x, (3, 4)), x4),
+        ("adaptive_avg_pool1d", lambda lib, x: _F(lib).adaptive_avg_pool1d(x, 4), x3),
+        ("adaptive_max_pool2d", lambda lib, x: _F(lib).adaptive_max_pool2d(x, (4, 5), True), x4),
+        ("adaptive_max_pool1d", lambda lib, x: _F(lib).adaptive_max_pool1d(x, 5), x3),
+        ("pad constant", lambda lib, x: _F(lib).pad(x, (1, 2, 0, 1), value=1.5), x4),
+        ("pad negative", lambda lib, x: _F(lib).pad(x, (-1, 2, 1, -2, 1, 0)), x4),
+        ("pad reflect 1d", lambda lib, x: _F(lib).pad(x, (2, 3), "reflect"), x3),
+        ("pad reflect 2d", lambda lib, x: _F(lib).pad(x, (2, 1, 1, 3), "reflect"), x4),
+        ("pad reflect 3d", lambda lib, x: _F(lib).pad(x, (1, 1, 2, 0, 1, 2), "reflect"), x4),
+        ("pad replicate 1d", lambda lib, x: _F(lib).pad(x, (3, 1), "replicate"), x3),
+        ("pad replicate 2d", lambda lib, x: _F(lib).pad(x, (2, 1, 1, 3), "replicate"), x4),
+        ("pad replicate 3d", lambda lib, x: _F(lib).pad(x, (1, 1, 2, 0, 1, 2), "replicate"), x4),
+        ("interpolate nearest scale", lambda lib, x: _F(lib).interpolate(x, scale_factor=2), x4),
+        ("interpolate nearest size", lambda lib, x: _F(lib).interpolate(x, size=(5, 11)), x4),
+        ("interpolate nearest 1d", lambda lib, x: _F(lib).interpolate(x, scale_factor=1.5), x3),
+        ("interpolate bilinear", lambda lib, x: _F(lib).interpolate(x, scale_factor=1.7, mode="bilinear"), x4),
+        ("interpolate bilinear corners", lambda lib, x: _F(lib).interpolate(x, (5, 11), mode="bilinear",
+                                                                              align_corners=True), x4),
+        ("interpolate linear", lambda lib, x: _F(lib).interpolate(x, scale_factor=2.5, mode="linear"), x3),
+        ("pixel_shuffle", lambda lib, x: _F(lib).pixel_shuffle(x, 2), (2, 8, 3, 4)),
+        ("pixel_unshuffle", lambda lib, x: _F(lib).pixel_unshuffle(x, 2), (2, 2, 4, 6)),
+        ("unfold", lambda lib, x: _F(lib).unfold(x, (2, 3), (1, 2), 1, 2), x4),
+        ("fold", lambda lib, x: _F(lib).fold(x, (5, 6), (2, 3), (1, 2), 1, 2), (2, 12, 6)),
+    ]
+    out += [OpInfo(n, f, fixed(s(shape)), atol=1e-5) for n, f, shape in pools]
+    out += [OpInfo("pad circular 2d", lambda lib, x: _F(lib).pad(x, (2, 1, 1, 3), "circular"), fixed(s(x4)),
+                   check_grad_fn=False),  # torch's node is a CopySlices
+            OpInfo("max_pool2d float64 non-contig", lambda lib, x: _F(lib).max_pool2d(x, 2, 1),
+                   fixed(snc((2, 2, 5, 4)), s((2, 2, 5, 4), dtype=F64)))]
+    return out
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -734,6 +804,7 @@ OPS: list[OpInfo] = [
     *_comparison_entries(),
     *_inplace_entries(),
     *_random_entries(),
+    *_conv_pool_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

@@ -1,0 +1,168 @@
+"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch's arguments, defaults, init and printed form)."""
+from __future__ import annotations
+
+import math
+
+from ... import _factories as F_
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _ntuple(v, n: int) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class _ConvNd(Module):
+    """Shared state of the convolution layers: geometry, weight (and bias) with torch's default init."""
+
+    _nd = 2
+    transposed = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", output_padding=0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {{'replicate', 'reflect', 'zeros', 'circular'}}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.stride = _ntuple(stride, nd)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, nd)
+        self.dilation = _ntuple(dilation, nd)
+        self.output_padding = _ntuple(output_padding, nd)
+        self.groups, self.padding_mode = groups, padding_mode
+        if isinstance(self.padding, str):
+            rev = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                rev += [total // 2, total - total // 2]
+            self._reversed_padding_repeated_twice = rev
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
+        shape = ((in_channels, out_channels // groups) if self.transposed
+                 else (out_channels, in_channels // groups)) + self.kernel_size
+        self.weight = Parameter(F_.empty(shape, dtype=dtype))
+        if bias:
+            self.bias = Parameter(F_.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # torch's default: kaiming_uniform(a=sqrt(5)) for the weight, U(+-1/sqrt(fan_in)) for the bias
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        nd = self._nd
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 0, device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        fn = F.conv1d if self._nd == 1 else F.conv2d
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """1-d convolution over (N, C_in, L) input."""
+
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-d convolution over (N, C_in, H, W) input."""
+
+    _nd = 2
+
+
+class _ConvTranspose(_ConvNd):
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        size = list(output_size)[-nd:]
+        opad = []
+        for i in range(nd):
+            n = input.shape[input.dim() - nd + i]
+            least = (n - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+            if not least <= size[i] < least + self.stride[i]:
+                raise ValueError(f"requested an output size of {size}, but valid sizes range from {least} to "
+                                 f"{least + self.stride[i] - 1} (for an input of {list(input.shape[2:])})")
+            opad.append(size[i] - least)
+        return tuple(opad)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return fn(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-d transposed convolution over (N, C_in, L) input."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-d transposed convolution over (N, C_in, H, W) input."""
+
+    _nd = 2

@@ -1,0 +1,88 @@
+"""pixel_shuffle / pixel_unshuffle: depth-to-space rearrangements, each the other's gradient."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._op import Op
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+
+
+def _shuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c // (r * r), r, r, h, w)
+    n = len(b)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return np.ascontiguousarray(y).reshape(*b, c // (r * r), h * r, w * r)
+
+
+def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c, h // r, r, w // r, r)
+    n = len(b)
+    y = y.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return np.ascontiguousarray(y).reshape(*b, c * r * r, h // r, w // r)
+
+
+class PixelShuffle(Op):
+    """d pixel_shuffle(x, r) = pixel_unshuffle(grad, r)"""
+
+    __slots__ = ("r",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, r):
+        if ctx is not None:
+            ctx.r = r
+        return _shuffle(self, r)
+
+    def backward(ctx, grad):
+        return PixelUnshuffle.apply(grad, ctx.r)
+
+
+class PixelUnshuffle(Op):
+    """d pixel_unshuffle(x, r) = pixel_shuffle(grad, r)"""
+
+    __slots__ = ("r",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, r):
+        if ctx is not None:
+            ctx.r = r
+        return _unshuffle(self, r)
+
+    def backward(ctx, grad):
+        return PixelShuffle.apply(grad, ctx.r)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    c, r = input.shape[-3], upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    return PixelShuffle.apply(input, r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    h, w, r = input.shape[-2], input.shape[-1], downscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
+                           f"{h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
+                           f"{w} is not divisible by {r}")
+    return PixelUnshuffle.apply(input, r)

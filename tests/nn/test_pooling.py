@@ -1,0 +1,162 @@
+"""Pooling, padding, upsampling and pixel-shuffle layers against torch.nn: outputs, indices, input grads and
+second grads, printed forms and error messages."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from oracle import torch, ember, same_error, check
+
+MODULES = [
+    ("MaxPool2d", (2,), {}, (2, 3, 8, 7)),
+    ("MaxPool2d", (3,), dict(stride=2, padding=1, ceil_mode=True), (2, 3, 8, 7)),
+    ("MaxPool2d", ((2, 3),), dict(stride=1, dilation=(2, 1), padding=(1, 1)), (2, 2, 7, 9)),
+    ("MaxPool2d", (3,), dict(stride=2, ceil_mode=True), (3, 9, 8)),  # unbatched
+    ("MaxPool1d", (3,), dict(stride=2, padding=1), (2, 3, 10)),
+    ("MaxPool1d", (2,), dict(ceil_mode=True, dilation=2), (3, 11)),
+    ("AvgPool2d", (2,), {}, (2, 3, 8, 7)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False), (2, 3, 8, 7)),
+    ("AvgPool2d", ((3, 2),), dict(stride=(1, 2), padding=(1, 1), divisor_override=3), (2, 2, 6, 7)),
+    ("AvgPool2d", (3,), dict(stride=2, ceil_mode=True), (3, 9, 8)),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False), (2, 3, 10)),
+    ("AdaptiveAvgPool2d", ((3, 4),), {}, (2, 3, 8, 7)),
+    ("AdaptiveAvgPool2d", ((None, 3),), {}, (2, 3, 5, 7)),
+    ("AdaptiveAvgPool2d", (1,), {}, (3, 5, 7)),
+    ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 10)),
+    ("AdaptiveMaxPool2d", ((3, 5),), {}, (2, 3, 8, 7)),
+    ("AdaptiveMaxPool2d", (2,), {}, (3, 5, 7)),
+    ("AdaptiveMaxPool1d", (4,), {}, (2, 3, 10)),
+    ("ZeroPad2d", ((1, 2, 0, 3),), {}, (2, 3, 4, 5)),
+    ("ConstantPad1d", (2, 3.5), {}, (2, 3, 4)),
+    ("ConstantPad3d", ((1, 0, 2, 1, 0, 1), -1.0), {}, (2, 3, 4, 5)),
+    ("ReflectionPad1d", ((3, 1),), {}, (2, 3, 5)),
+    ("ReflectionPad2d", ((1, 2, 3, 0),), {}, (2, 3, 4, 5)),
+    ("ReflectionPad2d", (2,), {}, (3, 4, 5)),
+    ("ReplicationPad1d", ((3, 1),), {}, (3, 5)),
+    ("ReplicationPad2d", ((1, 2, 3, 0),), {}, (2, 3, 4, 5)),
+    ("ReplicationPad3d", (1,), {}, (1, 2, 3, 4, 5)),
+    ("CircularPad2d", ((1, 2, 3, 0),), {}, (2, 3, 4, 5)),
+    ("CircularPad1d", (2,), {}, (2, 3, 4)),
+    ("Upsample", (), dict(scale_factor=2), (2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(7, 3)), (2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=1.5, mode="bilinear"), (2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(7, 9), mode="bilinear", align_corners=True), (2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=(0.5, 2.5), mode="bilinear"), (2, 3, 5, 4)),
+    ("Upsample", (), dict(scale_factor=3, mode="linear"), (2, 3, 4)),
+    ("Upsample", (), dict(scale_factor=2.2, mode="nearest", recompute_scale_factor=True), (2, 3, 4)),
+    ("UpsamplingNearest2d", (), dict(scale_factor=2), (2, 3, 4, 5)),
+    ("UpsamplingBilinear2d", (), dict(size=(5, 9)), (2, 3, 4, 5)),
+    ("PixelShuffle", (2,), {}, (2, 8, 3, 4)),
+    ("PixelShuffle", (3,), {}, (9, 2, 2)),
+    ("PixelUnshuffle", (2,), {}, (2, 3, 4, 6)),
+]
+
+
+def _outs(y):
+    return list(y) if isinstance(y, tuple) else [y]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", MODULES, ids=lambda v: str(v))
+def test_module_matches_torch(name, args, kwargs, shape):
+    em, tm = getattr(ember.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(em) == repr(tm)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    eo, to = check(lambda lib, t: (em if lib is ember else tm)(t), x, gradgrad=True)
+    for e, t in zip(eo, to):
+        assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ or "Circular" in name
+
+
+@pytest.mark.parametrize("name", ["MaxPool2d", "AdaptiveMaxPool2d", "MaxPool1d", "AdaptiveMaxPool1d"])
+def test_max_pool_return_indices(name):
+    arg = 3 if "Adaptive" in name else 2
+    kw = {"return_indices": True}
+    shape = (2, 3, 7, 6) if "2d" in name else (2, 3, 9)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    eo, to = check(lambda lib, t: getattr(lib.nn, name)(arg, **kw)(t), x, gradgrad=True)
+    assert eo[1].dtype == ember.int64 and not eo[1].requires_grad
+    assert repr(getattr(ember.nn, name)(arg, **kw)) == repr(getattr(torch.nn, name)(arg, **kw))
+
+
+def test_max_pool_ties_and_infinities():
+    """Ties pick the first position in the window; -inf windows and padding never win over real values."""
+    x = np.array([[[[1, 1, 0, 2], [1, 0, 2, 2], [-np.inf, -np.inf, 3, 3], [-np.inf, -np.inf, 3, 3]]]], np.float32)
+    check(lambda lib, t: lib.nn.functional.max_pool2d(t, 2, return_indices=True), x)
+    check(lambda lib, t: lib.nn.functional.max_pool2d(t, 3, 2, 1, return_indices=True), x)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_pool2d_random_geometry(data):
+    """Random kernel, stride, padding, dilation and ceil_mode for max and average pooling."""
+    k = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    s = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    p = (data.draw(st.integers(0, k[0] // 2)), data.draw(st.integers(0, k[1] // 2)))
+    ceil, cip = data.draw(st.booleans()), data.draw(st.booleans())
+    d = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    hw = (data.draw(st.integers(max(k[0], d[0] * (k[0] - 1) + 1), 9)),
+          data.draw(st.integers(max(k[1], d[1] * (k[1] - 1) + 1), 9)))
+    x = np.random.default_rng(data.draw(st.integers(0, 99))).standard_normal((2, 2, *hw)).astype(np.float32)
+    check(lambda lib, t: lib.nn.functional.max_pool2d(t, k, s, p, d, ceil, True), x)
+    check(lambda lib, t: lib.nn.functional.avg_pool2d(t, k, s, p, ceil, cip), x)
+
+
+@settings(max_examples=20, deadline=None)
+@given(h=st.integers(1, 9), w=st.integers(1, 9), oh=st.integers(1, 6), ow=st.integers(1, 6))
+def test_adaptive_pools_random_sizes(h, w, oh, ow):
+    x = np.random.default_rng(h * 10 + w).standard_normal((2, 2, h, w)).astype(np.float32)
+    check(lambda lib, t: lib.nn.functional.adaptive_avg_pool2d(t, (oh, ow)), x)
+    check(lambda lib, t: lib.nn.functional.adaptive_max_pool2d(t, (oh, ow), True), x)
+
+
+@settings(max_examples=20, deadline=None)
+@given(h=st.integers(1, 6), w=st.integers(1, 6), oh=st.integers(1, 12), ow=st.integers(1, 12),
+       corners=st.booleans())
+def test_interpolate_random_sizes(h, w, oh, ow, corners):
+    x = np.random.default_rng(h * 10 + w).standard_normal((1, 2, h, w)).astype(np.float32)
+    check(lambda lib, t: lib.nn.functional.interpolate(t, (oh, ow), mode="bilinear", align_corners=corners), x)
+    check(lambda lib, t: lib.nn.functional.interpolate(t, (oh, ow)), x)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", [((2, 5), (1, 2)), ((2, 3, 5), (2, 1)), ((2, 3, 4, 5), (1, 2, 3, 0)),
+                                       ((3, 4, 5), (0, 2, 1, 1)), ((1, 2, 3, 4, 5), (1, 0, 2, 1, 1, 2))])
+def test_pad_modes(mode, shape, pad):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    check(lambda lib, t: lib.nn.functional.pad(t, pad, mode=mode), x, gradgrad=True)
+
+
+def test_pad_constant_any_rank_and_ints():
+    check(lambda lib, t: lib.nn.functional.pad(t, (1, 1, 0, 2, 1, 0, 2, 1)), np.ones((2, 3, 2, 2), np.float32))
+    check(lambda lib, t: lib.nn.functional.pad(t, (1, 2), value=7), np.arange(6).reshape(2, 3), grad=False)
+    check(lambda lib, t: lib.nn.functional.pad(t, (2, 1)), np.arange(3.0, dtype=np.float32))
+
+
+def _f(lib):
+    return lib.nn.functional
+
+
+ERRORS = [
+    lambda lib: _f(lib).max_pool2d(lib.zeros(2, 4, 8, 8), 9),
+    lambda lib: _f(lib).max_pool2d(lib.zeros(2, 4, 8, 8), 3, padding=2),
+    lambda lib: _f(lib).max_pool2d(lib.zeros(2, 3), 2),
+    lambda lib: _f(lib).avg_pool2d(lib.zeros(2, 4, 8, 8), 3, padding=2),
+    lambda lib: _f(lib).avg_pool2d(lib.zeros(1, 1, 2, 2), 3),
+    lambda lib: _f(lib).adaptive_avg_pool2d(lib.zeros(3), 2),
+    lambda lib: _f(lib).pad(lib.zeros(2, 4, 8, 8), (1, 2, 3)),
+    lambda lib: _f(lib).pad(lib.zeros(2, 4, 8, 8), (9, 9, 1, 1), mode="reflect"),
+    lambda lib: _f(lib).pad(lib.zeros(2, 4), (1, 1, 1, 1, 1, 1)),
+    lambda lib: _f(lib).pad(lib.zeros(2, 4, 8, 8), (1, 1), mode="reflect"),
+    lambda lib: _f(lib).pad(lib.zeros(4), (1, 1), mode="replicate"),
+    lambda lib: _f(lib).pad(lib.zeros(2, 4, 8, 8), (1, 1), mode="bad"),
+    lambda lib: _f(lib).pad(lib.zeros(2, 3), (-2, -2)),
+    lambda lib: _f(lib).interpolate(lib.zeros(1, 1, 2, 2)),
+    lambda lib: _f(lib).interpolate(lib.zeros(1, 1, 2, 2), size=3, scale_factor=2),
+    lambda lib: _f(lib).interpolate(lib.zeros(1, 1, 2, 2), size=3, align_corners=True),
+    lambda lib: _f(lib).interpolate(lib.zeros(2, 3, 4), size=3, mode="bilinear"),
+    lambda lib: _f(lib).pixel_shuffle(lib.zeros(1, 3, 2, 2), 2),
+    lambda lib: _f(lib).pixel_unshuffle(lib.zeros(1, 1, 3, 4), 2),
+]
+
+
+@pytest.mark.parametrize("fn", ERRORS, ids=range(len(ERRORS)))
+def test_errors_match_torch(fn):
+    same_error(fn)
