@@ -280,7 +280,7 @@ def _broadcastable(shape: tuple, to: tuple) -> bool:
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
-    from .indexing import CopySlices, IndexPut, _convert_key
+    from .indexing import CopySlices, setitem_node, _convert_key
 
     k, basic = _convert_key(key)
     if basic:
@@ -315,7 +315,7 @@ def setitem(self: Tensor, key, value) -> None:
         _rebase(base, new_base._grad_fn, 0)
         _rebase_views(base)
         return
-    out = (CopySlices if basic else IndexPut).apply(self, v, k, False)
+    out = setitem_node(k, basic, self._data.shape).apply(self, v, k, False)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)
