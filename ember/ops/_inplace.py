@@ -280,9 +280,12 @@ def _broadcastable(shape: tuple, to: tuple) -> bool:
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
-    from .indexing import CopySlices, setitem_node, _convert_key
+    from .indexing import CopySlices, setitem_node, _convert_key, _torch_order
 
     k, basic = _convert_key(key)
+    node = setitem_node(k, basic, self._data.shape)
+    if not basic:
+        k = _torch_order(k, self._data.shape)
     if basic:
         _leaf_setitem_error(self, k)
     check_inplace(self)
@@ -315,7 +318,15 @@ def setitem(self: Tensor, key, value) -> None:
         _rebase(base, new_base._grad_fn, 0)
         _rebase_views(base)
         return
-    out = setitem_node(k, basic, self._data.shape).apply(self, v, k, False)
+    if node is None:  # the whole tensor: torch records copy_ (CopyBackwards) or fill_ (FillBackward3)
+        from .indexing import copy_value, fill_value
+
+        if isinstance(v, Tensor):
+            inplace(self, copy_value, v)
+        else:
+            inplace(self, fill_value, _wrap(np.asarray(v, self._dtype.np), self._dtype))
+        return
+    out = node.apply(self, v, k, False)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)

@@ -1,6 +1,8 @@
 """Indexing: ``x[key]`` (views for basic keys), ``x[key] = v`` (CopySlices), ``where``."""
 from __future__ import annotations
 
+import re as _re
+
 import numpy as np
 
 from .. import _dtype as D
@@ -49,7 +51,64 @@ def _convert_key(key, shape=None):
         else:
             raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                             f"are valid indices (got {type(k).__name__})")
+    if not basic and shape is not None:
+        return _torch_order(tuple(out), shape), False
     return tuple(out), basic
+
+
+def _torch_order(key: tuple, shape: tuple) -> tuple:
+    """An advanced key with torch's meaning as a NumPy key.
+
+    torch first applies ints, slices and None as views, then indexes the view with the tensors, so an
+    int never counts as an advanced index when placing the result dims (NumPy's rule differs). Keys that
+    mix them are turned into one integer-array key (positions of the selected elements). Bounds errors
+    name the dim as torch does: the position among the index tensors."""
+    _check_mask_shapes(np.broadcast_to(np.float32(0), shape), key)
+    ndim = len(shape)
+    consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+                   for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
+    if any(k is Ellipsis for k in key):  # spelled out: an empty Ellipsis does not separate index tensors
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * max(ndim - consumed, 0) + key[i + 1:]
+    src = adv = 0
+    mixed = False
+    for k in key:
+        if k is Ellipsis:
+            src += max(ndim - consumed, 0)
+        elif k is None or isinstance(k, bool):
+            mixed = mixed or k is None
+        elif isinstance(k, np.ndarray):
+            if k.dtype == np.bool_:
+                src += k.ndim
+                adv += k.ndim
+                continue
+            if src < ndim and k.size:
+                n = shape[src]
+                bad = (k < -n) | (k >= n)
+                if bad.any():
+                    raise IndexError(f"index {int(k[bad].flat[0])} is out of bounds for dimension {adv} with size {n}")
+            src += 1
+            adv += 1
+        else:
+            mixed = mixed or type(k) is int or k != slice(None)
+            src += 1
+    if not mixed or not shape:
+        return key
+    first, then = [], []
+    for k in key:
+        if isinstance(k, np.ndarray) or isinstance(k, bool):
+            first += [slice(None)] * (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else
+                                      0 if isinstance(k, bool) else 1)
+            then.append(k)
+        elif k is Ellipsis:
+            first.append(k)
+            then.append(k)
+        else:
+            first.append(k)
+            if type(k) is not int:
+                then.append(slice(None))
+    pos = np.arange(int(np.prod(shape))).reshape(shape)
+    return np.unravel_index(_index_array(_index_array(pos, tuple(first)), tuple(then)), shape)
 
 
 def _int_or_none(v):
@@ -75,6 +134,10 @@ def _index_array(arr: np.ndarray, key):
             msg = msg.replace("axis", "dimension")
         elif "too many indices" in msg:
             msg = f"too many indices for tensor of dimension {arr.ndim}"
+        elif "could not be broadcast" in msg:
+            shapes = _re.findall(r"\(([^)]*)\)", msg)
+            lists = ", ".join("[" + ", ".join(x.strip() for x in sh.split(",") if x.strip()) + "]" for sh in shapes)
+            msg = f"shape mismatch: indexing tensors could not be broadcast together with shapes {lists}"
         raise IndexError(msg) from None
 
 
@@ -252,7 +315,7 @@ def index(input: Tensor, key, basic: bool) -> Tensor:
 
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]``: basic keys record torch's chain of select/slice/unsqueeze views (or an alias)."""
-    k, basic = _convert_key(key)
+    k, basic = _convert_key(key, input._data.shape)
     if not input._data.ndim:
         for i in k:
             if type(i) is int:
@@ -454,9 +517,10 @@ def copy_value(self: Tensor, src: Tensor) -> Tensor:
 
 def setitem_node(key: tuple, basic: bool, shape: tuple) -> type:
     """The node torch records for ``x[key] = v``: CopySlices when a view is written (basic keys, or
-    advanced keys whose basic part selects/slices first), else IndexPutBackward0."""
+    advanced keys whose basic part selects/slices first), IndexPutBackward0 for advanced keys on the
+    tensor itself, None when the key spans the whole tensor (a copy_/fill_)."""
     if basic:
-        return CopySlices
+        return CopySlices if _basic_steps(key, shape) else None
     plain = []
     for k in key:
         if isinstance(k, np.ndarray) and k.dtype == np.bool_:
@@ -528,9 +592,9 @@ def _check_index_dtype(index: Tensor, fname: str) -> np.ndarray:
     if not isinstance(index, Tensor):
         raise TypeError(f"{fname}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
     a = index._data
-    if a.dtype != np.int64:
-        raise RuntimeError(f"{fname}(): Expected dtype int64 for index")
-    return a
+    if a.dtype != np.int64 and a.dtype != np.int32:
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
+    return a.astype(np.int64, copy=False)
 
 
 def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None) -> None:
@@ -544,15 +608,17 @@ def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None
     shp = self_shape if self_shape else (1,)
     ishp = idx.shape if idx.shape else (1,)
     for i in range(n):
-        if i != d and ishp[i] > shp[i]:
+        if fname == "gather" and i != d and ishp[i] > shp[i]:
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be no "
-                               f"larger than {'self' if fname == 'gather' else 'self'} {list(self_shape)} apart from "
-                               f"dimension {d}")
-        if src_shape is not None and ishp[i] > (src_shape or (1,))[i]:
+                               f"larger than self {list(self_shape)} apart from dimension {d}")
+        if src_shape is None and i != d and ishp[i] > shp[i]:
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
+                               f"from dimension {d}")
+        if src_shape is not None and (ishp[i] > (src_shape or (1,))[i] or i != d and ishp[i] > shp[i]):
             raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
                                f"from dimension {d} and to be no larger size than src {list(src_shape)}")
     size = shp[d]
-    bad = (idx < -size) | (idx >= size) if fname != "gather" else (idx < -size) | (idx >= size)
+    bad = (idx < -size) | (idx >= size)
     if bad.any():
         v = int(idx[bad].flat[0])
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
@@ -891,7 +957,7 @@ def _index_source(input: Tensor, source: Tensor, d: int, idx: np.ndarray, fname:
                          f"shape: {list(np.delete(np.array(source._data.shape, int), d))} at dimension 0.")
     n = source._data.shape[d] if source._data.ndim else 1
     if n != idx.size:
-        raise RuntimeError(f"{fname}(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
+        raise RuntimeError(f"{fname}_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
 
 
 class IndexAdd(Op):
@@ -980,7 +1046,9 @@ def _index_args(input: Tensor, dim: int, index, fname: str):
     idx = _index_1d(index, fname, "int64")
     d = _wdim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
-    _check_bounds(idx, size, f"{fname}(): index out of range" if fname != "index_add" else None)
+    if idx.size and ((idx < -size) | (idx >= size)).any():
+        bad = int(idx[(idx < -size) | (idx >= size)][0])
+        raise IndexError(f"{fname}_(): index {bad} is out of bounds for dimension {d} with size {size}")
     return d, idx % max(size, 1)
 
 
@@ -989,8 +1057,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     d, idx = _index_args(input, dim, index, "index_add")
     _index_source(input, source, d, idx, "index_add")
     if source._dtype != input._dtype:
-        raise RuntimeError(f"index_add_(): self ({input._dtype.name.capitalize()}) and source "
-                           f"({source._dtype.name.capitalize()}) must have the same scalar type")
+        from ._inplace import _title
+
+        raise RuntimeError(f"index_add_(): self ({_title(input._dtype)}) and source ({_title(source._dtype)}) must "
+                           f"have the same scalar type")
     return IndexAdd.apply(input, source, d, idx, alpha)
 
 
@@ -1082,7 +1152,7 @@ def _broadcast_with(a: np.ndarray, m: np.ndarray):
     try:
         return np.broadcast_shapes(a.shape, m.shape)
     except ValueError:
-        raise _broadcast_error(a, m) from None
+        raise _broadcast_error(m, a) from None
 
 
 class MaskedFill(Op):
@@ -1171,7 +1241,7 @@ class MaskedScatter(Op):
             raise _broadcast_error(self, mask) from None
         n = int(mb.sum())
         if source.size < n:
-            raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+            raise RuntimeError("Number of elements of source < number of ones in mask")
         if ctx is not None:
             ctx.mask, ctx.src_shape = mb, source.shape
         out = self.copy()
