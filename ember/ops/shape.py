@@ -631,7 +631,8 @@ class Repeat(Op):
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
                                "of tensor")
         if any(r < 0 for r in reps):
-            raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: {list(reps)}")
+            target = [r * s for r, s in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(target)}: {target}")
         if ctx is not None:
             ctx.shape, ctx.reps = self.shape, reps
         return np.tile(self, reps)
@@ -667,7 +668,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
         repeats = int(repeats._data)
     if isinstance(repeats, int):
         if repeats < 0:
-            raise RuntimeError("repeats can not be negative")
+            raise RuntimeError("Repeats must be non-negative")
         shape = x._data.shape
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
