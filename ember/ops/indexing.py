@@ -870,11 +870,22 @@ class ScatterReduce(Op):
             gs = gm if keep is None else gm * keep
             gsrc = Gather.apply(gm, d, idx)
         elif red == "prod":
-            # product of the others: result / x where x != 0 (inputs with zeros: see TODO below)
-            # TODO(issue): gradient where several factors of one product are 0 (torch recomputes the product)
-            gr = grad * result
-            gs = gr / self if keep is None else gr / self * keep
-            gsrc = Gather.apply(gr, d, idx) / src_p
+            # d/dx of a product is the product of the other factors: recomputed with the zero factor set to 1
+            # (a division by x only where x != 0)
+            inc = ctx.include_self
+            self_one = MaskedFill.apply(self, self._data == 0, 1)
+            gs = grad * ScatterReduce.apply(self_one, src, d, idx, red, inc) / self_one
+            if keep is not None:
+                gs = gs * keep
+            zero = src_p._data == 0
+            nzero = np.zeros(shape, np.int64)
+            if idx.size:
+                np.add.at(nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
+            single = zero & (np.take_along_axis(nzero, _as_nd(idx) % shape[d], d).reshape(zero.shape) == 1)
+            src_one = MaskedFill.apply(src, _pad_mask(single, tuple(src.shape)), 1)
+            others = Gather.apply(grad * ScatterReduce.apply(self, src_one, d, idx, red, inc), d, idx)
+            gsrc = Where.apply(others, Gather.apply(grad * result, d, idx) / MaskedFill.apply(src_p, zero, 1),
+                               _const(single))
         else:  # amax / amin: the gradient is shared evenly among the elements equal to the result
             eq_self = (self == result).to(grad.dtype)
             if keep is not None:
@@ -887,6 +898,14 @@ class ScatterReduce(Op):
             gsrc = Gather.apply(gm, d, idx) * eq_src
         return (gs if n0[0] is not None else None,
                 _pad_to(gsrc, tuple(src.shape)) if n1[0] is not None else None)
+
+
+def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
+    if m.shape == shape:
+        return m
+    out = np.zeros(shape, bool)
+    out[tuple(slice(0, n) for n in m.shape)] = m
+    return out
 
 
 def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:

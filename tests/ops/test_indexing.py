@@ -107,6 +107,15 @@ def test_index_add_duplicates_and_scatter_add_duplicates() -> None:
           gradgrad=True)
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_with_zeros(include_self) -> None:
+    x = np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0], [2.0, 1.0, 0.5]], np.float64)
+    src = np.array([[0.0, 0.0, 2.0], [3.0, 0.0, 0.5]], np.float64)
+    index = [[0, 1, 1], [0, 1, 2]]
+    check(lambda lib, t, v: t.scatter_reduce(0, lib.tensor(index), v, "prod", include_self=include_self),
+          x, src, gradgrad=False)
+
+
 @pytest.mark.parametrize("node,key", [("CopySlices", (0, [1, 2])), ("CopySlices", (slice(1, None), [0])),
                                       ("IndexPutBackward0", ([0, 1],)), ("IndexPutBackward0", (slice(None), [2])),
                                       ("CopySlices", (slice(0, 2),))])
