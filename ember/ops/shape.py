@@ -603,7 +603,7 @@ def broadcast_shapes(*shapes):
     try:
         return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
     except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape") from None
+        raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape") from None
 
 
 def broadcast_tensors(*tensors):
