@@ -181,6 +181,7 @@ ERRORS = {
     "masked_fill int mask": lambda lib: lib.zeros(3).masked_fill(lib.tensor([1, 0, 1]), 1.0),
     "masked_fill 1-d value": lambda lib: lib.zeros(3).masked_fill(lib.tensor([True, False, True]), lib.ones(2)),
     "masked_fill shape": lambda lib: lib.zeros(3).masked_fill(lib.tensor([True, False]), 1.0),
+    "masked_fill_ mask larger than self": lambda lib: lib.zeros(3).masked_fill_(lib.tensor([[True], [False]]), 1.0),
     "masked_select int mask": lambda lib: lib.zeros(3).masked_select(lib.tensor([1, 0, 1])),
     "masked_scatter too small": lambda lib: lib.zeros(3).masked_scatter(lib.tensor([True, True, True]), lib.ones(2)),
     "take out of range": lambda lib: lib.zeros(3, 4).take(lib.tensor([12])),
