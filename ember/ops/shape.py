@@ -1060,6 +1060,8 @@ class Trace(Op):
     def forward(ctx, self):
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         if ctx is not None:
             ctx.shape = self.shape
         out = np.trace(self)
@@ -1089,6 +1091,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     for t in tensors:
         if t._data.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if len({t._dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     ts = list(tensors)
     swap = indexing == "xy" and len(ts) >= 2
     if swap:

@@ -110,6 +110,8 @@ ERRORS = {
     "diagonal dim out of range": lambda lib: lib.zeros(3, 3).diagonal(0, 0, 2),
     "diag 3-d": lambda lib: lib.zeros(2, 2, 2).diag(),
     "diag_embed 0-d": lambda lib: lib.diag_embed(lib.tensor(1.0)),
+    "trace bool": lambda lib: lib.ones(2, 2, dtype=lib.bool).trace(),
+    "meshgrid dtypes": lambda lib: lib.meshgrid(lib.zeros(2), lib.arange(2), indexing="ij"),
     "trace 1-d": lambda lib: lib.zeros(3).trace(),
     "meshgrid indexing": lambda lib: lib.meshgrid(lib.zeros(2), indexing="xx"),
     "meshgrid 2-d": lambda lib: lib.meshgrid(lib.zeros(2, 2), indexing="ij"),
