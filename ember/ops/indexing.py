@@ -60,9 +60,9 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
     """An advanced key with torch's meaning as a NumPy key.
 
     torch first applies ints, slices and None as views, then indexes the view with the tensors, so an
-    int never counts as an advanced index when placing the result dims (NumPy's rule differs). Keys that
-    mix them are turned into one integer-array key (positions of the selected elements). Bounds errors
-    name the dim as torch does: the position among the index tensors."""
+    int never counts as an advanced index when placing the result dims (NumPy's rule differs; slices and
+    None agree). Keys mixing ints and index tensors become one integer-array key (the selected positions).
+    Bounds errors name the dim as torch does: the position among the index tensors."""
     _check_mask_shapes(np.broadcast_to(np.float32(0), shape), key)
     ndim = len(shape)
     consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
@@ -76,7 +76,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
         if k is Ellipsis:
             src += max(ndim - consumed, 0)
         elif k is None or isinstance(k, bool):
-            mixed = mixed or k is None
+            pass
         elif isinstance(k, np.ndarray):
             if k.dtype == np.bool_:
                 src += k.ndim
@@ -90,7 +90,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
             src += 1
             adv += 1
         else:
-            mixed = mixed or type(k) is int or k != slice(None)
+            mixed = mixed or type(k) is int  # NumPy treats an int next to index arrays as one of them
             src += 1
     if not mixed or not shape:
         return key
