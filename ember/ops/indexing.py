@@ -56,6 +56,15 @@ def _convert_key(key, shape=None):
     return tuple(out), basic
 
 
+class _Shape:
+    """Just the shape and rank of an array (for checks that need no data)."""
+
+    __slots__ = ("shape", "ndim")
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape, self.ndim = shape, len(shape)
+
+
 def _torch_order(key: tuple, shape: tuple) -> tuple:
     """An advanced key with torch's meaning as a NumPy key.
 
@@ -63,7 +72,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
     int never counts as an advanced index when placing the result dims (NumPy's rule differs; slices and
     None agree). Keys mixing ints and index tensors become one integer-array key (the selected positions).
     Bounds errors name the dim as torch does: the position among the index tensors."""
-    _check_mask_shapes(np.broadcast_to(np.float32(0), shape), key)
+    _check_mask_shapes(_Shape(shape), key)
     ndim = len(shape)
     consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
                    for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
@@ -84,9 +93,9 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
                 continue
             if src < ndim and k.size:
                 n = shape[src]
-                bad = (k < -n) | (k >= n)
-                if bad.any():
-                    raise IndexError(f"index {int(k[bad].flat[0])} is out of bounds for dimension {adv} with size {n}")
+                if k.max() >= n or k.min() < -n:
+                    bad = int(k[(k < -n) | (k >= n)].flat[0])
+                    raise IndexError(f"index {bad} is out of bounds for dimension {adv} with size {n}")
             src += 1
             adv += 1
         else:
