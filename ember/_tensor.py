@@ -1137,6 +1137,43 @@ class Tensor:
 
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
+    def _shape_index_methods():  # runs once, in the class body; methods look up _S/_I at call time
+        shape_ops = ("unflatten movedim moveaxis broadcast_to repeat repeat_interleave tile flip fliplr flipud roll "
+                     "rot90 chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag diagflat "
+                     "trace").split()
+        index_ops = ("gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill "
+                     "index_put masked_fill masked_select masked_scatter take take_along_dim nonzero "
+                     "argwhere").split()
+        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce": "_I",
+                       "index_add": "_I", "index_copy": "_I", "index_fill": "_I", "index_put": "_I",
+                       "masked_fill": "_I", "masked_scatter": "_I"}
+
+        def method(mod, name):
+            def m(self, *args, **kwargs):
+                return getattr(globals()[mod], name)(self, *args, **kwargs)
+            return m
+
+        def inplace(mod, name):
+            def m(self, *args, **kwargs):
+                return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
+            return m
+
+        table = {n: method("_S", n) for n in shape_ops}
+        table.update({n: method("_I", n) for n in index_ops})
+        table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
+        for n, f in table.items():
+            f.__name__, f.__qualname__ = n, "Tensor." + n
+            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
+        return table
+
+    locals().update(_shape_index_methods())
+    del _shape_index_methods
+
+    def broadcast_to(self, *size):
+        return _S.broadcast_to(self, size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
+
+    def repeat(self, *sizes):
+        return _S.repeat(self, *sizes)
 
 
     # ---- Tensor methods: conversions and random (ops/random.py) ----

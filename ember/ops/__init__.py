@@ -4,6 +4,13 @@ from .comparison import (eq, ne, lt, le, gt, ge, greater, greater_equal, less, l
                          logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
                          bitwise_xor, bitwise_not, equal, allclose, isclose)
 from .indexing import where
+from .indexing import (gather, scatter, scatter_add, scatter_reduce, index_select, index_add, index_copy, index_fill,
+                       index_put, masked_fill, masked_select, masked_scatter, take, take_along_dim, nonzero, argwhere,
+                       searchsorted, bucketize)
+from .shape import (unflatten, movedim, moveaxis, broadcast_to, broadcast_tensors, broadcast_shapes, repeat_interleave,
+                    tile, flip, fliplr, flipud, roll, rot90, hstack, vstack, dstack, column_stack, row_stack,
+                    atleast_1d, atleast_2d, atleast_3d, chunk, tensor_split, hsplit, vsplit, dsplit, tril, triu,
+                    diagonal, diag_embed, diag, diagflat, trace, meshgrid)
 from .elementwise import *  # noqa: F401,F403 - see elementwise.__all__
 from .linalg import matmul, mm, bmm
 from .linalg import (mv, dot, vdot, inner, outer, ger, addmm, addmv, addr, baddbmm, addbmm, einsum, tensordot, kron,
@@ -22,10 +29,3 @@ from ._op import Op, _registry
 
 __all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and type(v) is not type(_op)]  # no submodules
 
-
-def _nonzero(condition):
-    from .._tensor import _wrap
-    from .. import _dtype as D
-    import numpy as np
-
-    return tuple(_wrap(i.astype(np.int64), D.int64) for i in np.nonzero(condition._data))

@@ -71,6 +71,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     if not graph:
         out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
         _cast_check(out._dtype, self)
+        _shape_check(out, self)
         _write(self._data, out._data)
         self._bump()
         return self
@@ -79,6 +80,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     alias = _alias(self)
     out = fn(alias, *args, **kwargs)
     _cast_check(out._dtype, self)
+    _shape_check(out, self)
     node = out._grad_fn
     _protect_saved(node, alias)
     _write(self._data, out._data)
@@ -87,6 +89,12 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _rebase(self, node, out._output_nr if node is not None else 0)
     _rebase_views(self)
     return self
+
+
+def _shape_check(out: Tensor, self: Tensor) -> None:
+    if out._data.shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f"{list(out._data.shape)}")
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -220,6 +228,7 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     alias = _alias(self)
     out = fn(alias, *args, **kwargs)
     _cast_check(out._dtype, self)
+    _shape_check(out, self)
     _protect_saved(out._grad_fn, alias)
     new_base = CopySlices.apply(base, out, (_flat_index(self),), True)
     _write(base._data, new_base._data)
@@ -280,9 +289,12 @@ def _broadcastable(shape: tuple, to: tuple) -> bool:
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
-    from .indexing import CopySlices, IndexPut, _convert_key
+    from .indexing import CopySlices, setitem_node, _convert_key, _torch_order
 
     k, basic = _convert_key(key)
+    node = setitem_node(k, basic, self._data.shape)
+    if not basic:
+        k = _torch_order(k, self._data.shape)
     if basic:
         _leaf_setitem_error(self, k)
     check_inplace(self)
@@ -315,7 +327,15 @@ def setitem(self: Tensor, key, value) -> None:
         _rebase(base, new_base._grad_fn, 0)
         _rebase_views(base)
         return
-    out = (CopySlices if basic else IndexPut).apply(self, v, k, False)
+    if node is None:  # the whole tensor: torch records copy_ (CopyBackwards) or fill_ (FillBackward3)
+        from .indexing import copy_value, fill_value
+
+        if isinstance(v, Tensor):
+            inplace(self, copy_value, v)
+        else:
+            inplace(self, fill_value, _wrap(np.asarray(v, self._dtype.np), self._dtype))
+        return
+    out = node.apply(self, v, k, False)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)

@@ -1,6 +1,8 @@
 """Indexing: ``x[key]`` (views for basic keys), ``x[key] = v`` (CopySlices), ``where``."""
 from __future__ import annotations
 
+import re as _re
+
 import numpy as np
 
 from .. import _dtype as D
@@ -41,7 +43,7 @@ def _convert_key(key, shape=None):
         elif k is None or k is Ellipsis:
             out.append(k)
         elif isinstance(k, (list, np.ndarray)):
-            a = np.asarray(_tensors_out(k))
+            a = np.asarray(_tensors_out(k)) if not (isinstance(k, list) and not k) else np.zeros(0, np.int64)
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -49,7 +51,73 @@ def _convert_key(key, shape=None):
         else:
             raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                             f"are valid indices (got {type(k).__name__})")
+    if not basic and shape is not None:
+        return _torch_order(tuple(out), shape), False
     return tuple(out), basic
+
+
+class _Shape:
+    """Just the shape and rank of an array (for checks that need no data)."""
+
+    __slots__ = ("shape", "ndim")
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape, self.ndim = shape, len(shape)
+
+
+def _torch_order(key: tuple, shape: tuple) -> tuple:
+    """An advanced key with torch's meaning as a NumPy key.
+
+    torch first applies ints, slices and None as views, then indexes the view with the tensors, so an
+    int never counts as an advanced index when placing the result dims (NumPy's rule differs; slices and
+    None agree). Keys mixing ints and index tensors become one integer-array key (the selected positions).
+    Bounds errors name the dim as torch does: the position among the index tensors."""
+    _check_mask_shapes(_Shape(shape), key)
+    ndim = len(shape)
+    consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+                   for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
+    if any(k is Ellipsis for k in key):  # spelled out: an empty Ellipsis does not separate index tensors
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * max(ndim - consumed, 0) + key[i + 1:]
+    src = adv = 0
+    mixed = False
+    for k in key:
+        if k is Ellipsis:
+            src += max(ndim - consumed, 0)
+        elif k is None or isinstance(k, bool):
+            pass
+        elif isinstance(k, np.ndarray):
+            if k.dtype == np.bool_:
+                src += k.ndim
+                adv += k.ndim
+                continue
+            if src < ndim and k.size:
+                n = shape[src]
+                if k.max() >= n or k.min() < -n:
+                    bad = int(k[(k < -n) | (k >= n)].flat[0])
+                    raise IndexError(f"index {bad} is out of bounds for dimension {adv} with size {n}")
+            src += 1
+            adv += 1
+        else:
+            mixed = mixed or type(k) is int  # NumPy treats an int next to index arrays as one of them
+            src += 1
+    if not mixed or not shape:
+        return key
+    first, then = [], []
+    for k in key:
+        if isinstance(k, np.ndarray) or isinstance(k, bool):
+            first += [slice(None)] * (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else
+                                      0 if isinstance(k, bool) else 1)
+            then.append(k)
+        elif k is Ellipsis:
+            first.append(k)
+            then.append(k)
+        else:
+            first.append(k)
+            if type(k) is not int:
+                then.append(slice(None))
+    pos = np.arange(int(np.prod(shape))).reshape(shape)
+    return np.unravel_index(_index_array(_index_array(pos, tuple(first)), tuple(then)), shape)
 
 
 def _int_or_none(v):
@@ -75,6 +143,10 @@ def _index_array(arr: np.ndarray, key):
             msg = msg.replace("axis", "dimension")
         elif "too many indices" in msg:
             msg = f"too many indices for tensor of dimension {arr.ndim}"
+        elif "could not be broadcast" in msg:
+            shapes = _re.findall(r"\(([^)]*)\)", msg)
+            lists = ", ".join("[" + ", ".join(x.strip() for x in sh.split(",") if x.strip()) + "]" for sh in shapes)
+            msg = f"shape mismatch: indexing tensors could not be broadcast together with shapes {lists}"
         raise IndexError(msg) from None
 
 
@@ -252,7 +324,7 @@ def index(input: Tensor, key, basic: bool) -> Tensor:
 
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]``: basic keys record torch's chain of select/slice/unsqueeze views (or an alias)."""
-    k, basic = _convert_key(key)
+    k, basic = _convert_key(key, input._data.shape)
     if not input._data.ndim:
         for i in k:
             if type(i) is int:
@@ -321,9 +393,7 @@ class Where(Op):
 def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if input is None and other is None:
-        from . import _nonzero
-
-        return _nonzero(condition)
+        return nonzero(condition, as_tuple=True)
     cond = condition if isinstance(condition, Tensor) else _wrap_any(np.asarray(condition))
     return Where.apply(input, other, cond)
 
@@ -454,6 +524,26 @@ def copy_value(self: Tensor, src: Tensor) -> Tensor:
     return Copy.apply(self, src)
 
 
+def setitem_node(key: tuple, basic: bool, shape: tuple) -> type:
+    """The node torch records for ``x[key] = v``: CopySlices when a view is written (basic keys, or
+    advanced keys whose basic part selects/slices first), IndexPutBackward0 for advanced keys on the
+    tensor itself, None when the key spans the whole tensor (a copy_/fill_)."""
+    if basic:
+        return CopySlices if _basic_steps(key, shape) else None
+    plain = []
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            plain += [slice(None)] * k.ndim
+        elif isinstance(k, (np.ndarray, bool)):
+            plain.append(slice(None))
+        else:
+            plain.append(k)
+    try:
+        return CopySlices if _basic_steps(tuple(plain), shape) else IndexPut
+    except IndexError:
+        return IndexPut
+
+
 def _is_basic(key) -> bool:
     return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in key)
 
@@ -477,3 +567,833 @@ class AsStrided(Op):
         shape = geom[3]
         flat = flat_positions(geom)
         return IndexPutZeros.apply(grad.reshape(-1), (flat.reshape(-1),), (int(np.prod(shape)),)).reshape(shape)
+
+
+# ---------------------------------------------------------------- gather/scatter, index_*, masked_*, take, search
+__all__ += ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
+            "index_fill", "index_put", "masked_fill", "masked_select", "masked_scatter", "take", "take_along_dim",
+            "nonzero", "argwhere", "searchsorted", "bucketize"]
+
+_INT_KINDS = "iu"
+
+
+def _wdim(dim: int, ndim: int) -> int:
+    from .._tensor import _wrap_dim
+
+    return _wrap_dim(dim, ndim)
+
+
+def _const(arr) -> Tensor:
+    return _wrap_any(np.asarray(arr))
+
+
+def _dim_key(d: int, idx) -> tuple:
+    return (slice(None),) * d + (idx,)
+
+
+def _along_key(idx: np.ndarray, dim: int) -> tuple:
+    key = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
+    key[dim] = idx
+    return tuple(key)
+
+
+def _check_index_dtype(index: Tensor, fname: str) -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fname}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    a = index._data
+    if a.dtype != np.int64 and a.dtype != np.int32:
+        raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
+    return a.astype(np.int64, copy=False)
+
+
+def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None) -> None:
+    """torch's rules for gather/scatter: same rank, index no larger than self (and src), bounds along ``d``."""
+    n = max(len(self_shape), 1)
+    if idx.size == 0:
+        return
+    if max(idx.ndim, 1) != n:
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           + ("input tensor" if fname == "gather" else "self tensor"))
+    shp = self_shape if self_shape else (1,)
+    ishp = idx.shape if idx.shape else (1,)
+    for i in range(n):
+        if fname == "gather" and i != d and ishp[i] > shp[i]:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be no "
+                               f"larger than self {list(self_shape)} apart from dimension {d}")
+        if src_shape is None and i != d and ishp[i] > shp[i]:
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
+                               f"from dimension {d}")
+        if src_shape is not None and (ishp[i] > (src_shape or (1,))[i] or i != d and ishp[i] > shp[i]):
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
+                               f"from dimension {d} and to be no larger size than src {list(src_shape)}")
+    size = shp[d]
+    bad = (idx < -size) | (idx >= size)
+    if bad.any():
+        v = int(idx[bad].flat[0])
+        raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
+
+
+def _as_nd(a: np.ndarray) -> np.ndarray:
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _part(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """The leading ``shape`` block of ``a`` (for index tensors smaller than self/src)."""
+    if a.shape == shape:
+        return a
+    return a[tuple(slice(0, s) for s in shape)]
+
+
+class Gather(Op):
+    """d gather(x, dim, idx) = grad added back at idx along dim into zeros of x's shape"""
+
+    __slots__ = ("idx", "dim", "shape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, dim, idx):
+        x, i = _as_nd(self), _as_nd(idx)
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
+        out = np.take_along_axis(_part(x, i.shape[:dim] + x.shape[dim:dim + 1] + i.shape[dim + 1:]), i % max(
+            x.shape[dim], 1) if i.size else i, dim)
+        return out.reshape(idx.shape)
+
+    def backward(ctx, grad):
+        g = _PutAlongDim.apply(grad.reshape(ctx.idx.shape), ctx.idx, ctx.dim, ctx.shape or (1,))
+        return g.reshape(ctx.shape)
+
+
+class _PutAlongDim(Op):
+    """d (zeros of shape with x added at idx along dim) = gather(grad, dim, idx)"""
+
+    __slots__ = ("idx", "dim")
+    _name = "ScatterAddBackward0"
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, idx, dim, shape):
+        if ctx is not None:
+            ctx.idx, ctx.dim = idx, dim
+        out = np.zeros(shape, self.dtype)
+        if idx.size:
+            np.add.at(out, _along_key(idx % shape[dim], dim), self)
+        return out
+
+    def backward(ctx, grad):
+        return Gather.apply(grad, ctx.dim, ctx.idx)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
+    """Values of ``input`` at ``index`` along ``dim``."""
+    idx = _check_index_dtype(index, "gather")
+    d = _wdim(dim, input._data.ndim)
+    _check_along(input._data.shape, idx, d, "gather")
+    return Gather.apply(input, d, idx)
+
+
+def _scatter_forward(self, src, dim, idx, reduce):
+    out = self.copy()
+    if not idx.size:
+        return out
+    o = _as_nd(out)
+    i = _as_nd(idx)
+    key = _along_key(i % o.shape[dim], dim)
+    v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if isinstance(src, np.ndarray) else src
+    if reduce is None:
+        o[key] = v
+    elif reduce == "add":
+        np.add.at(o, key, v)
+    else:
+        np.multiply.at(o, key, v)
+    return out
+
+
+def _pad_to(g: Tensor, shape: tuple) -> Tensor:
+    """``g`` (the leading block of ``shape``) padded with zeros to ``shape``."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    return SliceScatter.apply(g, tuple(slice(0, s) for s in g.shape), shape)
+
+
+class Scatter(Op):
+    """d scatter(x, dim, idx, src) = grad with idx positions zeroed, gather(grad, dim, idx)"""
+
+    __slots__ = ("idx", "dim", "src_shape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
+        return _scatter_forward(self, src, dim, idx, None)
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None) if n0[0] is not None else None
+        gsrc = _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None
+        return gs, gsrc
+
+
+class ScatterValue(Op):
+    """d scatter(x, dim, idx, value) = grad with idx positions zeroed"""
+
+    __slots__ = ("idx", "dim")
+    _name = "ScatterBackward1"
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, dim, idx, value, reduce):
+        if ctx is not None:
+            ctx.idx, ctx.dim = idx, dim
+        return _scatter_forward(self, value, dim, idx, reduce)
+
+    def backward(ctx, grad):
+        return ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None)
+
+
+class ScatterReduceLegacy(Op):
+    """scatter(..., reduce='add'/'multiply') with a src tensor: torch has no derivative for it"""
+
+    __slots__ = ()
+    _name = "NotImplemented"
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx, reduce):
+        return _scatter_forward(self, src, dim, idx, reduce)
+
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+class ScatterAdd(Op):
+    """d scatter_add(x, dim, idx, src) = grad, gather(grad, dim, idx)"""
+
+    __slots__ = ("idx", "dim", "src_shape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
+        return _scatter_forward(self, src, dim, idx, "add")
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        return (grad if n0[0] is not None else None,
+                _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None)
+
+
+def _scatter_args(input: Tensor, dim: int, index: Tensor, src, fname: str):
+    idx = _check_index_dtype(index, fname)
+    d = _wdim(dim, input._data.ndim)
+    if isinstance(src, Tensor):
+        if src._dtype != input._dtype:
+            raise RuntimeError(f"{fname}(): Expected self.dtype to be equal to src.dtype")
+        if max(src._data.ndim, 1) != max(input._data.ndim, 1) and idx.size:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+        _check_along(input._data.shape, idx, d, fname, src._data.shape)
+    else:
+        _check_along(input._data.shape, idx, d, fname)
+    return d, idx
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
+    """``input`` with ``src`` (tensor or number) written at ``index`` along ``dim``."""
+    if src is None:
+        src = value
+    d, idx = _scatter_args(input, dim, index, src, "scatter")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if reduce is not None:
+        return ScatterReduceLegacy.apply(input, src, d, idx, reduce)
+    if isinstance(src, Tensor):
+        return Scatter.apply(input, src, d, idx)
+    return ScatterValue.apply(input, d, idx, src, None)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``input`` with ``src`` added at ``index`` along ``dim`` (duplicates accumulate)."""
+    d, idx = _scatter_args(input, dim, index, src, "scatter_add")
+    return ScatterAdd.apply(input, src, d, idx)
+
+
+_SCATTER_REDUCE = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum, "mean": np.add}
+
+
+class ScatterReduce(Op):
+    """d scatter_reduce(x, dim, idx, src, reduce, include_self): by reduce (ties of amax/amin share the grad)"""
+
+    __slots__ = ("idx", "dim", "reduce", "include_self")
+    save = ("self", "other", "result")
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx, reduce, include_self):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.reduce, ctx.include_self = idx, dim, reduce, include_self
+        out = self.copy()
+        if not idx.size:
+            return out
+        o, i = _as_nd(out), _as_nd(idx)
+        key = _along_key(i % o.shape[dim], dim)
+        v = _part(_as_nd(src), i.shape)
+        hit = np.zeros(o.shape, bool)
+        hit[key] = True
+        if not include_self:
+            o[hit] = {"sum": 0, "mean": 0, "prod": 1}.get(reduce, 0)
+            if reduce == "amax":
+                o[hit] = -np.inf if o.dtype.kind == "f" else np.iinfo(o.dtype).min
+            elif reduce == "amin":
+                o[hit] = np.inf if o.dtype.kind == "f" else np.iinfo(o.dtype).max
+        _SCATTER_REDUCE[reduce].at(o, key, v)
+        if reduce == "mean":
+            cnt = np.zeros(o.shape, np.int64 if o.dtype.kind != "f" else o.dtype)
+            np.add.at(cnt, key, 1)
+            if include_self:
+                cnt = cnt + 1
+            cnt = np.maximum(cnt, 1)
+            o[...] = o // cnt if o.dtype.kind in "iu" else o / cnt
+        return out
+
+    def backward(ctx, grad):
+        self, src, result = ctx.saved_tensors
+        d, idx, red = ctx.dim, ctx.idx, ctx.reduce
+        shape = tuple(self.shape) or (1,)
+        n0, n1 = ctx._next
+        hit = np.zeros(shape, bool)
+        if idx.size:
+            hit[_along_key(_as_nd(idx) % shape[d], d)] = True
+        keep = _const(~hit) if not ctx.include_self else None
+        src_p = _part_t(src, idx)
+        if red == "sum":
+            gs = grad if keep is None else grad * keep
+            gsrc = Gather.apply(grad, d, idx)
+        elif red == "mean":
+            cnt = np.zeros(shape, grad._data.dtype)
+            if idx.size:
+                np.add.at(cnt, _along_key(_as_nd(idx) % shape[d], d), 1)
+            cnt = cnt.reshape(self.shape) + (1 if ctx.include_self else 0)
+            gm = grad / _const(np.maximum(cnt, 1))
+            gs = gm if keep is None else gm * keep
+            gsrc = Gather.apply(gm, d, idx)
+        elif red == "prod":
+            # d/dx of a product is the product of the other factors: recomputed with the zero factor set to 1
+            # (a division by x only where x != 0)
+            inc = ctx.include_self
+            self_one = MaskedFill.apply(self, self._data == 0, 1)
+            gs = grad * ScatterReduce.apply(self_one, src, d, idx, red, inc) / self_one
+            if keep is not None:
+                gs = gs * keep
+            zero = src_p._data == 0
+            nzero = np.zeros(shape, np.int64)
+            if idx.size:
+                np.add.at(nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
+            single = zero & (np.take_along_axis(nzero, _as_nd(idx) % shape[d], d).reshape(zero.shape) == 1)
+            src_one = MaskedFill.apply(src, _pad_mask(single, tuple(src.shape)), 1)
+            others = Gather.apply(grad * ScatterReduce.apply(self, src_one, d, idx, red, inc), d, idx)
+            gsrc = Where.apply(others, Gather.apply(grad * result, d, idx) / MaskedFill.apply(src_p, zero, 1),
+                               _const(single))
+        else:  # amax / amin: the gradient is shared evenly among the elements equal to the result
+            eq_self = (self == result).to(grad.dtype)
+            if keep is not None:
+                eq_self = eq_self * keep
+            res_at = Gather.apply(result, d, idx)
+            eq_src = (src_p == res_at).to(grad.dtype)
+            cnt = eq_self + _PutAlongDim.apply(eq_src, _as_nd(idx), d, shape).reshape(self.shape)
+            gm = grad / cnt.clamp_min(1)
+            gs = gm * eq_self
+            gsrc = Gather.apply(gm, d, idx) * eq_src
+        return (gs if n0[0] is not None else None,
+                _pad_to(gsrc, tuple(src.shape)) if n1[0] is not None else None)
+
+
+def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
+    if m.shape == shape:
+        return m
+    out = np.zeros(shape, bool)
+    out[tuple(slice(0, n) for n in m.shape)] = m
+    return out
+
+
+def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:
+    if tuple(src.shape) == idx.shape:
+        return src
+    return BasicIndex.apply(src, tuple(slice(0, s) for s in idx.shape))
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """``input`` with ``src`` reduced into ``index`` positions along ``dim`` (sum, prod, mean, amax, amin)."""
+    if reduce not in _SCATTER_REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d, idx = _scatter_args(input, dim, index, src, "scatter_reduce")
+    return ScatterReduce.apply(input, src, d, idx, reduce, bool(include_self))
+
+
+def _index_1d(index, fname: str, what: str = "int32 or int64") -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fname}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    a = index._data
+    if a.dtype.kind not in _INT_KINDS or a.dtype.itemsize < 4:
+        raise RuntimeError(f"{fname}(): Expected dtype {what} for index")
+    if a.ndim > 1:
+        raise IndexError(f"{fname}(): Index is supposed to be a vector")
+    return a.reshape(-1).astype(np.int64, copy=False)
+
+
+def _check_bounds(idx: np.ndarray, size: int, msg: str | None = None) -> None:
+    if idx.size and ((idx < -size) | (idx >= size)).any():
+        bad = int(idx[(idx < -size) | (idx >= size)][0])
+        raise IndexError(msg or f"index {bad} is out of bounds for dimension with size {size}")
+
+
+class IndexSelect(Op):
+    """d index_select(x, dim, idx) = grad added at idx along dim into zeros of x's shape"""
+
+    __slots__ = ("idx", "dim", "shape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, dim, idx):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.shape = idx, dim, self.shape
+        if self.ndim == 0:
+            return self.copy()
+        return np.take(self, idx, axis=dim)
+
+    def backward(ctx, grad):
+        if not ctx.shape:
+            return grad.reshape(())
+        return IndexPutZeros.apply(grad, _dim_key(ctx.dim, ctx.idx), ctx.shape)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of ``input`` at ``index`` along ``dim``."""
+    idx = _index_1d(index, "index_select", "int32 or int64")
+    d = _wdim(dim, input._data.ndim)
+    size = input._data.shape[d] if input._data.ndim else 1
+    _check_bounds(idx, size, "index out of range in self")
+    return IndexSelect.apply(input, d, idx % max(size, 1))
+
+
+def _index_source(input: Tensor, source: Tensor, d: int, idx: np.ndarray, fname: str) -> None:
+    if source._data.ndim != input._data.ndim and max(source._data.ndim, 1) != max(input._data.ndim, 1):
+        raise IndexError(f"{fname}(): Source/destination tensor must have same slice shapes. Destination slice shape: "
+                         f"{list(np.delete(np.array(input._data.shape, int), d))} at dimension {d} and source slice "
+                         f"shape: {list(np.delete(np.array(source._data.shape, int), d))} at dimension 0.")
+    n = source._data.shape[d] if source._data.ndim else 1
+    if n != idx.size:
+        raise RuntimeError(f"{fname}_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
+
+
+class IndexAdd(Op):
+    """d index_add(x, dim, idx, src, alpha) = grad, alpha * index_select(grad, dim, idx)"""
+
+    __slots__ = ("idx", "dim", "alpha", "src_shape")
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx, alpha):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.alpha, ctx.src_shape = idx, dim, alpha, src.shape
+        out = self.copy()
+        v = src if alpha == 1 else src * alpha
+        np.add.at(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gsrc = None
+        if n1[0] is not None:
+            gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape)
+            if ctx.alpha != 1:
+                gsrc = gsrc * ctx.alpha
+        return (grad if n0[0] is not None else None), gsrc
+
+
+class IndexCopy(Op):
+    """d index_copy(x, dim, idx, src) = grad with idx slices zeroed, index_select(grad, dim, idx)"""
+
+    __slots__ = ("idx", "dim", "src_shape")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, src, dim, idx):
+        if ctx is not None:
+            ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
+        out = self.copy()
+        _as_nd(out)[_dim_key(dim, idx)] = _as_nd(src)
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
+        gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape) if n1[0] is not None else None
+        return gs, gsrc
+
+
+class IndexFill(Op):
+    """d index_fill(x, dim, idx, value) = grad with idx slices zeroed"""
+
+    __slots__ = ("idx", "dim")
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, dim, idx, value):
+        if ctx is not None:
+            ctx.idx, ctx.dim = idx, dim
+        out = self.copy()
+        _as_nd(out)[_dim_key(dim, idx)] = value
+        return out
+
+    def backward(ctx, grad):
+        return IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0)
+
+
+class IndexFillTensor(Op):
+    """d index_fill(x, dim, idx, value tensor) = grad with idx slices zeroed, sum of grad on them"""
+
+    __slots__ = ("idx", "dim")
+    _name = "IndexFillBackward1"
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, value, dim, idx):
+        return IndexFill.forward(ctx, self, dim, idx, value)
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
+        gv = IndexSelect.apply(grad, ctx.dim, ctx.idx).sum() if n1[0] is not None else None
+        return gs, gv
+
+
+def _index_args(input: Tensor, dim: int, index, fname: str):
+    idx = _index_1d(index, fname, "int64")
+    d = _wdim(dim, input._data.ndim)
+    size = input._data.shape[d] if input._data.ndim else 1
+    if idx.size and ((idx < -size) | (idx >= size)).any():
+        bad = int(idx[(idx < -size) | (idx >= size)][0])
+        raise IndexError(f"{fname}_(): index {bad} is out of bounds for dimension {d} with size {size}")
+    return d, idx % max(size, 1)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """``input`` with ``alpha * source`` slices added at ``index`` along ``dim``."""
+    d, idx = _index_args(input, dim, index, "index_add")
+    _index_source(input, source, d, idx, "index_add")
+    if source._dtype != input._dtype:
+        from ._inplace import _title
+
+        raise RuntimeError(f"index_add_(): self ({_title(input._dtype)}) and source ({_title(source._dtype)}) must "
+                           f"have the same scalar type")
+    return IndexAdd.apply(input, source, d, idx, alpha)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``input`` with its ``index`` slices along ``dim`` replaced by ``source``'s."""
+    d, idx = _index_args(input, dim, index, "index_copy")
+    _index_source(input, source, d, idx, "index_copy")
+    if source._dtype != input._dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{input._dtype} and (source) {source._dtype}")
+    return IndexCopy.apply(input, source, d, idx)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """``input`` with its ``index`` slices along ``dim`` set to ``value`` (number or 0-d tensor)."""
+    d, idx = _index_args(input, dim, index, "index_fill")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return IndexFillTensor.apply(input, value, d, idx)
+    return IndexFill.apply(input, d, idx, value)
+
+
+class IndexPutFunctional(Op):
+    """d index_put(x, indices, v, accumulate) = grad (indices zeroed unless accumulating), grad[indices]"""
+
+    __slots__ = ("key", "accumulate")
+    _name = "IndexPutBackward0"
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, values, key, accumulate):
+        if ctx is not None:
+            ctx.key, ctx.accumulate = key, accumulate
+        out = self.copy()
+        v = values.astype(out.dtype, copy=False) if isinstance(values, np.ndarray) else values
+        region = np.shape(_index_array(out, key))
+        try:
+            if accumulate:
+                np.add.at(out, key, np.broadcast_to(v, region))
+            else:
+                out[key] = v
+        except ValueError:
+            from ._inplace import setitem_shape_error
+
+            raise setitem_shape_error(np.asarray(v), region, False) from None
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = gv = None
+        if n0[0] is not None:
+            gs = grad if ctx.accumulate else IndexPutFunctional.apply(grad, 0.0, ctx.key, False)
+        if n1[0] is not None:
+            gv = Index.apply(grad, ctx.key)
+        return gs, gv
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """``input`` with ``values`` put (or added, when ``accumulate``) at the advanced index ``indices``."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
+    if len(indices) > max(input._data.ndim, 1):
+        raise IndexError(f"too many indices for tensor of dimension {input._data.ndim} (got {len(indices)})")
+    key, _ = _convert_key(tuple(None if i is None else i for i in indices))
+    key = tuple(slice(None) if k is None else k for k in key)
+    key = tuple(np.asarray(k) if isinstance(k, int) else k for k in key)
+    if isinstance(values, Tensor) and values._dtype != input._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input._dtype.name.capitalize()} for the destination and "
+                           f"{values._dtype.name.capitalize()} for the source.")
+    _check_mask_shapes(input._data, key)
+    return IndexPutFunctional.apply(input, values, key, bool(accumulate))
+
+
+def _mask_array(mask, fname: str) -> np.ndarray:
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{fname}(): argument 'mask' (position 1) must be Tensor, not {type(mask).__name__}")
+    m = mask._data
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"{fname}: expected BoolTensor for mask" if fname != "masked_fill_" else
+                           f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{D.from_numpy_dtype(m.dtype).name}")
+    return m
+
+
+def _broadcast_with(a: np.ndarray, m: np.ndarray):
+    try:
+        return np.broadcast_shapes(a.shape, m.shape)
+    except ValueError:
+        raise _broadcast_error(m, a) from None
+
+
+class MaskedFill(Op):
+    """d masked_fill(x, mask, value) = grad with masked positions zeroed"""
+
+    __slots__ = ("mask",)
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        if ctx is not None:
+            ctx.mask = mask
+        shape = _broadcast_with(self, mask)
+        out = np.array(np.broadcast_to(self, shape))
+        out[np.broadcast_to(mask, shape)] = value
+        return out
+
+    def backward(ctx, grad):
+        return MaskedFill.apply(grad, ctx.mask, 0)
+
+
+class MaskedFillTensor(Op):
+    """d masked_fill(x, mask, value tensor) = grad with masked positions zeroed, sum of grad there"""
+
+    __slots__ = ("mask",)
+    _name = "MaskedFillBackward1"
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, value, mask):
+        return MaskedFill.forward(ctx, self, mask, value.astype(self.dtype) if value.dtype != self.dtype else value)
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        gv = Where.apply(grad, 0.0, _const(np.broadcast_to(ctx.mask, tuple(grad.shape)))).sum() \
+            if n1[0] is not None else None
+        return gs, gv
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``input`` with ``value`` (number or 0-d tensor) where ``mask`` is True (mask broadcasts)."""
+    m = _mask_array(mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return MaskedFillTensor.apply(input, value, m)
+    return MaskedFill.apply(input, m, value)
+
+
+class MaskedSelect(Op):
+    """d masked_select(x, mask) = grad put back at the mask into zeros (summed back by broadcasting)"""
+
+    __slots__ = ("mask",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, mask):
+        shape = _broadcast_with(self, mask)
+        mb = np.broadcast_to(mask, shape)
+        if ctx is not None:
+            ctx.mask = mb
+        return np.broadcast_to(self, shape)[mb]
+
+    def backward(ctx, grad):
+        return IndexPutZeros.apply(grad, (ctx.mask,), ctx.mask.shape)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where ``mask`` is True, as a 1-d tensor."""
+    return MaskedSelect.apply(input, _mask_array(mask, "masked_select"))
+
+
+class MaskedScatter(Op):
+    """d masked_scatter(x, mask, src) = grad with mask zeroed, grad[mask] on src's first elements"""
+
+    __slots__ = ("mask", "src_shape")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, source, mask):
+        try:
+            mb = np.broadcast_to(mask, self.shape)
+        except ValueError:
+            raise _broadcast_error(self, mask) from None
+        n = int(mb.sum())
+        if source.size < n:
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        if ctx is not None:
+            ctx.mask, ctx.src_shape = mb, source.shape
+        out = self.copy()
+        out[mb] = source.reshape(-1)[:n]
+        return out
+
+    def backward(ctx, grad):
+        n0, n1 = ctx._next
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        gsrc = None
+        if n1[0] is not None:
+            size = int(np.prod(ctx.src_shape))
+            picked = Index.apply(grad, (ctx.mask,))
+            gsrc = IndexPutZeros.apply(picked, (np.arange(picked.shape[0]),), (size,)).reshape(ctx.src_shape)
+        return gs, gsrc
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the masked positions filled, in order, from ``source``'s elements."""
+    m = _mask_array(mask, "masked_scatter_")
+    if source._dtype != input._dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
+                           f"{input._dtype.name.capitalize()} and {source._dtype.name.capitalize()}")
+    return MaskedScatter.apply(input, source, m)
+
+
+class Take(Op):
+    """d take(x, idx) = grad added at idx of the flattened zeros of x's shape"""
+
+    __slots__ = ("idx", "shape")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, idx):
+        if ctx is not None:
+            ctx.idx, ctx.shape = idx, self.shape
+        return self.reshape(-1)[idx]
+
+    def backward(ctx, grad):
+        size = int(np.prod(ctx.shape))
+        return IndexPutZeros.apply(grad.reshape(-1), (ctx.idx.reshape(-1),), (size,)).reshape(ctx.shape)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of the flattened ``input`` at ``index`` (shaped like ``index``)."""
+    a = index._data
+    if a.dtype != np.int64:
+        raise RuntimeError("take(): Expected a long tensor for index, but got " + index._dtype.name.capitalize())
+    n = input._data.size
+    if a.size and ((a < -n) | (a >= n)).any():
+        bad = int(a[(a < -n) | (a >= n)].flat[0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return Take.apply(input, a % max(n, 1))
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``gather`` along ``dim`` after broadcasting input and indices (flattened when ``dim`` is None)."""
+    from .shape import reshape
+
+    if indices._data.dtype.kind not in _INT_KINDS:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be int64 but got "
+                           f"{indices._dtype.name.capitalize()}")
+    if dim is None:
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+    n = input._data.ndim
+    d = _wdim(dim, n)
+    if indices._data.ndim != n:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {n} dimensions for input, and {indices._data.ndim} dimensions for indices")
+    xs, ish = list(input._data.shape), list(indices._data.shape)
+    xs[d] = ish[d] = 1
+    try:
+        b = list(np.broadcast_shapes(tuple(xs), tuple(ish)))
+    except ValueError:
+        raise _broadcast_error(input._data, indices._data) from None
+    bx, bi = list(b), list(b)
+    bx[d], bi[d] = input._data.shape[d], indices._data.shape[d]
+    x = input if tuple(bx) == input._data.shape else input.expand(tuple(bx))
+    idx = indices if tuple(bi) == indices._data.shape else _const(np.broadcast_to(indices._data, tuple(bi)))
+    return gather(x, d, idx)
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim."""
+    a = input._data
+    if as_tuple:
+        return tuple(_wrap_any(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
+    return _wrap_any(np.argwhere(a).astype(np.int64))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None, out=None) -> Tensor:
+    """Insertion points of ``input`` into the innermost dimension of ``sorted_sequence``."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    seq = sorted_sequence._data
+    scalar = not isinstance(input, Tensor)
+    vals = np.asarray(input) if scalar else input._data
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter._data, -1)
+    if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+    s = "right" if right else "left"
+    if seq.ndim <= 1:
+        res = np.searchsorted(seq.reshape(-1), vals, side=s)
+    else:
+        s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+        res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
+    return _wrap_any(np.asarray(res, np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
+    """The bucket of each element of ``input`` given 1-d sorted ``boundaries``."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

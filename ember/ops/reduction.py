@@ -134,7 +134,7 @@ import warnings  # noqa: E402
 from .. import return_types as _RT  # noqa: E402
 from .._tensor import Tensor, _wrap, _wrap_dim  # noqa: E402
 from .indexing import where as _where  # noqa: E402
-from .shape import cat as _cat  # noqa: E402
+from .shape import cat as _cat, Flip as _Flip  # noqa: E402
 from ._op import _registry  # noqa: E402
 from ..autograd.grad_mode import _mode  # noqa: E402
 
@@ -215,23 +215,6 @@ class _PutAlong(Op):
 
     def backward(ctx, grad):
         return _TakeAlong.apply(grad, ctx.idx, ctx.dim, ctx.unique)
-
-
-class _Flip(Op):
-    """d flip(x, dim) = flip(grad, dim)"""
-
-    __slots__ = ("dim",)
-    _name = "FlipBackward0"
-    nattrs = 1
-
-    @staticmethod
-    def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
-        return np.flip(self, dim).copy()
-
-    def backward(ctx, grad):
-        return _Flip.apply(grad, ctx.dim)
 
 
 def _revcumsum(x: Tensor, d: int) -> Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -543,3 +543,563 @@ def unbind(input: Tensor, dim: int = 0):
     if input._data.shape[d] == 0:
         return ()
     return Unbind.apply(input, d)
+
+
+# ---------------------------------------------------------------- more shape ops (views, copies, stacking)
+__all__ += ["unflatten", "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "repeat",
+            "repeat_interleave", "tile", "flip", "fliplr", "flipud", "roll", "rot90", "hstack", "vstack", "dstack",
+            "column_stack", "row_stack", "atleast_1d", "atleast_2d", "atleast_3d", "chunk", "tensor_split",
+            "hsplit", "vsplit", "dsplit", "tril", "triu", "diagonal", "diag_embed", "diag", "diagflat", "trace",
+            "meshgrid"]
+
+
+def _dims_arg(dims) -> tuple:
+    return (dims,) if isinstance(dims, int) else tuple(dims)
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Split dimension ``dim`` into ``sizes`` (one of them may be -1)."""
+    shape = input._data.shape
+    d = _wrap_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inner = _infer_shape(sizes, shape[d]) if -1 in sizes or np.prod(sizes) == shape[d] else None
+    if inner is None:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({shape[d]}) in the input tensor")
+    return View.apply(input, shape[:d] + inner + shape[d + 1:])
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    """Move dims ``source`` to positions ``destination`` (others keep their order)."""
+    n = input._data.ndim
+    src, dst = _dims_arg(source), _dims_arg(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    src = tuple(_wrap_dim(d, n) for d in src)
+    dst = tuple(_wrap_dim(d, n) for d in dst)
+    if len(set(src)) != len(src):
+        raise RuntimeError("movedim: repeated dim in `source` " + f"({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in `destination` " + f"({list(destination)})")
+    order = [d for d in range(n) if d not in src]
+    for s_, d_ in sorted(zip(dst, src)):
+        order.insert(s_, d_)
+    return Permute.apply(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    return Expand.apply(input, tuple(size))
+
+
+def broadcast_shapes(*shapes):
+    from .._tensor import Size
+
+    try:
+        return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
+    except ValueError:
+        raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape") from None
+
+
+def broadcast_tensors(*tensors):
+    """All tensors expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    try:
+        shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    except ValueError:
+        from .arithmetic import _broadcast_error
+
+        raise _broadcast_error(*(t._data for t in tensors[:2])) from None
+    return tuple(t if t._data.shape == shape else Expand.apply(t, shape) for t in tensors)
+
+
+class Repeat(Op):
+    """d x.repeat(reps) = grad summed over the copies"""
+
+    __slots__ = ("shape", "reps")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, reps):
+        if len(reps) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                               "of tensor")
+        if any(r < 0 for r in reps):
+            target = [r * s for r, s in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(target)}: {target}")
+        if ctx is not None:
+            ctx.shape, ctx.reps = self.shape, reps
+        return np.tile(self, reps)
+
+    def backward(ctx, grad):
+        lead = len(ctx.reps) - len(ctx.shape)
+        shape = (1,) * lead + ctx.shape
+        split = []
+        for r, s in zip(ctx.reps, shape):
+            split += [r, s]
+        g = grad.reshape(split).sum(tuple(range(0, 2 * len(shape), 2)))
+        return g.reshape(ctx.shape)
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:
+    return Repeat.apply(input, tuple(int(r) for r in _shape_args(sizes)))
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    dims = tuple(dims)
+    n = input._data.ndim
+    return Repeat.apply(input, (1,) * (n - len(dims)) + dims)
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
+    """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None)."""
+    if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        r = input._data
+        return _wrap(np.repeat(np.arange(r.shape[0]), r), D.int64)
+    x = flatten(input) if dim is None else input
+    d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
+    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
+        repeats = int(repeats._data)
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = x._data.shape
+        y = Unsqueeze.apply(x, d + 1)
+        y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
+        return View.apply(Clone.apply(y), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    n = x._data.shape[d] if x._data.ndim else 1
+    if r.ndim != 1 or r.shape[0] != n:
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{r.shape[0] if r.ndim else 1} and input.size({d}) = {n}")
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    from .indexing import index_select
+
+    return index_select(x, d, _wrap(np.repeat(np.arange(n), r), D.int64))
+
+
+class Flip(Op):
+    """d flip(x, dims) = flip(grad, dims)"""
+
+    __slots__ = ("dims",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, dims):
+        if ctx is not None:
+            ctx.dims = dims
+        if self.ndim == 0:
+            return self.copy()
+        return np.flip(self, dims).copy()
+
+    def backward(ctx, grad):
+        return Flip.apply(grad, ctx.dims)
+
+
+def _check_unique_dims(dims, n: int, what: str = "flip") -> tuple:
+    out = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+    return out
+
+
+def flip(input: Tensor, *dims) -> Tensor:
+    return Flip.apply(input, _check_unique_dims(_shape_args(dims), input._data.ndim))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return Flip.apply(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return Flip.apply(input, (0,))
+
+
+class Roll(Op):
+    """d roll(x, shifts, dims) = roll(grad, -shifts, dims)"""
+
+    __slots__ = ("shifts", "dims")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, shifts, dims):
+        if ctx is not None:
+            ctx.shifts, ctx.dims = shifts, dims
+        if dims is None:
+            return np.roll(self.reshape(-1), shifts).reshape(self.shape)
+        return np.roll(self, shifts, dims)
+
+    def backward(ctx, grad):
+        return Roll.apply(grad, tuple(-s for s in ctx.shifts), ctx.dims)
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Elements shifted cyclically along ``dims`` (over the flattened tensor when None)."""
+    shifts = _dims_arg(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"`shifts` required to be of size 1 when `dims` is not provided, but got "
+                               f"{len(shifts)}")
+        return Roll.apply(input, shifts, None)
+    dims = _dims_arg(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    return Roll.apply(input, shifts, tuple(_wrap_dim(d, input._data.ndim) for d in dims))
+
+
+class Rot90(Op):
+    """d rot90(x, k, dims) = rot90(grad, -k, dims)"""
+
+    __slots__ = ("k", "dims")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, k, dims):
+        if ctx is not None:
+            ctx.k, ctx.dims = k, dims
+        return np.rot90(self, k, dims).copy()
+
+    def backward(ctx, grad):
+        return Rot90.apply(grad, -ctx.k, ctx.dims)
+
+
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    dims = tuple(dims)
+    n = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = _wrap_dim(dims[0], n), _wrap_dim(dims[1], n)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return Rot90.apply(input, k % 4, (d0, d1))
+
+
+def atleast_1d(*tensors):
+    one = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    ts = tensors[0] if len(tensors) == 1 and not one else tensors
+    out = tuple(reshape(t, (1,)) if t._data.ndim == 0 else t for t in ts)
+    return out[0] if one else out
+
+
+def atleast_2d(*tensors):
+    one = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    ts = tensors[0] if len(tensors) == 1 and not one else tensors
+    out = tuple(Unsqueeze.apply(atleast_1d(t), 0) if t._data.ndim < 2 else t for t in ts)
+    return out[0] if one else out
+
+
+def atleast_3d(*tensors):
+    one = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    ts = tensors[0] if len(tensors) == 1 and not one else tensors
+    out = []
+    for t in ts:
+        n = t._data.ndim
+        if n == 0:
+            t = reshape(t, (1, 1, 1))
+        elif n == 1:
+            t = Unsqueeze.apply(Unsqueeze.apply(t, 0), -1)
+        elif n == 2:
+            t = Unsqueeze.apply(t, -1)
+        out.append(t)
+    return out[0] if one else tuple(out)
+
+
+def hstack(tensors) -> Tensor:
+    ts = atleast_1d(*_tensor_list(tensors, "hstack"))
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    return cat(atleast_2d(*_tensor_list(tensors, "vstack")), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors) -> Tensor:
+    return cat(atleast_3d(*_tensor_list(tensors, "dstack")), 2)
+
+
+def column_stack(tensors) -> Tensor:
+    ts = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")]
+    return cat(ts, 1)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0):
+    """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    size = -(-n // chunks)
+    if size == 0 and n == 0:
+        return Split.apply(input, d, [0] * chunks)
+    return split(input, size, d)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
+    """Pieces split at indices, or ``sections`` pieces of near-equal size (the first ones larger)."""
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = ios.tolist()
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, ios)
+        bounds, start = [], 0
+        for i in range(ios):
+            start += q + (i < r)
+            bounds.append(start)
+        bounds = bounds[:-1]
+    else:
+        bounds = [int(i) for i in ios]
+    from .indexing import Slice
+
+    out, start = [], 0
+    for b in bounds + [n]:
+        b = min(max(b if b >= 0 else b + n, 0), n)
+        lo = min(start, n)
+        out.append(Slice.apply(input, d, lo, max(lo, b), 1))
+        start = max(b, start) if b >= start else b
+    return tuple(out)
+
+
+def _split_dir(name: str, dim: int, min_dim: int):
+    def f(input: Tensor, indices_or_sections):
+        n = input._data.ndim
+        if n < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
+                               f"with {n} dimensions!")
+        d = 0 if name == "hsplit" and n == 1 else dim
+        if isinstance(indices_or_sections, int) and input._data.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input._data.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    f.__name__ = name
+    return f
+
+
+hsplit, vsplit, dsplit = _split_dir("hsplit", 1, 1), _split_dir("vsplit", 0, 2), _split_dir("dsplit", 2, 3)
+
+
+def _tri(name: str, np_fn) -> type:
+    def forward(ctx, self, diagonal):
+        if self.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        if ctx is not None:
+            ctx.diagonal = diagonal
+        return np_fn(self, diagonal)
+
+    def backward(ctx, grad):
+        return cls.apply(grad, ctx.diagonal)
+
+    cls = type(name.capitalize(), (Op,), {"__slots__": ("diagonal",), "nattrs": 1, "forward": staticmethod(forward),
+                                          "backward": backward, "__doc__": f"d {name}(x, k) = {name}(grad, k)"})
+    return cls
+
+
+Tril, Triu = _tri("tril", np.tril), _tri("triu", np.triu)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    return Tril.apply(input, int(diagonal))
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    return Triu.apply(input, int(diagonal))
+
+
+def _diag_geometry(shape: tuple, offset: int, d1: int, d2: int):
+    """(shape, strides in elements, start) of the diagonal view of a C-contiguous array of ``shape``."""
+    n = len(shape)
+    strides = [int(np.prod(shape[i + 1:])) for i in range(n)]
+    if offset >= 0:
+        length = max(0, min(shape[d1], shape[d2] - offset))
+        start = offset * strides[d2]
+    else:
+        length = max(0, min(shape[d1] + offset, shape[d2]))
+        start = -offset * strides[d1]
+    if length == 0:
+        start = 0
+    rest = [i for i in range(n) if i not in (d1, d2)]
+    return tuple(shape[i] for i in rest) + (length,), tuple(strides[i] for i in rest) + (strides[d1] + strides[d2],), \
+        start
+
+
+def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """A writable view of the diagonal (NumPy's own diagonal view is read-only)."""
+    shape, strides, start = _diag_geometry(arr.shape, offset, d1, d2)
+    isz = arr.itemsize
+    if arr.flags.c_contiguous:
+        flat = arr.reshape(-1)
+        return np.lib.stride_tricks.as_strided(flat[start:] if flat.size else flat, shape,
+                                               tuple(s * isz for s in strides), writeable=arr.flags.writeable)
+    return np.diagonal(arr, offset, d1, d2)
+
+
+def _dims2(ndim: int, dim1: int, dim2: int) -> tuple:
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+class Diagonal(Op):
+    """d diagonal(x, offset, d1, d2) = grad written on that diagonal of zeros of x's shape"""
+
+    __slots__ = ("shape", "offset", "dim1", "dim2")
+    nattrs = 3
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        if ctx is not None:
+            ctx.shape, ctx.offset, ctx.dim1, ctx.dim2 = self.shape, offset, dim1, dim2
+        return _diagonal_view(self, offset, dim1, dim2)
+
+    def backward(ctx, grad):
+        return DiagonalScatter.apply(grad, ctx.shape, ctx.offset, ctx.dim1, ctx.dim2)
+
+
+class DiagCopy(Diagonal):
+    """d diag(matrix, k) = grad on the k-th diagonal of zeros (a copy, not a view)"""
+
+    __slots__ = ()
+    _name = "DiagonalBackward0_copy"
+    is_view = False
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        return Diagonal.forward(ctx, self, offset, dim1, dim2).copy()
+
+
+class DiagonalScatter(Op):
+    """d (zeros of shape with x on a diagonal) = diagonal(grad)"""
+
+    __slots__ = ("offset", "dim1", "dim2")
+    _name = "DiagonalBackwardBackward0"
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, shape, offset, dim1, dim2):
+        if ctx is not None:
+            ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
+        out = np.zeros(shape, self.dtype)
+        _diagonal_view(out, offset, dim1, dim2)[...] = self
+        return out
+
+    def backward(ctx, grad):
+        return Diagonal.apply(grad, ctx.offset, ctx.dim1, ctx.dim2)
+
+
+class DiagEmbed(DiagonalScatter):
+    """d diag_embed(x, offset, d1, d2) = diagonal(grad, offset, d1, d2)"""
+
+    __slots__ = ()
+    _name = "DiagEmbedBackward0"
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        n = self.ndim + 1
+        d1, d2 = _dims2(n, dim1, dim2)
+        size = (self.shape[-1] if self.ndim else 1) + abs(offset)
+        rest = list(self.shape[:-1])
+        shape = []
+        for i in range(n):
+            shape.append(size if i in (d1, d2) else rest.pop(0))
+        return DiagonalScatter.forward(ctx, self.reshape(self.shape or (1,)), tuple(shape), offset, d1, d2)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A view of the diagonal of (dim1, dim2), placed as the last dimension."""
+    d1, d2 = _dims2(input._data.ndim, dim1, dim2)
+    return Diagonal.apply(input, int(offset), d1, d2)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices with the last dimension of ``input`` on their ``offset`` diagonal."""
+    return DiagEmbed.apply(input, int(offset), dim1, dim2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """1-d: a matrix with ``input`` on a diagonal; 2-d: that diagonal as a 1-d copy."""
+    n = input._data.ndim
+    if n == 1:
+        return DiagEmbed.apply(input, int(diagonal), 0, 1)
+    if n == 2:
+        return DiagCopy.apply(input, int(diagonal), 0, 1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    return DiagEmbed.apply(reshape(input, (-1,)), int(offset), 0, 1)
+
+
+class Trace(Op):
+    """d trace(x) = grad times the identity of x's shape"""
+
+    __slots__ = ("shape",)
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+        if ctx is not None:
+            ctx.shape = self.shape
+        out = np.trace(self)
+        return np.asarray(out, np.int64 if self.dtype.kind in "biu" else self.dtype)
+
+    def backward(ctx, grad):
+        n = min(ctx.shape)
+        return DiagonalScatter.apply(grad.expand(n), ctx.shape, 0, 0, 1)
+
+
+def trace(input: Tensor) -> Tensor:
+    return Trace.apply(input)
+
+
+def meshgrid(*tensors, indexing: str | None = None):
+    """Coordinate grids: each 1-d input expanded over the others' lengths ('ij' or 'xy' order)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if len({t._dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t._data.size for t in ts)
+    n = len(ts)
+    out = [Expand.apply(View.apply(t, tuple(-1 if j == i else 1 for j in range(n))), shape) for i, t in enumerate(ts)]
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
