@@ -48,7 +48,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _act(name: str, input: Tensor, inplace: bool, *attrs) -> Tensor:
     if inplace:
-        return _IP.inplace(input, _N.activation, name, *attrs)
+        return _IP.inplace(input, lambda x: _N.activation(name, x, *attrs))
     return _N.activation(name, input, *attrs)
 
 

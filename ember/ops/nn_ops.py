@@ -96,7 +96,10 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
 
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return bwd(grad, x, *ctx.extra)
+        out = bwd(grad, x, *ctx.extra)
+        if x._requires_grad and not out._requires_grad:
+            out = out + x * 0  # piecewise-linear: under create_graph the grad stays in x's graph (zero 2nd derivative)
+        return out
 
     ns = {"__slots__": ("extra",), "save": ("self",), "nattrs": nattrs, "forward": staticmethod(forward),
           "backward": backward, "__doc__": f"activation {name}", "__module__": __name__}
