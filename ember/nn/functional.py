@@ -592,9 +592,6 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     _check_reduction(reduction)
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
-    if input.dim() == 1:
-        input = input.unsqueeze(0)
-        t, valid = t.reshape(1), valid.reshape(1)
     tt = np.where(valid, t, 0).astype(np.int64)
     w = valid.astype(input._data.dtype)
     if weight is not None:
@@ -602,8 +599,8 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             w = w / w.sum()
-    out = _N.NllLoss.apply(input, tt[:, None], w, reduction != "none")
-    return out.reshape(()) if out.dim() and target.dim() == 0 and reduction == "none" else out
+    op = _N.NllLoss2D if input.dim() > 2 else _N.NllLoss
+    return op.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction != "none")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
+from ..autograd.grad_mode import _mode
 from .elementwise import _erf_f, erf
 from .indexing import where
 from .reduction import _PutAlong
@@ -87,6 +88,14 @@ def _hardswish_bwd(g, x):
     return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
 
 
+def _in_graph_of(grad: Tensor, x: Tensor) -> Tensor:
+    """Under create_graph, a gradient that does not depend on ``x`` (piecewise-linear ops) still joins x's graph
+    with a zero derivative, as torch's double-backward formulas do."""
+    if _mode.grad_enabled and x._requires_grad and not grad._requires_grad:
+        return grad + x * 0
+    return grad
+
+
 def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
     """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, input, *attrs)``."""
     def forward(ctx, self, *attrs):
@@ -96,10 +105,7 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
 
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        out = bwd(grad, x, *ctx.extra)
-        if x._requires_grad and not out._requires_grad:
-            out = out + x * 0  # piecewise-linear: under create_graph the grad stays in x's graph (zero 2nd derivative)
-        return out
+        return _in_graph_of(bwd(grad, x, *ctx.extra), x)
 
     ns = {"__slots__": ("extra",), "save": ("self",), "nattrs": nattrs, "forward": staticmethod(forward),
           "backward": backward, "__doc__": f"activation {name}", "__module__": __name__}
@@ -262,25 +268,35 @@ class EmbeddingDenseBackward(Op):
 
 # ---------------------------------------------------------------------------------------------- nll_loss
 class NllLoss(Op):
-    """-coef[n] * x[n, t[n], ...] (summed unless reduction='none'); d x = -coef * grad put at the targets"""
+    """-coef * x[..., t, ...] along the class dim (summed unless reduction='none'); d x = -coef * grad put at the
+    targets. The class dim is 1 (0 for a 1-d input)."""
 
     __slots__ = ("idx", "coef", "shape")
+    save = ("self",)
     nattrs = 3
 
     @staticmethod
     def forward(ctx, self, idx, coef, reduce):
-        # idx: targets as (N, 1, d1, ...); coef: per-element weight (N, d1, ...), 0 where ignored, over the total
-        # weight for 'mean'
+        # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
         if ctx is not None:
             ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
-        picked = np.take_along_axis(self, idx, 1).squeeze(1)
+        c = 1 if self.ndim > 1 else 0
+        picked = np.take_along_axis(self, idx, c).squeeze(c)
         with np.errstate(invalid="ignore"):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
         return np.asarray(losses.sum(), self.dtype) if reduce else losses
 
     def backward(ctx, grad):
-        g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(1)
-        return _PutAlong.apply(g, ctx.idx, 1, ctx.shape, True)
+        c = 1 if len(ctx.shape) > 1 else 0
+        g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(c)
+        return _in_graph_of(_PutAlong.apply(g, ctx.idx, c, ctx.shape, True), ctx.saved_tensors[0])
 
 
-__all__ += ["activation", "Embedding", "NllLoss"]
+class NllLoss2D(NllLoss):
+    """nll_loss of inputs with extra dims (N, C, d1, ...)"""
+
+    __slots__ = ()
+    _name = "NllLoss2DBackward0"
+
+
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D"]
