@@ -580,6 +580,8 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     elif input.dim() > 2 and tuple(t.shape[1:]) != tuple(input.shape[2:]):
         want = [input.shape[0], *input.shape[2:]]
         raise RuntimeError(f"Expected target size {want}, got {list(t.shape)}")
+    if target._dtype not in (_D.int64, _D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_IP._title(target._dtype)}")
     c = input.shape[1] if input.dim() > 1 else input.shape[0]
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= c))
@@ -621,9 +623,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     logp = _N.log_softmax(input, cdim, None)
     c = input.shape[cdim] if input.dim() else 1
     wshape = (c,) + (1,) * (input.dim() - cdim - 1)
-    if target._dtype.is_floating_point:
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         terms = logp * target
@@ -662,10 +662,13 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_same_size(input, target)
+    if target._dtype != input._dtype:
+        raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
     x = input._data
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
+    with np.errstate(divide="ignore"):
+        loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -754,7 +757,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     _check_reduction(reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
-        t = target.detach()
+        t = target
         with np.errstate(divide="ignore", invalid="ignore"):
             stirling = t * t.log() - t + 0.5 * (t * (2 * math.pi)).log()
         loss = loss + _I.where(t > 1, stirling, 0.0)
