@@ -29,8 +29,9 @@ class _NormBase(Module):
         self.affine, self.track_running_stats = affine, track
         if affine:
             self.weight = Parameter(F_.empty(num_features, dtype=dtype))
-            self.bias = Parameter(F_.empty(num_features, dtype=dtype)) if bias else None
-            if not bias:
+            if bias:
+                self.bias = Parameter(F_.empty(num_features, dtype=dtype))
+            else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
@@ -61,9 +62,9 @@ class _NormBase(Module):
     def _check_input_dim(self, input: Tensor) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
-    def _factor(self) -> float:
+    def _factor(self, count: bool = True) -> float:
         """The running-average weight of this batch (momentum, or 1/n batches seen for momentum=None)."""
-        if self.training and self.track_running_stats:
+        if count and self.training and self.track_running_stats:
             self.num_batches_tracked._data[...] += 1
             self.num_batches_tracked._bump()
             if self.momentum is None:
@@ -120,7 +121,7 @@ class InstanceNorm2d(_NormBase):
             raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
         if input.dim() == 3:
             return self.forward(input.unsqueeze(0)).squeeze(0)
-        factor = self._factor()
+        factor = self._factor(count=False)  # instance norm does not count batches (as torch)
         use_stats = self.training or not self.track_running_stats
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
                                factor, self.eps)
@@ -195,7 +196,7 @@ class GroupNorm(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         if affine:
             self.weight = Parameter(F_.ones(num_channels, dtype=dtype))
