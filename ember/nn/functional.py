@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..ops import linalg as _linalg
 
 __all__ = ["linear"]
+_addmm = getattr(_linalg, "addmm", None)  # torch's node for 2-d linear with bias is AddmmBackward0
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -11,6 +13,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         a = "x".join(map(str, (input.numel() // max(input.shape[-1], 1), input.shape[-1]))) if input.dim() else ""
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a} and {weight.shape[-1]}x{weight.shape[0]})")
+    if bias is not None and input.dim() == 2 and _addmm is not None:
+        return _addmm(bias, input, weight.t())
     out = input @ weight.t()
     return out if bias is None else out + bias
 
@@ -285,10 +289,11 @@ def _channel_shape(input: Tensor) -> tuple:
 
 
 def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> None:
+    """running = (1 - momentum) * running + momentum * value, in place, outside autograd."""
     if running is not None:
-        v = value.detach()._data.reshape(running.shape)
+        v = value._data.reshape(running.shape)
         running._data[...] = (1 - momentum) * running._data + momentum * v
-        running._bump() if hasattr(running, "_bump") else None
+        running._bump()
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,

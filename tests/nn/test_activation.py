@@ -172,3 +172,13 @@ def test_errors_like_torch():
     same_error(lambda lib: lib.nn.functional.gelu(lib.ones(3), approximate="foo"))
     same_error(lambda lib: lib.nn.functional.prelu(lib.ones(2, 3), lib.ones(2)))
     same_error(lambda lib: lib.nn.Hardtanh(1.0, -1.0))
+
+
+@pytest.mark.parametrize("shape,bias", [((4, 3), True), ((4, 3), False), ((2, 4, 3), True), ((3,), True)])
+def test_linear_vs_torch(shape, bias):
+    x, w, b = _x(shape), _x((5, 3)), _x((5,))
+    fn = (lambda lib, x, w, b: lib.nn.functional.linear(x, w, b)) if bias else \
+        (lambda lib, x, w, b: lib.nn.functional.linear(x, w) + b * 0)
+    eo, to = check(fn, x, w, b, gradgrad=True)
+    if bias and len(shape) == 2 and hasattr(ember.ops.linalg, "addmm"):
+        assert type(eo[0].grad_fn).__name__ == type(to[0].grad_fn).__name__ == "AddmmBackward0"
