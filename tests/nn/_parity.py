@@ -35,3 +35,15 @@ def module_parity(make, *arrays, train: bool = True, grad: bool = True, seed: in
     for (n, b), (_, c) in zip(em.named_buffers(), tm.named_buffers()):
         assert_close(b, c, rtol, atol, what=f"buffer {n}")
     return eo, to
+
+
+def reseeding(rng: np.random.Generator, seed: int):
+    """An autouse fixture resetting the module's ``rng`` before each test (same values under any test order)."""
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def _reseed():
+        rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
+        ember.manual_seed(seed)
+        torch.manual_seed(seed)
+    return _reseed

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 from tests.oracle import check, same_error, ember, torch
-from tests.nn._parity import module_parity
+from tests.nn._parity import module_parity, reseeding
 
 rng = np.random.default_rng(0)
+_reseed = reseeding(rng, 0)
 
 
 def _x(shape=(3, 5), dtype=np.float64, scale=3.0):

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 from tests.oracle import check, same_error, ember, torch
-from tests.nn._parity import module_parity
+from tests.nn._parity import module_parity, reseeding
 
 rng = np.random.default_rng(3)
+_reseed = reseeding(rng, 3)
 
 
 @pytest.mark.parametrize("cls", ["Dropout", "Dropout2d", "AlphaDropout"])

@@ -6,9 +6,11 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.nn._parity import reseeding
 from tests.oracle import check, same_error, ember, torch
 
 rng = np.random.default_rng(1)
+_reseed = reseeding(rng, 1)
 REDUCTIONS = ["mean", "sum", "none"]
 
 

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 from tests.oracle import check, same_error, ember, torch
-from tests.nn._parity import module_parity, copy_state
+from tests.nn._parity import module_parity, copy_state, reseeding
 
 rng = np.random.default_rng(2)
+_reseed = reseeding(rng, 2)
 
 
 def r(*shape, dtype=np.float32):
