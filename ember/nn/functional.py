@@ -244,9 +244,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    return (x1 * x2).sum(dim) / (n1 * n2).clamp_min(eps * eps).sqrt()
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
@@ -607,7 +607,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         with np.errstate(invalid="ignore", divide="ignore"):
             w = w / w.sum()
     op = _N.NllLoss2D if input.dim() > 2 else _N.NllLoss
-    return op.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction != "none")
+    return op.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

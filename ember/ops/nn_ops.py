@@ -12,6 +12,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
+from ._inplace import _title
 from ..autograd.grad_mode import _mode
 from .elementwise import _erf_f, erf
 from .indexing import where
@@ -133,16 +134,17 @@ _ACTIVATIONS = {
 _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
 
 
+# torch's kernel names in its "not implemented for 'Long'" errors; ops absent here accept integer inputs
+_FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_cpu", "Hardsigmoid": "hardsigmoid_cpu",
+                  "Hardswish": "hardswish_cpu", "Softplus": "softplus_cpu", "Gelu": "GeluKernelImpl",
+                  "Silu": "silu_cpu", "Mish": "mish_cpu"}
+
+
 def activation(name: str, input: Tensor, *attrs) -> Tensor:
     """Apply the activation op ``name`` (a key of the table) with its attributes."""
-    if not input._dtype.is_floating_point:
-        raise NotImplementedError(f'"{name.lower()}_cpu" not implemented for \'{_long_name(input)}\'')
+    if not input._dtype.is_floating_point and name in _FLOAT_KERNELS:
+        raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for \'{_title(input._dtype)}\'')
     return _ACT[name].apply(input, *attrs)
-
-
-def _long_name(t: Tensor) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(str(t.dtype).replace("ember.", ""), str(t.dtype))
 
 
 # ---------------------------------------------------------------------------------------------- softmax family
@@ -200,11 +202,11 @@ class LogSoftmax(Op):
         return grad - r.exp() * grad.sum(ctx.dim, keepdim=True)
 
 
-def _softmax_dim(input: Tensor, dim, dtype):
+def _softmax_dim(input: Tensor, dim, dtype, kernel: str):
     if dtype is not None:
         input = input.to(dtype)
     elif not input._dtype.is_floating_point:
-        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{_long_name(input)}\'')
+        raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
     return input, _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
@@ -212,13 +214,13 @@ def _softmax_dim(input: Tensor, dim, dtype):
 
 def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``, finite for any finite input."""
-    input, d = _softmax_dim(input, dim, dtype)
+    input, d = _softmax_dim(input, dim, dtype, "softmax")
     return Softmax.apply(input, d)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """x - logsumexp(x) along ``dim``, finite for any finite input."""
-    input, d = _softmax_dim(input, dim, dtype)
+    input, d = _softmax_dim(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(input, d)
 
 
@@ -276,7 +278,7 @@ class NllLoss(Op):
     nattrs = 3
 
     @staticmethod
-    def forward(ctx, self, idx, coef, reduce):
+    def forward(ctx, self, idx, coef, reduction):
         # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
         if ctx is not None:
             ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
@@ -284,7 +286,9 @@ class NllLoss(Op):
         picked = np.take_along_axis(self, idx, c).squeeze(c)
         with np.errstate(invalid="ignore"):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
-        return np.asarray(losses.sum(), self.dtype) if reduce else losses
+        if reduction == "none":
+            return losses
+        return np.asarray(losses.sum() if losses.size or reduction == "sum" else np.nan, self.dtype)
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0

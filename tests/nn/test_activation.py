@@ -183,3 +183,40 @@ def test_linear_vs_torch(shape, bias):
     eo, to = check(fn, x, w, b, gradgrad=True)
     if bias and len(shape) == 2 and hasattr(ember.ops.linalg, "addmm"):
         assert type(eo[0].grad_fn).__name__ == type(to[0].grad_fn).__name__ == "AddmmBackward0"
+
+
+EDGES = {
+    "cosine_similarity zero vector": (lambda lib, a, b: lib.nn.functional.cosine_similarity(a, b),
+                                      np.zeros((2, 3)), np.ones((2, 3))),
+    "cosine_similarity broadcast": (lambda lib, a, b: lib.nn.functional.cosine_similarity(a, b, dim=-1),
+                                    _x((3, 4)), _x((1, 4))),
+    "pairwise_distance 1-d": (lambda lib, a, b: lib.nn.functional.pairwise_distance(a, b), _x((4,)), _x((4,))),
+    "pairwise_distance p3 keepdim": (lambda lib, a, b: lib.nn.functional.pairwise_distance(a, b, 3.0, keepdim=True),
+                                     _x((2, 4)), _x((2, 4))),
+    "softmax empty": (lambda lib, a: lib.nn.functional.softmax(a, 1), np.zeros((0, 3))),
+    "log_softmax -inf entry": (lambda lib, a: lib.nn.functional.log_softmax(
+        a + lib.tensor([0.0, -float("inf"), 0.0], dtype=lib.float64), 1), _x((2, 3))),
+    "softmax dtype": (lambda lib, a: lib.nn.functional.softmax(a, 1, dtype=lib.float64), _x((2, 3), np.float32)),
+    "normalize zeros": (lambda lib, a: lib.nn.functional.normalize(a), np.zeros((2, 3))),
+    "softplus large": (lambda lib, a: lib.nn.functional.softplus(a * 1000), _x((5,))),
+    "elu large negative": (lambda lib, a: lib.nn.functional.elu(a * 1000), _x((5,))),
+    "relu6 int": (lambda lib, a: lib.nn.functional.relu6(a), np.array([-1, 3, 8])),
+    "hardtanh int": (lambda lib, a: lib.nn.functional.hardtanh(a, -2, 2), np.array([-5, 1, 8])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edge_cases(name):
+    fn, *arrays = EDGES[name]
+    check(fn, *arrays)
+
+
+@pytest.mark.parametrize("name", ["elu", "celu", "leaky_relu", "hardsigmoid", "hardswish", "softplus", "gelu",
+                                  "silu", "mish"])
+def test_integer_inputs_error_like_torch(name):
+    same_error(lambda lib: getattr(lib.nn.functional, name)(lib.tensor([1, -2])))
+
+
+def test_softmax_integer_error_like_torch():
+    same_error(lambda lib: lib.nn.functional.softmax(lib.tensor([1, -2]), 0))
+    same_error(lambda lib: lib.nn.functional.log_softmax(lib.tensor([1, -2]), 0))

@@ -205,3 +205,13 @@ ERRORS = [
 @pytest.mark.parametrize("i", range(len(ERRORS)))
 def test_errors_like_torch(i):
     same_error(ERRORS[i])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_empty_batch(reduction):
+    check(lambda lib, a: F(lib).cross_entropy(a, lib.zeros(0, dtype=lib.int64), reduction=reduction),
+          np.zeros((0, 3)), grad=False)
+
+
+def test_nll_uint8_target():
+    check(lambda lib, a: F(lib).nll_loss(a, lib.tensor([0, 2, 1], dtype=lib.uint8)), r(3, 3))
