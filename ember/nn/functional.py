@@ -32,8 +32,7 @@ from .. import _factories as _F  # noqa: E402
 from .._tensor import _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
-from ..ops import indexing as _I, reduction as _R, unary as _U, elementwise as _E  # noqa: E402
-from ..autograd.grad_mode import no_grad as _no_grad  # noqa: E402
+from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -462,7 +461,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     n = weight.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
-            raise AssertionError(f"Padding_idx must be within num_embeddings")
+            raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
     idx = input._data
     if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
@@ -474,14 +473,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
 # ------------------------------------------------------------------------------------------------ losses
 def _reduction(size_average, reduce, reduction: str) -> str:
-    if size_average is not None or reduce is not None:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
-                      f"{'sum' if size_average is False and reduce is not False else 'mean' if reduce is not False else 'none'}' instead.",
-                      stacklevel=3)
-        if reduce is False:
-            return "none"
-        return "sum" if size_average is False else "mean"
-    return reduction
+    """The reduction named by torch's legacy size_average/reduce flags (with its deprecation warning), if given."""
+    if size_average is None and reduce is None:
+        return reduction
+    legacy = "none" if reduce is False else "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.",
+                  stacklevel=3)
+    return legacy
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:

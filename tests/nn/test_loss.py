@@ -215,3 +215,15 @@ def test_cross_entropy_empty_batch(reduction):
 
 def test_nll_uint8_target():
     check(lambda lib, a: F(lib).nll_loss(a, lib.tensor([0, 2, 1], dtype=lib.uint8)), r(3, 3))
+
+
+def test_legacy_size_average_reduce_flags():
+    x, t = r(3, 4), r(3, 4)
+    for kw in ({"size_average": False}, {"reduce": False}, {"size_average": True, "reduce": True}):
+        with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+            e = ember.nn.functional.mse_loss(ember.tensor(x), ember.tensor(t), **kw)
+        with pytest.warns(UserWarning):
+            tt = torch.nn.functional.mse_loss(torch.tensor(x), torch.tensor(t), **kw)
+        np.testing.assert_allclose(e.numpy(), tt.numpy())
+        with pytest.warns(UserWarning):
+            assert ember.nn.L1Loss(**kw).reduction == torch.nn.L1Loss(**kw).reduction

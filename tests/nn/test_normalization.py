@@ -40,7 +40,7 @@ def test_batch_and_instance_norm(name, ctor, shape):
     em, tm = ctor(ember.nn), ctor(torch.nn)
     _randomize(tm)
     copy_state(em, tm)
-    for step in range(3):  # running stats evolve over several training steps, then eval uses them
+    for _ in range(3):  # running stats evolve over several training steps, then eval uses them
         x = r(*shape)
         xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
         ye, yt = em(xe), tm(xt)
