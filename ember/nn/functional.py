@@ -454,7 +454,8 @@ def _embedding_renorm(weight: Tensor, idx: np.ndarray, max_norm: float, norm_typ
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of ``weight`` at the indices in ``input``; the padding row gets no gradient."""
+    """Rows of ``weight`` at the indices in ``input``; the padding row gets no gradient. ``sparse`` is accepted but
+    the gradient is always dense."""
     if input._dtype not in (_D.int64, _D.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -468,7 +469,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm(weight, idx, max_norm, norm_type)
-    return _N.Embedding.apply(weight, idx, padding_idx, False)
+    return _N.Embedding.apply(weight, idx, padding_idx, False, scale_grad_by_freq)
 
 
 # ------------------------------------------------------------------------------------------------ losses

@@ -228,20 +228,20 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
 class Embedding(Op):
     """rows of weight at indices; d weight = grad rows summed into their index (padding row excluded)"""
 
-    __slots__ = ("idx", "num", "pad")
-    nattrs = 3
+    __slots__ = ("idx", "num", "pad", "freq")
+    nattrs = 4
 
     @staticmethod
-    def forward(ctx, self, idx, padding_idx, mask_padding):
+    def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
         if ctx is not None:
-            ctx.idx, ctx.num, ctx.pad = idx, self.shape[0], padding_idx
+            ctx.idx, ctx.num, ctx.pad, ctx.freq = idx, self.shape[0], padding_idx, scale_by_freq
         out = self[idx]
         if mask_padding and padding_idx is not None:
             out[idx == padding_idx] = 0
         return out
 
     def backward(ctx, grad):
-        return EmbeddingDenseBackward.apply(grad, ctx.idx, ctx.num, ctx.pad)
+        return EmbeddingDenseBackward.apply(grad, ctx.idx, ctx.num, ctx.pad, ctx.freq)
 
 
 class EmbeddingDenseBackward(Op):
@@ -249,15 +249,18 @@ class EmbeddingDenseBackward(Op):
 
     __slots__ = ("idx", "pad")
     _name = "EmbeddingDenseBackwardBackward0"
-    nattrs = 3
+    nattrs = 4
 
     @staticmethod
-    def forward(ctx, self, idx, num, padding_idx):
+    def forward(ctx, self, idx, num, padding_idx, scale_by_freq):
+        # scale_by_freq divides each row by its index's count; torch's derivative of this ignores the scaling
         if ctx is not None:
             ctx.idx, ctx.pad = idx, padding_idx
         out = np.zeros((num,) + self.shape[idx.ndim:], self.dtype)
         flat = idx.reshape(-1)
         rows = self.reshape((-1,) + self.shape[idx.ndim:])
+        if scale_by_freq:
+            rows = rows / np.bincount(flat, minlength=num)[flat].astype(self.dtype)[:, None]
         if padding_idx is not None:
             keep = flat != padding_idx
             flat, rows = flat[keep], rows[keep]
@@ -265,7 +268,7 @@ class EmbeddingDenseBackward(Op):
         return out
 
     def backward(ctx, grad):
-        return Embedding.apply(grad, ctx.idx, ctx.pad, True)
+        return Embedding.apply(grad, ctx.idx, ctx.pad, True, False)
 
 
 # ---------------------------------------------------------------------------------------------- nll_loss

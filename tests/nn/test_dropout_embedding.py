@@ -97,10 +97,12 @@ def test_embedding_vs_torch(kw, idx_shape):
         assert em.padding_idx == tm.padding_idx
 
 
-def test_embedding_second_grad_and_padding():
+@pytest.mark.parametrize("kw", [{"padding_idx": 1}, {"scale_grad_by_freq": True},
+                                {"scale_grad_by_freq": True, "padding_idx": 0}])
+def test_embedding_second_grad_padding_and_freq_scaling(kw):
     w = rng.standard_normal((5, 3))
     idx = np.array([[0, 1, 1], [4, 2, 1]])
-    check(lambda lib, w: lib.nn.functional.embedding(lib.tensor(idx), w, padding_idx=1) ** 2, w, gradgrad=True)
+    check(lambda lib, w: lib.nn.functional.embedding(lib.tensor(idx), w, **kw) ** 2, w, gradgrad=True)
 
 
 def test_embedding_max_norm_renormalises_in_place():
