@@ -605,8 +605,15 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             w = w / w.sum()
-    op = _N.NllLoss2D if input.dim() > 2 else _N.NllLoss
-    return op.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction)
+    if input.dim() <= 2:
+        return _N.NllLoss.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction)
+    if input.dim() == 4:
+        return _N.NllLoss2D.apply(input, tt[:, None], w, reduction)
+    # other K-dim inputs go through the 4-d kernel as torch's do: (N, C, d1*...*dk, 1), the result viewed back
+    n, c = input.shape[:2]
+    flat = (n, -1, 1)
+    out = _N.NllLoss2D.apply(input.reshape(n, c, -1, 1), tt.reshape(flat)[:, None], w.reshape(flat), reduction)
+    return out.view(target.shape) if reduction == "none" else out
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

@@ -227,3 +227,15 @@ def test_legacy_size_average_reduce_flags():
         np.testing.assert_allclose(e.numpy(), tt.numpy())
         with pytest.warns(UserWarning):
             assert ember.nn.L1Loss(**kw).reduction == torch.nn.L1Loss(**kw).reduction
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4,), (2, 4, 3), (2, 4, 3, 2), (2, 4, 2, 2, 2)])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_graph_node_names(shape, reduction):
+    x = r(*shape)
+    t = rng.integers(0, 4, (shape[0],) + shape[2:] if len(shape) > 1 else ())
+    outs = []
+    for lib in (ember, torch):
+        y = lib.nn.functional.cross_entropy(lib.tensor(x, requires_grad=True), lib.tensor(t), reduction=reduction)
+        outs.append((type(y.grad_fn).__name__, [type(f).__name__ for f, _ in y.grad_fn.next_functions]))
+    assert outs[0] == outs[1]
