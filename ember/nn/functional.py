@@ -544,7 +544,12 @@ _mse_loss, _l1_loss, _smooth_l1_loss, _huber_loss = map(_pointwise_loss, (_mse, 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
     """(input - target)**2, reduced."""
-    return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
+    if weight is not None:
+        return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    return _N.MseLoss.apply(input, target, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:

@@ -306,4 +306,29 @@ class NllLoss2D(NllLoss):
     _name = "NllLoss2DBackward0"
 
 
-__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D"]
+# ---------------------------------------------------------------------------------------------- mse_loss
+class MseLoss(Op):
+    """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
+
+    __slots__ = ("scale",)
+    save = ("self", "other")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, reduction):
+        d = self - other
+        sq = d * d
+        if ctx is not None:
+            ctx.scale = 2.0 / sq.size if reduction == "mean" and sq.size else 2.0
+        if reduction == "none":
+            return sq
+        with np.errstate(invalid="ignore"):
+            return np.asarray(sq.sum() / sq.size if reduction == "mean" else sq.sum(), sq.dtype)
+
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = grad * ((x - t) * ctx.scale)
+        return gx, -gx
+
+
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss"]

@@ -414,7 +414,8 @@ def _nn_entries():
         "F.elu": fn("elu", 0.8), "F.selu": fn("selu"), "F.celu": fn("celu", 1.3), "F.leaky_relu": fn("leaky_relu", 0.2),
         "F.hardtanh": fn("hardtanh", -0.7, 0.9), "F.relu6": lambda lib, x: lib.nn.functional.relu6(x * 4),
         "F.hardswish": lambda lib, x: lib.nn.functional.hardswish(x * 2), "F.softplus": fn("softplus"),
-        "F.softplus beta": fn("softplus", 2.0, 1.0), "F.gelu": fn("gelu"), "F.gelu tanh": fn("gelu", approximate="tanh"),
+        "F.softplus beta": fn("softplus", 2.0, 1.0), "F.gelu": fn("gelu"),
+        "F.gelu tanh": fn("gelu", approximate="tanh"),
         "F.silu": fn("silu"), "F.mish": fn("mish"), "F.threshold": fn("threshold", 0.3, -1.5),
         "F.softmax": fn("softmax", -1), "F.softmax dim0": fn("softmax", 0), "F.log_softmax": fn("log_softmax", -1),
         "F.softmin": fn("softmin", -1),
@@ -437,6 +438,9 @@ def _nn_entries():
         yield Sample((_r(rng, (2, 3, 4, 2)), rng.integers(0, 3, (2, 4, 2))), "N,C,d1,d2")
 
     for red in ("mean", "sum", "none"):
+        out.append(OpInfo(f"F.mse_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.mse_loss(x, t, reduction=r),
+                          fixed(s((3, 4), (3, 4)), s((5,), (5,), dtype=F64), s((), ()), s((0, 2), (0, 2)),
+                                snc((3, 4), (3, 4)))))
         out.append(OpInfo(f"F.nll_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.nll_loss(x, t, reduction=r),
                           nll))
     return out
