@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..ops import linalg as _linalg
 
 __all__ = ["linear"]
+_addmm = getattr(_linalg, "addmm", None)  # torch's node for 2-d linear with bias is AddmmBackward0
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -11,6 +13,792 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         a = "x".join(map(str, (input.numel() // max(input.shape[-1], 1), input.shape[-1]))) if input.dim() else ""
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a} and {weight.shape[-1]}x{weight.shape[0]})")
+    if bias is not None and input.dim() == 2 and _addmm is not None:
+        return _addmm(bias, input, weight.t())
     out = input @ weight.t()
     return out if bias is None else out + bias
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Activations, softmax family, distances, normalization, dropout, embedding and losses.
+# ---------------------------------------------------------------------------------------------------------------
+import math  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from .. import _dtype as _D  # noqa: E402
+from .. import _factories as _F  # noqa: E402
+from .._tensor import _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
+from ..ops import _inplace as _IP  # noqa: E402
+from ..ops import nn_ops as _N  # noqa: E402
+from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
+
+__all__ += [
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
+    "mish", "softplus", "softsign", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "sigmoid", "tanh",
+    "tanhshrink", "threshold", "threshold_", "softmax", "log_softmax", "softmin", "glu", "gumbel_softmax",
+    "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "batch_norm", "layer_norm", "group_norm",
+    "instance_norm", "rms_norm", "dropout", "dropout2d", "alpha_dropout", "embedding", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _act(name: str, input: Tensor, inplace: bool, *attrs) -> Tensor:
+    if inplace:
+        return _IP.inplace(input, lambda x: _N.activation(name, x, *attrs))
+    return _N.activation(name, input, *attrs)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0)."""
+    return _IP.inplace(input, _U.relu) if inplace else _U.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    return _act("LeakyRelu", input, inplace, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """leaky_relu with a learned slope per channel (dim 1) or one shared slope."""
+    if weight.numel() != 1:
+        ch = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
+        if weight.numel() != ch:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {ch}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((ch,) + (1,) * (input.dim() - 2))
+    return _I.where(input > 0, input, weight * input)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    return _act("Elu", input, inplace, alpha, 1.0, 1.0)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    return _act("Elu", input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return _act("Celu", input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (approximate='tanh': the tanh approximation)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _N.activation("Gelu", input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    return _act("Silu", input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _act("Mish", input, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    return _N.activation("Softplus", input, beta, threshold)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """x clamped into [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act("Hardtanh", input, inplace, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, True)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """clamp(x / 6 + 1/2, 0, 1)."""
+    return _act("Hardsigmoid", input, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x)."""
+    return _act("Hardswish", input, inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _U.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _U.tanh(input)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    return _act("Threshold", input, inplace, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _act("Threshold", input, True, threshold, value)
+
+
+def _implicit_dim_warning(name: str, dim):
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+                      "dim=X as an argument.", stacklevel=3)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    _implicit_dim_warning("softmax", dim)
+    return _N.softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed stably."""
+    _implicit_dim_warning("log_softmax", dim)
+    return _N.log_softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    _implicit_dim_warning("softmin", dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _N.softmax(-input, dim, None)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) for the two halves a, b of ``input`` along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
+    a, b = input.split(n // 2, dim)
+    return a * b.sigmoid()
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); hard=True: one-hot forward, soft gradient (straight-through)."""
+    gumbels = -(-(_F.rand_like(logits).clamp(min=1e-30)).log()).log()  # -log(Exp(1)) noise
+    y = _N.softmax((logits + gumbels) / tau, dim, None)
+    if not hard:
+        return y
+    idx = y.argmax(dim, keepdim=True)
+    onehot = _wrap(np.zeros(y.shape, y._data.dtype), y._dtype)
+    np.put_along_axis(onehot._data, idx._data, 1, _wrap_dim(dim, y.dim()))
+    return onehot - y.detach() + y
+
+
+def _wrap_dim(dim: int, n: int) -> int:
+    return _tensor_wrap_dim(dim, max(n, 1))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    res = input / denom
+    if out is not None:
+        return out.copy_(res)
+    return res
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p along the last dim."""
+    d = max(x1.dim(), x2.dim())
+    return (x1 - x2 + eps).norm(p, d - 1 if d else None, keepdim=keepdim) if d else (x1 - x2 + eps).abs()
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding of class indices along a new last dim."""
+    if tensor._dtype != _D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    a = tensor._data
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size and a.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if a.size and a.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _wrap((a[..., None] == np.arange(num_classes)).astype(np.int64), _D.int64)
+
+
+# ------------------------------------------------------------------------------------------------ normalization
+def _size(shape) -> str:
+    return f"torch.Size([{', '.join(map(str, shape))}])"
+
+
+def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
+    """(x - mean) / sqrt(biased var + eps) over ``dims``, with the mean and biased variance."""
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    var = (xc * xc).mean(dims, keepdim=True)
+    return xc * (var + eps).rsqrt(), mean, var
+
+
+def _channel_shape(input: Tensor) -> tuple:
+    return (1, input.shape[1]) + (1,) * (input.dim() - 2)
+
+
+def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> None:
+    """running = (1 - momentum) * running + momentum * value, in place, outside autograd."""
+    if running is not None:
+        v = value._data.reshape(running.shape)
+        running._data[...] = (1 - momentum) * running._data + momentum * v
+        running._bump()
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) by batch statistics (training) or the running ones (eval)."""
+    if training:
+        count = input.numel() // max(input.shape[1], 1) if input.dim() >= 2 else 1
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{_size(input.shape)}")
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = _channel_shape(input)
+    if training or running_mean is None:
+        out, mean, var = _normalized(input, dims, eps)
+        if training:
+            n = input.numel() / input.shape[1]
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
+    else:
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    return _affine(out, weight, bias, shape)
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims."""
+    dims = tuple(range(2, input.dim()))
+    shape = _channel_shape(input)
+    if use_input_stats or running_mean is None:
+        out, mean, var = _normalized(input, dims, eps)
+        n = math.prod(input.shape[2:])
+        _update_running(running_mean, mean.mean(0), momentum)
+        _update_running(running_var, (var * (n / max(n - 1, 1))).mean(0), momentum)
+    else:
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    return _affine(out, weight, bias, shape)
+
+
+def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if input.dim() < len(ns) or tuple(input.shape[input.dim() - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    return tuple(range(input.dim() - len(ns), input.dim()))
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    dims = _check_normalized_shape(input, normalized_shape)
+    out = _normalized(input, dims, eps)[0]
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
+    dims = _check_normalized_shape(input, normalized_shape)
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each group of channels of each sample."""
+    if input.dim() < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
+                           f"of shape {list(input.shape)} and num_groups={num_groups}")
+    n = input.shape[0]
+    x = input.reshape(n, num_groups, -1)
+    out = _normalized(x, (2,), eps)[0].reshape(input.shape)
+    return _affine(out, weight, bias, _channel_shape(input))
+
+
+# ------------------------------------------------------------------------------------------------ dropout
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
+    return (_F.rand(shape, dtype=input._dtype)._data >= p).astype(input._data.dtype)
+
+
+def _masked(input: Tensor, mask: np.ndarray, scale: float, inplace: bool) -> Tensor:
+    m = _wrap(mask * input._data.dtype.type(scale), input._dtype)
+    return input.mul_(m) if inplace else input * m
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) (identity unless training)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels (of (N, C, H, W) or (C, H, W) inputs) with probability p."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    lead = 2 if input.dim() == 4 else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps a SELU network's zero mean and unit variance (dropped values go to SELU's low value)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    alpha = _SELU_ALPHA * _SELU_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = _keep_mask(input, p, tuple(input.shape))
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    if inplace:
+        return input.mul_(m).add_(b)
+    return input * m + b
+
+
+# ------------------------------------------------------------------------------------------------ embedding
+def _embedding_renorm(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
+    rows = np.unique(idx)
+    w = weight._data
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1) if rows.size else np.zeros(0)
+    big = norms > max_norm
+    scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+    w[rows[big]] *= scale[:, None]
+    if big.any():
+        weight._bump()
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at the indices in ``input``; the padding row gets no gradient. ``sparse`` is accepted but
+    the gradient is always dense."""
+    if input._dtype not in (_D.int64, _D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= n
+    idx = input._data
+    if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm(weight, idx, max_norm, norm_type)
+    return _N.Embedding.apply(weight, idx, padding_idx, False, scale_grad_by_freq)
+
+
+# ------------------------------------------------------------------------------------------------ losses
+def _reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction named by torch's legacy size_average/reduce flags (with its deprecation warning), if given."""
+    if size_average is None and reduce is None:
+        return reduction
+    legacy = "none" if reduce is False else "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.",
+                  stacklevel=3)
+    return legacy
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({_size(target.shape)}) that is different to the input size "
+                      f"({_size(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _pointwise_loss(fn):
+    def loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             **kwargs) -> Tensor:
+        reduction = _reduction(size_average, reduce, reduction)
+        _check_reduction(reduction)
+        _warn_size(input, target)
+        return _reduce(fn(input, target, **kwargs), reduction)
+    return loss
+
+
+def _mse(input, target, weight=None):
+    d = input - target
+    out = d * d
+    return out if weight is None else out * weight
+
+
+def _l1(input, target):
+    return (input - target).abs()
+
+
+def _smooth_l1(input, target, beta=1.0):
+    d = (input - target).abs()
+    if beta == 0:
+        return d
+    return _I.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+
+
+def _huber(input, target, delta=1.0, weight=None):
+    d = (input - target).abs()
+    out = _I.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return out if weight is None else out * weight
+
+
+_mse_loss, _l1_loss, _smooth_l1_loss, _huber_loss = map(_pointwise_loss, (_mse, _l1, _smooth_l1, _huber))
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """(input - target)**2, reduced."""
+    if weight is not None:
+        return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    return _N.MseLoss.apply(input, target, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """|input - target|, reduced."""
+    return _l1_loss(input, target, size_average, reduce, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d**2 / beta where |d| < beta, else |d| - beta / 2."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _smooth_l1_loss(input, target, size_average, reduce, reduction, beta=beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """0.5 d**2 where |d| < delta, else delta * (|d| - delta / 2)."""
+    return _huber_loss(input, target, None, None, reduction, delta=delta, weight=weight)
+
+
+def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
+    """(C, targets moved to (N, 1, d1, ...), mask of counted elements); torch's shape and range errors."""
+    t = target._data
+    if input.dim() < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.dim() == 1:
+        if t.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.shape[0] != (t.shape[0] if t.ndim else -1):
+        if t.ndim == 1 or t.ndim == input.dim() - 1:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({t.shape[0] if t.ndim else 0}).")
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif t.ndim != input.dim() - 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.dim() > 2 and tuple(t.shape[1:]) != tuple(input.shape[2:]):
+        want = [input.shape[0], *input.shape[2:]]
+        raise RuntimeError(f"Expected target size {want}, got {list(t.shape)}")
+    if target._dtype not in (_D.int64, _D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_IP._title(target._dtype)}")
+    c = input.shape[1] if input.dim() > 1 else input.shape[0]
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    return c, valid
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    _check_reduction(reduction)
+    c, valid = _class_targets(input, target, ignore_index)
+    t = target._data
+    tt = np.where(valid, t, 0).astype(np.int64)
+    w = valid.astype(input._data.dtype)
+    if weight is not None:
+        w = w * weight._data[tt]
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = w / w.sum()
+    if input.dim() <= 2:
+        return _N.NllLoss.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction)
+    if input.dim() == 4:
+        return _N.NllLoss2D.apply(input, tt[:, None], w, reduction)
+    # other K-dim inputs go through the 4-d kernel as torch's do: (N, C, d1*...*dk, 1), the result viewed back
+    n, c = input.shape[:2]
+    flat = (n, -1, 1)
+    out = _N.NllLoss2D.apply(input.reshape(n, c, -1, 1), tt.reshape(flat)[:, None], w.reshape(flat), reduction)
+    return out.view(target.shape) if reduction == "none" else out
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """-weight[t] * input[n, t[n]] over samples (and extra dims), ignoring ``ignore_index``, reduced."""
+    return _nll(input, target, weight, ignore_index, _reduction(size_average, reduce, reduction))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """nll_loss(log_softmax(input, 1), target) for class indices; -sum(p * log_softmax) for probabilities."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 1 if input.dim() > 1 else 0
+    logp = _N.log_softmax(input, cdim, None)
+    c = input.shape[cdim] if input.dim() else 1
+    wshape = (c,) + (1,) * (input.dim() - cdim - 1)
+    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.reshape(wshape)
+        loss = -terms.sum(cdim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // c if input.numel() else 0)
+        return _reduce(loss, reduction)
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0:
+        return nll
+    valid = _wrap((target._data != ignore_index).astype(input._data.dtype), input._dtype)
+    terms = logp if weight is None else logp * weight.reshape(wshape)
+    smooth = -terms.sum(cdim) * valid
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / valid.sum()
+        else:
+            tt = np.where(target._data != ignore_index, target._data, 0)
+            smooth = smooth.sum() / float((weight._data[tt] * valid._data).sum())
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _check_same_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({_size(target.shape)}) that is different to the input size "
+                         f"({_size(input.shape)}) is deprecated. Please ensure they have the same size.")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)), the logs clamped at -100."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _check_same_size(input, target)
+    if target._dtype != input._dtype:
+        raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
+    x = input._data
+    if x.size and ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales positive terms."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size "
+                         f"({_size(input.shape)})")
+    sp = _N.activation("Softplus", -input, 1.0, 20.0)
+    if pos_weight is not None:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """target * (log target - input) pointwise (input is log-probabilities), reduced; 'batchmean': per sample."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _E.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    d = input1.dim() - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + eps
+    m2 = (input2 * input2).sum(d) + eps
+    cos = prod / (m1 * m2).sqrt()
+    zeros = cos * 0
+    pos = _I.where(target == 1, 1 - cos, zeros)
+    neg = _I.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(pos + neg, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (x1 - x2) + margin)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not (input1.dim() == input2.dim() == target.dim()):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {_size(input1.shape)}, input2: {_size(input2.shape)}, "
+                           f"target: {_size(target.shape)} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin) with d the p-norm pairwise distance."""
+    reduction = _reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """exp(input) - target * input (log_input), else input - target * log(input + eps); full adds Stirling."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        t = target
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * t.log() - t + 0.5 * (t * (2 * math.pi)).log()
+        loss = loss + _I.where(t > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps)) (+ 0.5 log(2 pi) when full)."""
+    if not isinstance(var, Tensor):
+        var = _F.full_like(input, float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    _check_reduction(reduction)
+    if (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    v = var + (var.detach().clamp_min(eps) - var.detach())  # clamped value, identity gradient (torch's no_grad clamp)
+    d = input - target
+    loss = 0.5 * (v.log() + d * d / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
 from ._functional_conv import *  # noqa: E402,F401,F403 - convolution, pooling, padding, interpolation

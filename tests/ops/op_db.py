@@ -619,6 +619,48 @@ def _linalg_family_entries():
     return [*_products(), *_einsum_entries(), *_decomposition_entries()]
 
 
+
+def _nn_entries():
+    """The primitives of ember/ops/nn_ops.py, through torch.nn.functional."""
+    def fn(name, *args, **kwargs):
+        return lambda lib, x: getattr(lib.nn.functional, name)(x, *args, **kwargs)
+
+    away = unary_samples(away=True)
+    acts = {
+        "F.elu": fn("elu", 0.8), "F.selu": fn("selu"), "F.celu": fn("celu", 1.3), "F.leaky_relu": fn("leaky_relu", 0.2),
+        "F.hardtanh": fn("hardtanh", -0.7, 0.9), "F.relu6": lambda lib, x: lib.nn.functional.relu6(x * 4),
+        "F.hardswish": lambda lib, x: lib.nn.functional.hardswish(x * 2), "F.softplus": fn("softplus"),
+        "F.softplus beta": fn("softplus", 2.0, 1.0), "F.gelu": fn("gelu"),
+        "F.gelu tanh": fn("gelu", approximate="tanh"),
+        "F.silu": fn("silu"), "F.mish": fn("mish"), "F.threshold": fn("threshold", 0.3, -1.5),
+        "F.softmax": fn("softmax", -1), "F.softmax dim0": fn("softmax", 0), "F.log_softmax": fn("log_softmax", -1),
+        "F.softmin": fn("softmin", -1),
+    }
+    out = [OpInfo(n, f, away, atol=1e-4 if "soft" in n else None) for n, f in acts.items()]
+    out.append(OpInfo("F.hardsigmoid", lambda lib, x: lib.nn.functional.hardsigmoid(x * 2), away, gradgrad=False))
+
+    def emb(rng):
+        yield Sample((_r(rng, (5, 3)), rng.integers(0, 5, (4,))), "1-d idx")
+        yield Sample((_r(rng, (6, 2), F64), rng.integers(0, 6, (2, 3))), "2-d idx float64")
+        yield Sample((_r(rng, (4, 3)), np.array([1, 1, 2, 1])), "repeated")
+
+    out.append(OpInfo("F.embedding", lambda lib, w, i: lib.nn.functional.embedding(i, w), emb))
+    out.append(OpInfo("F.embedding padding_idx", lambda lib, w, i: lib.nn.functional.embedding(i, w, padding_idx=1),
+                      emb))
+
+    def nll(rng):
+        yield Sample((_r(rng, (4, 3)), rng.integers(0, 3, (4,))), "N,C")
+        yield Sample((_r(rng, (3,), F64), np.array(2)), "C")
+        yield Sample((_r(rng, (2, 3, 4, 2)), rng.integers(0, 3, (2, 4, 2))), "N,C,d1,d2")
+
+    for red in ("mean", "sum", "none"):
+        out.append(OpInfo(f"F.mse_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.mse_loss(x, t, reduction=r),
+                          fixed(s((3, 4), (3, 4)), s((5,), (5,), dtype=F64), s((), ()), s((0, 2), (0, 2)),
+                                snc((3, 4), (3, 4)))))
+        out.append(OpInfo(f"F.nll_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.nll_loss(x, t, reduction=r),
+                          nll))
+    return out
+
 def _comparison_entries():
     out = []
     cmps = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
@@ -1009,6 +1051,7 @@ OPS: list[OpInfo] = [
     *_random_entries(),
     *_conv_pool_entries(),
     *_shape_index_entries(),
+    *_nn_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

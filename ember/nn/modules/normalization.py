@@ -1,0 +1,222 @@
+"""Normalization layers: BatchNorm1d/2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm."""
+from __future__ import annotations
+
+import numbers
+
+from ... import _dtype as D
+from ... import _factories as F_
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
+
+
+class _NormBase(Module):
+    """Per-channel affine parameters and running statistics shared by batch and instance norm."""
+
+    _default_affine = True
+    _default_track = True
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool | None = None,
+                 track_running_stats: bool | None = None, device=None, dtype=None, bias: bool = True) -> None:
+        super().__init__()
+        affine = self._default_affine if affine is None else affine
+        track = self._default_track if track_running_stats is None else track_running_stats
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track
+        if affine:
+            self.weight = Parameter(F_.empty(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(F_.empty(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track:
+            self.register_buffer("running_mean", F_.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", F_.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", F_.tensor(0, dtype=D.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _factor(self, count: bool = True) -> float:
+        """The running-average weight of this batch (momentum, or 1/n batches seen for momentum=None)."""
+        if count and self.training and self.track_running_stats:
+            self.num_batches_tracked._data[...] += 1
+            self.num_batches_tracked._bump()
+            if self.momentum is None:
+                return 1.0 / float(self.num_batches_tracked._data)
+        return 0.0 if self.momentum is None else self.momentum
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _dims: tuple = ()
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {want} input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = self._factor()
+        use_batch = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L) inputs."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W) inputs."""
+
+    _dims = (4,)
+
+
+class InstanceNorm2d(_NormBase):
+    """Normalise each channel of each sample over H, W ((N, C, H, W) or (C, H, W) inputs)."""
+
+    _default_affine = False
+    _default_track = False
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, bias: bool | None = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         affine if bias is None else bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+        if input.dim() == 3:
+            return self.forward(input.unsqueeze(0)).squeeze(0)
+        factor = self._factor(count=False)  # instance norm does not count batches (as torch)
+        use_stats = self.training or not self.track_running_stats
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
+                               factor, self.eps)
+
+
+def _shape(normalized_shape) -> tuple:
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing ``normalized_shape`` dims, with an elementwise affine."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(F_.ones(self.normalized_shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(F_.zeros(self.normalized_shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / rms(x) over the trailing ``normalized_shape`` dims, times a learned weight."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(F_.ones(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    """Normalise groups of channels of each sample, with a per-channel affine."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(F_.ones(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(F_.zeros(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")

@@ -1,0 +1,334 @@
+"""Differentiable primitives of the nn layers: activations, softmax/log_softmax, embedding, nll_loss.
+
+They are ops (not compositions) where a composition would be unstable (softmax of large inputs,
+softplus/elu branches that overflow) or slow. Activations are one table fed to ``_activation``:
+forward on arrays, backward in ember ops (so second derivatives come for free).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ._op import Op
+from ._inplace import _title
+from ..autograd.grad_mode import _mode
+from .elementwise import _erf_f, erf
+from .indexing import where
+from .reduction import _PutAlong
+from .unary import _sigmoid, sigmoid, tanh
+
+__all__ = ["softmax", "log_softmax"]
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _upcast(fwd):
+    """Run ``fwd`` in float32 for float16 inputs (as torch's CPU kernels), under silenced NumPy warnings."""
+    def run(x, *attrs):
+        with np.errstate(all="ignore"):
+            if x.dtype == np.float16:
+                return fwd(x.astype(np.float32), *attrs).astype(np.float16)
+            return np.asarray(fwd(x, *attrs), x.dtype)
+    return run
+
+
+def _elu_fwd(x, alpha, scale, input_scale):
+    return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
+
+
+def _elu_bwd(g, x, alpha, scale, input_scale):
+    neg = (x.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
+    return where(x > 0, g * scale, g * neg)
+
+
+def _softplus_fwd(x, beta, threshold):
+    xb = x * beta
+    return np.where(xb > threshold, x, np.logaddexp(0, xb) / beta)
+
+
+def _softplus_bwd(g, x, beta, threshold):
+    return where(x * beta > threshold, g, g * sigmoid(x * beta))
+
+
+def _gelu_fwd(x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    return 0.5 * x * (1 + _erf_f(x * _INV_SQRT2))
+
+
+def _gelu_bwd(g, x, approximate):
+    if approximate == "tanh":
+        t = tanh(_GELU_K * (x + _GELU_C * x * x * x))
+        dinner = _GELU_K * (1 + 3 * _GELU_C * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
+    cdf = 0.5 * (1 + erf(x * _INV_SQRT2))
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return g * (cdf + x * pdf)
+
+
+def _silu_bwd(g, x):
+    s = sigmoid(x)
+    return g * (s * (1 + x * (1 - s)))
+
+
+def _mish_fwd(x):
+    return x * np.tanh(np.logaddexp(0, x))
+
+
+def _mish_bwd(g, x):
+    t = tanh(_ACT["Softplus"].apply(x, 1.0, 20.0))
+    return g * (t + x * sigmoid(x) * (1 - t * t))
+
+
+def _hardswish_bwd(g, x):
+    return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+def _in_graph_of(grad: Tensor, x: Tensor) -> Tensor:
+    """Under create_graph, a gradient that does not depend on ``x`` (piecewise-linear ops) still joins x's graph
+    with a zero derivative, as torch's double-backward formulas do."""
+    if _mode.grad_enabled and x._requires_grad and not grad._requires_grad:
+        return grad + x * 0
+    return grad
+
+
+def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
+    """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, input, *attrs)``."""
+    def forward(ctx, self, *attrs):
+        if ctx is not None:
+            ctx.extra = attrs
+        return fwd(self, *attrs)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _in_graph_of(bwd(grad, x, *ctx.extra), x)
+
+    ns = {"__slots__": ("extra",), "save": ("self",), "nattrs": nattrs, "forward": staticmethod(forward),
+          "backward": backward, "__doc__": f"activation {name}", "__module__": __name__}
+    if torch_name:
+        ns["_name"] = torch_name
+    return type(name, (Op,), ns)
+
+
+# Op name: (forward(x, *attrs) on arrays, backward(grad, x, *attrs) in ember ops, number of attrs, node name)
+_ACTIVATIONS = {
+    "Elu": (_elu_fwd, _elu_bwd, 3, ""),
+    "Celu": (_elu_fwd, _elu_bwd, 3, ""),
+    "LeakyRelu": (lambda x, s: np.where(x > 0, x, x * s), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
+    "Hardtanh": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+                 lambda g, x, lo, hi: where((x > lo) & (x < hi), g, 0.0), 2, ""),
+    "Hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1),
+                    lambda g, x: where((x > -3) & (x < 3), g / 6, 0.0), 0, ""),
+    "Hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, _hardswish_bwd, 0, ""),
+    "Softplus": (_softplus_fwd, _softplus_bwd, 2, ""),
+    "Gelu": (_gelu_fwd, _gelu_bwd, 1, ""),
+    "Silu": (lambda x: x * _sigmoid(x), _silu_bwd, 0, ""),
+    "Mish": (_mish_fwd, _mish_bwd, 0, ""),
+    "Threshold": (lambda x, th, v: np.where(x > th, x, v), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
+}
+_ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
+
+
+# torch's kernel names in its "not implemented for 'Long'" errors; ops absent here accept integer inputs
+_FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_cpu", "Hardsigmoid": "hardsigmoid_cpu",
+                  "Hardswish": "hardswish_cpu", "Softplus": "softplus_cpu", "Gelu": "GeluKernelImpl",
+                  "Silu": "silu_cpu", "Mish": "mish_cpu"}
+
+
+def activation(name: str, input: Tensor, *attrs) -> Tensor:
+    """Apply the activation op ``name`` (a key of the table) with its attributes."""
+    if not input._dtype.is_floating_point and name in _FLOAT_KERNELS:
+        raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for \'{_title(input._dtype)}\'')
+    return _ACT[name].apply(input, *attrs)
+
+
+# ---------------------------------------------------------------------------------------------- softmax family
+def _softmax_arr(x, dim):
+    if x.size == 0:
+        return x.copy()
+    m = np.max(x, axis=dim, keepdims=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(x - np.where(np.isfinite(m), m, 0))
+        return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_arr(x, dim):
+    if x.size == 0:
+        return x.copy()
+    m = np.max(x, axis=dim, keepdims=True)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        s = x - np.where(np.isfinite(m), m, 0)
+        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+class Softmax(Op):
+    """d softmax = r * (grad - sum(grad * r, dim))"""
+
+    __slots__ = ("dim",)
+    save = ("result",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        if ctx is not None:
+            ctx.dim = dim
+        return np.asarray(_upcast(_softmax_arr)(self, dim), self.dtype)
+
+    def backward(ctx, grad):
+        (r,) = ctx.saved_tensors
+        return r * (grad - (grad * r).sum(ctx.dim, keepdim=True))
+
+
+class LogSoftmax(Op):
+    """d log_softmax = grad - exp(r) * sum(grad, dim)"""
+
+    __slots__ = ("dim",)
+    save = ("result",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        if ctx is not None:
+            ctx.dim = dim
+        return np.asarray(_upcast(_log_softmax_arr)(self, dim), self.dtype)
+
+    def backward(ctx, grad):
+        (r,) = ctx.saved_tensors
+        return grad - r.exp() * grad.sum(ctx.dim, keepdim=True)
+
+
+def _softmax_dim(input: Tensor, dim, dtype, kernel: str):
+    if dtype is not None:
+        input = input.to(dtype)
+    elif not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
+    return input, _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``, finite for any finite input."""
+    input, d = _softmax_dim(input, dim, dtype, "softmax")
+    return Softmax.apply(input, d)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """x - logsumexp(x) along ``dim``, finite for any finite input."""
+    input, d = _softmax_dim(input, dim, dtype, "log_softmax")
+    return LogSoftmax.apply(input, d)
+
+
+# ---------------------------------------------------------------------------------------------- embedding
+class Embedding(Op):
+    """rows of weight at indices; d weight = grad rows summed into their index (padding row excluded)"""
+
+    __slots__ = ("idx", "num", "pad", "freq")
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
+        if ctx is not None:
+            ctx.idx, ctx.num, ctx.pad, ctx.freq = idx, self.shape[0], padding_idx, scale_by_freq
+        out = self[idx]
+        if mask_padding and padding_idx is not None:
+            out[idx == padding_idx] = 0
+        return out
+
+    def backward(ctx, grad):
+        return EmbeddingDenseBackward.apply(grad, ctx.idx, ctx.num, ctx.pad, ctx.freq)
+
+
+class EmbeddingDenseBackward(Op):
+    """d (grad rows summed by index) = the rows of grad-grad at the indices (zero at the padding index)"""
+
+    __slots__ = ("idx", "pad")
+    _name = "EmbeddingDenseBackwardBackward0"
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, idx, num, padding_idx, scale_by_freq):
+        # scale_by_freq divides each row by its index's count; torch's derivative of this ignores the scaling
+        if ctx is not None:
+            ctx.idx, ctx.pad = idx, padding_idx
+        out = np.zeros((num,) + self.shape[idx.ndim:], self.dtype)
+        flat = idx.reshape(-1)
+        rows = self.reshape((-1,) + self.shape[idx.ndim:])
+        if scale_by_freq:
+            rows = rows / np.bincount(flat, minlength=num)[flat].astype(self.dtype)[:, None]
+        if padding_idx is not None:
+            keep = flat != padding_idx
+            flat, rows = flat[keep], rows[keep]
+        np.add.at(out, flat, rows)
+        return out
+
+    def backward(ctx, grad):
+        return Embedding.apply(grad, ctx.idx, ctx.pad, True, False)
+
+
+# ---------------------------------------------------------------------------------------------- nll_loss
+class NllLoss(Op):
+    """-coef * x[..., t, ...] along the class dim (summed unless reduction='none'); d x = -coef * grad put at the
+    targets. The class dim is 1 (0 for a 1-d input)."""
+
+    __slots__ = ("idx", "coef", "shape")
+    save = ("self",)
+    nattrs = 3
+
+    @staticmethod
+    def forward(ctx, self, idx, coef, reduction):
+        # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
+        if ctx is not None:
+            ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
+        c = 1 if self.ndim > 1 else 0
+        picked = np.take_along_axis(self, idx, c).squeeze(c)
+        with np.errstate(invalid="ignore"):
+            losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
+        if reduction == "none":
+            return losses
+        return np.asarray(losses.sum() if losses.size or reduction == "sum" else np.nan, self.dtype)
+
+    def backward(ctx, grad):
+        c = 1 if len(ctx.shape) > 1 else 0
+        g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(c)
+        return _in_graph_of(_PutAlong.apply(g, ctx.idx, c, ctx.shape, True), ctx.saved_tensors[0])
+
+
+class NllLoss2D(NllLoss):
+    """nll_loss of inputs with extra dims (N, C, d1, ...)"""
+
+    __slots__ = ()
+    _name = "NllLoss2DBackward0"
+
+
+# ---------------------------------------------------------------------------------------------- mse_loss
+class MseLoss(Op):
+    """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
+
+    __slots__ = ("scale",)
+    save = ("self", "other")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, other, reduction):
+        d = self - other
+        sq = d * d
+        if ctx is not None:
+            ctx.scale = 2.0 / sq.size if reduction == "mean" and sq.size else 2.0
+        if reduction == "none":
+            return sq
+        with np.errstate(invalid="ignore"):
+            return np.asarray(sq.sum() / sq.size if reduction == "mean" else sq.sum(), sq.dtype)
+
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = grad * ((x - t) * ctx.scale)
+        return gx, -gx
+
+
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss"]
