@@ -66,7 +66,7 @@ def evaluate(model, x, y, loss_fn):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m ember.demo", description="Train a CNN on the digits data set.")
-    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
