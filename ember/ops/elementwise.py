@@ -473,9 +473,25 @@ def _type_error(fname: str, x, pos: int, arg: str) -> TypeError:
     return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
+# torch's node names when one operand is a Python number: (tensor-scalar, scalar-tensor)
+_SCALAR_NAMES = {"remainder": ("RemainderBackward0", ""), "fmod": ("FmodBackward0", ""),
+                 "xlogy": ("XlogyBackward2", "XlogyBackward1"), "copysign": ("CopysignBackward1", "")}
+
+
+def _renamed(cls: type, node_name: str) -> type:
+    """``cls`` recorded under another node name (same forward and backward)."""
+    if not node_name:
+        return cls
+    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": __name__})
+
+
+_SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in names) for pub, names in _SCALAR_NAMES.items()}
+
+
 def _binary_function(pub: str, scalars: str, alias: str = ""):
     """``scalars``: which arguments may be Python numbers ("", "other", "both")."""
     cls = _BOPS[pub]
+    with_scalar, scalar_with = _SCALAR_OPS.get(pub, (cls, cls))
     pub = alias or pub
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -487,8 +503,11 @@ def _binary_function(pub: str, scalars: str, alias: str = ""):
                                     f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
                                     f" * (Tensor input, Number other, *, Tensor out = None)\n")
                 raise _type_error(pub, input, 1, "input")
-        elif not scalars and not isinstance(other, Tensor):
-            raise _type_error(pub, other, 2, "other")
+            return _out(scalar_with.apply(input, other), out)
+        if not isinstance(other, Tensor):
+            if not scalars:
+                raise _type_error(pub, other, 2, "other")
+            return _out(with_scalar.apply(input, other), out)
         return _out(cls.apply(input, other), out)
 
     fn.__name__ = fn.__qualname__ = pub
@@ -524,7 +543,7 @@ def _div_trunc(a, b):
 
 
 _DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(kernel), "iuf", False,
-                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward3")
+                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward2")
               for mode, kernel in (("floor", np.floor_divide), ("trunc", _div_trunc))}
 
 

@@ -258,7 +258,7 @@ class _Selection(Op):
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, param):
         a, d = _as_1d(self, dim)
-        idx = cls._select(a, d, param)
+        idx = np.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
         values = np.take_along_axis(a, idx, d)
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.kshape, ctx.shape, ctx.wshape = idx, d, idx.shape, self.shape, a.shape
@@ -658,7 +658,6 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
                 gx = gm if gx is None else gx + gm
             return gx
 
-    Moments.__name__ = Moments.__qualname__ = torch_name.replace("Backward0", "")
     return Moments
 
 
