@@ -277,7 +277,7 @@ def _pow_self_grad(grad, self, exponent):
 
 def _pow_exponent_grad(grad, base, exponent, result):
     from .indexing import where
-    from .unary import log
+    from .elementwise import log
 
     if isinstance(base, Tensor):
         mask = (base == 0) & (exponent >= 0)
@@ -352,9 +352,9 @@ def true_divide(input, other):
 
 def rdiv(input, other):
     """``other / input`` for a Python number ``other``: ``input.reciprocal() * other``, as torch records it."""
-    from .unary import Reciprocal
+    from .elementwise import reciprocal
 
-    return Mul.apply(Reciprocal.apply(input), other)
+    return Mul.apply(reciprocal(input), other)
 
 
 def neg(input):

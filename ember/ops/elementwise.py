@@ -18,10 +18,9 @@ from ._op import Op
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
-from .unary import exp
 
 __all__ = [
-    "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
+    "exp", "log", "tanh", "sigmoid", "sqrt", "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
     "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "arctan2", "sinh", "cosh", "asinh", "acosh",
     "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc", "erfinv",
     "floor", "ceil", "round", "trunc", "fix", "frac", "maximum", "minimum", "fmax", "fmin", "lerp", "addcmul",
@@ -164,6 +163,12 @@ def _to_float(fn):
     return run
 
 
+def _sigmoid(x):
+    """1 / (1 + e**-x): e**-x overflowing to inf gives exactly 0, as torch; float16 computes in float32."""
+    x32 = x.astype(np.float32) if x.dtype == np.float16 else x
+    return (1 / (1 + np.exp(-x32))).astype(x.dtype, copy=False)
+
+
 def _square(x):
     if x.dtype == np.bool_:
         x = x.astype(np.int64)
@@ -238,6 +243,11 @@ _erf_f, _erfc_f, _erfinv_f = _in_float64(_erf64), _in_float64(_erfc64), _in_floa
 
 # public name: (Op name, forward(x, *attrs), backward(grad, *saved, *attrs), saved, nattrs, torch's node name)
 _UNARY = {
+    "exp": ("Exp", _to_float(np.exp), lambda g, r: g * r, _R, 0, ""),
+    "log": ("Log", _to_float(np.log), lambda g, x: g / x, _X, 0, ""),
+    "tanh": ("Tanh", _to_float(np.tanh), lambda g, r: g * (1 - r * r), _R, 0, ""),
+    "sigmoid": ("Sigmoid", _to_float(_sigmoid), lambda g, r: g * (r * (1 - r)), _R, 0, ""),
+    "sqrt": ("Sqrt", _to_float(np.sqrt), lambda g, r: g / (2 * r), _R, 0, ""),
     "square": ("Square", _square, lambda g, x: g * (2 * x), _X, 0, "PowBackward0"),
     "rsqrt": ("Rsqrt", _to_float(lambda x: 1 / np.sqrt(x)), lambda g, r: -0.5 * g * (r * r * r), _R, 0, ""),
     "reciprocal": ("Reciprocal", _to_float(lambda x: 1 / x), lambda g, r: -g * (r * r), _R, 0, ""),
@@ -282,9 +292,9 @@ def _unary_function(pub: str):
     return fn
 
 
-(square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
+(exp, log, tanh, sigmoid, sqrt, square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
  acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
-    _unary_function(n) for n in ("square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
+    _unary_function(n) for n in ("exp", "log", "tanh", "sigmoid", "sqrt", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
                                  "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
                                  "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac"))
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
