@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
-from ._op import Op
+from ._op import Op, silent
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
@@ -178,8 +178,7 @@ def _square(x):
 def _logit(x, eps):
     if eps is not None:
         x = np.clip(x, x.dtype.type(eps), x.dtype.type(1.0 - eps))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x / (1 - x))
+    return np.log(x / (1 - x))
 
 
 def _round(x, decimals):
@@ -211,21 +210,24 @@ def _logit_backward(g, x, eps):
     return where((x < eps) | (x > 1 - eps), 0.0, d)
 
 
+_CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
+
+
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
     """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, *saved, *attrs)``."""
+    if name not in _CANNOT_WARN:
+        fwd = silent(fwd)
     if nattrs:
         def forward(ctx, self, *attrs):
             if ctx is not None:
                 ctx.extra = attrs
-            with np.errstate(all="ignore"):
-                return fwd(self, *attrs)
+            return fwd(self, *attrs)
 
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx), *ctx.extra)
     else:
         def forward(ctx, self):
-            with np.errstate(all="ignore"):
-                return fwd(self)
+            return fwd(self)
 
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
@@ -347,6 +349,8 @@ signbit = _predicate("signbit", np.signbit)
 # ------------------------------------------------------------------ binary ops
 def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
     """forward(a, b): promote as torch, check the dtype is ``allowed`` (kinds of "biuf"), compute."""
+    fn = silent(fn)
+
     def forward(ctx, self, other):
         dt = _rt(self, other)
         k = dt.kind
@@ -357,11 +361,10 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         a, b = _prep(self, other, dt)
         if type(a) is not _nd:
             a = np.asarray(a).astype(dt)
-        with np.errstate(all="ignore"):
-            try:
-                out = fn(a, b)
-            except ValueError:
-                raise _broadcast_error(a, b) from None
+        try:
+            out = fn(a, b)
+        except ValueError:
+            raise _broadcast_error(a, b) from None
         return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
     return forward
 
@@ -387,8 +390,7 @@ def _shift(left: bool):
 
 
 def _xlogy(x, y):
-    with np.errstate(all="ignore"):
-        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
+    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
 
 
 def _ratio_or_zero(result, x):
@@ -568,21 +570,21 @@ def div_rounding(input, other, rounding_mode: str) -> Tensor:
 
 # ------------------------------------------------------------------ ternary ops
 def _lerp_kernel(a, b, w):
-    with np.errstate(all="ignore"):
-        d = b - a
-        return np.where(np.abs(w) < 0.5, a + w * d, b - d * (1 - w)).astype(np.result_type(a, b), copy=False)
+    d = b - a
+    return np.where(np.abs(w) < 0.5, a + w * d, b - d * (1 - w)).astype(np.result_type(a, b), copy=False)
 
 
 def _addc_kernel(mul: bool):
     def run(a, t1, t2, value):
-        with np.errstate(all="ignore"):
-            prod = np.multiply(t1, t2) if mul else np.true_divide(t1, t2)
-            return a + value * prod
+        prod = np.multiply(t1, t2) if mul else np.true_divide(t1, t2)
+        return a + value * prod
     return run
 
 
 def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
     """An Op over (self, other, third[, attrs]) whose grads are ``bwds[i](grad, a, b, c, *attrs)``."""
+    kernel = silent(kernel)
+
     def forward(ctx, self, other, third, *attrs):
         if ctx is not None:
             ctx.extra = attrs

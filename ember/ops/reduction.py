@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from ._op import Op
+from ._op import Op, silent
 
 __all__ = ["sum", "mean", "sum_to_size"]
 
@@ -42,6 +42,7 @@ class Sum(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dims = _dims(dim, self.ndim)
         if ctx is not None:
@@ -68,6 +69,7 @@ class Mean(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         if dtype is not None:
             self = self.astype(dtype.np)
@@ -465,6 +467,7 @@ class Prod(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dt = _int_result(self, dtype)
         if dim is None:
@@ -522,6 +525,7 @@ class _Cumulative(Op):
     nattrs = 2
 
     @classmethod
+    @silent
     def forward(cls, ctx, self, dim, dtype):
         a, d = _as_1d(self, dim)
         if ctx is not None:
@@ -620,6 +624,7 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
         __doc__ = f"d {fname}: var'=2(x-mean)/(n-correction); std'=var'/(2 std); mean'=1/n"
 
         @staticmethod
+        @silent
         def forward(ctx, self, dim, correction, keepdim):
             _check_float(self, "std and var only support floating point and complex dtypes")
             dims = _dims(dim, self.ndim)
@@ -700,6 +705,7 @@ class Norm(Op):
     nattrs = 4
 
     @staticmethod
+    @silent
     def forward(ctx, self, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
         if dtype is not None:
             self = self.astype(D.to_dtype(dtype).np)
@@ -772,6 +778,7 @@ class Logsumexp(Op):
     nattrs = 2
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim):
         if self.dtype.kind in "biu":
             self = self.astype(D.get_default_dtype().np)
@@ -813,6 +820,7 @@ class Nansum(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dims = _dims(dim, self.ndim)
         if ctx is not None:

@@ -34,6 +34,7 @@ def _grad_fn_name(t, lib) -> str | None:
     return type(fn).__name__
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # NumPy's "divide by zero" etc.: torch is silent
 @pytest.mark.parametrize("op,sample", CASES)
 def test_op_matches_torch(op: OpInfo, sample: Sample) -> None:
     eo, to = check(lambda lib, *ts: call(op, sample, lib, ts), *sample.arrays, grad=op.grad,
