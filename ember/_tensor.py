@@ -732,19 +732,17 @@ class Tensor:
     def mm(self, *args, **kwargs):
         return _A.mm(self, *args, **kwargs)
     def exp(self, *args, **kwargs):
-        return _U.exp(self, *args, **kwargs)
+        return _E.exp(self, *args, **kwargs)
     def log(self, *args, **kwargs):
-        return _U.log(self, *args, **kwargs)
+        return _E.log(self, *args, **kwargs)
     def tanh(self, *args, **kwargs):
-        return _U.tanh(self, *args, **kwargs)
+        return _E.tanh(self, *args, **kwargs)
     def sigmoid(self, *args, **kwargs):
-        return _U.sigmoid(self, *args, **kwargs)
+        return _E.sigmoid(self, *args, **kwargs)
     def relu(self, *args, **kwargs):
         return _U.relu(self, *args, **kwargs)
     def sqrt(self, *args, **kwargs):
-        return _U.sqrt(self, *args, **kwargs)
-    def reciprocal(self, *args, **kwargs):
-        return _U.reciprocal(self, *args, **kwargs)
+        return _E.sqrt(self, *args, **kwargs)
     def where(self, condition, other):
         return _I.where(condition, self, other)
     def abs(self, *args, **kwargs):
@@ -845,17 +843,17 @@ class Tensor:
     def neg_(self, *args, **kwargs):
         return _IP.inplace(self, _A.neg, *args, **kwargs)
     def exp_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.exp, *args, **kwargs)
+        return _IP.inplace(self, _E.exp, *args, **kwargs)
     def log_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.log, *args, **kwargs)
+        return _IP.inplace(self, _E.log, *args, **kwargs)
     def tanh_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.tanh, *args, **kwargs)
+        return _IP.inplace(self, _E.tanh, *args, **kwargs)
     def sigmoid_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.sigmoid, *args, **kwargs)
+        return _IP.inplace(self, _E.sigmoid, *args, **kwargs)
     def relu_(self, *args, **kwargs):
         return _IP.inplace(self, _U.relu, *args, **kwargs)
     def sqrt_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.sqrt, *args, **kwargs)
+        return _IP.inplace(self, _E.sqrt, *args, **kwargs)
     def abs_(self, *args, **kwargs):
         return _IP.inplace(self, _U.abs, *args, **kwargs)
     def clamp_(self, *args, **kwargs):

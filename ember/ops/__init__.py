@@ -22,8 +22,7 @@ from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, va
 from .sorting import sort, argsort, topk, kthvalue, unique
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
-from .unary import (exp, log, tanh, sigmoid, relu, sqrt, reciprocal, abs, absolute, sign, clamp, clip, clamp_min,
-                    clamp_max)
+from .unary import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
 from .random import normal, bernoulli, multinomial, poisson
 from ._op import Op, _registry
 

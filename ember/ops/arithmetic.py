@@ -1,11 +1,13 @@
 """Binary arithmetic with torch's type promotion: add, sub, mul, div, pow, matmul and friends."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._op import Op
+from ._op import Op, silent
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
@@ -104,9 +106,12 @@ def _binary(ufunc):
     return compute
 
 
-_add = _binary(np.add)
-_sub = _binary(np.subtract)
-_mul = _binary(np.multiply)
+_add = _binary(silent(np.add))  # inf - inf, float16 overflow: nan/inf as torch, no NumPy warning
+_sub = _binary(silent(np.subtract))
+_mul = _binary(silent(np.multiply))
+_true_divide = silent(np.true_divide)
+_power = silent(np.power)
+_log = silent(np.log)
 
 
 def _to_float(a, b):
@@ -212,7 +217,7 @@ class Div(Op):
     def forward(ctx, self, other):
         a, b = _to_float(self, other)
         try:
-            return np.true_divide(a, b)
+            return _true_divide(a, b)
         except ValueError:
             raise _broadcast_error(a, b) from None
 
@@ -262,7 +267,7 @@ def _pow_forward(base, exponent):
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             out = _int_pow(base, exponent)
         else:
-            out = np.power(base, exponent)
+            out = _power(base, exponent)
     except ValueError:
         raise _broadcast_error(base, exponent) from None
     return np.asarray(out, dt) if type(out) is not _nd or out.dtype != dt else out
@@ -297,14 +302,14 @@ def _pow_self_grad(grad, self, exponent):
 
 def _pow_exponent_grad(grad, base, exponent, result):
     from .indexing import where
-    from .unary import log
+    from .elementwise import log
 
     if isinstance(base, Tensor):
         mask = (base == 0) & (exponent >= 0)
         return grad * where(mask, 0.0, result * log(base.to(result.dtype)))
     if base == 0:
-        return grad * where(exponent >= 0, 0.0, result * float(np.log(np.float64(base))))
-    return grad * (result * float(np.log(base)))
+        return grad * where(exponent >= 0, 0.0, result * -math.inf)
+    return grad * (result * float(_log(np.float64(base))))  # nan for a negative base, as torch
 
 
 class PowScalar(Pow):
@@ -372,9 +377,9 @@ def true_divide(input, other):
 
 def rdiv(input, other):
     """``other / input`` for a Python number ``other``: ``input.reciprocal() * other``, as torch records it."""
-    from .unary import Reciprocal
+    from .elementwise import reciprocal
 
-    return Mul.apply(Reciprocal.apply(input), other)
+    return Mul.apply(reciprocal(input), other)
 
 
 def neg(input):

@@ -14,14 +14,14 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
-from ._op import Op
+from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
+from ._op import Op, silent
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
-from .unary import exp
 
 __all__ = [
-    "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
+    "exp", "log", "tanh", "sigmoid", "sqrt", "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
     "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "arctan2", "sinh", "cosh", "asinh", "acosh",
     "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc", "erfinv",
     "floor", "ceil", "round", "trunc", "fix", "frac", "maximum", "minimum", "fmax", "fmin", "lerp", "addcmul",
@@ -164,6 +164,12 @@ def _to_float(fn):
     return run
 
 
+def _sigmoid(x):
+    """1 / (1 + e**-x): e**-x overflowing to inf gives exactly 0, as torch; float16 computes in float32."""
+    x32 = x.astype(np.float32) if x.dtype == np.float16 else x
+    return (1 / (1 + np.exp(-x32))).astype(x.dtype, copy=False)
+
+
 def _square(x):
     if x.dtype == np.bool_:
         x = x.astype(np.int64)
@@ -173,8 +179,7 @@ def _square(x):
 def _logit(x, eps):
     if eps is not None:
         x = np.clip(x, x.dtype.type(eps), x.dtype.type(1.0 - eps))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x / (1 - x))
+    return np.log(x / (1 - x))
 
 
 def _round(x, decimals):
@@ -206,21 +211,24 @@ def _logit_backward(g, x, eps):
     return where((x < eps) | (x > 1 - eps), 0.0, d)
 
 
+_CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
+
+
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
     """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, *saved, *attrs)``."""
+    if name not in _CANNOT_WARN:
+        fwd = silent(fwd)
     if nattrs:
         def forward(ctx, self, *attrs):
             if ctx is not None:
                 ctx.extra = attrs
-            with np.errstate(all="ignore"):
-                return fwd(self, *attrs)
+            return fwd(self, *attrs)
 
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx), *ctx.extra)
     else:
         def forward(ctx, self):
-            with np.errstate(all="ignore"):
-                return fwd(self)
+            return fwd(self)
 
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
@@ -238,6 +246,11 @@ _erf_f, _erfc_f, _erfinv_f = _in_float64(_erf64), _in_float64(_erfc64), _in_floa
 
 # public name: (Op name, forward(x, *attrs), backward(grad, *saved, *attrs), saved, nattrs, torch's node name)
 _UNARY = {
+    "exp": ("Exp", _to_float(np.exp), lambda g, r: g * r, _R, 0, ""),
+    "log": ("Log", _to_float(np.log), lambda g, x: g / x, _X, 0, ""),
+    "tanh": ("Tanh", _to_float(np.tanh), lambda g, r: _fb.tanh_backward(g, r), _R, 0, ""),
+    "sigmoid": ("Sigmoid", _to_float(_sigmoid), lambda g, r: _fb.sigmoid_backward(g, r), _R, 0, ""),
+    "sqrt": ("Sqrt", _to_float(np.sqrt), lambda g, r: g / (2 * r), _R, 0, ""),
     "square": ("Square", _square, lambda g, x: g * (2 * x), _X, 0, "PowBackward0"),
     "rsqrt": ("Rsqrt", _to_float(lambda x: 1 / np.sqrt(x)), lambda g, r: -0.5 * g * (r * r * r), _R, 0, ""),
     "reciprocal": ("Reciprocal", _to_float(lambda x: 1 / x), lambda g, r: -g * (r * r), _R, 0, ""),
@@ -282,9 +295,9 @@ def _unary_function(pub: str):
     return fn
 
 
-(square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
+(exp, log, tanh, sigmoid, sqrt, square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
  acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
-    _unary_function(n) for n in ("square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
+    _unary_function(n) for n in ("exp", "log", "tanh", "sigmoid", "sqrt", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
                                  "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
                                  "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac"))
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
@@ -337,6 +350,8 @@ signbit = _predicate("signbit", np.signbit)
 # ------------------------------------------------------------------ binary ops
 def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
     """forward(a, b): promote as torch, check the dtype is ``allowed`` (kinds of "biuf"), compute."""
+    fn = silent(fn)
+
     def forward(ctx, self, other):
         dt = _rt(self, other)
         k = dt.kind
@@ -347,11 +362,10 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         a, b = _prep(self, other, dt)
         if type(a) is not _nd:
             a = np.asarray(a).astype(dt)
-        with np.errstate(all="ignore"):
-            try:
-                out = fn(a, b)
-            except ValueError:
-                raise _broadcast_error(a, b) from None
+        try:
+            out = fn(a, b)
+        except ValueError:
+            raise _broadcast_error(a, b) from None
         return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
     return forward
 
@@ -377,8 +391,7 @@ def _shift(left: bool):
 
 
 def _xlogy(x, y):
-    with np.errstate(all="ignore"):
-        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
+    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
 
 
 def _ratio_or_zero(result, x):
@@ -473,9 +486,25 @@ def _type_error(fname: str, x, pos: int, arg: str) -> TypeError:
     return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
+# torch's node names when one operand is a Python number: (tensor-scalar, scalar-tensor)
+_SCALAR_NAMES = {"remainder": ("RemainderBackward0", ""), "fmod": ("FmodBackward0", ""),
+                 "xlogy": ("XlogyBackward2", "XlogyBackward1"), "copysign": ("CopysignBackward1", "")}
+
+
+def _renamed(cls: type, node_name: str) -> type:
+    """``cls`` recorded under another node name (same forward and backward)."""
+    if not node_name:
+        return cls
+    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": __name__})
+
+
+_SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in names) for pub, names in _SCALAR_NAMES.items()}
+
+
 def _binary_function(pub: str, scalars: str, alias: str = ""):
     """``scalars``: which arguments may be Python numbers ("", "other", "both")."""
     cls = _BOPS[pub]
+    with_scalar, scalar_with = _SCALAR_OPS.get(pub, (cls, cls))
     pub = alias or pub
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -487,8 +516,11 @@ def _binary_function(pub: str, scalars: str, alias: str = ""):
                                     f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
                                     f" * (Tensor input, Number other, *, Tensor out = None)\n")
                 raise _type_error(pub, input, 1, "input")
-        elif not scalars and not isinstance(other, Tensor):
-            raise _type_error(pub, other, 2, "other")
+            return _out(scalar_with.apply(input, other), out)
+        if not isinstance(other, Tensor):
+            if not scalars:
+                raise _type_error(pub, other, 2, "other")
+            return _out(with_scalar.apply(input, other), out)
         return _out(cls.apply(input, other), out)
 
     fn.__name__ = fn.__qualname__ = pub
@@ -524,7 +556,7 @@ def _div_trunc(a, b):
 
 
 _DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(kernel), "iuf", False,
-                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward3")
+                            f"div_{mode}_cpu", lambda g: (_zeros(g), _zeros(g)), _NONE, "DivBackward2")
               for mode, kernel in (("floor", np.floor_divide), ("trunc", _div_trunc))}
 
 
@@ -539,21 +571,21 @@ def div_rounding(input, other, rounding_mode: str) -> Tensor:
 
 # ------------------------------------------------------------------ ternary ops
 def _lerp_kernel(a, b, w):
-    with np.errstate(all="ignore"):
-        d = b - a
-        return np.where(np.abs(w) < 0.5, a + w * d, b - d * (1 - w)).astype(np.result_type(a, b), copy=False)
+    d = b - a
+    return np.where(np.abs(w) < 0.5, a + w * d, b - d * (1 - w)).astype(np.result_type(a, b), copy=False)
 
 
 def _addc_kernel(mul: bool):
     def run(a, t1, t2, value):
-        with np.errstate(all="ignore"):
-            prod = np.multiply(t1, t2) if mul else np.true_divide(t1, t2)
-            return a + value * prod
+        prod = np.multiply(t1, t2) if mul else np.true_divide(t1, t2)
+        return a + value * prod
     return run
 
 
 def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
     """An Op over (self, other, third[, attrs]) whose grads are ``bwds[i](grad, a, b, c, *attrs)``."""
+    kernel = silent(kernel)
+
     def forward(ctx, self, other, third, *attrs):
         if ctx is not None:
             ctx.extra = attrs

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from ._op import Op
+from ._op import Op, silent
 from ..autograd.grad_mode import _mode
+
+_matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross"]
@@ -55,7 +57,7 @@ def _matmul_forward(a, b):
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec ({k_b})")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {k_b}x{b.shape[-1]})")
     try:
-        return np.matmul(a, b)
+        return _matmul(a, b)
     except ValueError:
         from .arithmetic import _broadcast_error
 

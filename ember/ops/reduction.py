@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from ._op import Op
+from ._op import Op, silent
 from ._inplace import _title
 
 __all__ = ["sum", "mean", "sum_to_size"]
@@ -43,6 +43,7 @@ class Sum(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dims = _dims(dim, self.ndim)
         if ctx is not None:
@@ -69,6 +70,7 @@ class Mean(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         if dtype is not None:
             self = self.astype(dtype.np)
@@ -242,7 +244,7 @@ class _Selection(Op):
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, param):
         a, d = _as_1d(self, dim)
-        idx = cls._select(a, d, param)
+        idx = np.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
         values = np.take_along_axis(a, idx, d)
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.kshape, ctx.shape, ctx.wshape = idx, d, idx.shape, self.shape, a.shape
@@ -449,6 +451,7 @@ class Prod(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dt = _int_result(self, dtype)
         if dim is None:
@@ -506,6 +509,7 @@ class _Cumulative(Op):
     nattrs = 2
 
     @classmethod
+    @silent
     def forward(cls, ctx, self, dim, dtype):
         a, d = _as_1d(self, dim)
         if ctx is not None:
@@ -604,6 +608,7 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
         __doc__ = f"d {fname}: var'=2(x-mean)/(n-correction); std'=var'/(2 std); mean'=1/n"
 
         @staticmethod
+        @silent
         def forward(ctx, self, dim, correction, keepdim):
             _check_float(self, "std and var only support floating point and complex dtypes")
             dims = _dims(dim, self.ndim)
@@ -642,7 +647,6 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
                 gx = gm if gx is None else gx + gm
             return gx
 
-    Moments.__name__ = Moments.__qualname__ = torch_name.replace("Backward0", "")
     return Moments
 
 
@@ -685,6 +689,7 @@ class Norm(Op):
     nattrs = 4
 
     @staticmethod
+    @silent
     def forward(ctx, self, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
         if dtype is not None:
             self = self.astype(D.to_dtype(dtype).np)
@@ -757,6 +762,7 @@ class Logsumexp(Op):
     nattrs = 2
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim):
         if self.dtype.kind in "biu":
             self = self.astype(D.get_default_dtype().np)
@@ -798,6 +804,7 @@ class Nansum(Op):
     nattrs = 3
 
     @staticmethod
+    @silent
     def forward(ctx, self, dim, keepdim, dtype):
         dims = _dims(dim, self.ndim)
         if ctx is not None:

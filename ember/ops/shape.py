@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ._op import Op
+from ._op import Op, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
            "flatten", "cat", "stack", "clone", "narrow", "split", "unbind", "select"]
@@ -322,6 +322,7 @@ class ToCopy(Op):
     nattrs = 1
 
     @staticmethod
+    @silent  # overflow to inf when narrowing (float64 -> float16), as torch
     def forward(ctx, self, dtype):
         if ctx is not None:
             ctx.dtype = D.from_numpy_dtype(self.dtype)

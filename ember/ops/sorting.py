@@ -42,19 +42,21 @@ def _kth_idx(a: np.ndarray, d: int, k: int) -> np.ndarray:
 
 
 Sort = _selection("Sort", _sort_idx, reduces=False, result_type=_RT.sort)
+SortStable = _selection("SortStable", _sort_idx, reduces=False, result_type=_RT.sort, torch_name="SortBackward1")
+_UNSET = object()
 Topk = _selection("Topk", _topk_idx, reduces=False, result_type=_RT.topk)
 Kthvalue = _selection("Kthvalue", _kth_idx, result_type=_RT.kthvalue)
 
 
-def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *, out=None):
+def sort(input, dim: int = -1, descending: bool = False, *, stable=_UNSET, out=None):
     """(values, indices) sorted along ``dim``; equal elements keep their order (NaN sorts greatest)."""
-    return Sort.run(input, dim, True, bool(descending))
+    return (Sort if stable is _UNSET else SortStable).run(input, dim, True, bool(descending))
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """Indices that sort ``input`` along ``dim``."""
     a, d = _as_1d(input._data, dim)
-    return _const(_sort_idx(a, d, bool(descending)).reshape(input._data.shape))
+    return _const(np.ascontiguousarray(_sort_idx(a, d, bool(descending))).reshape(input._data.shape))
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):  # noqa: A002

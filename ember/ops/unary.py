@@ -1,62 +1,13 @@
-"""Elementwise unary functions, declared as one table: forward ufunc + backward formula."""
+"""abs, sign, relu and clamp: the hand-written elementwise ops with kinks (exp, log, tanh, sigmoid, sqrt and
+reciprocal are entries of the table in ops/elementwise.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
 from ._op import Op
-from . import _fused_backward as _fb
+from .elementwise import _floating
 
-__all__ = ["exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "clamp", "clamp_min",
-           "clamp_max", "clip", "sign", "reciprocal"]
-
-
-def _floating(x):
-    """Integer and bool inputs of float functions compute in the default float dtype."""
-    if x.dtype.kind in "biu":
-        return x.astype(D.get_default_dtype().np)
-    return x
-
-
-def _sigmoid(x):
-    # torch's 1 / (1 + e**-x): exp overflowing to inf gives exactly 0 (as torch does) without a warning;
-    # float16 computes in float32 as torch does
-    x32 = x.astype(np.float32) if x.dtype == np.float16 else x
-    with np.errstate(over="ignore"):
-        out = 1 / (1 + np.exp(-x32))
-    return out.astype(x.dtype, copy=False)
-
-
-def _make_unary(name: str, fwd, bwd, save: tuple, float_only: bool = True, torch_name: str = ""):
-    """An Op subclass for ``fwd`` (on arrays) whose backward is ``bwd(grad, *saved)``."""
-    if float_only:
-        def forward(ctx, self):
-            return fwd(_floating(self))
-    else:
-        def forward(ctx, self):
-            return fwd(self)
-
-    def backward(ctx, grad):
-        return bwd(grad, *ctx.saved_tensors)
-
-    ns = {"__slots__": (), "save": save, "forward": staticmethod(forward), "backward": backward,
-          "__doc__": f"elementwise {name}"}
-    if torch_name:
-        ns["_name"] = torch_name
-    return type(name, (Op,), ns)
-
-
-# name: (forward on arrays, backward(grad, *saved), saved)
-_UNARY = {
-    "Exp": (np.exp, lambda g, r: g * r, ("result",)),
-    "Log": (np.log, lambda g, x: g / x, ("self",)),
-    "Tanh": (np.tanh, _fb.tanh_backward, ("result",)),
-    "Sigmoid": (_sigmoid, _fb.sigmoid_backward, ("result",)),
-    "Sqrt": (np.sqrt, lambda g, r: g / (2 * r), ("result",)),
-    "Reciprocal": (np.reciprocal, lambda g, r: -g * (r * r), ("result",)),
-}
-_OPS = {name: _make_unary(name, *spec) for name, spec in _UNARY.items()}
-Exp, Log, Tanh, Sigmoid, Sqrt, Reciprocal = (_OPS[n] for n in ("Exp", "Log", "Tanh", "Sigmoid", "Sqrt", "Reciprocal"))
+__all__ = ["relu", "abs", "absolute", "clamp", "clamp_min", "clamp_max", "clip", "sign"]
 
 
 class Abs(Op):
@@ -164,36 +115,6 @@ class ClampMin(Clamp):
 class ClampMax(Clamp):
     __slots__ = ()
     _name = "ClampMaxBackward0"
-
-
-def exp(input):
-    """Elementwise e**x."""
-    return Exp.apply(input)
-
-
-def log(input):
-    """Elementwise natural logarithm."""
-    return Log.apply(input)
-
-
-def tanh(input):
-    """Elementwise hyperbolic tangent."""
-    return Tanh.apply(input)
-
-
-def sigmoid(input):
-    """Elementwise logistic function 1 / (1 + e**-x), stable for large |x|."""
-    return Sigmoid.apply(input)
-
-
-def sqrt(input):
-    """Elementwise square root."""
-    return Sqrt.apply(input)
-
-
-def reciprocal(input):
-    """Elementwise 1 / x (integers compute in the default float dtype)."""
-    return Reciprocal.apply(input)
 
 
 def abs(input):  # noqa: A001 - torch's name

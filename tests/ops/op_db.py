@@ -1025,6 +1025,248 @@ def _conv_pool_entries():
     return out
 
 
+# ---------------------------------------------------------------- elementwise / reduction / sorting families
+def _rg(t):
+    """``t`` made to require grad inside the fn (for ops whose node name is compared but that torch cannot
+    differentiate, run with ``grad=False``)."""
+    return t.requires_grad_() if t.is_floating_point() else t
+
+
+def _special(*values, dtype=F64):
+    return lambda rng: Sample((np.array(values, dtype),), "special values")
+
+
+# public name: (value range or None for normal, integer inputs accepted, float16 sample)
+ELEMENTWISE_UNARY = {
+    "square": (None, True), "rsqrt": ((0.2, 3.0), True), "reciprocal": ((0.2, 3.0), True), "exp2": (None, True),
+    "expm1": (None, True), "log2": ((0.2, 3.0), True), "log10": ((0.2, 3.0), True), "log1p": ((0.2, 3.0), True),
+    "sin": (None, True), "cos": (None, True), "tan": ((-1.0, 1.0), True), "asin": ((-0.9, 0.9), False),
+    "acos": ((-0.9, 0.9), False), "atan": (None, True), "sinh": (None, True), "cosh": (None, True),
+    "asinh": (None, True), "acosh": ((1.1, 3.0), False), "atanh": ((-0.9, 0.9), False), "erf": (None, True),
+    "erfc": (None, True), "erfinv": ((-0.9, 0.9), False), "logit": ((0.05, 0.95), False), "floor": (None, True),
+    "ceil": (None, True), "trunc": (None, True), "round": (None, True), "frac": (None, False),
+    "nan_to_num": (None, True),
+}
+ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+           "arctanh": "atanh", "fix": "trunc"}
+# public name: (value ranges of input and other, integer operands accepted)
+ELEMENTWISE_BINARY = {
+    "atan2": ((None, None, None, None), True), "hypot": ((None, None, None, None), False),
+    "maximum": ((None, None, None, None), True), "minimum": ((None, None, None, None), True),
+    "fmax": ((None, None, None, None), True), "fmin": ((None, None, None, None), True),
+    "logaddexp": ((None, None, None, None), False), "logaddexp2": ((None, None, None, None), False),
+    "xlogy": ((None, None, 0.5, 2.0), True), "copysign": ((None, None, None, None), True),
+    "remainder": ((None, None, 0.5, 2.0), True), "fmod": ((None, None, 0.5, 2.0), True),
+}
+
+
+def _elementwise_entries():
+    out = []
+    for n, (rng_, ints) in ELEMENTWISE_UNARY.items():
+        lo, hi = rng_ or (None, None)
+        f = (lambda n: lambda lib, x: getattr(lib, n)(x))(n)
+        out.append(OpInfo(f"torch.{n}", f, unary_samples(lo, hi, ints=ints)))
+        out.append(OpInfo(f"Tensor.{n}", (lambda n: lambda lib, x: getattr(x, n)())(n),
+                          fixed(s((3, 4), dtype=F64, lo=lo, hi=hi))))
+    for a, n in ALIASES.items():
+        lo, hi = ELEMENTWISE_UNARY[n][0] or (None, None)
+        out.append(OpInfo(f"torch.{a}", (lambda a: lambda lib, x: getattr(lib, a)(x))(a), fixed(s((3, 4), lo=lo, hi=hi))))
+        out.append(OpInfo(f"Tensor.{a}", (lambda a: lambda lib, x: getattr(x, a)())(a), fixed(s((3,), lo=lo, hi=hi))))
+    out += [
+        OpInfo("round decimals=2", lambda lib, x: lib.round(x * 100, decimals=2), unary_samples(f16=False)),
+        OpInfo("round decimals=-1", lambda lib, x: x.round(decimals=-1) * x, fixed(s((3, 4), dtype=F64))),
+        OpInfo("logit eps", lambda lib, x: lib.logit(x, eps=0.2), unary_samples(0.05, 0.95, f16=False)),
+        OpInfo("nan_to_num specials", lambda lib, x: lib.nan_to_num(x, nan=1.5, posinf=2.0) * x,
+               fixed(_special(0.5, np.nan, np.inf, -np.inf, -2.0), _special(np.nan, np.inf, 1.0, dtype=F32))),
+    ]
+    for n, ((lo, hi, olo, ohi), ints) in ELEMENTWISE_BINARY.items():
+        out.append(OpInfo(f"torch.{n}", (lambda n: lambda lib, a, b: getattr(lib, n)(a, b))(n),
+                          binary_samples(lo, hi, olo, ohi, ints=ints)))
+        out.append(OpInfo(f"Tensor.{n}", (lambda n: lambda lib, a, b: getattr(a, n)(b))(n),
+                          fixed(s((3, 4), (4,), dtype=F64, lo=olo, hi=ohi))))
+    out.append(OpInfo("arctan2", lambda lib, a, b: lib.arctan2(a, b), fixed(s((3, 1), (4,)))))
+    scalar_ops = {  # Python-number operands (torch records other node names for them)
+        "remainder scalar": lambda lib, x: lib.remainder(x, 1.5), "% scalar": lambda lib, x: x % -1.5,
+        "fmod scalar": lambda lib, x: lib.fmod(x, -1.5), "Tensor.fmod scalar": lambda lib, x: x.fmod(0.7),
+        "xlogy scalar other": lambda lib, x: lib.xlogy(x, 2.5), "xlogy scalar self": lambda lib, x: lib.xlogy(2, x),
+        "copysign scalar": lambda lib, x: lib.copysign(x, -1.0), "lerp scalar weight": lambda lib, x: x.lerp(x * x, 0.3),
+        "rdiv scalar -> reciprocal": lambda lib, x: 2 / x,
+    }
+    for n, f in scalar_ops.items():
+        out.append(OpInfo(n, f, unary_samples(0.5, 2.0, f16=False) if "xlogy scalar self" in n or "rdiv" in n
+                          else unary_samples(f16=False)))
+    ints = fixed(lambda rng: Sample((_ints(rng, (3, 4)), rng.integers(1, 4, (4,))), "int64"),
+                 lambda rng: Sample((_ints(rng, (3,)).astype(np.int32), np.array(2)), "int32-0d"))
+    out += [
+        OpInfo("floor_divide", lambda lib, a, b: lib.floor_divide(_rg(a), b), binary_samples(other_lo=0.5, other_hi=2.0),
+               grad=False),
+        OpInfo("// scalar", lambda lib, a: _rg(a) // 0.7, unary_samples(ints=True), grad=False),
+        OpInfo("div floor", lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
+               binary_samples(other_lo=0.5, other_hi=2.0)),
+        OpInfo("div trunc scalar", lambda lib, a: a.div(0.7, rounding_mode="trunc"), unary_samples(ints=True)),
+        OpInfo("bitwise_left_shift", lambda lib, a, b: lib.bitwise_left_shift(a, b), ints),
+        OpInfo("bitwise_right_shift", lambda lib, a, b: a.bitwise_right_shift(b), ints),
+        OpInfo("<< >> scalar", lambda lib, a: (a << 2, a >> 1), fixed(lambda rng: Sample((_ints(rng, (5,)),), "int"))),
+    ]
+    ternary = fixed(s((3, 4), (3, 4), (3, 4)), s((3, 1, 4), (5, 1), (4,)), s((), (2, 3), ()), s((), (), ()),
+                    s((0, 3), (1, 3), (3,)), s((2, 3), (2, 3), (2, 3), dtype=F64), snc((3, 4), (3, 4), (3, 4)),
+                    s((2, 3), (3,), (2, 1), dtype=F16))
+    pos = fixed(s((3, 4), (3, 4), (3, 4), lo=0.5, hi=2.0), s((3, 1, 4), (5, 1), (4,), lo=0.5, hi=2.0),
+                s((), (2, 3), (), lo=0.5, hi=2.0), s((0, 3), (1, 3), (3,), lo=0.5, hi=2.0),
+                s((2, 3), (2, 3), (2, 3), dtype=F64, lo=0.5, hi=2.0), snc((3, 4), (3, 4), (3, 4)))
+    out += [
+        OpInfo("lerp", lambda lib, a, b, w: lib.lerp(a, b, w), ternary),
+        OpInfo("lerp scalar", lambda lib, a, b, w: lib.lerp(a, b, -0.5) + w, ternary),
+        OpInfo("addcmul", lambda lib, a, b, c: lib.addcmul(a, b, c, value=-0.5), ternary),
+        OpInfo("Tensor.addcmul", lambda lib, a, b, c: a.addcmul(b, c), ternary),
+        OpInfo("addcdiv", lambda lib, a, b, c: lib.addcdiv(a, b, c, value=2), pos),
+        OpInfo("Tensor.addcdiv", lambda lib, a, b, c: a.addcdiv(b, c), pos),
+    ]
+    return out
+
+
+def _red(*extra, f16=True, empty=(0, 3), zero_d=True, one_d=True, ints=False, lo=None, hi=None):
+    """Samples for reductions: 1-d..3-d, 0-d, empty, float64/float16, non-contiguous, integer."""
+    makers = [s((3, 4), lo=lo, hi=hi), s((2, 3, 4), lo=lo, hi=hi), s((3, 4), dtype=F64, lo=lo, hi=hi), snc((3, 4))]
+    if one_d:
+        makers.append(s((5,), lo=lo, hi=hi))
+    if zero_d:
+        makers.append(s((), lo=lo, hi=hi))
+    if empty:
+        makers.append(s(empty))
+    if f16:
+        makers.append(s((3, 4), dtype=F16, lo=lo, hi=hi))
+    if ints:
+        makers.append(lambda rng: Sample((_ints(rng, (3, 4)),), "int64"))
+    return fixed(*makers, *extra)
+
+
+def _zeros_in(shape, where, dtype=F64):
+    def mk(rng):
+        x = rng.standard_normal(shape).astype(dtype)
+        x.reshape(-1)[list(where)] = 0
+        return Sample((x,), f"zeros at {where}")
+    return mk
+
+
+def _ties(rng):
+    return Sample((np.array([[1.0, 3, 3, 0, 3], [2, 2, 1, 1, 0], [5, 5, 5, 5, 5]]),), "ties")
+
+
+def _reduction_family_entries():
+    out = []
+    dims = {"": lambda f: lambda lib, x: f(lib, x), " dim=-1": lambda f: lambda lib, x: f(lib, x, -1),
+            " dim=0 keepdim": lambda f: lambda lib, x: f(lib, x, 0, keepdim=True)}
+    multi = {" dim=(0,-1)": lambda f: lambda lib, x: f(lib, x, (0, -1)),
+             " dim=(-1,0) keepdim": lambda f: lambda lib, x: f(lib, x, (-1, 0), keepdim=True)}
+    # name: (call, empty dims allowed over the whole tensor, float16, ints, multi-dim, ties)
+    ops = {
+        "amax": (lambda lib, x, *a, **k: lib.amax(x, *a, **k), False, True, True, True, True),
+        "amin": (lambda lib, x, *a, **k: x.amin(*a, **k), False, True, True, True, True),
+        "max": (lambda lib, x, *a, **k: lib.max(x, *a, **k), False, True, True, False, True),
+        "min": (lambda lib, x, *a, **k: x.min(*a, **k), False, True, True, False, True),
+        "median": (lambda lib, x, *a, **k: lib.median(x, *a, **k), True, True, True, False, True),
+        "var": (lambda lib, x, *a, **k: lib.var(x, *a, **k), True, True, False, True, False),
+        "std": (lambda lib, x, *a, **k: x.std(*a, **k), True, True, False, True, False),
+        "var_mean": (lambda lib, x, *a, **k: lib.var_mean(x, *a, **k), True, True, False, True, False),
+        "std_mean": (lambda lib, x, *a, **k: lib.std_mean(x, *a, **k), True, True, False, True, False),
+        "norm": (lambda lib, x, *a, **k: x.norm(2, *a, **k), True, True, False, True, False),
+        "logsumexp": (lambda lib, x, *a, **k: lib.logsumexp(x, *(a or (tuple(range(x.ndim)),)), **k),
+                      True, True, True, True, False),
+        "nansum": (lambda lib, x, *a, **k: lib.nansum(x, *a, **k), True, True, True, True, False),
+        "nanmean": (lambda lib, x, *a, **k: x.nanmean(*a, **k), True, True, False, True, False),
+        "prod": (lambda lib, x, *a, **k: lib.prod(x, *a, **k), True, True, True, False, False),
+    }
+    for name, (f, empty_all, f16, ints, md, ties) in ops.items():
+        for vname, mk in {**dims, **(multi if md else {})}.items():
+            extra = [_ties] if ties and "dim" in vname else []
+            if name in ("nansum", "nanmean") and "(" not in vname:
+                extra.append(_special(1.0, np.nan, 2.0, np.nan))
+            empty = (0, 3) if (vname and "(" not in vname and "dim=0" not in vname) or (not vname and empty_all) \
+                else None
+            if name in ("var", "std", "var_mean", "std_mean") and not vname:
+                empty = None  # dof <= 0: a UserWarning (test_reductions)
+            out.append(OpInfo(name + vname, mk(f), _red(*extra, f16=f16, ints=ints and "mean" not in name,
+                                                          empty=empty, one_d="(" not in vname,
+                                                          zero_d="(" not in vname and
+                                                          name not in ("var", "std", "var_mean", "std_mean")),
+                              rtol=1e-3 if name == "median" else None))
+    out += [
+        OpInfo("max all ties", lambda lib, x: x.max(), fixed(_ties)),
+        OpInfo("median all ties", lambda lib, x: x.median(), fixed(_ties)),
+        OpInfo("var unbiased=False", lambda lib, x: x.var(0, unbiased=False), _red(zero_d=False, empty=None)),
+        OpInfo("std correction=2", lambda lib, x: lib.std(x, -1, correction=2, keepdim=True),
+               fixed(s((5,)), s((3, 4)), snc((3, 4)))),
+        OpInfo("var_mean correction=0", lambda lib, x: lib.var_mean(x, 0, correction=0), fixed(s((1, 3)), s((3, 4)))),
+        OpInfo("std of constant", lambda lib, x: (x * 0 + 1).std(-1), fixed(s((3, 4)))),
+        OpInfo("prod zeros", lambda lib, x: (x.prod(), x.prod(1)),
+               fixed(_zeros_in((3, 4), (1,)), _zeros_in((3, 4), (1, 6, 11)), _zeros_in((3, 4), (0, 1, 8)))),
+        OpInfo("prod dtype", lambda lib, x: lib.prod(x, 0, dtype=lib.float64), fixed(s((3, 4)))),
+        OpInfo("logsumexp large", lambda lib, x: lib.logsumexp(x * 1e4, 1), fixed(s((3, 4), dtype=F64)), rtol=1e-6),
+    ]
+    for p in (1, 3, 0.5, 0, float("inf"), float("-inf"), "fro"):
+        out.append(OpInfo(f"norm p={p}", (lambda p: lambda lib, x: (x.norm(p), lib.norm(x, p, dim=-1, keepdim=True)))(p),
+                          fixed(s((3, 4)), s((5,), dtype=F64), snc((3, 4)))))
+        out.append(OpInfo(f"norm p={p} at zero", (lambda p: lambda lib, x: lib.norm(x, p, dim=1))(p),
+                          fixed(_zeros_in((2, 3), (0, 1, 2))), gradgrad=False))  # torch: NaN second derivative
+    out.append(OpInfo("norm dtype", lambda lib, x: x.norm(dtype=lib.float64), fixed(s((4,)))))
+    for name in ("cumsum", "cumprod", "cummax", "cummin"):
+        f = (lambda n: lambda lib, x, d: getattr(lib, n)(x, d))(name)
+        for d in (0, -1):
+            out.append(OpInfo(f"{name} dim={d}", (lambda f, d: lambda lib, x: f(lib, x, d))(f, d),
+                              _red(_ties, f16=name in ("cumsum", "cumprod"), ints=True, empty=None)))
+        out.append(OpInfo(f"{name} empty", (lambda f: lambda lib, x: f(lib, x, 0))(f), fixed(s((3, 0)), s((0,))),
+                          gradgrad=False))  # torch's zero-size grad requires grad without a graph
+        out.append(OpInfo(f"Tensor.{name}", (lambda n: lambda lib, x: getattr(x, n)(dim=1))(name), fixed(s((2, 3, 4)))))
+    out += [
+        OpInfo("cumprod zeros", lambda lib, x: (x.cumprod(0), x.cumprod(1)),
+               fixed(_zeros_in((3, 5), (0,)), _zeros_in((3, 5), (2, 7, 13)), _zeros_in((3, 5), (5, 6, 14)))),
+        OpInfo("cumsum dtype", lambda lib, x: x.cumsum(0, dtype=lib.float64), fixed(s((3, 4)))),
+        OpInfo("argmax", lambda lib, x: (lib.argmax(x), x.argmax(-1), x.argmax(0, keepdim=True)),
+               _red(_ties, ints=True, empty=None), grad=False),
+        OpInfo("argmin", lambda lib, x: (x.argmin(), lib.argmin(x, -1, True)), _red(_ties, ints=True, empty=None),
+               grad=False),
+    ]
+    return out
+
+
+def _sorting_entries():
+    out = []
+    for desc in (False, True):
+        out.append(OpInfo(f"sort desc={desc}", (lambda dsc: lambda lib, x: lib.sort(x, descending=dsc))(desc),
+                          _red(_ties, ints=True, empty=(3, 0))))
+        out.append(OpInfo(f"sort dim=0 desc={desc}",
+                          (lambda dsc: lambda lib, x: x.sort(dim=0, descending=dsc, stable=True))(desc),
+                          _red(_ties, empty=(0, 3))))
+        out.append(OpInfo(f"argsort desc={desc}", (lambda dsc: lambda lib, x: x.argsort(0, descending=dsc))(desc),
+                          _red(_ties, ints=True), grad=False))
+    for largest in (True, False):
+        out.append(OpInfo(f"topk largest={largest}",
+                          (lambda lg: lambda lib, x: lib.topk(x, 1 if x.ndim == 0 else min(2, x.shape[-1]),
+                                                              largest=lg))(largest),
+                          _red(empty=(2, 0) if not largest else (0, 3))))  # ties: test_sorting
+    out += [
+        OpInfo("topk dim=0 k=all", lambda lib, x: x.topk(x.shape[0] if x.ndim else 1, 0), _red(empty=None)),
+        OpInfo("topk k=0", lambda lib, x: x.topk(0), fixed(s((3, 4)))),
+        # a first gradient that depends on x: its second derivative runs the scatter's own backward
+        OpInfo("sort values squared", lambda lib, x: lib.sort(x).values ** 2, fixed(s((3, 4)), s((5,), dtype=F64))),
+        OpInfo("max dim values squared", lambda lib, x: x.max(0).values ** 2, fixed(s((3, 4)))),
+        OpInfo("kthvalue", lambda lib, x: lib.kthvalue(x, 1), _red(ints=True, empty=(0, 3))),
+        OpInfo("kthvalue k=2 dim=0 keepdim", lambda lib, x: x.kthvalue(2, 0, True),
+               fixed(s((3, 4)), s((2, 3, 4)), snc((3, 4)), s((3,), dtype=F64))),
+        OpInfo("unique", lambda lib, x: lib.unique(_rg(x), return_inverse=True, return_counts=True),
+               fixed(lambda rng: Sample((rng.integers(0, 4, (3, 5)).astype(F32),), "repeats"), s((0,)), s(()),
+                     lambda rng: Sample((rng.integers(0, 4, (6,)),), "int64")), grad=False),
+        OpInfo("unique dim=0", lambda lib, x: x.unique(dim=0, return_inverse=True),
+               fixed(lambda rng: Sample((rng.integers(0, 2, (5, 2)).astype(F64),), "repeated rows")), grad=False),
+    ]
+    return out
+
+
+def _family_entries():
+    return [*_elementwise_entries(), *_reduction_family_entries(), *_sorting_entries()]
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1052,6 +1294,7 @@ OPS: list[OpInfo] = [
     *_conv_pool_entries(),
     *_shape_index_entries(),
     *_nn_entries(),
+    *_family_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

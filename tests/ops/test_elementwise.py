@@ -1,10 +1,9 @@
-"""ember/ops/elementwise.py against torch: values, dtypes, first and second gradients, errors."""
+"""ember/ops/elementwise.py against torch beyond the op table (tests/ops/op_db.py): in-place forms, integer
+and bool inputs, edge values, accuracy, errors."""
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 from oracle import check, same_error, assert_close, to_np, torch, ember
 
@@ -46,21 +45,11 @@ UNARY = {
     "round": _away_from_int, "trunc": _away_from_int, "fix": _away_from_int, "frac": _away_from_int,
     "nan_to_num": _any,
 }
-SHAPES = [(3, 4), (), (0, 3), (2, 1, 3)]
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
-@pytest.mark.parametrize("dt", FLOATS)
-@pytest.mark.parametrize("shape", SHAPES)
-def test_unary_values_grads_gradgrads(name, dt, shape):
-    x = UNARY[name](shape, dt)
-    check(lambda lib, a: getattr(lib, name)(a), x, gradgrad=True)
-
-
-@pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary_method_noncontiguous_and_inplace(name):
+def test_unary_inplace(name):
     x = UNARY[name]((4, 6), np.float64)
-    check(lambda lib, a: getattr(a.t()[::2], name)(), x, gradgrad=True)
     # in-place form on a non-leaf (and on a non-contiguous view of one); torch has no derivative for
     # the in-place inverse hyperbolics (ember has), so those compare values only
     grad = name not in ("acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh")
@@ -89,12 +78,6 @@ def test_unary_integer_inputs(name, dt):
         return
     assert torch_out is not None
     check(fn, x, grad=False)
-
-
-def test_unary_float16_values():
-    x = _unit((5,), np.float16)
-    for name in ["sin", "exp2", "erf", "erfinv", "floor", "rsqrt", "nan_to_num", "logit"]:
-        check(lambda lib, a: getattr(lib, name)(a.abs()), x, grad=False)
 
 
 @pytest.mark.parametrize("dt", FLOATS)
@@ -157,28 +140,6 @@ def _binary_inputs(name, sa, sb, dt):
         a = _any(sa, dt)
         return np.where(np.abs(a) < 0.1, 0.0, a).astype(dt), _any(sb, dt)
     return _any(sa, dt), _any(sb, dt)
-
-
-@pytest.mark.parametrize("name", BINARY_FLOAT)
-@settings(max_examples=12, deadline=None)
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
-       dt=st.sampled_from(FLOATS))
-def test_binary_broadcast_values_grads_gradgrads(name, shapes, dt):
-    sa, sb = shapes.input_shapes
-    a, b = _binary_inputs(name, sa, sb, dt)
-    check(lambda lib, x, y: getattr(lib, name)(x, y), a, b, gradgrad=True)
-    check(lambda lib, x, y: getattr(x, name)(y), a, b, gradgrad=False)
-
-
-@pytest.mark.parametrize("name", BINARY_FLOAT)
-def test_binary_noncontiguous_0d_empty(name):
-    a, b = _binary_inputs(name, (4, 6), (4, 6), np.float64)
-    check(lambda lib, x, y: getattr(lib, name)(x.t()[::2], y.t()[1::2]), a, b, gradgrad=True)
-    a0, b0 = _binary_inputs(name, (), (3,), np.float64)
-    check(lambda lib, x, y: getattr(lib, name)(x, y), a0, b0, gradgrad=True)
-    check(lambda lib, x, y: getattr(lib, name)(y, x), a0, b0, gradgrad=True)
-    ae, be = _binary_inputs(name, (0, 3), (1, 3), np.float32)
-    check(lambda lib, x, y: getattr(lib, name)(x, y), ae, be, gradgrad=True)
 
 
 @pytest.mark.parametrize("name", BINARY_FLOAT + ["floor_divide", "bitwise_left_shift", "bitwise_right_shift"])
@@ -349,17 +310,6 @@ def test_inplace_operators_and_methods():
 
 
 # ------------------------------------------------------------------ ternary
-@settings(max_examples=15, deadline=None)
-@given(shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3), dt=st.sampled_from(FLOATS),
-       value=st.sampled_from([1, -0.5, 2.0]))
-def test_lerp_addcmul_addcdiv_broadcast(shapes, dt, value):
-    sa, sb, sc = shapes.input_shapes
-    a, b, w = _any(sa, dt), _any(sb, dt), _any(sc, dt)
-    d = (w + 3 * np.sign(w) + (w == 0)).astype(dt)  # a divisor kept away from 0
-    check(lambda lib, x, y, z: lib.lerp(x, y, z), a, b, w, gradgrad=True)
-    check(lambda lib, x, y: lib.lerp(x, y, value), a, b, gradgrad=True)
-    check(lambda lib, x, y, z: lib.addcmul(x, y, z, value=value), a, b, w, gradgrad=True)
-    check(lambda lib, x, y, z: lib.addcdiv(x, y, z, value=value), a, b, d, gradgrad=True)
 
 
 def test_ternary_methods_inplace_and_errors():
@@ -392,18 +342,6 @@ def test_predicates():
         check(lambda lib, a: [getattr(lib, n)(a) for n in names], np.array([0, 1, 3]).astype(dt), grad=False)
     t = ember.tensor([1.0, float("nan")], requires_grad=True)
     assert not ember.isnan(t).requires_grad and ember.isnan(t).grad_fn is None
-
-
-def test_grad_fn_names_match_torch():
-    x = np.array([0.3, 0.6])
-    for fn in (lambda lib, a: lib.sin(a), lambda lib, a: lib.log1p(a), lambda lib, a: lib.square(a),
-               lambda lib, a: lib.round(a, decimals=1), lambda lib, a: lib.maximum(a, a), lambda lib, a: a % a,
-               lambda lib, a: lib.addcdiv(a, a, a), lambda lib, a: lib.lerp(a, a, a),
-               lambda lib, a: lib.lerp(a, a, 0.5),
-               lambda lib, a: lib.erfinv(a)):
-        e = fn(ember, ember.tensor(x, requires_grad=True))
-        t = fn(torch, torch.tensor(x, requires_grad=True))
-        assert e.grad_fn.name() == t.grad_fn.name()
 
 
 def test_torch_namespace_exports():

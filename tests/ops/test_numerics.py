@@ -1,10 +1,15 @@
 """Numerics against torch: exp-based ops at large |x| and float16 computation."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
-from oracle import check
+from oracle import check, ember, torch
+from op_db import OPS, call
+
+NO_EXTREMES: set[str] = set()
 
 EXTREMES = [-1e4, -1000.0, -100.0, -88.0, -20.0, -1e-8, 0.0, 1e-8, 20.0, 88.0, 89.0, 100.0, 1000.0, 1e4]
 
@@ -30,10 +35,6 @@ def test_large_magnitudes_match_torch(name: str, dtype) -> None:
 
 
 def test_sigmoid_saturates_without_overflow() -> None:
-    import warnings
-
-    import ember
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no NumPy overflow warning either
         y = ember.tensor([-1e4, 1e4]).sigmoid()
@@ -65,3 +66,48 @@ def test_float16_computes_as_torch(name: str) -> None:
     rng = np.random.default_rng(1)
     arrays = [(rng.standard_normal((64, 64)) * 4).astype(np.float16) for _ in range(n)]
     check(fn, *arrays, rtol=2e-3, atol=2e-3)
+
+
+# ------------------------------------------------------------------ no NumPy RuntimeWarnings
+SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e30, -1e30, 1e-30, 1000.0, -1000.0, 0.5, 3.0])
+
+
+def _extreme(a: np.ndarray, shift: int) -> np.ndarray:
+    """``a``'s shape and dtype filled with special values (float arrays only)."""
+    if a.dtype.kind != "f":
+        return a
+    return np.resize(np.roll(SPECIALS, shift), a.shape).astype(a.dtype)
+
+
+def _run(lib, op, sample, arrays):
+    ts = [lib.tensor(a.copy()) for a in arrays]
+    for t in ts:
+        if t.is_floating_point():
+            t.requires_grad_(op.grad)
+    outs = call(op, sample, lib, ts)
+    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if o.requires_grad]
+    leaves = [t for t in ts if t.requires_grad]
+    if not outs or not leaves:
+        return
+    grads = lib.autograd.grad([o.sum() for o in outs], leaves, create_graph=op.gradgrad, allow_unused=True)
+    grads = [g for g in grads if g is not None and g.requires_grad]
+    if op.gradgrad and grads:
+        lib.autograd.grad(sum(g.sum() for g in grads), leaves, allow_unused=True)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.name not in NO_EXTREMES], ids=lambda op: op.name)
+def test_no_numpy_warnings(op) -> None:
+    """Forward, backward and double backward of every op_db entry on inf/nan/0/huge/tiny values compute
+    silently, as torch does (its samples run with warnings as errors in test_ops.py)."""
+    sample = next(iter(op.samples(np.random.default_rng(0))))
+    for shift in (0,):
+        arrays = [_extreme(np.asarray(a), shift + i) for i, a in enumerate(sample.arrays)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                _run(torch, op, sample, arrays)
+            except RuntimeError:
+                continue  # torch refuses these values too (e.g. a NaN where indices are needed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            _run(ember, op, sample, arrays)
