@@ -267,6 +267,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     gc_was_enabled = gc.isenabled()
     if gc_was_enabled:
         gc.disable()
+    fp_token = _quiet_numpy()  # backward formulas meet inf/nan as torch's do: no NumPy RuntimeWarnings
     pending = None  # the single node made ready by the last step: run next without the heap (chains)
     try:
         while True:
@@ -350,10 +351,30 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 pending = None
     finally:
         _mode.grad_enabled = prev_mode
+        _restore_numpy(fp_token)
         if gc_was_enabled:
             gc.enable()
 
     return captured
+
+
+def _quiet_numpy():
+    return _fp_state.set(_FP_IGNORE) if _fp_state is not None else np.seterr(all="ignore")
+
+
+def _restore_numpy(token) -> None:
+    if _fp_state is not None:
+        _fp_state.reset(token)
+    else:
+        np.seterr(**token)
+
+
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state, _make_extobj
+
+    _FP_IGNORE = _make_extobj(all="ignore")
+except ImportError:  # pragma: no cover - another NumPy layout
+    _fp_state = _FP_IGNORE = None
 
 
 def _nan_check(fn, grads) -> None:

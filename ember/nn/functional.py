@@ -158,11 +158,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return _U.sigmoid(input)
+    return _E.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    return _U.tanh(input)
+    return _E.tanh(input)
 
 
 def tanhshrink(input: Tensor) -> Tensor:

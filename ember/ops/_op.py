@@ -24,6 +24,8 @@ Backward formulas never unbroadcast: the engine sums each gradient back to its i
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtype as D
@@ -72,6 +74,14 @@ class Op(G.Node):
         cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
+        fwd = cls.__dict__.get("forward")
+        if fwd is not None and (cls.__dict__.get("quiet") or getattr(sys.modules.get(cls.__module__), "_QUIET_OPS", False)):
+            # ops whose NumPy kernels can meet inf/nan (matmul inside conv, det, pooling sums ...) compute without
+            # NumPy's RuntimeWarnings, as torch is silent there
+            if isinstance(fwd, staticmethod):
+                cls.forward = staticmethod(silent(fwd.__func__))
+            elif isinstance(fwd, classmethod):
+                cls.forward = classmethod(silent(fwd.__func__))
         _registry[cls.__name__] = cls
 
     @classmethod

@@ -17,6 +17,7 @@ from .._tensor import Tensor
 from ._op import Op
 
 __all__ = ["convolution", "im2col", "col2im"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
 def _need(ctx, i: int) -> bool:

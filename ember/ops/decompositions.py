@@ -20,6 +20,7 @@ from .shape import cat
 from .linalg import _dt_title, matmul
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
 
@@ -179,6 +180,8 @@ class LinalgDet(Op):
 
 def _cofactors(a: Tensor) -> Tensor:
     """det(A) A^-T extended to singular A: det(U) det(V) U diag(prod_{j != i} s_j) V^T from A = U S V^T."""
+    if not np.isfinite(a._data).all():  # no SVD of non-finite values: the gradient is nan, as torch's
+        return _const(np.full(a._data.shape, np.nan, a._data.dtype))
     u, s, vh = LinalgSvd.apply(a, False)
     n = s.shape[-1]
     eye = _eye(n, s._data.dtype)

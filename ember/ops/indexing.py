@@ -828,6 +828,7 @@ class ScatterReduce(Op):
     __slots__ = ("idx", "dim", "reduce", "include_self")
     save = ("self", "other", "result")
     nattrs = 4
+    quiet = True  # products/means of inf and nan: no NumPy warnings
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce, include_self):

@@ -12,6 +12,7 @@ _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no Num
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
 def _check_dtypes(a, b, name: str) -> None:

@@ -17,9 +17,10 @@ from ..autograd.grad_mode import _mode
 from .elementwise import _erf_f, erf
 from .indexing import where
 from .reduction import _PutAlong
-from .unary import _sigmoid, sigmoid, tanh
+from .elementwise import _sigmoid, sigmoid, tanh
 
 __all__ = ["softmax", "log_softmax"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

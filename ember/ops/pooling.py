@@ -15,6 +15,7 @@ from ._op import Op
 from .conv import _pad
 
 __all__ = ["max_pool2d_with_indices", "avg_pool2d", "adaptive_max_pool2d"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
 def pool_out_len(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:

@@ -14,6 +14,7 @@ from .._tensor import Tensor, _wrap
 from ._op import Op
 
 __all__ = ["Take", "Mat", "axis_map"]
+_QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
 class Take:
