@@ -82,7 +82,8 @@ class Op(G.Node):
                 cls.forward = staticmethod(silent(fwd.__func__))
             elif isinstance(fwd, classmethod):
                 cls.forward = classmethod(silent(fwd.__func__))
-        _registry[cls.__name__] = cls
+        if not cls.__dict__.get("_abstract"):  # a base of a family is not an op of its own
+            _registry[cls.__name__] = cls
 
     @classmethod
     def apply(cls, *args):

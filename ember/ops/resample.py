@@ -56,6 +56,7 @@ class Mat:
 
 class _AxisMap(Op):
     """d f(x) = f^T(grad), f a linear map along each of the trailing axes"""
+    _abstract = True
 
     __slots__ = ("maps",)
     nattrs = 1
