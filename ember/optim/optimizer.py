@@ -134,12 +134,19 @@ class Optimizer:
                             g.requires_grad_(False)
                         g.zero_()
 
-    def _run_step(self, closure):
-        """Hooks around ``_step``; the closure re-evaluates the loss with grad enabled."""
+    def _pre_step_hooks(self, closure) -> None:
         for hook in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             r = hook(self, (closure,) if closure else (), {})
             if r is not None:
                 raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {r}.")
+
+    def _post_step_hooks(self, closure) -> None:
+        for hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
+            hook(self, (closure,) if closure else (), {})
+
+    def _run_step(self, closure):
+        """Hooks around ``_step``; the closure re-evaluates the loss with grad enabled."""
+        self._pre_step_hooks(closure)
         loss = None
         if closure is not None:
             with enable_grad():
@@ -147,8 +154,7 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 self._update_group(group)
-        for hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
-            hook(self, (closure,) if closure else (), {})
+        self._post_step_hooks(closure)
         return loss
 
     def step(self, closure: Callable | None = None):
