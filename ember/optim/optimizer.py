@@ -189,7 +189,11 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load a state dict made by ``state_dict()`` (ember's or torch's: tensors are converted)."""
+        """Load a state dict made by ``state_dict()`` (ember's or torch's: tensors are converted).
+
+        Saved groups replace the current ones (extra keys such as a scheduler's ``initial_lr`` are kept);
+        options a saved group lacks take the optimizer's signature defaults, as torch's ``__setstate__`` does.
+        """
         state_dict = dict(state_dict)
         groups = self.param_groups
         saved_groups = deepcopy(list(state_dict["param_groups"]))
@@ -207,21 +211,46 @@ class Optimizer:
                 state[param] = {key: self._cast_state(param, key, value) for key, value in v.items()}
             else:
                 state[k] = v
+        fallback = {**self.defaults, **_signature_defaults(type(self))}  # fixed options (AdamW's) from defaults
         new_groups = []
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            for key, default in fallback.items():
+                s.setdefault(key, default)
             new_groups.append(s)
         self.state = state
         self.param_groups = new_groups
 
     @staticmethod
-    def _cast_state(param: Tensor, key: str, value: Any):
+    def _cast_state(param: Tensor, key: Any, value: Any):
+        """A copy of a saved state value as ember tensors (floating params: cast to their dtype, except 'step')."""
+        if isinstance(value, dict):
+            return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._cast_state(param, None, v) for v in value)
         if not (isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "numpy")):
             return value
         arr = np.array(_to_array(value), copy=True)
-        if key != "step" and arr.dtype.kind == "f":
+        if key != "step" and param._data.dtype.kind == "f":
             arr = arr.astype(param._data.dtype)
         return F.from_numpy(arr)
+
+
+_SIGNATURE_DEFAULTS: dict[type, dict] = {}
+
+
+def _signature_defaults(cls: type) -> dict:
+    """Keyword defaults of an optimizer's constructor (what a group missing an option falls back to)."""
+    found = _SIGNATURE_DEFAULTS.get(cls)
+    if found is None:
+        import inspect
+
+        found = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+                 if p.default is not inspect.Parameter.empty and name != "params"}
+        _SIGNATURE_DEFAULTS[cls] = found
+    return found
 
 
 def _params_with_grad(group: dict):

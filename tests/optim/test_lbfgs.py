@@ -106,6 +106,9 @@ def test_state_layout_and_round_trip_through_torch():
     a = ember.nn.Parameter(ember.tensor(to_np(ot.param_groups[0]["params"][0])))
     oe2 = ember.optim.LBFGS([a], max_iter=3, history_size=5)
     oe2.load_state_dict(st)
+    loaded = oe2.state[a]
+    for key in ("old_dirs", "old_stps", "ro"):  # torch's tensors inside lists become ember tensors too
+        assert all(isinstance(v, ember.Tensor) and v.dtype == ember.float64 for v in loaded[key]), key
     x, y = ember.tensor(X), ember.tensor(Y_REG)
 
     def closure():
