@@ -50,7 +50,7 @@ def _run(lib, problem, dt, steps, **kw):
     traj = []
     for _ in range(steps):
         loss = opt.step(closure)
-        traj.append(([to_np(p).copy() for p in params], float(loss)))
+        traj.append(([to_np(p).copy() for p in params], loss.item()))
     return traj, opt
 
 
