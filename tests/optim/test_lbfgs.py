@@ -166,7 +166,7 @@ def test_converged_start_returns_after_one_evaluation_and_hooks_run():
             loss = (p * p).sum()
             loss.backward()
             return loss
-        assert float(opt.step(closure)) == 0.0
+        assert opt.step(closure).item() == 0.0
         assert dict(opt.state[p]) == {"func_evals": 1, "n_iter": 0}
     assert calls == ["emberpre", "emberpost", "torchpre", "torchpost"]
 
