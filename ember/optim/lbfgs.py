@@ -18,10 +18,6 @@ from .optimizer import Optimizer, _to_array
 
 __all__ = ["LBFGS"]
 
-_ARRAY_KEYS = ("d", "prev_flat_grad")
-_LIST_KEYS = ("old_dirs", "old_stps", "ro", "al")
-_SCALAR_KEYS = ("t", "H_diag")
-
 
 def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
     """Minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to ``bounds`` (default [x1, x2])."""

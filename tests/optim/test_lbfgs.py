@@ -1,6 +1,7 @@
 """LBFGS against torch.optim.LBFGS: same start, same closure → same trajectory, state and errors."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from oracle import torch, ember, to_np
 
@@ -187,3 +188,29 @@ def test_parameter_without_grad_is_held_still():
         res.append((to_np(p), to_np(unused)))
     np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-5)
     np.testing.assert_array_equal(res[0][1], res[1][1])
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(3, 12), k=st.integers(1, 4), history=st.integers(1, 6), max_iter=st.integers(1, 6),
+       wolfe=st.booleans(), seed=st.integers(0, 2**16))
+def test_random_least_squares_matches_torch_float64(n, k, history, max_iter, wolfe, seed):
+    r = np.random.default_rng(seed)
+    x, y, a0 = r.standard_normal((n, k)), r.standard_normal(n), r.standard_normal(k)
+    out = []
+    for lib in (ember, torch):
+        a = lib.nn.Parameter(lib.tensor(a0))
+        opt = lib.optim.LBFGS([a], lr=0.8, max_iter=max_iter, history_size=history,
+                              line_search_fn="strong_wolfe" if wolfe else None)
+        xt, yt = lib.tensor(x), lib.tensor(y)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((xt @ a - yt) ** 2).sum() + (a ** 4).sum() * 0.1
+            loss.backward()
+            return loss
+        losses = [opt.step(closure).item() for _ in range(3)]
+        st_ = opt.state[a]
+        out.append((to_np(a), losses, st_["func_evals"], st_["n_iter"]))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9, atol=1e-11)
+    assert out[0][2:] == out[1][2:]
