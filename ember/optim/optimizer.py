@@ -98,6 +98,12 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        named = [p for p in param_group["params"] if isinstance(p, tuple)]  # from named_parameters()
+        if named:
+            if len(named) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = [name for name, _ in named]
+            param_group["params"] = [p for _, p in named]
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
@@ -114,6 +120,11 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for g in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in g):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with names' if 'param_names' in param_group else 'without names'} to the "
+                                 "optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if not seen.isdisjoint(id(p) for p in params):
             raise ValueError("some parameters appear in more than one parameter group")

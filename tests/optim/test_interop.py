@@ -198,3 +198,27 @@ def test_lbfgs_state_with_tensor_lists_crosses_both_ways(tmp_path):
     run(torch, ref, oref, 1)
     _assert_params_equal(_params(mt2), _params(ref), rtol=1e-4, atol=1e-5)
     assert ot2.state[mt2[0].weight]["n_iter"] == oref.state[ref[0].weight]["n_iter"]
+
+
+def test_named_parameters_give_param_names_like_torch(tmp_path):
+    out = []
+    for lib in (ember, torch):
+        m = _model(lib)
+        opt = lib.optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)
+        _train(lib, m, opt, 3)
+        sd = opt.state_dict()
+        with pytest.raises(ValueError) as ei:
+            opt.add_param_group({"params": [lib.nn.Parameter(lib.ones(1))]})
+        with pytest.raises(ValueError) as ei2:
+            lib.optim.SGD([("a", lib.nn.Parameter(lib.ones(1))), lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        out.append((_params(m), sd["param_groups"], str(ei.value), str(ei2.value)))
+    _assert_params_equal(out[0][0], out[1][0])
+    assert out[0][1:] == out[1][1:]
+    # names survive the checkpoint into torch, and a loaded state without names keeps the optimizer's own
+    m = _model(ember)
+    opt = ember.optim.SGD(m.named_parameters(), lr=0.1)
+    ember.save(opt.state_dict(), tmp_path / "o.pt")
+    assert torch.load(tmp_path / "o.pt", weights_only=True)["param_groups"][0]["param_names"] == ["0.weight", "0.bias"]
+    plain = ember.optim.SGD(_model(ember).parameters(), lr=0.1).state_dict()
+    opt.load_state_dict(plain)
+    assert opt.param_groups[0]["param_names"] == ["0.weight", "0.bias"]
