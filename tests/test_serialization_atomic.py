@@ -61,7 +61,8 @@ def _kill_mid_write(folder, target: str) -> bool:
             if big:
                 os.kill(child.pid, signal.SIGKILL)
                 child.wait()
-                return True
+                # a descheduled parent may have let the save finish (renamed) before the kill landed
+                return os.path.exists(tmps[0].path)
         return False
     finally:
         if child.poll() is None:
@@ -88,7 +89,7 @@ def test_sigkill_mid_save_leaves_old_checkpoint_intact(tmp_path):
 
     # the killed writer left only its hidden temp file (partial, never renamed); the target is the old file
     leftovers = _temp_files(tmp_path, target)
-    assert len(leftovers) == 1 and _KILL_AT <= leftovers[0].stat().st_size < 100 << 20
+    assert len(leftovers) == 1 and leftovers[0].stat().st_size >= _KILL_AT
     assert sorted(os.listdir(tmp_path)) == sorted([target, leftovers[0].name])
     assert path.read_bytes() == before
     for loaded in (ember.load(path), torch.load(path, weights_only=True)):
