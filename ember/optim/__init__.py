@@ -8,7 +8,8 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
 from .adadelta import Adadelta
+from .lbfgs import LBFGS
 
 from . import lr_scheduler
 
-__all__ = ["lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta"]
+__all__ = ["lr_scheduler", "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "LBFGS"]

@@ -98,6 +98,12 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        named = [p for p in param_group["params"] if isinstance(p, tuple)]  # from named_parameters()
+        if named:
+            if len(named) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = [name for name, _ in named]
+            param_group["params"] = [p for _, p in named]
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
@@ -114,6 +120,11 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for g in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in g):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with names' if 'param_names' in param_group else 'without names'} to the "
+                                 "optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if not seen.isdisjoint(id(p) for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -134,12 +145,19 @@ class Optimizer:
                             g.requires_grad_(False)
                         g.zero_()
 
-    def _run_step(self, closure):
-        """Hooks around ``_step``; the closure re-evaluates the loss with grad enabled."""
+    def _pre_step_hooks(self, closure) -> None:
         for hook in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             r = hook(self, (closure,) if closure else (), {})
             if r is not None:
                 raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {r}.")
+
+    def _post_step_hooks(self, closure) -> None:
+        for hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
+            hook(self, (closure,) if closure else (), {})
+
+    def _run_step(self, closure):
+        """Hooks around ``_step``; the closure re-evaluates the loss with grad enabled."""
+        self._pre_step_hooks(closure)
         loss = None
         if closure is not None:
             with enable_grad():
@@ -147,8 +165,7 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 self._update_group(group)
-        for hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
-            hook(self, (closure,) if closure else (), {})
+        self._post_step_hooks(closure)
         return loss
 
     def step(self, closure: Callable | None = None):
@@ -183,7 +200,11 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load a state dict made by ``state_dict()`` (ember's or torch's: tensors are converted)."""
+        """Load a state dict made by ``state_dict()`` (ember's or torch's: tensors are converted).
+
+        Saved groups replace the current ones (extra keys such as a scheduler's ``initial_lr`` are kept);
+        options a saved group lacks take the optimizer's signature defaults, as torch's ``__setstate__`` does.
+        """
         state_dict = dict(state_dict)
         groups = self.param_groups
         saved_groups = deepcopy(list(state_dict["param_groups"]))
@@ -201,21 +222,46 @@ class Optimizer:
                 state[param] = {key: self._cast_state(param, key, value) for key, value in v.items()}
             else:
                 state[k] = v
+        fallback = {**self.defaults, **_signature_defaults(type(self))}  # fixed options (AdamW's) from defaults
         new_groups = []
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            for key, default in fallback.items():
+                s.setdefault(key, default)
             new_groups.append(s)
         self.state = state
         self.param_groups = new_groups
 
     @staticmethod
-    def _cast_state(param: Tensor, key: str, value: Any):
+    def _cast_state(param: Tensor, key: Any, value: Any):
+        """A copy of a saved state value as ember tensors (floating params: cast to their dtype, except 'step')."""
+        if isinstance(value, dict):
+            return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._cast_state(param, None, v) for v in value)
         if not (isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "numpy")):
             return value
         arr = np.array(_to_array(value), copy=True)
-        if key != "step" and arr.dtype.kind == "f":
+        if key != "step" and param._data.dtype.kind == "f":
             arr = arr.astype(param._data.dtype)
         return F.from_numpy(arr)
+
+
+_SIGNATURE_DEFAULTS: dict[type, dict] = {}
+
+
+def _signature_defaults(cls: type) -> dict:
+    """Keyword defaults of an optimizer's constructor (what a group missing an option falls back to)."""
+    found = _SIGNATURE_DEFAULTS.get(cls)
+    if found is None:
+        import inspect
+
+        found = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+                 if p.default is not inspect.Parameter.empty and name != "params"}
+        _SIGNATURE_DEFAULTS[cls] = found
+    return found
 
 
 def _params_with_grad(group: dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import queue
+import warnings
 from typing import Any, Callable, Iterable
 
 from ..._random import Generator, _rng
@@ -43,12 +44,15 @@ class DataLoader:
                              "to enable multiprocessing, otherwise set prefetch_factor to None.")
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
@@ -133,6 +137,12 @@ class _BaseIter:
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(loader._index_sampler)
         self._num_yielded = 0
+        if loader.pin_memory:  # there is no accelerator: pinning is a no-op, as torch says on a CPU-only host
+            if loader.pin_memory_device:
+                warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                              f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=3)
 
     def __iter__(self):
         return self
@@ -170,6 +180,8 @@ class _MultiProcessIter(_BaseIter):
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
+        if loader.prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
         ctx = loader.multiprocessing_context
         if ctx is None:
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
@@ -241,24 +253,26 @@ class _MultiProcessIter(_BaseIter):
                     pids = ", ".join(str(w.pid) for w in dead)
                     self._shutdown_workers()
                     raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from None
-                if self._timeout and waited >= self._timeout:
-                    self._shutdown_workers()
+                if self._timeout and waited >= self._timeout:  # workers live on (a slow one may still finish)
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
 
     def __next__(self):
+        """The next batch: in sampler order, or (``in_order=False``) whichever a worker finishes first."""
         while True:
+            while self._rcvd_idx < self._send_idx and self._rcvd_idx not in self._task_info:
+                self._rcvd_idx += 1  # already handed out early (in_order=False)
             if self._rcvd_idx >= self._send_idx:
                 if not self._loader.persistent_workers:
                     self._shutdown_workers()
                 raise StopIteration
             if self._rcvd_idx in self._buffer:
-                data = self._buffer.pop(self._rcvd_idx)
+                idx, data = self._rcvd_idx, self._buffer.pop(self._rcvd_idx)
             else:
                 idx, data = self._get()
-                if idx != self._rcvd_idx:
+                if idx != self._rcvd_idx and self._loader.in_order:
                     self._buffer[idx] = data
                     continue
-            self._rcvd_idx += 1
+            del self._task_info[idx]
             if isinstance(data, _worker.IterableStop):
                 self._active[data.worker_id] = False
                 self._try_put_index()
