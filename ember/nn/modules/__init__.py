@@ -33,3 +33,9 @@ from . import rnn as _rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 
 __all__ += [*_rnn.__all__]
+
+# attention and transformer layers
+from . import transformer as _transformer  # noqa: E402
+from .transformer import *  # noqa: E402,F401,F403
+
+__all__ += [*_transformer.__all__]
