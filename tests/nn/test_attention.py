@@ -206,3 +206,18 @@ def test_decoder_layer_and_transformer_parity(norm_first):
     make_t = lambda lib: lib.nn.Transformer(8, 2, 1, 2, 16, dropout=0.0, norm_first=norm_first)  # noqa: E731
     em, tm = _parity(make_t, [mem, tgt], lambda lib, m, s, t: m(s, t, tgt_mask=lib.tensor(tmask)), train=True)
     assert repr(em) == repr(tm)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("which", ["key_padding_mask", "attn_mask"])
+def test_mha_rows_that_attend_nowhere(need_weights, which):
+    """torch's explicit path (need_weights) gives NaN there, its fused path zeros: both reproduced."""
+    x = _randn(3, 2, 4)
+    mask = np.zeros((2, 3) if which == "key_padding_mask" else (3, 3), bool)
+    mask[0] = True
+    em, tm = ember.nn.MultiheadAttention(4, 2), torch.nn.MultiheadAttention(4, 2)
+    copy_state(em, tm)
+    eo = em(*(ember.tensor(x),) * 3, need_weights=need_weights, **{which: ember.tensor(mask)})
+    to = tm(*(torch.tensor(x),) * 3, need_weights=need_weights, **{which: torch.tensor(mask)})
+    assert_close(eo[0], to[0])
+    assert_close(eo[1], to[1])
