@@ -191,9 +191,34 @@ def test_default_init_is_uniform_in_bound():
     lambda lib: lib.nn.LSTM(3, 5, dropout=2),
     lambda lib: lib.nn.LSTM(3, 0),
     lambda lib: lib.nn.LSTM(3, 5, 0),
+    lambda lib: lib.nn.LSTM(3, 4)(lib.zeros(2, 3, 3, dtype=lib.float64)),
+    lambda lib: lib.nn.GRU(3, 4)(lib.zeros(0, 3, 3)),
+    lambda lib: lib.nn.GRU(3, 4)(lib.zeros(2, 3, 3), lib.zeros(1, 3, 4, dtype=lib.float64)),
+    lambda lib: lib.nn.GRUCell(3, 4)(lib.zeros(2, 3, dtype=lib.float64)),
 ])
 def test_errors(fn):
     same_error(fn)
+
+
+def test_empty_batch():
+    eo, (eh, ec) = ember.nn.LSTM(3, 4, bidirectional=True)(ember.zeros(2, 0, 3))
+    to, (th, tc) = torch.nn.LSTM(3, 4, bidirectional=True)(torch.zeros(2, 0, 3))
+    assert tuple(eo.shape) == tuple(to.shape) and tuple(eh.shape) == tuple(th.shape) == tuple(ec.shape)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_layer_second_order_grad(name):
+    x = _randn(3, 2, 2)
+    em, tm = getattr(ember.nn, name)(2, 3, bidirectional=True), getattr(torch.nn, name)(2, 3, bidirectional=True)
+    copy_state(em, tm)
+    res = []
+    for lib, m in ((ember, em), (torch, tm)):
+        xi = lib.tensor(x, requires_grad=True)
+        (g,) = lib.autograd.grad((m(xi)[0] ** 2).sum(), xi, create_graph=True)
+        (gg,) = lib.autograd.grad((g ** 2).sum(), xi)
+        res.append((g, gg))
+    assert_close(res[0][0], res[1][0])
+    assert_close(res[0][1], res[1][1])
 
 
 def test_dropout_warning_with_one_layer():

@@ -221,6 +221,12 @@ class RNNBase(Module):
             data = input.reshape(steps * batch, input.shape[2])
             batch_sizes, sorted_idx = [batch] * steps, None
         self._check_input(data if packed else input, batch_sizes if packed else None)
+        w = self._flat_weights[0]
+        if data.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({w.dtype}). Convert input: "
+                             f"input.to({w.dtype}), or convert model: model.to({data.dtype})")
+        if not batch_sizes:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if hx is None:
             states = [F_.zeros(shape, dtype=data.dtype) for shape in self._state_shapes(batch)]
         else:
