@@ -11,6 +11,15 @@ rng = np.random.default_rng(2)
 pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """torch's recurrent kernels crawl when threads are oversubscribed (parallel test workers)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _randn(*shape) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32)
 

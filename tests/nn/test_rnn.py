@@ -11,6 +11,15 @@ rng = np.random.default_rng(0)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """torch's recurrent kernels crawl when threads are oversubscribed (parallel test workers)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _flat(out) -> list:
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in _flat(o)]

@@ -3,12 +3,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.nn._parity import copy_state
 from tests.oracle import assert_close, ember, same_error, torch
 
 rng = np.random.default_rng(1)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """torch's recurrent kernels crawl when threads are oversubscribed (parallel test workers)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def _seqs(lengths, feat=(3,)):
@@ -129,3 +140,23 @@ def test_layers_on_packed_sequences(name, kw, enforce, with_state):
             assert_close(e.grad, t.grad, what="state grad")
     for (nm, p), (_, q) in zip(em.named_parameters(), tm.named_parameters()):
         assert_close(p.grad, q.grad, what=f"grad of {nm}")
+
+
+@settings(max_examples=15, deadline=None)
+@given(lengths=st.lists(st.integers(1, 5), min_size=1, max_size=4), name=st.sampled_from(["RNN", "LSTM", "GRU"]),
+       bidirectional=st.booleans())
+def test_packed_random_lengths_match_torch(lengths, name, bidirectional):
+    x = rng.standard_normal((max(lengths), len(lengths), 2)).astype(np.float32)
+    em, tm = getattr(ember.nn, name)(2, 3, bidirectional=bidirectional), getattr(torch.nn, name)(
+        2, 3, bidirectional=bidirectional)
+    copy_state(em, tm)
+    res = []
+    for lib, m in ((ember, em), (torch, tm)):
+        xi = lib.tensor(x, requires_grad=True)
+        out, hn = m(lib.nn.utils.rnn.pack_padded_sequence(xi, lengths, enforce_sorted=False))
+        padded, lens = lib.nn.utils.rnn.pad_packed_sequence(out)
+        h = hn[0] if name == "LSTM" else hn
+        (padded.sum() + (h * h).sum()).backward()
+        res.append((padded, lens, h, xi.grad))
+    for e, t in zip(*res):
+        assert_close(e, t)
