@@ -8,7 +8,8 @@ from tests.nn._parity import copy_state
 from tests.oracle import assert_close, check, ember, same_error, torch
 
 rng = np.random.default_rng(2)
-pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
+              pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -230,3 +231,33 @@ def test_mha_rows_that_attend_nowhere(need_weights, which):
     to = tm(*(torch.tensor(x),) * 3, need_weights=need_weights, **{which: torch.tensor(mask)})
     assert_close(eo[0], to[0])
     assert_close(eo[1], to[1])
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("pad_right", [True, False])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_encoder_eval_padded_positions_as_torch_nested_path(grad, pad_right, batch_first):
+    x = _randn(2, 5, 8) if batch_first else _randn(5, 2, 8)
+    kpm = np.zeros((2, 5), bool)
+    kpm[1, 3:] = True
+    if not pad_right:
+        kpm[0, 0] = True
+    outs = []
+    for lib in (ember, torch):
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=batch_first)
+        outs.append(lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8)))
+    em, tm = outs
+    copy_state(em, tm)
+    em.eval()
+    tm.eval()
+    res = []
+    for lib, m in ((ember, em), (torch, tm)):
+        with lib.set_grad_enabled(grad):
+            res.append(m(lib.tensor(x), src_key_padding_mask=lib.tensor(kpm)))
+    assert_close(res[0], res[1])
+
+
+def test_encoder_nested_tensor_warning():
+    for lib in (ember, torch):
+        with pytest.warns(UserWarning, match="use_nested_tensor is False because encoder_layer.norm_first was True"):
+            lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(4, 2, 8, norm_first=True), 1)

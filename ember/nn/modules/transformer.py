@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 
 from ... import _dtype as _D
 from ... import _factories as F_
 from ..._tensor import Tensor, _wrap
+from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -130,6 +133,9 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
+        act = self.activation
+        self.activation_relu_or_gelu = (1 if act is F.relu or isinstance(act, ReLU) else
+                                        2 if act is F.gelu or isinstance(act, GELU) else 0)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
@@ -208,20 +214,69 @@ def _clones(module: Module, n: int) -> ModuleList:
 
 
 class TransformerEncoder(Module):
-    """``num_layers`` copies of an encoder layer, then an optional norm."""
+    """``num_layers`` copies of an encoder layer, then an optional norm.
+
+    Like torch's nested-tensor inference path, outputs at padded positions (``src_key_padding_mask``) are zero
+    when that path would be taken: eval mode, batch_first, padding on the right, no ``mask``, nothing needing grad.
+    """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor = self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        reason = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and reason:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {reason}",
+                          stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
         out = src
         for mod in self.layers:
             out = mod(out, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:
+            out = out.masked_fill(padded, 0.0)
         return self.norm(out) if self.norm is not None else out
+
+    def _nested_padding(self, src: Tensor, mask, key_padding_mask) -> Tensor | None:
+        """The (N, S, 1) padding mask when torch would run the layers on a nested tensor, else None."""
+        first = self.layers[0] if len(self.layers) else None
+        if (not self.use_nested_tensor or first is None or first.training or src.dim() != 3
+                or key_padding_mask is None or mask is not None):
+            return None
+        pad = np.asarray(key_padding_mask._data).astype(bool)
+        if self.mask_check and np.any(pad[:, :-1] & ~pad[:, 1:]):  # padding must be at the right end
+            return None
+        if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
+            return None
+        return _wrap(pad[:, :, None], _D.bool)
+
+
+def _why_not_nested(layer) -> str:
+    """torch's reason not to use nested tensors for a stack of ``layer`` ('' when it would)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
 
 
 class TransformerDecoder(Module):
