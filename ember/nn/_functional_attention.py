@@ -36,7 +36,8 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: flo
             full = np.broadcast_to(m, np.broadcast_shapes(m.shape, scores.shape))
             blocked = np.all(np.isneginf(full), axis=-1, keepdims=True)
             if blocked.any():
-                mask = mask.expand(full.shape).masked_fill(_wrap(np.broadcast_to(blocked, full.shape).copy(), _D.bool), 0.0)
+                rows = _wrap(np.broadcast_to(blocked, full.shape).copy(), _D.bool)
+                mask = mask.expand(full.shape).masked_fill(rows, 0.0)
                 keep_rows = _wrap((~blocked).astype(scores.dtype.np), scores.dtype)
         scores = scores + mask
     weights = softmax(scores, -1)

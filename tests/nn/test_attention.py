@@ -261,3 +261,12 @@ def test_encoder_nested_tensor_warning():
     for lib in (ember, torch):
         with pytest.warns(UserWarning, match="use_nested_tensor is False because encoder_layer.norm_first was True"):
             lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(4, 2, 8, norm_first=True), 1)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nn.Transformer(8, 2, 1, 1, 16)(lib.zeros(3, 2, 8), lib.zeros(4, 3, 8)),
+    lambda lib: lib.nn.Transformer(8, 2, 1, 1, 16)(lib.zeros(3, 2, 6), lib.zeros(4, 2, 6)),
+    lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, activation="tanh"),
+])
+def test_transformer_errors(fn):
+    same_error(fn)

@@ -325,6 +325,11 @@ class Transformer(Module):
                 src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
                 src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
                 memory_is_causal: bool = False) -> Tensor:
+        batched = src.dim() == 3
+        if batched and src.shape[0 if self.batch_first else 1] != tgt.shape[0 if self.batch_first else 1]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
