@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.nn._parity import copy_state
 from tests.oracle import assert_close, check, ember, same_error, torch
@@ -52,6 +54,24 @@ def test_sdpa_masks_bool_and_float_with_blocked_rows():
     for m in (bool_mask, float_mask, bool_mask[None].repeat(2, 0)):
         check(lambda lib, q, k, v: lib.nn.functional.scaled_dot_product_attention(
             q, k, v, attn_mask=_lib_tensor(lib, m)), q, k, v)
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), L=st.integers(1, 4), S=st.integers(1, 4), E=st.integers(1, 4),
+       Ev=st.integers(1, 3), mask_kind=st.sampled_from(["none", "bool_row", "float_full", "causal"]))
+def test_sdpa_random_shapes_and_masks(batch, L, S, E, Ev, mask_kind):
+    q, k, v = _randn(*batch, L, E), _randn(*batch, S, E), _randn(*batch, S, Ev)
+    if mask_kind == "bool_row":  # broadcast over the query rows
+        m = rng.random((S,)) > 0.5
+        kw = lambda lib: {"attn_mask": lib.tensor(m)}  # noqa: E731
+    elif mask_kind == "float_full":
+        m = _randn(*batch, L, S)
+        kw = lambda lib: {"attn_mask": lib.tensor(m)}  # noqa: E731
+    elif mask_kind == "causal":
+        kw = lambda lib: {"is_causal": True}  # noqa: E731
+    else:
+        kw = lambda lib: {}  # noqa: E731
+    check(lambda lib, q, k, v: lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw(lib)), q, k, v)
 
 
 def test_sdpa_gqa():
