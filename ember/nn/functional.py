@@ -802,3 +802,4 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 
 from ._functional_conv import *  # noqa: E402,F401,F403 - convolution, pooling, padding, interpolation
+from ._functional_attention import *  # noqa: E402,F401,F403 - scaled_dot_product_attention, multi-head attention

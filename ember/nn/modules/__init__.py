@@ -27,3 +27,15 @@ from .loss import __all__ as _loss_all
 
 __all__ += [*_activation_all, "BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
             "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "Flatten", "Unflatten", *_loss_all]
+
+# recurrent layers
+from . import rnn as _rnn  # noqa: E402
+from .rnn import *  # noqa: E402,F401,F403
+
+__all__ += [*_rnn.__all__]
+
+# attention and transformer layers
+from . import transformer as _transformer  # noqa: E402
+from .transformer import *  # noqa: E402,F401,F403
+
+__all__ += [*_transformer.__all__]
