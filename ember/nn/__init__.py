@@ -4,5 +4,6 @@ from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from . import functional, init
 from .modules import module
+from . import utils
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", *_modules_all]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils", *_modules_all]
