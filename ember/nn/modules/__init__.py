@@ -1,8 +1,9 @@
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear
+from .linear import Identity, Linear, Bilinear, LazyLinear
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear"]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
+           "Bilinear", "LazyLinear"]
 
 # convolution, pooling, padding, upsampling, pixel shuffle, fold
 from . import conv as _conv, pooling as _pooling, padding as _padding, upsampling as _upsampling  # noqa: E402

@@ -12,7 +12,7 @@ from ..._device import _check_device
 from ..._tensor import Tensor
 from ...autograd import graph as _graph
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter, Buffer
+from ..parameter import Parameter, Buffer, UninitializedParameter
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -172,6 +172,20 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (the parent must exist; ``strict``: so must the name)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition(".")
@@ -366,8 +380,8 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        for m in self.children():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        for m in self.children() if recurse else ():
             m._apply(fn)
         for p in self._parameters.values():
             if p is None:
@@ -405,6 +419,14 @@ class Module:
                                 f"dtype={dtype}")
             return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
         return self
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
+        """Replace parameters and buffers by uninitialized tensors of the same shape and dtype."""
+        if device is not None:
+            _check_device(device)
+        from ..._factories import empty_like
+
+        return self._apply(empty_like, recurse=recurse)
 
     def float(self) -> "Module":
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
@@ -452,7 +474,8 @@ class Module:
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                keep = keep_vars or isinstance(p, UninitializedParameter)  # torch keeps lazy ones as they are
+                destination[prefix + name] = p if keep else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
@@ -639,6 +662,10 @@ class Module:
         return result
 
     __call__ = _call_impl
+
+    def compile(self, *args, **kwargs) -> None:
+        """torch compiles ``__call__`` here; ember runs eagerly, so this is a no-op (same results, no speed-up)."""
+        return None
 
     # ----------------------------------------------------------------- printing / pickling
     def _get_name(self) -> str:
