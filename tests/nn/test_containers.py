@@ -96,3 +96,17 @@ def test_pickle_and_deepcopy_keep_state_and_printed_form():
         for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
             assert repr(m2) == repr(m) and list(m2.state_dict()) == list(m.state_dict())
             assert m2[1].num_batches_tracked.dtype == lib.int64
+
+
+def test_setstate_restores_missing_registries_like_torch():
+    for lib in (ember, torch):
+        m = lib.nn.Linear(2, 2)
+        state = m.__getstate__()
+        for k in ("_forward_pre_hooks", "_state_dict_hooks", "_non_persistent_buffers_set", "_backward_pre_hooks"):
+            state.pop(k)
+        m2 = lib.nn.Linear.__new__(lib.nn.Linear)
+        m2.__setstate__(state)
+        calls = []
+        m2.register_forward_pre_hook(lambda *a: calls.append(1))
+        m2(lib.ones(1, 2))
+        assert calls == [1] and list(m2.state_dict()) == ["weight", "bias"]

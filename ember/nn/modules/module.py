@@ -693,6 +693,10 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
+        fresh = Module.__new__(Module)  # pickles made before a registry existed get it empty
+        Module.__init__(fresh)
+        for name, value in fresh.__dict__.items():
+            self.__dict__.setdefault(name, value)
 
 
 def _global_hook(d: OrderedDict, hook):
