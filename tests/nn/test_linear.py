@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from _parity import module_parity
-from oracle import check, ember, same_error, torch
+from oracle import assert_close, check, ember, same_error, torch
 
 SHAPES = [((5, 2), (5, 3)), ((3, 4, 2), (3, 4, 3)), ((2,), (3,)), ((0, 2), (0, 3))]
 
@@ -72,3 +72,26 @@ def test_lazy_linear_dtype_and_optimizer_sees_same_parameter():
     y.sum().backward()
     opt.step()
     assert not np.allclose(before.numpy(), e.weight.detach().numpy())
+
+
+def test_lazy_linear_loads_a_state_dict_then_infers_in_features():
+    t = torch.nn.Linear(6, 2)
+    res = []
+    for lib in (ember, torch):
+        m = lib.nn.LazyLinear(2)
+        m.load_state_dict({k: v.detach().numpy() if lib is ember else v for k, v in t.state_dict().items()})
+        assert type(m) is lib.nn.LazyLinear and tuple(m.weight.shape) == (2, 6)
+        res.append(m(lib.ones(3, 6)))
+        assert type(m) is lib.nn.Linear and m.in_features == 6
+    assert_close(*res)
+
+
+def test_lazy_linear_loaded_shape_mismatch_error():
+    sd = torch.nn.Linear(6, 2).state_dict()
+
+    def run(lib):
+        m = lib.nn.LazyLinear(2)
+        m.load_state_dict({k: v.numpy() if lib is ember else v for k, v in sd.items()})
+        m(lib.ones(3, 5))
+
+    same_error(run)

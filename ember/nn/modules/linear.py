@@ -118,6 +118,20 @@ class LazyLinear(Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+        if self.in_features == 0:  # materialized by load_state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        for name, param in self._parameters.items():  # loaded shapes materialize lazy parameters, as torch's
+            key = prefix + name
+            if isinstance(param, UninitializedParameter) and key in state_dict:
+                param.materialize(tuple(state_dict[key].shape))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     @staticmethod
     def _infer_parameters(module: "LazyLinear", args) -> None:
