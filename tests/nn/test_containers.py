@@ -110,3 +110,42 @@ def test_setstate_restores_missing_registries_like_torch():
         m2.register_forward_pre_hook(lambda *a: calls.append(1))
         m2(lib.ones(1, 2))
         assert calls == [1] and list(m2.state_dict()) == ["weight", "bias"]
+
+
+def test_state_dict_pre_hook_and_load_post_hook_match_torch():
+    def run(lib):
+        log = []
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        h = m[1].register_state_dict_pre_hook(lambda mod, prefix, keep: log.append(("pre", prefix, keep)))
+        m.state_dict(keep_vars=True)
+        h.remove()
+        m.state_dict()
+
+        def drop_missing(mod, keys):
+            log.append(("post", type(mod).__name__, sorted(keys.missing_keys), sorted(keys.unexpected_keys)))
+            keys.missing_keys.clear()
+
+        m.register_load_state_dict_post_hook(drop_missing)
+        m[0].register_load_state_dict_post_hook(lambda mod, keys: log.append(("child", sorted(keys.missing_keys))))
+        sd = {k: v for k, v in m.state_dict().items() if not k.startswith("1.")}
+        log.append(repr(m.load_state_dict(sd)))  # the hook forgave the missing keys, so strict loading passes
+        return log
+
+    assert run(ember) == run(torch)
+    same_error(lambda lib: (lambda m: (m.register_load_state_dict_post_hook(lambda mod, keys: 1),
+                                       m.load_state_dict(m.state_dict())))(lib.nn.Linear(2, 2)))
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_batchnorm_checkpoint_without_num_batches_tracked(versioned):
+    def run(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        m[1].num_batches_tracked.fill_(3)
+        sd = m.state_dict()
+        del sd["1.num_batches_tracked"]
+        if not versioned:
+            sd = dict(sd)  # no _metadata: treated as an old checkpoint, the buffer keeps its value
+        keys = m.load_state_dict(sd, strict=False)
+        return repr(keys), m[1].num_batches_tracked.item()
+
+    assert run(ember) == run(torch)

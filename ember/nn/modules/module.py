@@ -87,6 +87,8 @@ class Module:
         sa(self, "_backward_pre_hooks", OrderedDict())
         sa(self, "_state_dict_hooks", OrderedDict())
         sa(self, "_load_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_load_state_dict_post_hooks", OrderedDict())
 
     forward: Callable[..., Any]
 
@@ -461,6 +463,8 @@ class Module:
             destination._metadata = OrderedDict()
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = {"version": self._version}
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -558,6 +562,12 @@ class Module:
                 if child is not None:
                     cp = prefix + name + "."
                     load(child, {k: v for k, v in local_state.items() if k.startswith(cp)}, cp)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
 
         load(self, state_dict)
         if strict:
@@ -616,6 +626,18 @@ class Module:
     def register_state_dict_hook(self, hook):
         h = _graph.RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""
+        h = _graph.RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded the module (may edit the keys in place)."""
+        h = _graph.RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
         return h
 
     def register_load_state_dict_pre_hook(self, hook):
