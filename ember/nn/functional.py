@@ -802,4 +802,97 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 
 from ._functional_conv import *  # noqa: E402,F401,F403 - convolution, pooling, padding, interpolation
+
+
+# ---------------------------------------------------------------- bilinear
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`` over matching leading (batch) dims."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for d in range(input1.ndim - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                               f"{input1.shape[d]} and {input2.shape[d]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    if bias is not None and bias.shape[-1] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but expected "
+                           f"{weight.shape[0]}")
+    out = _linalg.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# ---------------------------------------------------------------- embedding_bag
+def _bag_layout(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> tuple:
+    """(flat indices, bag id per kept element, number of bags, kept-element count) of torch's bag encodings."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        b, n = input.shape
+        return input._data.reshape(-1), np.repeat(np.arange(b), n), b, b * n
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None or offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor" + (" but got None" if offsets is None else ""))
+    off = offsets._data.astype(np.int64)
+    n = input.shape[0]
+    if off.size and off[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {off[0]}")
+    if off.size and off[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {off[-1]}")
+    ends = off[1:] if include_last_offset else np.append(off[1:], n)
+    starts = off[:-1] if include_last_offset else off
+    b = starts.size
+    lengths = np.maximum(ends - starts, 0)
+    return input._data, np.repeat(np.arange(b), lengths), b, int(lengths.sum())
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows (bags: rows of a 2-d ``input`` or ``offsets`` into a 1-d one);
+    empty bags and ``padding_idx`` entries contribute nothing."""
+    if input._dtype not in (_D.int64, _D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding_bag)")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                             f"must have the same shape as the input ({input.shape})")
+    idx, bag, nbags, used = _bag_layout(input, offsets, include_last_offset)
+    idx = idx[:used]
+    n = weight.shape[0]
+    bad = np.flatnonzero((idx < 0) | (idx >= n))
+    if bad.size:  # torch names a position counted inside its kernel's chunk; ember names the flat position
+        raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not in the valid range "
+                           f"[0, {n})")
+    keep = np.ones(used, bool) if padding_idx is None else idx != (padding_idx % n)
+    rows = embedding(_wrap(idx[keep], _D.int64), weight, None, max_norm, norm_type, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1)[_wrap(np.flatnonzero(keep), _D.int64)].unsqueeze(1)
+    bag = bag[keep]
+    out = _F.zeros((nbags, weight.shape[1]), dtype=weight.dtype)
+    if mode == "max":
+        where = _wrap(np.broadcast_to(bag[:, None], rows.shape).copy(), _D.int64)
+        return out.scatter_reduce(0, where, rows, "amax", include_self=False)
+    out = out.index_add(0, _wrap(bag, _D.int64), rows)
+    if mode == "mean":
+        counts = np.maximum(np.bincount(bag, minlength=nbags), 1).astype(weight._data.dtype)
+        out = out / _wrap(counts[:, None], weight.dtype)
+    return out
+
+
 from ._functional_attention import *  # noqa: E402,F401,F403 - scaled_dot_product_attention, multi-head attention

@@ -41,6 +41,26 @@ class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet (for lazy modules)."""
 
     __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        self = Parameter.__new__(cls, None, requires_grad)
+        self._dtype = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+        self._data = np.empty(0, self._dtype.np)
+        return self
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the parameter storage of ``shape`` (uninitialized values) and make it a plain Parameter, in place."""
+        if dtype is not None:
+            self._dtype = D.to_dtype(dtype)
+        self._data = np.empty(tuple(shape) if not isinstance(shape, int) else (shape,), self._dtype.np)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
 
 
 class Buffer(Tensor):

@@ -1,8 +1,9 @@
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear
+from .linear import Identity, Linear, Bilinear, LazyLinear
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear"]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
+           "Bilinear", "LazyLinear"]
 
 # convolution, pooling, padding, upsampling, pixel shuffle, fold
 from . import conv as _conv, pooling as _pooling, padding as _padding, upsampling as _upsampling  # noqa: E402
@@ -20,13 +21,13 @@ from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation_all
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm
 from .dropout import Dropout, Dropout2d, AlphaDropout
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .flatten import Flatten, Unflatten
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss_all
 
 __all__ += [*_activation_all, "BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-            "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "Flatten", "Unflatten", *_loss_all]
+            "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "EmbeddingBag", "Flatten", "Unflatten", *_loss_all]
 
 # recurrent layers
 from . import rnn as _rnn  # noqa: E402
@@ -39,3 +40,4 @@ from . import transformer as _transformer  # noqa: E402
 from .transformer import *  # noqa: E402,F401,F403
 
 __all__ += [*_transformer.__all__]
+

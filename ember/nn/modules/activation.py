@@ -59,13 +59,13 @@ LeakyReLU = _layer("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01),) + _INP
 ELU = _layer("ELU", F.elu, (("alpha", 1.0),) + _INPLACE)
 SELU = _layer("SELU", F.selu, _INPLACE)
 CELU = _layer("CELU", F.celu, (("alpha", 1.0),) + _INPLACE)
-GELU = _layer("GELU", F.gelu, (("approximate", "none"),), shown=())
+GELU = _layer("GELU", F.gelu, (("approximate", "none"),))
 SiLU = _layer("SiLU", F.silu, _INPLACE)
 Mish = _layer("Mish", F.mish, _INPLACE)
 Softplus = _layer("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)))
 Softsign = _layer("Softsign", F.softsign, ())
-Hardsigmoid = _layer("Hardsigmoid", F.hardsigmoid, _INPLACE)
-Hardswish = _layer("Hardswish", F.hardswish, _INPLACE)
+Hardsigmoid = _layer("Hardsigmoid", F.hardsigmoid, _INPLACE, shown=())  # torch prints no inplace
+Hardswish = _layer("Hardswish", F.hardswish, _INPLACE, shown=())
 Sigmoid = _layer("Sigmoid", F.sigmoid, ())
 Tanh = _layer("Tanh", F.tanh, ())
 Tanhshrink = _layer("Tanhshrink", F.tanhshrink, ())
@@ -74,13 +74,6 @@ GLU = _layer("GLU", F.glu, (("dim", -1),))
 Softmax = _layer("Softmax", F.softmax, (("dim", None),))
 LogSoftmax = _layer("LogSoftmax", F.log_softmax, (("dim", None),))
 Softmin = _layer("Softmin", F.softmin, (("dim", None),))
-
-
-def _gelu_repr(self) -> str:
-    return f"approximate={self.approximate!r}" if self.approximate != "none" else ""
-
-
-GELU.extra_repr = _gelu_repr
 
 
 class Hardtanh(Module):

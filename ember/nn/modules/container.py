@@ -7,6 +7,7 @@ from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..._tensor import Tensor
+from ...autograd import graph as _graph
 from ..parameter import Parameter
 from .module import Module, _addindent
 
@@ -63,16 +64,40 @@ class Sequential(Module):
             raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return Sequential(*self, *other)
 
+    def __iadd__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
+    def _check_factor(self, other) -> None:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other: int) -> "Sequential":
+        """The same modules (shared, not copied) repeated ``other`` times."""
+        self._check_factor(other)
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: int) -> "Sequential":
+        self._check_factor(other)
+        return self.extend(list(self) * (other - 1))
+
     def append(self, module: Module) -> "Sequential":
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index: int, module: Module) -> "Sequential":
-        mods = list(self._modules.values())
-        n = len(mods)
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
-        mods.insert(index % (n + 1) if index < 0 else index, module)
+        mods = list(self._modules.values())
+        mods.insert(index + n if index < 0 else index, module)
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(mods))
         return self
 
@@ -274,20 +299,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        lines = []
-        for k, p in enumerate(self):
-            if isinstance(p, Tensor):
-                size_str = "x".join(str(s) for s in p.size())
-                dt = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(p.dtype.name, p.dtype.name)
-                lines.append(f"  ({k}): {'Parameter containing' if isinstance(p, Parameter) else 'Tensor'}: "
-                             f"[torch.{dt}Tensor of size {size_str}]")
-            else:
-                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        inner = self.extra_repr()
-        return self._get_name() + "(\n" + inner + "\n)" if inner else self._get_name() + "()"
+        return _params_repr(enumerate(self), lambda p: str(p.dtype))
 
 
 class ParameterDict(Module):
@@ -342,5 +354,26 @@ class ParameterDict(Module):
         items = parameters.items() if hasattr(parameters, "items") else parameters
         for k, v in items:
             self[k] = v
+
+    def extra_repr(self) -> str:
+        return _params_repr(self.items(), _typename)
+
+
+def _typename(t: Tensor) -> str:
+    """torch.typename of a tensor: ``torch.FloatTensor``."""
+    return "torch." + _graph._type_name(t._dtype)
+
+
+def _params_repr(items, type_str) -> str:
+    """One line per entry: ``  (key): Parameter containing: [<type> of size AxB]``, as torch prints them."""
+    lines = []
+    for k, p in items:
+        if isinstance(p, Tensor):
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            size = "x".join(str(s) for s in p.size())
+            lines.append(f"  ({k}): {kind} containing: [{type_str(p)} of size {size}]")
+        else:
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from ..._device import _check_device
 from ..._tensor import Tensor
 from ...autograd import graph as _graph
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter, Buffer
+from ..parameter import Parameter, Buffer, UninitializedParameter
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -87,6 +87,8 @@ class Module:
         sa(self, "_backward_pre_hooks", OrderedDict())
         sa(self, "_state_dict_hooks", OrderedDict())
         sa(self, "_load_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_state_dict_pre_hooks", OrderedDict())
+        sa(self, "_load_state_dict_post_hooks", OrderedDict())
 
     forward: Callable[..., Any]
 
@@ -172,6 +174,20 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (the parent must exist; ``strict``: so must the name)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition(".")
@@ -366,8 +382,8 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        for m in self.children():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        for m in self.children() if recurse else ():
             m._apply(fn)
         for p in self._parameters.values():
             if p is None:
@@ -406,6 +422,14 @@ class Module:
             return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
         return self
 
+    def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
+        """Replace parameters and buffers by uninitialized tensors of the same shape and dtype."""
+        if device is not None:
+            _check_device(device)
+        from ..._factories import empty_like
+
+        return self._apply(empty_like, recurse=recurse)
+
     def float(self) -> "Module":
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
@@ -439,6 +463,8 @@ class Module:
             destination._metadata = OrderedDict()
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = {"version": self._version}
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -452,7 +478,8 @@ class Module:
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                keep = keep_vars or isinstance(p, UninitializedParameter)  # torch keeps lazy ones as they are
+                destination[prefix + name] = p if keep else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
@@ -535,6 +562,12 @@ class Module:
                 if child is not None:
                     cp = prefix + name + "."
                     load(child, {k: v for k, v in local_state.items() if k.startswith(cp)}, cp)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
 
         load(self, state_dict)
         if strict:
@@ -595,6 +628,18 @@ class Module:
         self._state_dict_hooks[h.id] = hook
         return h
 
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""
+        h = _graph.RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded the module (may edit the keys in place)."""
+        h = _graph.RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
+
     def register_load_state_dict_pre_hook(self, hook):
         h = _graph.RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[h.id] = lambda *a: hook(self, *a)
@@ -640,6 +685,10 @@ class Module:
 
     __call__ = _call_impl
 
+    def compile(self, *args, **kwargs) -> None:
+        """torch compiles ``__call__`` here; ember runs eagerly, so this is a no-op (same results, no speed-up)."""
+        return None
+
     # ----------------------------------------------------------------- printing / pickling
     def _get_name(self) -> str:
         return type(self).__name__
@@ -666,6 +715,10 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
+        fresh = Module.__new__(Module)  # pickles made before a registry existed get it empty
+        Module.__init__(fresh)
+        for name, value in fresh.__dict__.items():
+            self.__dict__.setdefault(name, value)
 
 
 def _global_hook(d: OrderedDict, hook):

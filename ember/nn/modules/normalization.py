@@ -19,6 +19,15 @@ class _NormBase(Module):
 
     _default_affine = True
     _default_track = True
+    _version = 2  # version 2 added num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        key = prefix + "num_batches_tracked"  # older checkpoints (version < 2, or unversioned) lack it: keep ours
+        if local_metadata.get("version", 1) < 2 and self.track_running_stats and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool | None = None,
                  track_running_stats: bool | None = None, device=None, dtype=None, bias: bool = True) -> None:
