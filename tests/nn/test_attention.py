@@ -61,8 +61,8 @@ def test_sdpa_masks_bool_and_float_with_blocked_rows():
        Ev=st.integers(1, 3), mask_kind=st.sampled_from(["none", "bool_row", "float_full", "causal"]))
 def test_sdpa_random_shapes_and_masks(batch, L, S, E, Ev, mask_kind):
     q, k, v = _randn(*batch, L, E), _randn(*batch, S, E), _randn(*batch, S, Ev)
-    if mask_kind == "bool_row":  # broadcast over the query rows
-        m = rng.random((S,)) > 0.5
+    if mask_kind == "bool_row":  # broadcast over the query rows ((1, S): torch refuses a 1-d mask of size 1)
+        m = rng.random((1, S)) > 0.5
         kw = lambda lib: {"attn_mask": lib.tensor(m)}  # noqa: E731
     elif mask_kind == "float_full":
         m = _randn(*batch, L, S)
