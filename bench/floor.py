@@ -133,45 +133,59 @@ def _mlp(arrays: dict, sizes: dict):
     return step, lambda: dict(out)
 
 
-# W3: convolution as im2col + one matmul; pooling on a strided view of 2x2 windows.
+# W3: convolution as im2col + one batched matmul, kept in (N, C, H, W) order so no result is transposed;
+# pooling on a strided view of 2x2 windows.
 def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray):
     """3x3 convolution, padding 1, stride 1: output (N, O, H, W) and the columns its backward needs."""
     n, c, hh, ww = x.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))   # (N, C, H, W, 3, 3)
-    cols = cols.transpose(0, 2, 3, 1, 4, 5).reshape(n * hh * ww, c * 9)       # one copy
-    y = cols @ w.reshape(len(w), -1).T + b                                      # (N*H*W, O)
-    return y.reshape(n, hh, ww, -1).transpose(0, 3, 1, 2), cols
+    xp = np.zeros((n, c, hh + 2, ww + 2), dtype=x.dtype)
+    xp[:, :, 1:-1, 1:-1] = x
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))   # (N, C, H, W, 3, 3) view
+    cols = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * 9, hh * ww)       # one copy
+    y = np.matmul(w.reshape(len(w), -1), cols)                                # (N, O, H*W)
+    y += b[:, None]
+    return y.reshape(n, -1, hh, ww), cols
 
 
 def _conv_backward(g: np.ndarray, cols: np.ndarray, w: np.ndarray, need_input: bool):
     n, o, hh, ww = g.shape
-    g2 = g.transpose(0, 2, 3, 1).reshape(-1, o)
-    gw, gb = (g2.T @ cols).reshape(w.shape), g2.sum(axis=0)
+    g3 = g.reshape(n, o, hh * ww)
+    gw = np.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0).reshape(w.shape)
+    gb = g3.sum(axis=(0, 2))
     if not need_input:
         return gw, gb, None
     c = w.shape[1]
-    gcols = (g2 @ w.reshape(o, -1)).reshape(n, hh, ww, c, 3, 3)
+    gcols = np.matmul(w.reshape(o, -1).T, g3).reshape(n, c, 3, 3, hh, ww)
     gxp = np.zeros((n, c, hh + 2, ww + 2), dtype=g.dtype)
     for i in range(3):   # col2im: each kernel offset adds its shifted slab back
         for j in range(3):
-            gxp[:, :, i:i + hh, j:j + ww] += gcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+            gxp[:, :, i:i + hh, j:j + ww] += gcols[:, :, i, j]
     return gw, gb, gxp[:, :, 1:-1, 1:-1]
 
 
+_OFFSETS = ((0, 0), (0, 1), (1, 0), (1, 1))   # a 2x2 window's cells, in the order ties are resolved
+
+
 def _relu_pool(y: np.ndarray):
-    """ReLU then 2x2 max pooling; returns the output and the mask routing gradients back."""
-    n, c, hh, ww = y.shape
-    r = np.maximum(y, 0).reshape(n, c, hh // 2, 2, ww // 2, 2)
-    out = r.max(axis=(3, 5))
-    # Ties inside a window are zeros left by the ReLU, whose gradient the ReLU mask cancels anyway.
-    mask = (r == out[:, :, :, None, :, None]) & (r > 0)
-    return out, mask
+    """2x2 max pooling then ReLU (they commute); returns the output and what the backward needs."""
+    quads = [y[:, :, i::2, j::2] for i, j in _OFFSETS]   # strided views, one per window cell
+    out = np.maximum(np.maximum(quads[0], quads[1]), np.maximum(quads[2], quads[3]))
+    np.maximum(out, 0, out=out)
+    return out, (quads, out)
 
 
-def _relu_pool_backward(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    n, c, h2, _, w2, _ = mask.shape
-    return (mask * g[:, :, :, None, :, None]).reshape(n, c, 2 * h2, 2 * w2)
+def _relu_pool_backward(g: np.ndarray, saved) -> np.ndarray:
+    """Each window's gradient goes to its first maximal cell, and only where the ReLU let it through."""
+    quads, out = saved
+    n, c, h2, w2 = out.shape
+    gy = np.zeros((n, c, 2 * h2, 2 * w2), dtype=g.dtype)
+    g = np.where(out > 0, g, 0)
+    free = np.ones(out.shape, dtype=bool)
+    for (i, j), q in zip(_OFFSETS, quads):
+        hit = (q == out) & free
+        gy[:, :, i::2, j::2] = g * hit
+        free &= ~hit
+    return gy
 
 
 def _cnn(arrays: dict, sizes: dict):

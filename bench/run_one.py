@@ -64,7 +64,9 @@ LIBRARIES = {
     "mygrad": _peer_runner("peer_mygrad"),
 }
 # the packages a peer needs (the bench extra installs them); a peer whose packages are missing is left out
-PEER_PACKAGES = {"autograd": ("autograd", "scipy"), "mygrad": ("mygrad",)}
+# (autograd.numpy, not autograd: a tests/autograd folder on sys.path is a namespace package of that name;
+# autograd.scipy.signal, W3's convolution, imports SciPy)
+PEER_PACKAGES = {"autograd": ("autograd.numpy", "scipy"), "mygrad": ("mygrad",)}
 
 
 def _rss_now() -> int:
