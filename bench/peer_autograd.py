@@ -1,7 +1,7 @@
 """The workloads for HIPS ``autograd``, in its own idiom: a pure loss function of a parameter dict,
 differentiated by ``value_and_grad``; SGD builds new parameter arrays. ``BUILDERS`` as in ``floor.py``.
 
-W3's convolution is ``autograd.scipy.signal.convolve`` (NumPy stride tricks; importing it needs SciPy),
+W3's convolution is ``autograd.scipy.signal.convolve`` (NumPy stride tricks; importing it loads SciPy),
 on flipped kernels since it convolves where torch cross-correlates.
 """
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 from autograd import value_and_grad
-from autograd.scipy.signal import convolve
 
 from .workloads import LR, chain
 
@@ -78,20 +77,21 @@ def _mlp(arrays: dict, sizes: dict):
     return _trainer(arrays, loss_fn)
 
 
-def _conv_relu_pool(h, w, b):
-    h = anp.pad(h, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="constant")
-    h = convolve(h, w[:, :, ::-1, ::-1], axes=([2, 3], [2, 3]), dot_axes=([1], [1]), mode="valid")
-    h = anp.maximum(h + b[None, :, None, None], 0.0)
-    n, c, hh, ww = h.shape
-    return anp.max(anp.max(anp.reshape(h, (n, c, hh // 2, 2, ww // 2, 2)), axis=5), axis=3)
-
-
 def _cnn(arrays: dict, sizes: dict):
+    from autograd.scipy.signal import convolve  # loads SciPy: only W3 pays for it (M1 runs W2)
+
     x, labels = arrays["x"], arrays["labels"]
 
+    def conv_relu_pool(h, w, b):
+        h = anp.pad(h, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="constant")
+        h = convolve(h, w[:, :, ::-1, ::-1], axes=([2, 3], [2, 3]), dot_axes=([1], [1]), mode="valid")
+        h = anp.maximum(h + b[None, :, None, None], 0.0)
+        n, c, hh, ww = h.shape
+        return anp.max(anp.max(anp.reshape(h, (n, c, hh // 2, 2, ww // 2, 2)), axis=5), axis=3)
+
     def loss_fn(p):
-        h = _conv_relu_pool(x, p["conv1_w"], p["conv1_b"])
-        h = _conv_relu_pool(h, p["conv2_w"], p["conv2_b"])
+        h = conv_relu_pool(x, p["conv1_w"], p["conv1_b"])
+        h = conv_relu_pool(h, p["conv2_w"], p["conv2_b"])
         h = anp.reshape(h, (len(x), -1))
         return _cross_entropy(anp.dot(h, p["fc_w"].T) + p["fc_b"], labels)
 
