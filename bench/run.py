@@ -1,9 +1,10 @@
 """Run the benchmark suite and write BENCHMARKS.md: ``python bench/run.py [--quick]``.
 
 Every (workload, library) cell runs in its own subprocess (``run_one.py``); rounds interleave the
-cells so slow drifts of the machine hit every library alike. Before any timing, the correctness
-guard compares ember's (and the floor's) gradients with torch's on the same inputs: a mismatch
-stops the run. Reported: the median per-iteration time over all timed blocks and its spread (min-max).
+cells so slow drifts of the machine hit every library alike. Libraries: ember, torch, the NumPy floor
+and the peers (HIPS autograd, mygrad) when the bench's peers extra is installed. Before any timing, the
+correctness guard compares every library's gradients and loss with torch's on the same inputs: a
+mismatch stops the run. Reported: the median per-iteration time over all timed blocks and its spread (min-max).
 """
 from __future__ import annotations
 
@@ -228,8 +229,8 @@ _DTYPE_FACTS = {
     "mygrad": "a Python float operand is a float64 array to mygrad (no weak scalars), so `h / 3.0` promotes: "
               "W1's chain runs in float64 from its first division on (loss float64); mygrad casts each "
               "gradient back to its tensor's dtype, so the gradients stay float32.",
-    "autograd": "the loss function sees float32 arrays and every vjp here keeps float32; SGD builds new "
-                "float32 arrays (`p - np.float32(lr) * g`).",
+    "autograd": "float32 in, float32 loss and gradients out (only the outputs are checked, not each vjp); "
+                "SGD builds new float32 arrays (`p - np.float32(lr) * g`).",
 }
 
 
