@@ -34,9 +34,10 @@ viz:  # Graphviz's dot program, for rendering graph pictures (apt-get: needs roo
 	@command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) \
 		|| echo "Graphviz's dot could not be installed; graph pictures stay DOT text"
 
-# The peers and threadpoolctl (which BLAS NumPy runs) come from the bench extra, not from `make test`.
+# The peers (HIPS autograd, mygrad) and threadpoolctl (which BLAS NumPy runs) come from the bench and peers
+# extras, not from `make test`.
 $(BENCH_STAMP): $(STAMP)
-	$(PIP) install -q -e '.[bench]'
+	$(PIP) install -q -e '.[bench,peers]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

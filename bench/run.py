@@ -1,13 +1,15 @@
 """Run the benchmark suite and write BENCHMARKS.md: ``python bench/run.py [--quick]``.
 
 Every (workload, library) cell runs in its own subprocess (``run_one.py``); rounds interleave the
-cells so slow drifts of the machine hit every library alike. Before any timing, the correctness
-guard compares ember's (and the floor's) gradients with torch's on the same inputs: a mismatch
-stops the run. Reported: the median per-iteration time over all timed blocks and its spread (min-max).
+cells so slow drifts of the machine hit every library alike. Libraries: ember, torch, the NumPy floor
+and the peers (HIPS autograd, mygrad) when the bench's peers extra is installed. Before any timing, the
+correctness guard compares every library's gradients and loss with torch's on the same inputs: a
+mismatch stops the run. Reported: the median per-iteration time over all timed blocks and its spread (min-max).
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -22,12 +24,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from bench.run_one import LIBRARIES, THREAD_VARS  # noqa: E402
+from bench.run_one import LIBRARIES, PEER_PACKAGES, THREAD_VARS  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 
 # (row label, workload, threads) of the timing table
-CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W2 (2 threads)", "W2", 2), ("W5", "W5", 1))
-QUICK_CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W5", "W5", 1))
+CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W2 (2 threads)", "W2", 2), ("W3", "W3", 1), ("W4", "W4", 1),
+         ("W5", "W5", 1))
+QUICK_CELLS = tuple(c for c in CELLS if c[2] == 1)
+CORE = ("ember", "torch", "floor")   # G1 runs these only: a 10^6-op chain in a peer takes minutes
 G1_SIZES = (100_000, 1_000_000)
 G1_FALLBACK = (100_000, 300_000)
 G1_BUDGET_S = 60.0          # ember's largest G1 must fit in about this
@@ -37,7 +41,9 @@ RTOL = 1e-3                 # guard: |e - t| <= RTOL * |t| + RTOL * max|t|
 
 
 def _libraries() -> list[str]:
-    return [name for name, runner in LIBRARIES.items() if runner is not None]
+    """ember, torch, the floor, and every peer whose packages are installed (the bench extra)."""
+    return [name for name in LIBRARIES
+            if all(importlib.util.find_spec(pkg) is not None for pkg in PEER_PACKAGES.get(name, ()))]
 
 
 def _env(threads: int) -> dict:
@@ -57,16 +63,19 @@ def _run(workload: str, library: str, *extra: str, threads: int = 1) -> dict:
 
 
 # ----------------------------------------------------------------------------- correctness guard
-def guard(workloads, libraries, log) -> None:
-    """Gradients (and loss) of every library against torch's, on the same inputs; exits on a mismatch."""
-    others = [lib for lib in libraries if lib != "torch"]
+def guard(workloads, libraries, log) -> dict:
+    """Gradients (and loss) of every library against torch's, on the same inputs; exits on a mismatch.
+    Returns {(workload, library): (loss dtype, gradient dtypes)}."""
+    dtypes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
             extra = ["--n-ops", str(GUARD_N_OPS[w])] if w in GUARD_N_OPS else []
+            others = [lib for lib in libraries if lib != "torch" and (w != "G1" or lib in CORE)]
             got = {}
             for lib in ["torch"] + others:
                 path = os.path.join(tmp, f"{w}-{lib}.npz")
-                _run(w, lib, "--mode", "grads", "--out", path, *extra)
+                res = _run(w, lib, "--mode", "grads", "--out", path, *extra)
+                dtypes[(w, lib)] = (res["loss_dtype"], res["grad_dtypes"])
                 with np.load(path) as z:
                     got[lib] = {k: z[k] for k in z.files}
             ref = got["torch"]
@@ -75,6 +84,7 @@ def guard(workloads, libraries, log) -> None:
                 if bad:
                     raise SystemExit(f"correctness guard: {lib} differs from torch on {w}: {', '.join(bad)}")
             log(f"guard {w}: {', '.join(others)} match torch ({len(ref) - 1} gradients and the loss)")
+    return dtypes
 
 
 def _close(a, b) -> bool:
@@ -105,7 +115,7 @@ def run_g1(sizes, libraries, log) -> dict:
     out = {}
     sizes = list(sizes)
     for i, n in enumerate(sizes):
-        for lib in libraries:
+        for lib in (lib for lib in libraries if lib in CORE):
             out[(n, lib)] = _run("G1", lib, "--mode", "once", "--n-ops", str(n))
             log(f"G1 n={n} {lib}: {out[(n, lib)]['seconds']:.2f} s")
         if i == 0 and len(sizes) > 1 and "ember" in libraries:
@@ -145,7 +155,7 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.0f}"
 
 
-def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
+def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed) -> str:
     lines = ["# ember benchmarks", ""]
     if quick:
         lines += ["**Quick smoke run (`--quick`): short blocks, not for comparison.**", ""]
@@ -156,11 +166,13 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
                          if k.startswith("OPENBLAS_C") or k.startswith("OPENBLAS_L"))
     lines += [
         "Written by `make bench` (`python bench/run.py`). Workloads: `../shared/docs/benchmarks.md`; code: "
-        "`bench/workloads.py` (written once, run by ember and torch), `bench/floor.py` (hand-written NumPy).",
+        "`bench/workloads.py` (written once, run by ember and torch), `bench/floor.py` (hand-written NumPy), "
+        "`bench/peer_autograd.py` and `bench/peer_mygrad.py` (the peers, each in its own idiom).",
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M')}; wall time of the run: {elapsed:.0f} s",
         f"- CPU: {env.get('cpu')} ({env.get('machine')}, {os.cpu_count()} logical CPUs)",
-        f"- Python {env['python']}, NumPy {env['numpy']}, torch {env['torch']}, ember {env['ember']}",
+        f"- Python {env['python']}, NumPy {env['numpy']}, torch {env['torch']}, ember {env['ember']}"
+        + "".join(f", {k} {v}" for k, v in env.get("peers", {}).items()),
         f"- NumPy's BLAS (threadpoolctl): {blas_s}",
         f"- torch's BLAS: {env.get('torch_blas')}, CPU capability {env.get('torch_cpu_capability')}",
         "- threads: OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1 and torch.set_num_threads(1), "
@@ -170,14 +182,15 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
         "shared: ratios from interleaved rounds are steadier than absolute times)",
         f"- method: each cell in its own process; {rounds} interleaved round(s) of warm-up then "
         f"{3 if quick else 7} timed blocks; median [min–max] over all blocks",
-        "- correctness guard passed: ember's and the floor's gradients match torch's on every workload",
+        f"- correctness guard passed: the gradients and loss of {', '.join(x for x in libraries if x != 'torch')} "
+        "match torch's on every workload (G1: ember and the floor only)",
         "",
         "## Time",
         "",
     ]
     peers = [lib for lib in libraries if lib not in ("ember", "torch", "floor")]
     head = ["workload", "unit", "ember", "torch", "floor (NumPy)", *peers, "ember/torch", "ember/floor",
-            "torch/floor", "ember/torch (best)", "ember/floor (best)"]
+            "torch/floor", *(f"ember/{p}" for p in peers), "ember/torch (best)", "ember/floor (best)"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, w, _ in cells:
         wl = WORKLOADS[w]
@@ -185,14 +198,17 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
         row = [label, wl.unit.replace("us", "µs")]
         row += [_cell(times.get((label, lib)), scale) for lib in ["ember", "torch", "floor", *peers]]
         row += [_ratio(times, label, "ember", "torch"), _ratio(times, label, "ember", "floor"),
-                _ratio(times, label, "torch", "floor"), _ratio(times, label, "ember", "torch", min),
+                _ratio(times, label, "torch", "floor"), *(_ratio(times, label, "ember", p) for p in peers),
+                _ratio(times, label, "ember", "torch", min),
                 _ratio(times, label, "ember", "floor", min)]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "W1 is reported per op (one iteration / 64), forward + backward. Ratios use medians; the "
               "(best) ratios use each cell's fastest block, which contention from other processes cannot "
-              "make faster.", ""]
+              "make faster. Peer cells marked n/a: the peer is not installed.", ""]
+    lines += _dtype_notes(dtypes, libraries)
     if g1:
         lines += ["## G1: a long chain on a (1,) tensor (one forward + backward)", "",
+                  "ember, torch and the floor only (a peer's 10^6-op chain would take minutes).", "",
                   "| ops | library | time (s) | µs/op | peak RSS (MB) | peak RSS − RSS before (MB) |",
                   "|---|---|---|---|---|---|"]
         for (n, lib), r in g1.items():
@@ -207,6 +223,29 @@ def report(env, cells, libraries, times, g1, m1, rounds, quick, elapsed) -> str:
         lines += [f"| {lib} | {_mb(v - base)} |" for lib, v in peaks.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+_DTYPE_FACTS = {
+    "mygrad": "a Python float operand is a float64 array to mygrad (no weak scalars), so `h / 3.0` promotes: "
+              "W1's chain runs in float64 from its first division on (loss float64); mygrad casts each "
+              "gradient back to its tensor's dtype, so the gradients stay float32.",
+    "autograd": "float32 in, float32 loss and gradients out (only the outputs are checked, not each vjp); "
+                "SGD builds new float32 arrays (`p - np.float32(lr) * g`).",
+}
+
+
+def _dtype_notes(dtypes, libraries) -> list[str]:
+    """The loss and gradient dtypes the guard saw, per library: float32 everywhere unless noted."""
+    if not dtypes:
+        return []
+    lines = ["## Dtypes", "", "All inputs float32. Loss / gradient dtypes the correctness guard saw "
+             "(only departures from float32 / float32 are listed):", "", "| library | departures | note |",
+             "|---|---|---|"]
+    for lib in libraries:
+        odd = [f"{w}: {loss} / {'+'.join(grads)}" for (w, x), (loss, grads) in sorted(dtypes.items())
+               if x == lib and (loss != "float32" or grads != ["float32"])]
+        lines.append(f"| {lib} | {'; '.join(odd) or 'none'} | {_DTYPE_FACTS.get(lib, '')} |")
+    return lines + [""]
 
 
 def main(argv=None) -> None:
@@ -229,12 +268,12 @@ def main(argv=None) -> None:
     env = _run("W1", "ember", "--mode", "env")
     load0 = os.getloadavg()[0]
     workloads = sorted({c[1] for c in cells} | (set() if a.no_g1 else {"G1"}) | (set() if a.no_m1 else {"W2"}))
-    guard(workloads, libraries, log)
+    dtypes = guard(workloads, libraries, log)
     times = time_cells(cells, libraries, rounds, a.quick, log)
     g1 = None if a.no_g1 else run_g1(QUICK_G1_SIZES if a.quick else G1_SIZES, libraries, log)
     m1 = None if a.no_m1 else run_m1(libraries, log)
     env["load"] = (load0, os.getloadavg()[0])
-    text = report(env, cells, libraries, times, g1, m1, rounds, a.quick, time.perf_counter() - t0)
+    text = report(env, cells, libraries, times, g1, m1, dtypes, rounds, a.quick, time.perf_counter() - t0)
     with open(a.out, "w") as f:
         f.write(text + "\n")
     print(text)

@@ -47,14 +47,26 @@ def _floor_runner(workload, arrays, sizes, threads):
     return BUILDERS[workload.name](arrays, sizes)
 
 
-# name -> build(workload, arrays, sizes, threads) -> (step, grads). None: a peer not installed yet.
+def _peer_runner(module: str):
+    def build(workload, arrays, sizes, threads):
+        from importlib import import_module
+
+        return import_module(f"bench.{module}").BUILDERS[workload.name](arrays, sizes)
+    return build
+
+
+# name -> build(workload, arrays, sizes, threads) -> (step, grads)
 LIBRARIES = {
     "ember": _lib_runner(_ember),
     "torch": _lib_runner(_torch),
     "floor": _floor_runner,
-    "autograd": None,  # TODO(issue): HIPS autograd peer (installed by the bench extra)
-    "mygrad": None,    # TODO(issue): mygrad peer
+    "autograd": _peer_runner("peer_autograd"),
+    "mygrad": _peer_runner("peer_mygrad"),
 }
+# the packages a peer needs (the bench extra installs them); a peer whose packages are missing is left out
+# (autograd.numpy, not autograd: a tests/autograd folder on sys.path is a namespace package of that name;
+# autograd.scipy.signal, W3's convolution, imports SciPy)
+PEER_PACKAGES = {"autograd": ("autograd.numpy", "scipy"), "mygrad": ("mygrad",)}
 
 
 def _rss_now() -> int:
@@ -133,6 +145,14 @@ def _env_info() -> dict:
     import ember
 
     info["ember"] = ember.__version__
+    from importlib.metadata import PackageNotFoundError, version
+
+    info["peers"] = {}
+    for name in ("autograd", "mygrad"):
+        try:
+            info["peers"][name] = version(name)
+        except PackageNotFoundError:
+            pass
     return info
 
 
@@ -168,8 +188,6 @@ def main(argv=None) -> None:
         sizes["n_ops"] = a.n_ops
     arrays = w.data(sizes)
     runner = LIBRARIES[a.library]
-    if runner is None:
-        raise SystemExit(f"library {a.library!r} has no runner yet")
     step, grads = runner(w, arrays, sizes, a.threads)
 
     if a.mode == "time":
@@ -178,9 +196,11 @@ def main(argv=None) -> None:
         import numpy as np
 
         loss = step()
+        loss_dtype = str(getattr(loss, "dtype", type(loss).__name__)).removeprefix("torch.").removeprefix("ember.")
         loss = float(loss if isinstance(loss, (float, np.floating)) else loss.item())
-        np.savez(a.out, __loss__=np.float64(loss), **grads())
-        res = {"loss": loss}
+        g = {k: np.asarray(v) for k, v in grads().items()}
+        np.savez(a.out, __loss__=np.float64(loss), **g)
+        res = {"loss": loss, "loss_dtype": loss_dtype, "grad_dtypes": sorted({str(v.dtype) for v in g.values()})}
     elif a.mode == "once":
         from time import perf_counter
 

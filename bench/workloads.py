@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Workload", "WORKLOADS", "CHAIN_OPS", "DIVISOR", "chain", "to_numpy"]
+__all__ = ["Workload", "WORKLOADS", "CHAIN_OPS", "DIVISOR", "LR", "chain", "cnn_flat_features", "to_numpy"]
 
 # W1 / G1: one cycle of elementwise ops; tanh keeps every cycle bounded, so no chain length overflows.
 CHAIN_OPS = ("add", "mul", "tanh", "exp", "sub", "div")
@@ -119,44 +119,26 @@ def _matmul_build(lib, arrays: dict, sizes: dict):
     return step, _grads_of(params)
 
 
-# ----------------------------------------------------------------------------- W2: MLP train step
-def _mlp_data(sizes: dict) -> dict:
-    r = _rng()
-    dims = sizes["dims"]
-    out = {"x": r.random((sizes["batch"], dims[0]), dtype=np.float32)}
-    labels = r.integers(0, dims[-1], sizes["batch"])
-    out["onehot"] = np.eye(dims[-1], dtype=np.float32)[labels]
-    for i, (fan_in, fan_out) in enumerate(zip(dims[:-1], dims[1:])):
-        bound = 1.0 / np.sqrt(fan_in)  # the default init's scale for nn.Linear
-        out[f"W{i}"] = r.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32)
-        out[f"b{i}"] = r.uniform(-bound, bound, fan_out).astype(np.float32)
-    return out
+# ----------------------------------------------------------------------------- shared: init, labels, SGD
+def _uniform(r: np.random.Generator, fan_in: int, shape) -> np.ndarray:
+    """The default init's scale (nn.Linear, nn.Conv2d, nn.RNN): U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    bound = 1.0 / np.sqrt(fan_in)
+    return r.uniform(-bound, bound, shape).astype(np.float32)
 
 
-def cross_entropy(lib, logits, onehot):
-    """Mean cross-entropy of one-hot targets: log-sum-exp shifted by the (constant) row max."""
-    shift = lib.from_numpy(to_numpy(logits).max(axis=1, keepdims=True))
-    z = logits - shift
-    lse = lib.log(lib.exp(z).sum(1, keepdim=True))
-    return (lse - (z * onehot).sum(1, keepdim=True)).mean()
+def _labels(r: np.random.Generator, n_classes: int, n: int) -> np.ndarray:
+    return r.integers(0, n_classes, n).astype(np.int64)
 
 
-def _mlp_build(lib, arrays: dict, sizes: dict):
-    x = lib.tensor(arrays["x"])
-    onehot = lib.tensor(arrays["onehot"])
-    params = _leaves(lib, {k: v for k, v in arrays.items() if k[0] in "Wb"})
-    layers = [(params[f"W{i}"], params[f"b{i}"]) for i in range(len(sizes["dims"]) - 1)]
+def _trainer(lib, arrays: dict, forward: Callable):
+    """``(step, grads)`` of a training workload: ``forward(params)`` gives the loss; SGD updates every param."""
+    params = _leaves(lib, {k: v for k, v in arrays.items() if k not in _DATA_KEYS})
     no_grad = lib.no_grad
 
     def step():
         for p in params.values():
             p.grad = None
-        h = x
-        for i, (w, b) in enumerate(layers):
-            h = h @ w + b
-            if i < len(layers) - 1:
-                h = lib.relu(h)
-        loss = cross_entropy(lib, h, onehot)
+        loss = forward(params)
         loss.backward()
         with no_grad():
             for p in params.values():
@@ -166,12 +148,104 @@ def _mlp_build(lib, arrays: dict, sizes: dict):
     return step, _grads_of(params)
 
 
+_DATA_KEYS = frozenset({"x", "labels", "xs"})  # inputs of the training workloads that are not parameters
+
+
+# ----------------------------------------------------------------------------- W2: MLP train step
+def _mlp_data(sizes: dict) -> dict:
+    r = _rng()
+    dims = sizes["dims"]
+    out = {"x": r.random((sizes["batch"], dims[0]), dtype=np.float32), "labels": _labels(r, dims[-1], sizes["batch"])}
+    for i, (fan_in, fan_out) in enumerate(zip(dims[:-1], dims[1:])):
+        out[f"W{i}"] = _uniform(r, fan_in, (fan_in, fan_out))
+        out[f"b{i}"] = _uniform(r, fan_in, fan_out)
+    return out
+
+
+def _mlp_build(lib, arrays: dict, sizes: dict):
+    F = lib.nn.functional
+    x, labels = lib.tensor(arrays["x"]), lib.tensor(arrays["labels"])
+    n_layers = len(sizes["dims"]) - 1
+
+    def forward(p):
+        h = x
+        for i in range(n_layers):
+            h = h @ p[f"W{i}"] + p[f"b{i}"]
+            if i < n_layers - 1:
+                h = F.relu(h)
+        return F.cross_entropy(h, labels)
+
+    return _trainer(lib, arrays, forward)
+
+
+# ----------------------------------------------------------------------------- W3: CNN train step
+def cnn_flat_features(sizes: dict) -> int:
+    """Features after two 2x2 pools of the last conv's output."""
+    return sizes["channels"][-1] * (sizes["hw"] // 4) ** 2
+
+
+def _cnn_data(sizes: dict) -> dict:
+    r = _rng()
+    c0, c1, c2 = sizes["channels"]
+    n, hw, k = sizes["batch"], sizes["hw"], sizes["classes"]
+    feats = cnn_flat_features(sizes)
+    return {"x": r.random((n, c0, hw, hw), dtype=np.float32), "labels": _labels(r, k, n),
+            "conv1_w": _uniform(r, c0 * 9, (c1, c0, 3, 3)), "conv1_b": _uniform(r, c0 * 9, c1),
+            "conv2_w": _uniform(r, c1 * 9, (c2, c1, 3, 3)), "conv2_b": _uniform(r, c1 * 9, c2),
+            "fc_w": _uniform(r, feats, (k, feats)), "fc_b": _uniform(r, feats, k)}
+
+
+def _cnn_build(lib, arrays: dict, sizes: dict):
+    F = lib.nn.functional
+    x, labels = lib.tensor(arrays["x"]), lib.tensor(arrays["labels"])
+
+    def forward(p):
+        h = F.max_pool2d(F.relu(F.conv2d(x, p["conv1_w"], p["conv1_b"], padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, p["conv2_w"], p["conv2_b"], padding=1)), 2)
+        return F.cross_entropy(F.linear(h.flatten(1), p["fc_w"], p["fc_b"]), labels)
+
+    return _trainer(lib, arrays, forward)
+
+
+# ----------------------------------------------------------------------------- W4: RNN train step
+def _rnn_data(sizes: dict) -> dict:
+    r = _rng()
+    t, n, i, h, k = (sizes[s] for s in ("steps", "batch", "input", "hidden", "classes"))
+    return {"xs": r.standard_normal((t, n, i), dtype=np.float32), "labels": _labels(r, k, n),
+            "w_ih": _uniform(r, h, (h, i)), "b_ih": _uniform(r, h, h),
+            "w_hh": _uniform(r, h, (h, h)), "b_hh": _uniform(r, h, h),
+            "fc_w": _uniform(r, h, (k, h)), "fc_b": _uniform(r, h, k)}
+
+
+def _rnn_build(lib, arrays: dict, sizes: dict):
+    """A vanilla tanh RNN unrolled by hand, each step what nn.RNNCell computes."""
+    F = lib.nn.functional
+    xs = [lib.tensor(a) for a in arrays["xs"]]  # the sequence, one (batch, input) tensor per time step
+    labels = lib.tensor(arrays["labels"])
+    h0 = lib.zeros(sizes["batch"], sizes["hidden"])
+
+    def forward(p):
+        w_ih, w_hh, b_ih, b_hh = p["w_ih"].t(), p["w_hh"].t(), p["b_ih"], p["b_hh"]
+        h = h0
+        for x in xs:
+            h = lib.tanh(lib.addmm(b_ih, x, w_ih) + lib.addmm(b_hh, h, w_hh))
+        return F.cross_entropy(lib.addmm(p["fc_b"], h, p["fc_w"].t()), labels)
+
+    return _trainer(lib, arrays, forward)
+
+
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("W1", "two (16,) leaves, chain of 64 elementwise ops, sum, backward", "us/op",
              _chain_data, _chain_build, {"numel": 16, "n_ops": 64}, {"numel": 4, "n_ops": 13}),
     Workload("W2", "MLP 784-512-256-10 ReLU, batch 128, cross-entropy, SGD step", "ms/iter",
              _mlp_data, _mlp_build, {"dims": (784, 512, 256, 10), "batch": 128},
              {"dims": (12, 8, 6, 5), "batch": 7}),
+    Workload("W3", "CNN conv(1>8)-pool-conv(8>16)-pool-linear, batch 32 of 28x28, cross-entropy, SGD step",
+             "ms/iter", _cnn_data, _cnn_build, {"batch": 32, "hw": 28, "channels": (1, 8, 16), "classes": 10},
+             {"batch": 3, "hw": 8, "channels": (2, 3, 4), "classes": 5}),
+    Workload("W4", "tanh RNN 32>128 unrolled 64 steps, batch 16, linear 128>10, cross-entropy, SGD step",
+             "ms/iter", _rnn_data, _rnn_build, {"steps": 64, "batch": 16, "input": 32, "hidden": 128, "classes": 10},
+             {"steps": 5, "batch": 3, "input": 4, "hidden": 6, "classes": 5}),
     Workload("W5", "(1024x1024) @ (1024x1024) @ (1024x1024), sum, backward", "ms/iter",
              _matmul_data, _matmul_build, {"n": 1024}, {"n": 9}),
     Workload("G1", "chain of N elementwise ops on a (1,) tensor, backward", "ms/iter",

@@ -13,6 +13,7 @@ import ember
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from bench.floor import BUILDERS  # noqa: E402
+from bench.run_one import PEER_PACKAGES  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 
 
@@ -39,24 +40,65 @@ def test_workload_matches_torch(name):
         assert np.any(v != 0), f"{name}: zero gradient for {k}"
 
 
-def test_inputs_are_untouched_and_float32():
+TRAINING = ("W2", "W3", "W4")
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_inputs_are_untouched_and_float32(name):
     """Builders copy their inputs: a training step in one library cannot change another's start."""
-    w = WORKLOADS["W2"]
+    w = WORKLOADS[name]
     arrays = w.data(w.tiny)
     before = {k: v.copy() for k, v in arrays.items()}
-    for build, args in ((w.build, (ember, arrays, w.tiny)), (BUILDERS["W2"], (arrays, w.tiny))):
+    for build, args in ((w.build, (ember, arrays, w.tiny)), (BUILDERS[name], (arrays, w.tiny))):
         build(*args)[0]()
     for k, v in arrays.items():
-        assert v.dtype == np.float32
+        assert v.dtype == (np.int64 if k == "labels" else np.float32), k
         np.testing.assert_array_equal(v, before[k])
 
 
-def test_sgd_step_moves_params_like_torch():
-    w = WORKLOADS["W2"]
+@pytest.mark.parametrize("name", TRAINING)
+def test_sgd_step_moves_params_like_torch(name):
+    w = WORKLOADS[name]
     arrays = w.data(w.tiny)
     losses = {}
     for lib in (torch, ember):
         step, _ = w.build(lib, arrays, w.tiny)
         losses[lib.__name__] = [step().item() for _ in range(3)]
+    losses["floor"] = [float(BUILDERS[name](arrays, w.tiny)[0]())]
     np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-5)
+    np.testing.assert_allclose(losses["floor"], losses["torch"][:1], rtol=1e-5)
     assert losses["torch"][2] < losses["torch"][0]
+
+
+def test_floor_pool_routes_ties_to_the_first_cell_like_torch():
+    """W3's floor pools by hand: a window of equal positive values sends its gradient where torch does."""
+    from bench.floor import _relu_pool, _relu_pool_backward
+
+    y = np.array([[[[2, 2, 0, -1], [2, 1, -1, -3], [0, 5, 4, 4], [5, 5, 4, 4]]]], dtype=np.float32)
+    out, saved = _relu_pool(y)
+    g = np.arange(1, 5, dtype=np.float32).reshape(out.shape)
+    yt = torch.tensor(y, requires_grad=True)
+    ref = torch.nn.functional.max_pool2d(torch.relu(yt), 2)
+    ref.backward(torch.tensor(g))
+    np.testing.assert_array_equal(out, ref.detach().numpy())
+    np.testing.assert_array_equal(_relu_pool_backward(g, saved), yt.grad.numpy())
+
+
+@pytest.mark.parametrize("peer", ("autograd", "mygrad"))
+@pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5"))
+def test_peer_matches_torch(peer, name):
+    """The peers (installed by the bench extra, not by the test extra) compute the same workload."""
+    for module in PEER_PACKAGES[peer]:
+        pytest.importorskip(module)
+    from importlib import import_module
+
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    t_loss, t_grads = _one_step(w.build, torch, arrays, w.tiny)
+    p_loss, p_grads = _one_step(import_module(f"bench.peer_{peer}").BUILDERS[name], arrays, w.tiny)
+    np.testing.assert_allclose(p_loss, t_loss, rtol=1e-5, atol=1e-6)
+    assert set(p_grads) == set(t_grads)
+    for k, ref in t_grads.items():
+        got = np.asarray(p_grads[k])
+        assert got.dtype == np.float32 and got.shape == ref.shape, k
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-6, err_msg=f"{peer} {name} grad of {k}")
