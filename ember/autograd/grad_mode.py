@@ -14,6 +14,8 @@ class _Mode(threading.local):
     # Class attributes are the defaults every new thread starts from.
     grad_enabled = True
     inference = False
+    # innermost forward-AD / vmap level (see ember/autograd/_interpose.py); None in ordinary code
+    interpose = None
 
 
 _mode = _Mode()

@@ -88,6 +88,8 @@ class Op(G.Node):
     @classmethod
     def apply(cls, *args):
         """Run the op on Tensors / Python values, recording a node when a graph is needed."""
+        if _mode.interpose is not None:  # a forward-AD or vmap level sees the op first
+            return _mode.interpose.process(cls, args)
         if _mode.grad_enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:

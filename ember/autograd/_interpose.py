@@ -1,0 +1,53 @@
+"""Levels that intercept every op application: forward-mode AD (dual levels) and vmap.
+
+# NOTE [interposition]
+``Op.apply`` (and ``Function.apply``) first look at ``_mode.interpose``: ``None`` in ordinary code (one
+attribute read on the hot path). A transform pushes a ``Level`` whose ``process(cls, args)`` sees the op
+class and its arguments before anything runs. A level usually rewrites the arguments (vmap: logical to
+physical batched tensors) or adds to the result (forward AD: output tangents) and calls ``call_below``,
+which runs the op with the next level down active (so levels nest: ``vmap(jvp(f))``), ending in the
+ordinary dispatch that records the reverse-mode graph. Levels are thread-local, as grad modes are.
+"""
+from __future__ import annotations
+
+from .grad_mode import _mode
+
+__all__ = ["Level", "push", "pop", "call_below", "current"]
+
+
+class Level:
+    """One interposed transform level; subclasses override ``process``."""
+
+    __slots__ = ("below", "__weakref__")
+
+    def process(self, cls, args: tuple):
+        return call_below(self, cls, args)
+
+
+def current() -> Level | None:
+    """The innermost active level, or None."""
+    return _mode.interpose
+
+
+def push(level: Level) -> Level:
+    """Make ``level`` the innermost level of this thread."""
+    level.below = _mode.interpose
+    _mode.interpose = level
+    return level
+
+
+def pop(level: Level) -> None:
+    """Remove ``level``, which must be the innermost."""
+    if _mode.interpose is not level:
+        raise RuntimeError("transform levels must be exited in the reverse order they were entered")
+    _mode.interpose = level.below
+
+
+def call_below(level: Level, cls, args: tuple):
+    """Apply ``cls`` to ``args`` with the levels under ``level`` active (ordinary dispatch at the bottom)."""
+    saved = _mode.interpose
+    _mode.interpose = level.below
+    try:
+        return cls.apply(*args)
+    finally:
+        _mode.interpose = saved
