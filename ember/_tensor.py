@@ -1451,6 +1451,7 @@ def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
     return _to_dtype(t, dtype)
 
 
+_graph._wrap = _wrap
 _graph._wrap_plain = _wrap_any
 _graph._rewrap = _rewrap
 

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import itertools
 import threading
+from sys import getrefcount
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
+import numpy as _np
+
 from .grad_mode import _mode
+
+_nd = _np.ndarray
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "RemovableHandle", "get_gradient_edge", "GradientEdge"]
@@ -197,9 +202,15 @@ class AccumulateGrad(Node):
         with self._lock:
             old = var._grad
             if old is None:
-                # A copy, never the incoming tensor: one gradient may reach several leaves (x1 + x2).
-                # Under create_graph the copy keeps the gradient's graph.
-                var._grad = new.clone() if _mode.grad_enabled else _fresh_grad(new)
+                # Under create_graph a clone keeps the gradient's graph. Without it, the incoming array
+                # becomes .grad when nothing else can see it (see _sole_owner); otherwise a copy: one
+                # gradient may reach several leaves (x1 + x2) or be held by a hook or the caller.
+                if _mode.grad_enabled:
+                    var._grad = new.clone()
+                elif _sole_owner(grads):
+                    var._grad = _wrap(new._data, new._dtype)
+                else:
+                    var._grad = _fresh_grad(new)
             elif _mode.grad_enabled:
                 var._grad = old + new
             else:
@@ -218,9 +229,50 @@ class AccumulateGrad(Node):
 
 def _fresh_grad(new):
     """A detached gradient that owns its memory (its array may be shared with other grads)."""
-    from .._tensor import _wrap  # noqa: PLC0415 - import cycle; first accumulation only
-
     return _wrap(new._data.copy(), new._dtype)
+
+
+# NOTE [stolen gradients]: copying each leaf's first gradient costs a full pass over every parameter
+# per step, and for large parameters the allocation churn of the copy makes glibc return memory to the
+# OS and fault it back in (W2: 1,600 page faults and ~40% of a step). As torch (whose AccumulateGrad
+# steals a gradient whose use_count is 1), the incoming array becomes ``.grad`` when nothing outside
+# this call can see it: the engine's buffer list holds the only reference to the gradient tensor (the
+# engine drops its own stale references before running the next node), that tensor holds the only
+# reference to its array, and the array owns its memory, is writable and C-contiguous (as a copy would
+# be). Any other holder (the caller of backward(gradient=...), a hook that kept the gradient, a second
+# leaf receiving the same tensor, a view of the array) raises a count, and the gradient is copied.
+# The counts are calibrated once on this interpreter by the same function, so they do not depend on
+# how a Python version counts references on its evaluation stack.
+def _ref_counts(grads) -> tuple:
+    t = grads[0]
+    return getrefcount(t), getrefcount(t._data)
+
+
+def _calibrate() -> tuple:
+    class Probe:
+        __slots__ = ("_data",)
+
+    new = Probe()  # as in AccumulateGrad._apply: the list and one local name hold the gradient
+    new._data = _np.empty(1, _np.float32)
+    grads = [new]
+    return _ref_counts(grads)
+
+
+_OWNED_COUNTS = _calibrate()
+
+
+def _sole_owner(grads) -> bool:
+    """Whether ``grads[0]`` (also bound to one local name of the caller) and its array are seen by nobody
+    else, so that its array may become a leaf's ``.grad`` without a copy (NOTE [stolen gradients])."""
+    t = grads[0]
+    arr = t._data
+    if type(arr) is not _nd or arr.base is not None:
+        return False
+    flags = arr.flags
+    if not (flags.c_contiguous and flags.writeable):
+        return False
+    del t, arr, flags  # the flags object refers to the array too
+    return _ref_counts(grads) == _OWNED_COUNTS
 
 
 class SavedTensor:
@@ -424,5 +476,6 @@ def get_gradient_edge(tensor) -> GradientEdge:
 
 
 # Bound at the end of ember._tensor (import cycle).
+_wrap = None
 _wrap_plain = None
 _rewrap = None
