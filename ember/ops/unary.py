@@ -50,6 +50,23 @@ class Relu(Op):
         return ThresholdBackward.apply(grad, result)
 
 
+# same-size unsigned integer of each float width: the bits of a float masked to all-zero are +0.0
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _keep_where_positive(grad: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``where(result > 0, grad, 0)``, bit for bit (inf and nan masked to +0.0), as an AND with a mask
+    of all-one bits: NumPy's where branches on each element, ~5x slower on an unpredictable mask."""
+    u = _BITS.get(grad.dtype.itemsize)
+    if u is None or grad.dtype.kind != "f" or grad.shape != result.shape:
+        return np.where(result > 0, grad, grad.dtype.type(0))
+    out = np.empty(grad.shape, grad.dtype)
+    bits = out.view(u)
+    np.subtract(u(0), np.greater(result, 0), out=bits, dtype=u)  # True -> 0 - 1 = all ones
+    np.bitwise_and(bits, grad.view(u), out=bits)
+    return out
+
+
 class ThresholdBackward(Op):
     """relu's gradient where(result > 0, grad, 0) as an op of (grad, result), so that it stays in the
     graph of x as torch's does: d/dgrad = the same mask, d/dresult = 0"""
@@ -59,7 +76,7 @@ class ThresholdBackward(Op):
 
     @staticmethod
     def forward(ctx, grad, result):
-        return np.where(result > 0, grad, grad.dtype.type(0))
+        return _keep_where_positive(grad, result)
 
     def backward(ctx, gg):
         (result,) = ctx.saved_tensors

@@ -50,3 +50,33 @@ def test_fused_equals_composed_formula(name) -> None:
         composed = g * (1 - r * r) if name == "tanh" else g * (r * (1 - r))
         assert fused.dtype == composed.dtype
         np.testing.assert_array_equal(fused.numpy(), composed.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 5)])
+def test_relu_mask_equals_where_bit_for_bit(dtype, shape) -> None:
+    """ThresholdBackward's bit-mask kernel is ``where(result > 0, grad, 0)``: inf/nan grads masked to +0.0,
+    kept -0.0 and nan as they are, on contiguous and strided inputs."""
+    from ember.ops.unary import _keep_where_positive
+
+    rng = np.random.default_rng(4)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0], dtype)
+    r = rng.choice(special, (2,) + shape).astype(dtype)
+    g = rng.choice(special, (2,) + shape).astype(dtype)
+    for gg, rr in ((g[0], r[0]), (g[1], r[1]), (g[0].T, r[1].T), (np.flip(g[0]), np.flip(r[1]))):
+        got = _keep_where_positive(gg, rr)
+        want = np.where(rr > 0, gg, dtype(0))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+
+
+def test_relu_gradient_with_special_values_matches_torch() -> None:
+    x = np.array([-1.0, 0.0, 2.0, 3.0, -0.0, 5.0], np.float32)
+    for g in (np.array([np.inf, np.nan, -np.inf, np.nan, 1.0, -0.0], np.float32),):
+        out = {}
+        for lib in (ember, torch):
+            t = lib.tensor(x, requires_grad=True)
+            t.relu().backward(lib.tensor(g))
+            out[lib] = t.grad
+        assert_close(out[ember], out[torch])
+        np.testing.assert_array_equal(np.signbit(out[ember].numpy()), np.signbit(out[torch].numpy()))
