@@ -31,13 +31,15 @@ import numpy as np
 
 from .._tensor import Tensor, Size, _wrap
 from . import anomaly_mode as _anomaly
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, _ref_counts
 from .grad_mode import _mode
 
 __all__ = ["run_backward"]
 
 _nd = np.ndarray
 _asarray = np.asarray
+_np_sum = np.sum
+_np_add = np.add
 
 
 def _root_edge(t: Tensor):
@@ -131,7 +133,7 @@ def _validate(fn, grads, edges):
             if not _expandable(shape, g._data.shape):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                                    f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
-            g = g.sum_to_size(shape)
+            g = g.sum_to_size(shape) if _mode.grad_enabled else _sum_to_arr(g, shape)
         if g._dtype is not dt:
             g = g.to(dt)
         if out is grads:
@@ -140,20 +142,62 @@ def _validate(fn, grads, edges):
     return out
 
 
+def _sum_to_arr(g: Tensor, shape) -> Tensor:
+    """``g.sum_to_size(shape)`` on arrays, for create_graph=False: the same NumPy sum ``Sum`` computes."""
+    arr = g._data
+    lead = arr.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and arr.shape[lead + i] != 1)
+    if len(dims) == lead:  # only leading dims (a bias): the sum has the shape and owns its memory
+        out = _np_sum(arr, axis=dims)
+    else:
+        out = _np_sum(arr, axis=dims, keepdims=True).reshape(shape)
+    if type(out) is not _nd:
+        out = _asarray(out, arr.dtype)
+    return _wrap(out, g._dtype)
+
+
 def _sum_grads(old, g):
     """``old + g`` for two gradients of one input without a graph (create_graph=False).
 
     Both already have the input's shape and dtype, so NumPy's sum is exactly what ``Add`` computes;
-    anything else (a hook's odd result) goes through the op."""
+    anything else (a hook's odd result) goes through the op. When nothing but the engine's buffer sees
+    ``old`` (NOTE [stolen gradients]: the same reference counts), the sum is written into its array."""
     if type(old) is Tensor and type(g) is Tensor and old._dtype is g._dtype:
         a = old._data
         b = g._data
         if a.shape == b.shape:
+            if a.base is None and type(a) is _nd and a.flags.writeable and a.ndim:
+                del a
+                if _ref_counts((old,)) == _BUFFER_COUNTS:
+                    a = old._data
+                    _np_add(a, b, out=a)
+                    return old
+                a = old._data
             out = a + b
             if type(out) is not _nd:  # 0-d arrays sum to NumPy scalars
                 out = _asarray(out, a.dtype)
             return _wrap(out, old._dtype)
     return old + g
+
+
+def _calibrate_buffer_counts() -> tuple:
+    """The reference counts ``_sum_grads`` sees for a gradient that only the engine's buffer holds: the
+    buffer list, the loop's ``old`` and ``_sum_grads``'s parameter (as NOTE [stolen gradients])."""
+    class Probe:
+        __slots__ = ("_data",)
+
+    def sum_grads(old):  # stands for _sum_grads
+        return _ref_counts((old,))
+
+    t = Probe()
+    t._data = np.empty(1, np.float32)
+    buf = [t]
+    del t
+    old = buf[0]
+    return sum_grads(old)
+
+
+_BUFFER_COUNTS = _calibrate_buffer_counts()
 
 
 def _expandable(shape, to) -> bool:
@@ -302,7 +346,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                     _validate(fn, result, edges)  # raises
                 if h is not None and h.post:
                     if edges:
-                        result = _validate(fn, result, edges)
+                        # as torch, hooks see None for an input that needs no gradient (a constant)
+                        result = [None if e[0] is None else g for e, g in zip(edges, _validate(fn, result, edges))]
                     for hook in list(h.post.values()):
                         r = hook(tuple(result), tuple(grads))
                         if r is not None:

@@ -99,3 +99,42 @@ def test_backward_frees_intermediates() -> None:
     loss.backward()
     del loss
     assert ref() is None  # no reference cycles: freed without the collector
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((5, 3), (3,)), ((2, 5, 3), (5, 1)), ((4, 1, 3), (2, 1)), ((3,), ()),
+                                    ((2, 3), (1, 3)), ((0, 3), (3,)), ((2, 0), (1, 1))])
+def test_broadcast_reduction_on_arrays_equals_sum_to_size(dtype, shapes) -> None:
+    """create_graph=False sums broadcast gradients on arrays; create_graph=True with the ``sum_to_size``
+    op: the same bits, dtype and shape, and torch's values."""
+    rng = np.random.default_rng(5)
+    a, b = (rng.uniform(-1, 1, s).astype(dtype) for s in shapes)
+    fn = lambda lib, x, y: (x * y).tanh() * 3.0 + y  # noqa: E731 - y broadcasts in two ops
+    grads = []
+    for create_graph in (False, True):
+        x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+        out = fn(ember, x, y)
+        gx, gy = ember.autograd.grad(out, (x, y), ember.ones_like(out), create_graph=create_graph)
+        assert gy.shape == y.shape and gy.dtype == y.dtype and type(gy._data) is np.ndarray
+        grads.append((gx.detach().numpy(), gy.detach().numpy()))
+    for p, q in zip(*grads):
+        assert p.tobytes() == q.tobytes()
+    check(fn, a, b, gradgrad=False)
+
+
+def test_second_gradient_of_an_input_is_added_in_place() -> None:
+    """Five gradients of one weight: the buffer the engine alone holds is summed into (no new arrays)."""
+    w = ember.tensor(np.ones((3, 3), np.float32), requires_grad=True)
+    h = ember.tensor(np.ones((2, 3), np.float32))
+    seen = []
+    for _ in range(5):
+        h = (h @ w).tanh()
+    from ember.autograd import engine as E
+
+    orig = E._np_add
+    E._np_add = lambda a, b, out=None: seen.append(out is a) or orig(a, b, out=out)
+    try:
+        (h * h).sum().backward()
+    finally:
+        E._np_add = orig
+    assert seen == [True] * 4

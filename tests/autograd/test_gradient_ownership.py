@@ -1,7 +1,8 @@
-"""AccumulateGrad: a leaf's first gradient becomes ``.grad`` without a copy only when nothing else can
-see it (NOTE [stolen gradients]). Each scenario runs in ember and torch, then writes in place into
-every tensor the program can still reach (leaf grads, gradients kept by hooks, the caller's gradient,
-retained grads) and compares everything: an alias that torch does not have shows up as a difference."""
+"""Gradients the engine reuses: a leaf's first gradient becomes ``.grad`` without a copy, and a second
+gradient of one input is added into the first one's array, only when nothing else can see it (NOTE
+[stolen gradients]). Each scenario runs in ember and torch, then writes in place into every tensor
+the program can still reach (leaf grads, gradients kept by hooks, the caller's gradient, retained
+and captured grads) and compares everything: an alias that torch does not have shows up as a difference."""
 from __future__ import annotations
 
 import numpy as np
@@ -81,7 +82,52 @@ def _broadcast_gradient(lib):
     return [a.grad]
 
 
-SCENARIOS = [_sum_of_leaves, _leaf_root, _hook_keeps_gradient, _intermediate_hook_keeps_gradient,
+# In the next three, z = y + 0 is made after y * 3, so its node runs first: z's gradient, passed on
+# unchanged by Add, is the first one in y's buffer, and y * 3's gradient is added to it.
+def _kept_gradient_summed_later(lib):
+    a = _leaf(lib, A)
+    y = a.exp()
+    t = (y * 3.0).sum()
+    z = y + 0.0
+    kept = []
+    z.register_hook(kept.append)
+    (t + (z * z).sum()).backward()
+    return [a.grad, kept[0]]
+
+
+def _node_hook_keeps_gradients(lib):
+    a = _leaf(lib, A)
+    y = a.exp()
+    t = (y * 3.0).sum() + (y * y).sum()
+    z = y + 0.0
+    kept = []
+    z.grad_fn.register_hook(lambda grad_inputs, grad_outputs: kept.extend(grad_inputs + grad_outputs) or None)
+    (t + (z * z).sum()).backward()
+    return [a.grad] + [g for g in kept if g is not None]
+
+
+def _captured_gradient_summed_later(lib):
+    a = _leaf(lib, A)
+    y = a.exp()
+    t = (y * 3.0).sum()
+    z = y + 0.0
+    gz, gy, ga = lib.autograd.grad(t + (z * z).sum(), (z, y, a))
+    return [gz, gy, ga]
+
+
+def _many_uses_of_a_weight(lib):
+    w = _leaf(lib, W)
+    h = lib.tensor(A)
+    kept = []
+    for k in range(5):  # five gradients of w summed in its buffer
+        h = (h @ w)[:, :3].tanh()
+        h.register_hook(kept.append)
+    (h * h).sum().backward()
+    return [w.grad] + kept
+
+
+SCENARIOS = [_kept_gradient_summed_later, _node_hook_keeps_gradients, _captured_gradient_summed_later,
+             _many_uses_of_a_weight, _sum_of_leaves, _leaf_root, _hook_keeps_gradient, _intermediate_hook_keeps_gradient,
              _retained_intermediate, _matmul_weight, _transposed_weight, _broadcast_gradient]
 
 
