@@ -209,21 +209,17 @@ def inner(input, other):
 
 # ------------------------------------------------------------------ beta * self + alpha * product
 def _beta_alpha(self, prod, beta, alpha):
-    if beta == 0:
-        out = np.broadcast_to(np.zeros((), prod.dtype), prod.shape).copy()
-    else:
-        try:
-            np.broadcast_shapes(self.shape, prod.shape)
-            if np.broadcast_shapes(self.shape, prod.shape) != prod.shape:
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(_expand_msg(self.shape, prod.shape)) from None
-        out = self * beta if beta != 1 else self.astype(prod.dtype, copy=True)
-        out = np.broadcast_to(out, prod.shape).astype(prod.dtype, copy=True)
+    """beta * self + alpha * prod, written into ``prod`` (a fresh product of the same dtype); self is
+    ignored when beta is 0 (nan included, as torch)."""
     if alpha != 1:
-        prod = prod * alpha
-    out += prod
-    return out
+        np.multiply(prod, alpha, out=prod)
+    if beta == 0:
+        return prod
+    try:
+        np.add(prod, self if beta == 1 else self * beta, out=prod)  # the sum torch computes (+ commutes)
+    except ValueError:  # self does not broadcast to the product's shape
+        raise RuntimeError(_expand_msg(self.shape, prod.shape)) from None
+    return prod
 
 
 def _expand_msg(have, want) -> str:
