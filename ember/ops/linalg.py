@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op, silent
+from .._tensor import _wrap
 from ..autograd.grad_mode import _mode
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
@@ -90,10 +91,7 @@ class Matmul(Op):
             if n1[0] is not None:
                 gb = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
         else:
-            if n0[0] is not None:
-                ga = grad @ b.mT
-            if n1[0] is not None:
-                gb = a.mT @ grad
+            return _mm_grads(grad, a, b, n0[0] is not None, n1[0] is not None)
         return ga, gb
 
 
@@ -232,21 +230,36 @@ def _expand_msg(have, want) -> str:
     return f"expand: cannot expand {list(have)} to {list(want)}"
 
 
-def _mm_grads(g, a, b):
-    return g @ b.mT, a.mT @ g
+# Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
+def _mm_grads(g, a, b, need_a, need_b):
+    if not _mode.grad_enabled and a.ndim == 2 and b.ndim == 2:
+        return _mm_grads_raw(g, a, b, need_a, need_b)
+    return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
 
-def _mv_grads(g, a, v):
-    return g.unsqueeze(-1) * v, a.mT @ g
+def _mm_grads_raw(g, a, b, need_a, need_b):
+    """``_mm_grads`` of 2-d factors without a graph (create_graph=False): the same NumPy products the
+    ops compute, without the transpose and product dispatches (tests/ops/test_raw_backward.py)."""
+    ga = gb = None
+    dt = g._dtype
+    if need_a:
+        ga = _wrap(_matmul(g._data, b._data.T), dt)
+    if need_b:
+        gb = _wrap(_matmul(a._data.T, g._data), dt)
+    return ga, gb
 
 
-def _r_grads(g, u, v):
-    return g @ v, g.mT @ u
+def _mv_grads(g, a, v, need_a, need_b):
+    return g.unsqueeze(-1) * v if need_a else None, a.mT @ g if need_b else None
 
 
-def _addbmm_grads(g, a, b):
+def _r_grads(g, u, v, need_a, need_b):
+    return g @ v if need_a else None, g.mT @ u if need_b else None
+
+
+def _addbmm_grads(g, a, b, need_a, need_b):
     g = g.unsqueeze(0)
-    return g @ b.mT, a.mT @ g
+    return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
 
 def _checked_mm(a, b, name):
@@ -315,13 +328,14 @@ def _make_add_product(name: str, prod, grads) -> type:
             return _beta_alpha(self, prod(m1, m2), beta, alpha)
 
         def backward(ctx, grad):
-            m1, m2 = ctx.saved_tensors
             n = ctx._next
-            gs = grad * ctx.beta if n[0][0] is not None else None
-            if n[1][0] is None and n[2][0] is None:
+            # as torch, a beta of 1 passes the gradient itself on
+            gs = None if n[0][0] is None else grad if ctx.beta == 1 else grad * ctx.beta
+            need1, need2 = n[1][0] is not None, n[2][0] is not None
+            if not (need1 or need2):
                 return gs, None, None
-            g1, g2 = grads(grad if ctx.alpha == 1 else grad * ctx.alpha, m1, m2)
-            return gs, g1 if n[1][0] is not None else None, g2 if n[2][0] is not None else None
+            m1, m2 = ctx.saved_tensors
+            return (gs,) + grads(grad if ctx.alpha == 1 else grad * ctx.alpha, m1, m2, need1, need2)
 
     return AddProduct
 
