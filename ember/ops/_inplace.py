@@ -69,6 +69,10 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
                                     or (bool(kwargs) and _others_need_grad(kwargs.values())))
     if not graph:
+        if len(args) == 1 and not kwargs:
+            uf = _IN_PLACE_UFUNCS.get(fn)
+            if uf is not None and _ufunc_in_place(self, uf, args[0]):
+                return self
         out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
         _cast_check(out._dtype, self)
         _shape_check(out, self)
@@ -89,6 +93,33 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _rebase(self, node, out._output_nr if node is not None else 0)
     _rebase_views(self)
     return self
+
+
+# NOTE [in-place without a graph]: ``p -= lr * g`` (an optimizer step) computes straight into ``p``'s
+# array when no graph is recorded, as NumPy's ``-=`` does, instead of a new array copied back: the
+# same ufunc on the same dtype gives the same bits. Only floating ``self`` with an operand of its own
+# dtype or a Python number (a weak scalar either way); anything else, or an operand that does not
+# broadcast to ``self``, takes the general path (promotion, torch's errors).
+_IN_PLACE_UFUNCS: dict = {}  # arithmetic function (add, sub, mul) -> its silent ufunc; filled by ops.arithmetic
+
+
+def _ufunc_in_place(self: Tensor, uf, other) -> bool:
+    arr = self._data
+    if type(arr) is not np.ndarray or arr.dtype.kind != "f" or not arr.flags.writeable:
+        return False
+    t = type(other)
+    if t is float or t is int:
+        o = other
+    elif isinstance(other, Tensor) and other._data.dtype == arr.dtype:
+        o = other._data
+    else:
+        return False
+    try:
+        uf(arr, o, arr)
+    except ValueError:  # does not broadcast to self: the general path raises torch's error
+        return False
+    self._bump()
+    return True
 
 
 def _shape_check(out: Tensor, self: Tensor) -> None:

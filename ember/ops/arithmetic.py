@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op, silent
+from . import _inplace as _IP
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
@@ -406,5 +407,8 @@ def _out(result, out):
 
     return copy_out(out, result)
 
+
+# NOTE [in-place without a graph] (ops/_inplace.py)
+_IP._IN_PLACE_UFUNCS.update({add: silent(np.add), sub: silent(np.subtract), mul: silent(np.multiply)})
 
 from .linalg import matmul, mm  # noqa: E402  (re-export; linalg imports nothing from here)
