@@ -56,9 +56,16 @@ def _max_pool_fast(xp, k, s, d, out):
             np.maximum(best, v, out=best)
     if best.dtype.kind == "f" and np.isnan(best).any():
         return None
-    arg = np.full(best.shape, len(views) - 1, np.intp)
-    for t in range(len(views) - 2, -1, -1):
-        np.copyto(arg, t, where=views[t] == best)
+    # first offset holding the max, without branches: arg = n0 * (1 + n1 * (1 + ... * (1 + n[K-2]))) where
+    # n_t = (views[t] != best) is 0 at the first hit and every term after it vanishes
+    kk = len(views)
+    if kk == 1:
+        return best, np.zeros(best.shape, np.uint8)
+    it = np.uint8 if kk <= 255 else np.intp
+    arg = np.not_equal(views[kk - 2], best).astype(it)
+    for t in range(kk - 3, -1, -1):
+        arg += 1
+        arg *= np.not_equal(views[t], best)
     return best, arg
 
 
@@ -89,7 +96,9 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     # flat index = window origin + the offset of the chosen kernel position
     origin = (np.arange(out[0]) * s[0] - p[0])[:, None] * w + (np.arange(out[1]) * s[1] - p[1])
     offset = (np.arange(k[0]) * d[0] * w)[:, None] + np.arange(k[1]) * d[1]
-    return best, origin + offset.ravel()[arg]
+    flat = np.take(offset.ravel(), arg)  # (np.take: faster than fancy indexing with a small table)
+    flat += origin
+    return best, flat
 
 
 class MaxPool2DWithIndices(Op):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from oracle import torch, ember, same_error, check
+from oracle import torch, ember, same_error, check, assert_close
 
 MODULES = [
     ("MaxPool2d", (2,), {}, (2, 3, 8, 7)),
@@ -97,6 +97,23 @@ def test_pool2d_random_geometry(data):
     x = np.random.default_rng(data.draw(st.integers(0, 99))).standard_normal((2, 2, *hw)).astype(np.float32)
     check(lambda lib, t: lib.nn.functional.max_pool2d(t, k, s, p, d, ceil, True), x)
     check(lambda lib, t: lib.nn.functional.avg_pool2d(t, k, s, p, ceil, cip), x)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_max_pool_random_ties_pick_torchs_index(data):
+    """Values from {0, 1, 2} (ties in most windows), random geometry and dtypes: torch's first-hit indices."""
+    k = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)))
+    s = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    p = (data.draw(st.integers(0, k[0] // 2)), data.draw(st.integers(0, k[1] // 2)))
+    d = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int64]))
+    hw = (data.draw(st.integers(d[0] * (k[0] - 1) + 1, 9)), data.draw(st.integers(d[1] * (k[1] - 1) + 1, 9)))
+    x = np.random.default_rng(data.draw(st.integers(0, 99))).integers(0, 3, (2, 3, *hw)).astype(dtype)
+    ceil = data.draw(st.booleans())
+    got = {lib: lib.nn.functional.max_pool2d(lib.tensor(x), k, s, p, d, ceil, True) for lib in (ember, torch)}
+    for a, b in zip(got[ember], got[torch]):
+        assert_close(a, b)
 
 
 @settings(max_examples=20, deadline=None)
