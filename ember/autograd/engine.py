@@ -391,7 +391,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                         pending = nxt
                     else:
                         heappush(heap, (-nxt._seq, id(nxt), nxt))
-            g = result = None  # no stale references: a leaf may take a gradient no one else holds (NOTE [stolen gradients])
+            g = result = None  # no stale references: a leaf may take an unshared gradient (NOTE [stolen gradients])
             if pending is not None and heap:  # the heap decides when other nodes are ready too
                 heappush(heap, (-pending._seq, id(pending), pending))
                 pending = None

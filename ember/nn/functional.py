@@ -603,15 +603,19 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     _check_reduction(reduction)
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
-    tt = np.where(valid, t, 0).astype(np.int64)
+    every = bool(valid.all())  # the common case: no target is ignored
+    tt = t.astype(np.int64) if every else np.where(valid, t, 0).astype(np.int64)  # a copy: later changes of t stay out
     w = valid.astype(input._data.dtype)
     if weight is not None:
         w = w * weight._data[tt]
     if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = w / w.sum()
+        if every and weight is None and w.size:
+            w /= w.sum()  # (a positive count: nothing to silence)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                w = w / w.sum()
     if input.dim() <= 2:
-        return _N.NllLoss.apply(input, np.expand_dims(tt, 1 if input.dim() > 1 else 0), w, reduction)
+        return _N.NllLoss.apply(input, tt[:, None] if input.dim() > 1 else tt[None], w, reduction)
     if input.dim() == 4:
         return _N.NllLoss2D.apply(input, tt[:, None], w, reduction)
     # other K-dim inputs go through the 4-d kernel as torch's do: (N, C, d1*...*dk, 1), the result viewed back

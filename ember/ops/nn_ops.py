@@ -16,7 +16,8 @@ from ._inplace import _title
 from ..autograd.grad_mode import _mode
 from .elementwise import _erf_f, erf
 from .indexing import where
-from .reduction import _PutAlong
+from .reduction import _PutAlong, Sum as _Sum
+from .arithmetic import _mul, _sub
 from .elementwise import _sigmoid, sigmoid, tanh
 
 __all__ = ["softmax", "log_softmax"]
@@ -88,6 +89,12 @@ def _mish_bwd(g, x):
 
 def _hardswish_bwd(g, x):
     return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+def _raw_ok(grad: Tensor, r: Tensor) -> bool:
+    """Whether a raw-array backward applies: non-0-d arrays of one floating dtype (else the ops' promotion)."""
+    g, a = grad._data, r._data
+    return type(g) is np.ndarray and type(a) is np.ndarray and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
 
 
 def _in_graph_of(grad: Tensor, x: Tensor) -> Tensor:
@@ -200,6 +207,10 @@ class LogSoftmax(Op):
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
+        if not _mode.grad_enabled and _raw_ok(grad, r):
+            # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
+            g = grad._data
+            return _wrap(_sub(g, _mul(np.exp(r._data), _Sum.forward(None, g, ctx.dim, True, None))), grad._dtype)
         return grad - r.exp() * grad.sum(ctx.dim, keepdim=True)
 
 
@@ -296,6 +307,10 @@ class NllLoss(Op):
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0
+        if not _mode.grad_enabled and type(grad._data) is np.ndarray:
+            # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
+            g = np.expand_dims(_mul(grad._data, -ctx.coef.astype(grad._data.dtype)), c)
+            return _wrap(_PutAlong.forward(None, g, ctx.idx, c, ctx.shape, True), grad._dtype)
         g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(c)
         return _in_graph_of(_PutAlong.apply(g, ctx.idx, c, ctx.shape, True), ctx.saved_tensors[0])
 

@@ -127,7 +127,8 @@ def _many_uses_of_a_weight(lib):
 
 
 SCENARIOS = [_kept_gradient_summed_later, _node_hook_keeps_gradients, _captured_gradient_summed_later,
-             _many_uses_of_a_weight, _sum_of_leaves, _leaf_root, _hook_keeps_gradient, _intermediate_hook_keeps_gradient,
+             _many_uses_of_a_weight, _sum_of_leaves, _leaf_root, _hook_keeps_gradient,
+             _intermediate_hook_keeps_gradient,
              _retained_intermediate, _matmul_weight, _transposed_weight, _broadcast_gradient]
 
 

@@ -25,11 +25,40 @@ CASES = {
     "addr": (lambda lib, s, u, v: lib.addr(s, u, v), [(4, 3), (4,), (3,)]),
     "baddbmm": (lambda lib, s, a, b: lib.baddbmm(s, a, b), [(4, 5), (2, 4, 3), (2, 3, 5)]),
     "addbmm": (lambda lib, s, a, b: lib.addbmm(s, a, b), [(4, 5), (2, 4, 3), (2, 3, 5)]),
+    # ("int", shape, classes): a class-index target; ("const", shape): a float input that never requires grad
+    "log_softmax": (lambda lib, x: lib.nn.functional.log_softmax(x, 1), [(4, 5)]),
+    "log_softmax_dim0_3d": (lambda lib, x: lib.nn.functional.log_softmax(x, 0) * 2, [(3, 2, 4)]),
+    "cross_entropy": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), [(6, 5), ("int", (6,), 5)]),
+    "cross_entropy_sum_weight": (lambda lib, x, t, w: lib.nn.functional.cross_entropy(x, t, w, reduction="sum"),
+                                 [(6, 5), ("int", (6,), 5), ("const", (5,))]),
+    "cross_entropy_ignore": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, ignore_index=2),
+                             [(6, 5), ("int", (6,), 5)]),
+    "nll_none_1d": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t, reduction="none"), [(5,), ("int", (), 5)]),
+    "nll_2d_image": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t), [(2, 3, 4, 2), ("int", (2, 4, 2), 3)]),
 }
 
 
+def _array(rng, spec, dtype):
+    if spec and spec[0] == "int":
+        return rng.integers(0, spec[2], spec[1]).astype(np.int64)
+    if spec and spec[0] == "const":
+        return _Const(rng.uniform(0.5, 2, spec[1]).astype(dtype))
+    return rng.uniform(-1, 1, spec).astype(dtype)
+
+
+class _Const(np.ndarray):
+    """A float input that never requires grad (a class weight)."""
+
+    def __new__(cls, a):
+        return np.asarray(a).view(cls)
+
+
+def _free(a) -> bool:
+    return a.dtype.kind == "f" and not isinstance(a, _Const)
+
+
 def _grads(fn, arrays, need, create_graph):
-    ts = [ember.tensor(a, requires_grad=r) for a, r in zip(arrays, need)]
+    ts = [ember.tensor(np.asarray(a), requires_grad=r and _free(a)) for a, r in zip(arrays, need)]
     out = fn(ember, *ts)
     g = ember.tensor(np.random.default_rng(1).uniform(-1, 1, out.shape).astype(out.detach().numpy().dtype))
     wanted = [t for t in ts if t.requires_grad]
@@ -37,13 +66,13 @@ def _grads(fn, arrays, need, create_graph):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_raw_backward_equals_differentiable_formula(name, dtype) -> None:
     fn, shapes = CASES[name]
     rng = np.random.default_rng(0)
-    arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
+    arrays = [_array(rng, s, dtype) for s in shapes]
     for need in itertools.product((False, True), repeat=len(shapes)):
-        if not any(need):
+        if not any(n and _free(a) for n, a in zip(need, arrays)):
             continue
         raw = _grads(fn, arrays, need, create_graph=False)
         diff = _grads(fn, arrays, need, create_graph=True)
@@ -56,4 +85,5 @@ def test_raw_backward_equals_differentiable_formula(name, dtype) -> None:
 def test_cases_match_torch(name) -> None:
     fn, shapes = CASES[name]
     rng = np.random.default_rng(2)
-    check(fn, *[rng.uniform(-1, 1, s).astype(np.float32) for s in shapes], gradgrad=True)
+    arrays = [_array(rng, s, np.float32) for s in shapes]
+    check(fn, *[np.asarray(a) for a in arrays], gradgrad=True, requires_grad=[_free(a) for a in arrays])
