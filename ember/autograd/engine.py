@@ -133,7 +133,8 @@ def _validate(fn, grads, edges):
             if not _expandable(shape, g._data.shape):
                 raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                                    f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
-            g = g.sum_to_size(shape) if _mode.grad_enabled else _sum_to_arr(g, shape)
+            # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
+            g = _sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None else g.sum_to_size(shape)
         if g._dtype is not dt:
             g = g.to(dt)
         if out is grads:
@@ -378,7 +379,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                     old = buf[nr]
                     if old is None:
                         buf[nr] = g
-                    elif create_graph:
+                    elif create_graph or _mode.interpose is not None:  # NOTE [raw backward]
                         buf[nr] = old + g
                     else:
                         buf[nr] = _sum_grads(old, g)

@@ -69,7 +69,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
                                     or (bool(kwargs) and _others_need_grad(kwargs.values())))
     if not graph:
-        if len(args) == 1 and not kwargs:
+        if len(args) == 1 and not kwargs and _mode.interpose is None:  # a vmap / forward-AD level sees every op
             uf = _IN_PLACE_UFUNCS.get(fn)
             if uf is not None and _ufunc_in_place(self, uf, args[0]):
                 return self

@@ -21,6 +21,14 @@ attributes declared in ``__slots__``), saves what ``save`` names, and wraps the 
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
 constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
 Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
+
+# NOTE [raw backward]
+A backward formula is written in ember ops so that create_graph=True differentiates it again. Without a
+graph (grad mode off while the engine runs) and with no forward-AD / vmap level active (``_mode.interpose``
+is None: a level must see every op), a few hot formulas (mm/addmm, log_softmax, nll_loss, the engine's
+broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. Each such
+path is tested bit-equal to its differentiable formula (tests/ops/test_raw_backward.py and
+tests/autograd/test_engine_fast_paths.py).
 """
 from __future__ import annotations
 

@@ -232,7 +232,7 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if not _mode.grad_enabled and a.ndim == 2 and b.ndim == 2:
+    if not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2:  # NOTE [raw backward]
         return _mm_grads_raw(g, a, b, need_a, need_b)
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 

@@ -207,7 +207,7 @@ class LogSoftmax(Op):
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
-        if not _mode.grad_enabled and _raw_ok(grad, r):
+        if not _mode.grad_enabled and _mode.interpose is None and _raw_ok(grad, r):  # NOTE [raw backward]
             # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
             g = grad._data
             return _wrap(_sub(g, _mul(np.exp(r._data), _Sum.forward(None, g, ctx.dim, True, None))), grad._dtype)
@@ -307,7 +307,7 @@ class NllLoss(Op):
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0
-        if not _mode.grad_enabled and type(grad._data) is np.ndarray:
+        if not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray:
             # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
             g = np.expand_dims(_mul(grad._data, -ctx.coef.astype(grad._data.dtype)), c)
             return _wrap(_PutAlong.forward(None, g, ctx.idx, c, ctx.shape, True), grad._dtype)

@@ -87,3 +87,39 @@ def test_cases_match_torch(name) -> None:
     rng = np.random.default_rng(2)
     arrays = [_array(rng, s, np.float32) for s in shapes]
     check(fn, *[np.asarray(a) for a in arrays], gradgrad=True, requires_grad=[_free(a) for a in arrays])
+
+
+def test_levels_see_every_op_of_a_backward() -> None:
+    """Under a forward-AD / vmap level (NOTE [interposition]) no raw-array path runs: the level sees the
+    backward formulas' ops (products, exp of log_softmax's backward, the put of nll_loss's, in-place SGD)."""
+    from ember.autograd import _interpose
+
+    seen = []
+
+    class Spy(_interpose.Level):
+        __slots__ = ()
+
+        def process(self, cls, args):
+            seen.append(cls.__name__)
+            return _interpose.call_below(self, cls, args)
+
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.uniform(-1, 1, (4, 3)).astype(np.float32))
+    w = ember.tensor(rng.uniform(-1, 1, (5, 3)).astype(np.float32), requires_grad=True)
+    b = ember.tensor(rng.uniform(-1, 1, (5,)).astype(np.float32), requires_grad=True)
+    t = ember.tensor(np.array([0, 1, 4, 2]))
+    level = _interpose.push(Spy())
+    try:
+        loss = ember.nn.functional.cross_entropy(ember.addmm(b, x, w.t()), t)
+        seen.clear()
+        loss.backward()
+        backward_ops = set(seen)
+        seen.clear()
+        with ember.no_grad():
+            w -= 0.1 * w.grad
+        sgd_ops = set(seen)
+    finally:
+        _interpose.pop(level)
+    assert {"MmBackward0", "ExpBackward0", "PutAlongDimBackward0"} <= backward_ops
+    assert "SumBackward1" in backward_ops  # the bias gradient's reduction
+    assert "SubBackward0" in sgd_ops
