@@ -154,21 +154,59 @@ def _record(cls, args):
     node._hooks = None
     node._saved = None
     nin = len(args) - cls.nattrs
-    vals = []
-    edges = []
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            vals.append(a._data)
-            if i < nin and a._requires_grad:
-                fn = a._grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
-                continue
+    if nin == 1 and len(args) == 1:  # unary ops: no lists, no loop (the most common recorded call)
+        a = args[0]
+        if a._requires_grad:
+            fn = a._grad_fn
+            node._next = ((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0),)
         else:
-            vals.append(a)
-        if i < nin:
-            edges.append(_NO_EDGE)
-    node._next = tuple(edges)
-    out = cls.forward(node, *vals)
+            node._next = (_NO_EDGE,)
+        out = cls.forward(node, a._data)
+    elif nin == 2 and len(args) <= 3:  # binary ops (and one attribute, as add's alpha): unrolled
+        a = args[0]
+        b = args[1]
+        if isinstance(a, Tensor):
+            va = a._data
+            if a._requires_grad:
+                fn = a._grad_fn
+                ea = (fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0)
+            else:
+                ea = _NO_EDGE
+        else:
+            va = a
+            ea = _NO_EDGE
+        if isinstance(b, Tensor):
+            vb = b._data
+            if b._requires_grad:
+                fn = b._grad_fn
+                eb = (fn, b._output_nr) if fn is not None else (b._grad_accumulator(), 0)
+            else:
+                eb = _NO_EDGE
+        else:
+            vb = b
+            eb = _NO_EDGE
+        node._next = (ea, eb)
+        if len(args) == 2:
+            out = cls.forward(node, va, vb)
+        else:
+            c = args[2]
+            out = cls.forward(node, va, vb, c._data if isinstance(c, Tensor) else c)
+    else:
+        vals = []
+        edges = []
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                vals.append(a._data)
+                if i < nin and a._requires_grad:
+                    fn = a._grad_fn
+                    edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+                    continue
+            else:
+                vals.append(a)
+            if i < nin:
+                edges.append(_NO_EDGE)
+        node._next = tuple(edges)
+        out = cls.forward(node, *vals)
     if type(out) is tuple:
         outs = []
         metas = []
