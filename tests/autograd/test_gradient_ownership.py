@@ -119,7 +119,7 @@ def _many_uses_of_a_weight(lib):
     w = _leaf(lib, W)
     h = lib.tensor(A)
     kept = []
-    for k in range(5):  # five gradients of w summed in its buffer
+    for _ in range(5):  # five gradients of w summed in its buffer
         h = (h @ w)[:, :3].tanh()
         h.register_hook(kept.append)
     (h * h).sum().backward()
