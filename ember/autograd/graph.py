@@ -8,6 +8,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from .grad_mode import _mode
+from . import _provenance
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "RemovableHandle", "get_gradient_edge", "GradientEdge", "summary",
@@ -16,6 +17,7 @@ __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks", "save
 # Later nodes run first among the ready ones (torch's sequence_nr); a global counter is
 # monotonic per thread too, which is all the ordering needs.
 _next_seq = itertools.count().__next__
+_provenance._next_seq = _next_seq
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -102,10 +104,12 @@ class Node:
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
+        _provenance.note_hook(self, fn, "node hook")
         return _add_hook(self._ext().post, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
+        _provenance.note_hook(self, fn, "node prehook")
         return _add_hook(self._ext().pre, fn)
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
