@@ -446,6 +446,8 @@ class Tensor:
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            _prov.note_break(self, "float()")
         return float(self._data.reshape(()))
 
     def __int__(self) -> int:

@@ -70,6 +70,7 @@ def _uses(filename: str, first: int, last: int, name: str | None, assigned: bool
     """Lines in [first, last) of ``filename`` that read ``name`` (or also assign it, with ``assigned``)."""
     if not name:
         return []
+    name = name.split(".")[0]  # a parameter `model.0.weight` is used through `model`
     pat = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
     assign = re.compile(rf"^\s*{re.escape(name)}\s*=(?!=)")
     out = []
@@ -101,10 +102,24 @@ def _block_body(r, name: str | None, assigned: bool = False) -> list:
 
 
 def _caller_name(t) -> str | None:
+    """The caller's name for ``t``: a variable, or ``model.0.weight`` for a parameter of a module variable."""
     f = sys._getframe(2)
     while f is not None and f.f_code.co_filename.startswith(P._PKG_DIR):
         f = f.f_back
-    return P._name_in(f, t) if f is not None else None
+    if f is None:
+        return None
+    name = P._name_in(f, t)
+    if name is not None:
+        return name
+    from ..nn.modules.module import Module  # noqa: PLC0415 - import cycle
+
+    for scope in (f.f_locals, f.f_globals):
+        for k, v in list(scope.items()):
+            if isinstance(v, Module) and not k.startswith("_"):
+                for pname, p in v.named_parameters():
+                    if p is t:
+                        return f"{k}.{pname}"
+    return None
 
 
 def _alive(ref):
@@ -284,6 +299,7 @@ def _reached(tensor, label, roots, rnodes, target) -> Explanation:
         return _structural(tensor, label, path, grad)
     probe = _probe(roots, tensor, path)
     arrived, seen, incoming, formula, final, captured = probe
+    zeroing = []
     for fn in _ordered(path):
         if fn is target:
             continue
@@ -296,10 +312,12 @@ def _reached(tensor, label, roots, rnodes, target) -> Explanation:
             return Explanation("hook", f"a prehook of {nm} (on the way to {label}) replaced its non-zero gradient "
                                "with zero.", label, _hook_sites([fn]), [nm])
         if incoming.get(fn) and formula.get(fn) is False:
-            return _zeroing(fn, label, tensor)
+            zeroing.append(fn)
         if formula.get(fn) and final.get(fn) is False:
             return Explanation("hook", f"a hook of {nm} (registered with register_hook on the node, on the way to "
                                f"{label}) replaced its non-zero gradient with zero.", label, _hook_sites([fn]), [nm])
+    if zeroing and not arrived.get(target):
+        return _zeroing(zeroing, label)
     if arrived.get(target) and not _nonzero(captured):
         return Explanation("hook", f"a hook on {label} itself (register_hook) replaced its non-zero gradient with "
                            "zero (or a zero tensor).", label, _hook_sites([tensor]))
@@ -324,22 +342,24 @@ def _ordered(path) -> list:
     return sorted(path, key=lambda fn: -fn._seq)
 
 
-def _zeroing(fn, label, tensor) -> Explanation:
-    nm = fn.name().rsplit("::", 1)[-1]
-    stem = nm.rstrip("0123456789").removesuffix("Backward")
-    why = next((v for k, v in _ZEROING.items() if stem.startswith(k)), "its backward returned zero for {name}")
-    why = why.format(name=label)
-    sites = []
-    h = fn._hooks
-    tb = h.traceback if h is not None else None
-    if tb:
-        m = re.findall(r'File "([^"]+)", line (\d+)', tb)
+def _zeroing(fns, label) -> Explanation:
+    """Every path to the tensor ends in a node whose backward turned a non-zero gradient into zero."""
+    parts, sites, names = [], [], []
+    for fn in fns:
+        nm = fn.name().rsplit("::", 1)[-1]
+        stem = nm.rstrip("0123456789").removesuffix("Backward")
+        why = next((v for k, v in _ZEROING.items() if stem.startswith(k)), "its backward returned zero for {name}")
+        parts.append(f"at {nm}, {why.format(name=label)}")
+        names.append(nm)
+        h = fn._hooks
+        tb = h.traceback if h is not None else None
+        m = re.findall(r'File "([^"]+)", line (\d+)', tb) if tb else []
         if m:
             sites.append((m[-1][0], int(m[-1][1]), _src(m[-1][0], int(m[-1][1]))))
     where = "" if sites else (" (run the forward under ember.autograd.detect_anomaly() to have the line where "
                               "each node was created)")
     return Explanation("zero_path", f"{label} is reached from the root, but every path multiplies its gradient by "
-                       f"zero: at {nm}, {why}{where}.", label, sites, [nm])
+                       f"zero: {'; '.join(parts)}{where}.", label, sites, names)
 
 
 def _structural(tensor, label, path, grad) -> Explanation:

@@ -79,6 +79,23 @@ SCRIPTS = {
         (v * scale).sum().backward()
         result = explain(w)
     """,
+    "float": """
+        w = torch.randn(1, requires_grad=True)
+        v = torch.randn(3, requires_grad=True)
+        scale = float(w * 2)  # <-
+        (v * scale).sum().backward()
+        result = explain(w)
+    """,
+    "copy_construct": """
+        import warnings
+        warnings.simplefilter("ignore")
+        w = torch.randn(3, requires_grad=True)
+        v = torch.randn(3, requires_grad=True)
+        c = torch.tensor(w)  # <-
+        loss = (c * v).sum()
+        loss.backward()
+        result = explain(w)
+    """,
     "integer_dtype": """
         idx = torch.tensor([0, 2])
         v = torch.randn(3, requires_grad=True)
@@ -180,7 +197,7 @@ SCRIPTS = {
     """,
 }
 CAUSE = {"no_grad_result": "no_grad", "detached_result": "detached", "data": "detached", "numpy": "detached",
-         "tolist": "numpy", "item": "numpy", "zero_path_masked": "zero_path", "zero_path_freed": "zero_path",
+         "tolist": "numpy", "item": "numpy", "float": "numpy", "copy_construct": "numpy", "zero_path_masked": "zero_path", "zero_path_freed": "zero_path",
          "hook_on_intermediate": "hook", "unreachable_temporary_root": "no_backward", "hook_on_node": "hook", "hook_freed": "hook"}
 
 
@@ -247,3 +264,31 @@ def test_cuts_made_by_ember_itself_are_not_recorded():
     opt = ember.optim.SGD([x], lr=0.1)
     opt.step()
     assert not _provenance.breaks and not _provenance.blocks
+
+
+def test_zero_paths_are_all_named_and_anomaly_mode_gives_their_lines(tmp_path):
+    import warnings
+
+    w = ember.randn(3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ember.autograd.detect_anomaly():
+            a = ember.relu(w - 100)  # relu-line
+            b = w.masked_fill(ember.ones(3, dtype=ember.bool), 0.0)
+    loss = (a + b).sum()
+    r = ember.autograd.explain(w, root=loss)
+    assert r.cause == "zero_path" and sorted(r.nodes) == ["MaskedFillBackward0", "ReluBackward0"]
+    assert "relu-line" in r.sites[0][2] or "relu-line" in r.sites[1][2]
+    assert w.grad is None
+
+
+def test_a_parameter_is_named_through_its_module(tmp_path):
+    model = ember.nn.Linear(2, 1)
+    x = ember.randn(4, 2)
+    with ember.no_grad():
+        h = model(x)
+    loss = (h * ember.randn(4, 1, requires_grad=True)).sum()
+    loss.backward()
+    r = ember.autograd.explain(model.weight)
+    assert r.cause == "no_grad" and r.name == "`model.weight`"
+    assert [s[2] for s in r.sites] == ["with ember.no_grad():", "h = model(x)"]
