@@ -89,14 +89,19 @@ def _report_first_nonfinite(node) -> None:
     global _reported
     _reported = True
     tb = node._hooks.traceback
-    warnings.warn(f"ember anomaly: the first non-finite value came from the forward of {node.name()}, which turned "
-                  f"finite inputs into nan/inf. Traceback of the forward call:\n{tb}", UserWarning, stacklevel=4)
+    msg = (f"ember anomaly: the first non-finite value came from the forward of {node.name()}, which turned finite "
+           f"inputs into nan/inf. Traceback of the forward call:\n{tb}")
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:  # pragma: no cover - ember calling itself at top level
+        warnings.warn(msg, UserWarning, stacklevel=4)
+    else:
+        warnings.warn_explicit(msg, UserWarning, f.f_code.co_filename, f.f_lineno, module=f.f_globals.get("__name__"),
+                               registry=f.f_globals.setdefault("__warningregistry__", {}))
     if _pdb:
         import pdb  # noqa: PLC0415 - debugging only
 
-        f = sys._getframe(1)
-        while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-            f = f.f_back
         pdb.Pdb().set_trace(f)
 
 

@@ -520,7 +520,7 @@ class GraphSummary:
         width = max((len(k) for k in d["by_type"]), default=0)
         for name, n in d["by_type"].items():
             b = d["saved_bytes_by_type"].get(name, 0)
-            lines.append(f"  {name:<{width}}  x{n:<5d}" + (f" saved {_fmt_bytes(b)}" if b else ""))
+            lines.append(f"  {name:<{width}}  x{n:<5d} saved {_fmt_bytes(b)}" if b else f"  {name:<{width}}  x{n}")
         lines.append(f"leaves requiring grad: {len(d['leaves'])} ({_fmt_bytes(d['leaf_bytes'])})")
         for leaf in d["leaves"]:
             lines.append(f"  {leaf['name'] or '<unnamed>'}  {list(leaf['shape'])} {leaf['dtype']}")
@@ -569,7 +569,8 @@ def summary(root, params=None) -> GraphSummary:
     return GraphSummary({
         "nodes": len(nodes), "by_type": dict(sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))),
         "depth": depth, "saved_tensors": n_saved, "saved_bytes": sum(seen_arrays.values()),
-        "saved_bytes_by_type": bytes_by_type, "freed_nodes": freed, "leaves": leaves,
+        "saved_bytes_by_type": bytes_by_type, "freed_nodes": freed,
+        "leaves": sorted(leaves, key=lambda leaf: (leaf["name"] is None, leaf["name"] or "")),
         "leaf_bytes": sum(leaf["bytes"] for leaf in leaves)})
 
 
