@@ -221,20 +221,27 @@ def _unreachable(tensor, label, name, order) -> Explanation:
 
 def _cut(tensor, label, name) -> Explanation | None:
     """The recorded place where ``tensor``'s value left the graph, if any."""
-    leaf = tensor._grad_fn is None
+    target = tensor._grad_fn if tensor._grad_fn is not None else _alive(tensor._acc)
     for cut in reversed(P.breaks):
-        hit = (_alive(cut.src) is tensor or (leaf and any(_alive(w) is tensor for w in cut.leaves))
-               or (not leaf and id(tensor._grad_fn) in cut.nodes))
+        src = _alive(cut.src)
+        node = _alive(cut.node)
+        if src is tensor:
+            hit = exact = True
+        elif node is not None:  # the cut tensor's graph is still there: does it lead to ``tensor``?
+            hit = exact = target is not None and target in set(_walk([node]))
+        else:  # gone (a temporary): does the recorded line use the tensor?
+            hit = bool(_uses(cut.filename, cut.lineno, cut.lineno + 1, name))
+            exact = False
         if hit:
             cause = "detached" if cut.kind in (".detach()", ".data") else "numpy"
-            what = (f"{cut.kind} on `{cut.name}`" if cut.name and cut.name != name else cut.kind)
+            what = cut.kind
             how = ("a detached tensor shares the values but not the graph" if cause == "detached" else
                    "a Python number or NumPy array carries the values but not the graph")
             fix = ("use the tensor itself (detach only what must not be differentiated)" if cause == "detached"
                    else "keep the computation in tensor ops")
             return Explanation(cause, f"the root does not depend on {label} for autograd: its value left the graph "
                                f"through {what} at the line below; {how}. To get a gradient, {fix}.", label,
-                               [_site(cut)])
+                               [_site(cut)], exact=exact)
     for block in reversed(P.blocks):
         used = _block_body(block, name)
         if used:

@@ -5,9 +5,10 @@ Nothing here runs on the op hot path. The places that cut a graph are rare calls
 ``detach()``, ``.data``, ``.item()``, ``.tolist()``, ``.numpy(force=True)`` on a tensor that requires grad,
 entering ``no_grad``/``inference_mode``/``set_grad_enabled(False)``, switching ``requires_grad`` on, and
 registering a hook. Each notes the user's file:line (the frame that called into ember; calls made by
-ember itself are not recorded) in a small ring per kind, holding tensors only weakly. A cut of a non-leaf
-also notes which leaves it cut off (a bounded walk of its graph), because the tensor that was detached is
-usually a temporary that is gone by the time someone asks why a parameter has no gradient.
+ember itself are not recorded) in a small ring per kind, holding tensors and nodes only weakly. Recording
+walks no graph (``loss.item()`` every step must stay cheap): when the detached tensor's node is still alive
+``explain`` walks it then; when it is gone (a temporary, ``(w * 3).detach()``), ``explain`` reads the
+recorded source line for the tensor's name.
 Ops under ``no_grad`` are not watched (that is the inference hot path); ``explain`` reads the block's
 source lines instead to tell whether a tensor was used inside it.
 """
@@ -21,7 +22,6 @@ from collections import deque
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _GRAD_MODE_FILE = os.path.join(_PKG_DIR, "autograd", "grad_mode.py")
 _ref = weakref.ref
-_WALK_BUDGET = 512  # nodes walked per recorded cut at most
 
 # Bound by ember.autograd.graph at import (its sequence counter: stamps order records against nodes).
 _next_seq = None
@@ -37,8 +37,7 @@ last_roots: list = []  # weak references to the root tensors of the last backwar
 class Record:
     """One recorded event: what happened, where (file, line, first line of that code), to what."""
 
-    __slots__ = ("kind", "filename", "lineno", "firstlineno", "seq", "src", "result", "leaves", "nodes",
-                 "partial", "name")
+    __slots__ = ("kind", "filename", "lineno", "firstlineno", "seq", "src", "result", "node", "name")
 
     def __init__(self, kind: str, frame, seq: int) -> None:
         self.kind = kind
@@ -46,10 +45,7 @@ class Record:
         self.lineno = frame.f_lineno
         self.firstlineno = frame.f_code.co_firstlineno
         self.seq = seq
-        self.src = self.result = None
-        self.leaves = ()
-        self.nodes = frozenset()
-        self.partial = False
+        self.src = self.result = self.node = None
         self.name = None
 
     @property
@@ -83,34 +79,13 @@ def note_break(t, kind: str, result=None) -> None:
     if f is None:
         return
     r = Record(kind, f, _next_seq())
-    r.src = weakref.ref(t)
+    r.src = _ref(t)
     if result is not None:
-        r.result = weakref.ref(result)
-    r.name = _name_in(f, t)
+        r.result = _ref(result)
     fn = t._grad_fn
-    if fn is None:
-        r.leaves = (r.src,)
-    else:
-        leaves, nodes, partial = _reach(fn)
-        r.leaves, r.nodes, r.partial = leaves, nodes, partial
+    if fn is not None:
+        r.node = _ref(fn)
     breaks.append(r)
-
-
-def _reach(fn):
-    """Weak references to the leaves below ``fn`` and the ids of its nodes (at most _WALK_BUDGET nodes)."""
-    seen = {fn}
-    stack = [fn]
-    leaves = []
-    while stack and len(seen) < _WALK_BUDGET:
-        node = stack.pop()
-        var = getattr(node, "variable", None)
-        if var is not None:
-            leaves.append(weakref.ref(var))
-        for nxt, _ in node._next:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return tuple(leaves), frozenset(map(id, seen)), bool(stack)
 
 
 def note_block(kind: str) -> None:

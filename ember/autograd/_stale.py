@@ -150,13 +150,14 @@ def _reaches(node, ids, below: dict) -> bool:
     """Whether ``node`` leads to a leaf whose id is in ``ids`` (memoized in ``below``; bounded walk)."""
     if node in below:
         return below[node]
+    from .graph import AccumulateGrad  # noqa: PLC0415 - import cycle
+
     stack = [node]
     seen = {node}
     found = False
     while stack and len(seen) < _BUDGET and not found:
         fn = stack.pop()
-        var = getattr(fn, "variable", None)
-        if var is not None and id(var) in ids:
+        if type(fn) is AccumulateGrad and id(fn.variable) in ids:
             found = True
             break
         for nxt, _ in fn._next:
