@@ -105,3 +105,11 @@ def test_rendered_svg_nodes_match_torchs_names(tmp_path, monkeypatch, with_packa
     assert ops == _torch_ops(tout.grad_fn)
     assert sorted(n for n in names if n in leaves) == sorted(leaves)
     assert len(names) == sum(ops.values()) + len(leaves) + 1  # ops + leaves + the output
+
+
+def test_render_png(tmp_path):
+    assert shutil.which("dot"), "Graphviz's dot is missing: run `make viz` (apt-get install graphviz)"
+    out, model = _graph(ember)
+    path = ember.viz.make_dot(out, params=dict(model.named_parameters())).render(str(tmp_path / "g"), format="png")
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
