@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 test: $(STAMP)
+	-@$(MAKE) --no-print-directory viz  # the rendered-SVG test needs Graphviz's dot
 	$(PY) -m pytest -q -n 2 tests
 
 DEMO_STAMP := $(VENV)/.demo-installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)

@@ -12,6 +12,7 @@ from ._device import _check_device
 from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap
+from .autograd import _provenance as _prov
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -61,6 +62,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                       "or sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        if data._requires_grad:  # a copy of the values only: autograd.explain names this line
+            _prov.note_break(data, "torch.tensor(x)")
     d = _dt(dtype)
     arr = _to_array(data, D.get_default_dtype(), d)
     arr = np.array(arr, copy=True, order="C")

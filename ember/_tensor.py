@@ -16,6 +16,7 @@ from ._device import device as _device_cls, _cpu, _check_device
 from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode
+from .autograd import _provenance as _prov
 
 __all__ = ["Tensor"]
 
@@ -225,6 +226,8 @@ class Tensor:
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
                                "is not allowed.")
+        if requires_grad and not self._requires_grad:
+            _prov.note_requires_grad(self)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -315,6 +318,7 @@ class Tensor:
         """``hook(grad)`` runs when the gradient of this tensor is computed; may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        _prov.note_hook(self, hook, "tensor hook")
         if self._grad_fn is None:
             hooks = self._ext_dict().setdefault("hooks", OrderedDict())
             return _graph._add_hook(hooks, hook)
@@ -329,6 +333,13 @@ class Tensor:
         hooks = self._ext_dict().setdefault("post_acc_hooks", OrderedDict())
         return _graph._add_hook(hooks, hook)
 
+    # ----------------------------------------------------------------- insight (autograd/_explain.py)
+    def explain_grad(self, root=None):
+        """Why this tensor's ``.grad`` is None or zero after a backward from ``root`` (default: the last one)."""
+        from .autograd._explain import explain
+
+        return explain(self, root)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves (accumulated into ``.grad``)."""
         from .autograd import backward as _backward
@@ -341,6 +352,8 @@ class Tensor:
         t._vc = self._version_counter()
         if self.is_inference():
             t._ext = {"inference": True}
+        if self._requires_grad:
+            _prov.note_break(self, ".detach()", t)
         return t
 
     def detach_(self) -> "Tensor":
@@ -360,7 +373,10 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The same data as a tensor outside the graph (no shared version counter)."""
-        return _wrap(self._data, self._dtype)
+        t = _wrap(self._data, self._dtype)
+        if self._requires_grad:
+            _prov.note_break(self, ".data", t)
+        return t
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -374,9 +390,13 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self._requires_grad:
+            _prov.note_break(self, ".item()")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if self._requires_grad:
+            _prov.note_break(self, ".tolist()")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -384,6 +404,8 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._requires_grad:
+            _prov.note_break(self, ".numpy()")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -424,6 +446,8 @@ class Tensor:
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad:
+            _prov.note_break(self, "float()")
         return float(self._data.reshape(()))
 
     def __int__(self) -> int:

@@ -1,30 +1,33 @@
 """Pictures of the backward graph, in the manner of pytorchviz (``make_dot``).
 
-Uses the optional ``graphviz`` Python package (``pip install 'ember[viz]'``; rendering also needs
-Graphviz's ``dot`` program, e.g. ``apt-get install graphviz``). Without it, ``make_dot`` still
-returns an object whose ``.source`` is the DOT text and whose ``render()`` writes the .dot file.
+Uses the optional ``graphviz`` Python package (``pip install 'ember[viz]'``); rendering also needs Graphviz's
+``dot`` program (``make viz``, or ``apt-get install graphviz``). Without the package, ``make_dot`` returns a
+``DotSource``: the same DOT text as ``.source``, and ``render()`` runs ``dot`` itself when it is installed.
 """
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-from typing import Mapping
 
 from ._tensor import Tensor
-from .autograd.graph import AccumulateGrad, SavedTensor
+from .autograd.graph import AccumulateGrad, _param_names, _root_nodes, _saved_arrays
 
-__all__ = ["make_dot"]
+__all__ = ["make_dot", "DotSource"]
 
-_INSTALL = ("drawing the graph needs the 'graphviz' package (pip install graphviz) and Graphviz's 'dot' program "
-            "(apt-get install graphviz)")
+INSTALL_HINT = ("drawing the graph needs the 'graphviz' Python package (pip install 'ember[viz]') and Graphviz's "
+                "'dot' program (make viz, or apt-get install graphviz)")
+_NODE_ATTR = dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1", height="0.2",
+                  fontname="monospace")
 
 
 class DotSource:
-    """DOT text with graphviz.Digraph's ``source``/``render``/``save`` for when graphviz is missing."""
+    """DOT text with graphviz.Digraph's ``source``/``save``/``render``, for when graphviz is not installed."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.source = "digraph {\n" + "\n".join("\t" + line for line in lines) + "\n}\n"
+        attrs = " ".join(f"{k}={v}" for k, v in _NODE_ATTR.items())
+        self.source = "digraph {\n\tgraph [size=\"12,12\"]\n\tnode [" + attrs + "]\n" + \
+            "".join("\t" + line + "\n" for line in lines) + "}\n"
 
     def save(self, filename: str = "graph.dot", directory: str | None = None) -> str:
         path = os.path.join(directory, filename) if directory else filename
@@ -34,18 +37,19 @@ class DotSource:
 
     def render(self, filename: str = "graph", directory: str | None = None, format: str = "svg",  # noqa: A002
                cleanup: bool = False, **kwargs) -> str:
-        dot_path = self.save(filename + ".dot" if not filename.endswith(".dot") else filename, directory)
+        """Write the DOT text and run Graphviz's ``dot`` on it; returns the picture's path."""
+        dot_path = self.save(filename if filename.endswith(".dot") else filename + ".dot", directory)
         exe = shutil.which("dot")
         if exe is None:
-            raise RuntimeError(f"{_INSTALL}; the DOT text was written to {dot_path}")
+            raise RuntimeError(f"{INSTALL_HINT}; the DOT text was written to {dot_path}")
         out = os.path.splitext(dot_path)[0] + "." + format
         subprocess.run([exe, f"-T{format}", dot_path, "-o", out], check=True)
         if cleanup:
             os.remove(dot_path)
         return out
 
-    def _repr_svg_(self):  # pragma: no cover - notebooks
-        return None
+    def __repr__(self) -> str:
+        return f"DotSource({len(self.source)} characters of DOT text; {INSTALL_HINT})"
 
 
 def _size(shape) -> str:
@@ -53,74 +57,77 @@ def _size(shape) -> str:
 
 
 def _quote(s: str) -> str:
-    return '"' + s.replace('"', '\\"') + '"'
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def make_dot(var, params: Mapping[str, Tensor] | None = None, show_attrs: bool = False, show_saved: bool = False,
-             max_attr_chars: int = 50):
-    """The graph that produced ``var`` (a tensor or a sequence of tensors) as a Digraph.
+def _saved_label(fn, i: int, arr) -> str:
+    names = getattr(type(fn), "save", ())
+    name = names[i] if i < len(names) else f"saved {i}"
+    return f"{name}\n{_size(arr.shape)} {arr.dtype}\n{arr.nbytes} bytes"
 
-    Leaves that require grad are blue boxes named from ``params`` (e.g. ``dict(model.named_parameters())``),
-    outputs are dark olive, saved tensors (``show_saved``) orange with shape, dtype and size in bytes.
-    """
-    names = {id(v): k for k, v in (params or {}).items()}
-    lines = ['node [align=left fontname=monospace fontsize=10 height=0.2 ranksep=0.1 shape=box style=filled]',
-             "size=\"12,12\""]
-    seen: set[int] = set()
+
+def dot_lines(var, params=None, show_attrs: bool = False, show_saved: bool = False,
+              max_attr_chars: int = 50) -> list[str]:
+    """The node and edge statements of ``make_dot``'s picture (DOT syntax, one per line)."""
+    names = _param_names(params)
     outputs = [var] if isinstance(var, Tensor) else list(var)
-
-    def node_id(obj) -> str:
-        return str(id(obj))
-
-    def add_node(fn) -> None:
-        if id(fn) in seen:
-            return
-        seen.add(id(fn))
-        if isinstance(fn, AccumulateGrad):
-            v = fn.variable
-            label = (names.get(id(v), "") + "\n" if id(v) in names else "") + _size(v.shape)
-            lines.append(f"{node_id(fn)} [label={_quote(label)} fillcolor=lightblue]")
-        else:
-            label = fn.name().rsplit("::", 1)[-1]
-            if show_attrs:
-                for a in getattr(type(fn), "attrs", ()):
-                    val = repr(getattr(fn, a, None))
-                    label += f"\n{a}: {val[:max_attr_chars]}"
-            lines.append(f"{node_id(fn)} [label={_quote(label)}]")
-            if show_saved and fn._saved and not isinstance(fn._saved, str):
-                for i, s in enumerate(fn._saved):
-                    if type(s) is SavedTensor and not s._freed:
-                        arr = s._data if s._data is not None else (s._tensor._data if s._tensor is not None else None)
-                        if arr is None:
-                            continue
-                        sid = f"{node_id(fn)}_saved{i}"
-                        text = f"saved {i}\n{_size(arr.shape)} {arr.dtype}\n{arr.nbytes} bytes"
-                        lines.append(f"{sid} [label={_quote(text)} fillcolor=orange]")
-                        lines.append(f"{sid} -> {node_id(fn)} [style=dotted dir=none]")
-
+    lines = []
+    seen: set[int] = set()
     stack = []
     for out in outputs:
         oid = f"out{id(out)}"
-        lines.append(f"{oid} [label={_quote(_size(out.shape))} fillcolor=darkolivegreen1]")
-        fn = out.grad_fn if out.grad_fn is not None else (out._grad_accumulator() if out.requires_grad else None)
-        if fn is not None:
-            lines.append(f"{node_id(fn)} -> {oid} [style=dashed]")
+        lines.append(f"{oid} [label={_quote(names.get(id(out), '') + _size(out.shape))} fillcolor=darkolivegreen1]")
+        for fn in _root_nodes(out):
+            lines.append(f"{id(fn)} -> {oid} [style=dashed]")
             stack.append(fn)
     while stack:
         fn = stack.pop()
         if id(fn) in seen:
             continue
-        add_node(fn)
-        for nxt, _ in fn.next_functions:
+        seen.add(id(fn))
+        if type(fn) is AccumulateGrad:
+            v = fn.variable
+            label = (names[id(v)] + "\n" if id(v) in names else "") + _size(v.shape)
+            lines.append(f"{id(fn)} [label={_quote(label)} fillcolor=lightblue]")
+            continue
+        label = fn.name().rsplit("::", 1)[-1]
+        if show_attrs:
+            for a in getattr(type(fn), "attrs", ()):
+                if a.startswith("_"):
+                    continue
+                try:
+                    val = repr(getattr(fn, a))
+                except AttributeError:
+                    continue
+                label += f"\n{a}: {val[:max_attr_chars]}"
+        lines.append(f"{id(fn)} [label={_quote(label)}]")
+        if show_saved:
+            for i, arr in _saved_arrays(fn):
+                sid = f"{id(fn)}_saved{i}"
+                lines.append(f"{sid} [label={_quote(_saved_label(fn, i, arr))} fillcolor=orange]")
+                lines.append(f"{sid} -> {id(fn)} [style=dotted dir=none]")
+        # an input used twice is two edges, as pytorchviz draws it
+        for nxt, _ in fn._next:
             if nxt is not None:
-                lines.append(f"{node_id(nxt)} -> {node_id(fn)}")
+                lines.append(f"{id(nxt)} -> {id(fn)}")
                 stack.append(nxt)
-    # duplicate edges appear when a node feeds another twice; keep them (they are two inputs)
+    return lines
+
+
+def make_dot(var, params=None, show_attrs: bool = False, show_saved: bool = False, max_attr_chars: int = 50):
+    """The graph that produced ``var`` (a tensor or a sequence of tensors) as a ``graphviz.Digraph``.
+
+    Node names are torch's (``MulBackward0``). Leaves that require grad are blue boxes named from ``params``
+    (a mapping or ``model.named_parameters()``), outputs are olive, and with ``show_saved`` the tensors each
+    node saved for backward are orange boxes with shape, dtype and size in bytes. ``render()`` draws SVG or
+    PNG. Without the graphviz package the result is a ``DotSource`` with the same ``.source`` text."""
+    if params is not None and not hasattr(params, "items"):
+        params = list(params)  # a named_parameters() generator is read once
+    lines = dot_lines(var, params, show_attrs, show_saved, max_attr_chars)
     try:
         import graphviz  # noqa: PLC0415 - optional dependency
     except ImportError:
         return DotSource(lines)
-    g = graphviz.Digraph(node_attr=dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1",
-                                        height="0.2", fontname="monospace"), graph_attr=dict(size="12,12"))
-    g.body.extend("\t" + line + "\n" for line in lines[2:])
+    g = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr=dict(size="12,12"))
+    g.body.extend("\t" + line + "\n" for line in lines)
     return g

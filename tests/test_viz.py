@@ -1,35 +1,115 @@
-"""ember.viz.make_dot: the DOT text names the nodes as torch names them, leaves from params."""
+"""ember.viz.make_dot: the DOT text and the rendered SVG name the nodes as torch names them, leaves from params."""
+import re
+from collections import Counter
+import shutil
+import sys
+
 import numpy as np
+import pytest
 
 from oracle import torch, ember
 
 
 def _graph(lib):
     lib.manual_seed(0)
-    w = lib.nn.Parameter(lib.ones(3, 2))
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
     x = lib.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
-    out = ((x @ w).tanh() * 2).sum()
-    return out, w
+    out = ((model(x)).tanh() * 2).sum()
+    return out, model
 
 
-def _names(lib, fn, acc=None):
-    acc = set() if acc is None else acc
-    if fn is None or type(fn).__name__ in acc and type(fn).__name__ != "AccumulateGrad":
-        return acc
-    acc.add(type(fn).__name__)
-    for n, _ in fn.next_functions:
-        _names(lib, n, acc)
-    return acc
+def _torch_ops(fn) -> Counter:
+    """Names of the distinct nodes of torch's graph (leaves left out), with multiplicity."""
+    seen, stack = set(), [fn]
+    while stack:
+        f = stack.pop()
+        if f is not None and f not in seen:
+            seen.add(f)
+            stack.extend(n for n, _ in f.next_functions)
+    return Counter(type(f).__name__ for f in seen if type(f).__name__ != "AccumulateGrad")
+
+
+def _labels(src: str) -> list[str]:
+    """The first line of each node label in DOT text."""
+    return [m.split("\\n")[0] for m in re.findall(r'\[label="([^"]*)"', src)]
 
 
 def test_dot_source_has_torchs_node_names_and_param_names(tmp_path):
-    out, w = _graph(ember)
-    dot = ember.viz.make_dot(out, params={"weight": w}, show_saved=True)
+    out, model = _graph(ember)
+    dot = ember.viz.make_dot(out, params=model.named_parameters(), show_saved=True)
     src = dot.source
     tout, _ = _graph(torch)
-    for name in _names(torch, tout.grad_fn) - {"AccumulateGrad"}:
-        assert f'"{name}' in src, name
-    assert "weight" in src and "lightblue" in src and "saved" in src and "bytes" in src
+    leaves = {n for n, _ in model.named_parameters()}
+    ops = Counter(o for o in _labels(src) if o not in leaves and not o.startswith("(")
+                  and o not in ("self", "other", "result", "mat1", "mat2", "third"))
+    assert ops == _torch_ops(tout.grad_fn)
+    for name, _ in model.named_parameters():
+        assert f'label="{name}\\n' in src
+    assert src.count("lightblue") == 4 and "darkolivegreen1" in src
     path = tmp_path / "g.dot"
     path.write_text(src)
     assert path.read_text().startswith("digraph")
+
+
+def test_saved_tensors_show_shape_dtype_and_bytes():
+    x = ember.randn(2, 3, requires_grad=True)
+    y = (x * x.exp()).sum()
+    src = ember.viz.make_dot(y, show_saved=True).source
+    saved = y.grad_fn.next_functions[0][0]._saved_self
+    assert f"self\\n(2, 3) float32\\n{saved.nbytes} bytes" in src
+    assert "orange" in src
+    assert "orange" not in ember.viz.make_dot(y).source
+    y.backward()  # freed saved tensors are no longer drawn
+    assert "orange" not in ember.viz.make_dot(y, show_saved=True).source
+
+
+def test_show_attrs_lists_node_attributes():
+    x = ember.randn(2, 3, requires_grad=True)
+    src = ember.viz.make_dot(x.sum(1), show_attrs=True).source
+    assert "SumBackward" in src and "keepdim: False" in src
+
+
+def test_without_graphviz_the_dot_text_is_still_there(monkeypatch, tmp_path):
+    out, model = _graph(ember)
+    with_pkg = ember.viz.make_dot(out, params=dict(model.named_parameters()))
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # import graphviz -> ImportError
+    dot = ember.viz.make_dot(out, params=dict(model.named_parameters()))
+    assert isinstance(dot, ember.viz.DotSource)
+    assert "pip install 'ember[viz]'" in repr(dot)
+    assert sorted(_labels(dot.source)) == sorted(_labels(with_pkg.source))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="pip install 'ember\\[viz\\]'"):
+        dot.render(str(tmp_path / "g"))
+    assert (tmp_path / "g.dot").read_text() == dot.source
+
+
+def _svg_node_names(svg: str) -> list[str]:
+    groups = re.findall(r'<g id="node\d+" class="node">(.*?)</g>', svg, flags=re.S)
+    return [re.findall(r"<text[^>]*>([^<]*)</text>", g)[0] for g in groups]
+
+
+@pytest.mark.parametrize("with_package", [True, False])
+def test_rendered_svg_nodes_match_torchs_names(tmp_path, monkeypatch, with_package):
+    # `make test` installs Graphviz (the viz target); a machine without it fails here rather than skipping
+    assert shutil.which("dot"), "Graphviz's dot is missing: run `make viz` (apt-get install graphviz)"
+    if not with_package:
+        monkeypatch.setitem(sys.modules, "graphviz", None)
+    out, model = _graph(ember)
+    path = ember.viz.make_dot(out, params=dict(model.named_parameters())).render(
+        str(tmp_path / "graph"), format="svg")
+    svg = open(path).read()
+    names = _svg_node_names(svg)
+    tout, _ = _graph(torch)
+    leaves = {n for n, _ in model.named_parameters()}
+    ops = Counter(n for n in names if n not in leaves and not n.startswith("("))
+    assert ops == _torch_ops(tout.grad_fn)
+    assert sorted(n for n in names if n in leaves) == sorted(leaves)
+    assert len(names) == sum(ops.values()) + len(leaves) + 1  # ops + leaves + the output
+
+
+def test_render_png(tmp_path):
+    assert shutil.which("dot"), "Graphviz's dot is missing: run `make viz` (apt-get install graphviz)"
+    out, model = _graph(ember)
+    path = ember.viz.make_dot(out, params=dict(model.named_parameters())).render(str(tmp_path / "g"), format="png")
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"

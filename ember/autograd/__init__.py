@@ -6,6 +6,9 @@ import warnings
 from .._tensor import Tensor
 from .._factories import zeros_like
 from . import graph
+from . import _provenance
+from . import _stale
+from ._stale import set_detect_stale_graph, is_stale_graph_detection_enabled, StaleGraphWarning
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward, _make_grads
 from .function import Function, FunctionCtx, once_differentiable, BackwardCFunction
@@ -14,12 +17,14 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
 from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from .variable import Variable
+from ._explain import explain, Explanation
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
            "set_detect_anomaly", "gradcheck", "gradgradcheck", "graph", "Variable",
            "is_grad_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "BackwardCFunction",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "explain", "Explanation", "set_detect_stale_graph",
+           "is_stale_graph_detection_enabled", "StaleGraphWarning"]
 
 
 def _as_tuple(x) -> tuple:
@@ -56,6 +61,9 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         retain_graph = create_graph
     if create_graph:
         _warn_create_graph_once()
+    _provenance.note_backward(tensors)
+    if _stale._enabled:
+        _stale.check_backward(tensors)
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
 
 
@@ -95,6 +103,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if _stale._enabled:
+        _stale.check_backward(outputs)
     result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t,
                           accumulate=False)
     out = []

@@ -6,6 +6,8 @@ import inspect
 import threading
 import warnings
 
+from . import _provenance
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -90,6 +92,8 @@ class no_grad(_DecoratorContextManager):
     def __enter__(self) -> None:
         self.prev = _mode.grad_enabled
         _mode.grad_enabled = False
+        if self.prev:
+            _provenance.note_block("no_grad")
 
     def __exit__(self, *exc) -> None:
         _mode.grad_enabled = self.prev
@@ -119,6 +123,8 @@ class set_grad_enabled(_DecoratorContextManager):
         self.prev = _mode.grad_enabled
         self.mode = mode
         _mode.grad_enabled = mode
+        if self.prev and not mode:
+            _provenance.note_block("set_grad_enabled(False)")
 
     def __call__(self, func):
         _mode.grad_enabled = self.prev
@@ -150,6 +156,8 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self) -> None:
         self.prev = (_mode.grad_enabled, _mode.inference)
         if self.mode:
+            if _mode.grad_enabled:
+                _provenance.note_block("inference_mode")
             _mode.grad_enabled = False
             _mode.inference = True
         else:

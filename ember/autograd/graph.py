@@ -11,15 +11,18 @@ from typing import Any, Callable
 import numpy as _np
 
 from .grad_mode import _mode
+from . import _provenance
 
 _nd = _np.ndarray
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "RemovableHandle", "get_gradient_edge", "GradientEdge"]
+           "disable_saved_tensors_hooks", "RemovableHandle", "get_gradient_edge", "GradientEdge", "summary",
+           "GraphSummary"]
 
 # Later nodes run first among the ready ones (torch's sequence_nr); a global counter is
 # monotonic per thread too, which is all the ordering needs.
 _next_seq = itertools.count().__next__
+_provenance._next_seq = _next_seq
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -106,10 +109,12 @@ class Node:
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
+        _provenance.note_hook(self, fn, "node hook")
         return _add_hook(self._ext().post, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
+        _provenance.note_hook(self, fn, "node prehook")
         return _add_hook(self._ext().pre, fn)
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
@@ -479,3 +484,166 @@ def get_gradient_edge(tensor) -> GradientEdge:
 _wrap = None
 _wrap_plain = None
 _rewrap = None
+
+
+# ----------------------------------------------------------------------------- inspection
+def _saved_arrays(node: Node) -> list:
+    """``(index, ndarray)`` for each saved tensor ``node`` still holds (freed ones are left out)."""
+    saved = node._saved
+    if not saved or isinstance(saved, str):  # None, () or a custom Function's "freed"
+        return []
+    out = []
+    for i, s in enumerate(saved):
+        if type(s) is not SavedTensor or s._freed:
+            continue
+        if s._data is not None:
+            arr = s._data
+        elif s._tensor is not None:
+            arr = s._tensor._data
+        else:  # packed by a saved_tensors_hooks pack hook: count it when the hook kept a tensor
+            arr = getattr(s._packed, "_data", None)
+        if arr is not None:
+            out.append((i, arr))
+    return out
+
+
+def _walk(roots) -> list:
+    """Every node reachable from ``roots`` (nodes), each once, roots first (iterative)."""
+    seen = set()
+    order = []
+    stack = [r for r in roots if r is not None]
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        order.append(fn)
+        for nxt, _ in fn._next:
+            if nxt is not None and nxt not in seen:
+                stack.append(nxt)
+    return order
+
+
+def _root_nodes(root) -> list:
+    """The graph nodes a tensor (or a sequence of tensors, or a node) hands its gradient to."""
+    if isinstance(root, Node):
+        return [root]
+    items = [root] if hasattr(root, "_grad_fn") else list(root)
+    nodes = []
+    for t in items:
+        if isinstance(t, Node):
+            nodes.append(t)
+        elif t._grad_fn is not None:
+            nodes.append(t._grad_fn)
+        elif t._requires_grad:
+            nodes.append(t._grad_accumulator())
+    return nodes
+
+
+def _param_names(params) -> dict:
+    """``{id(tensor): name}`` from a mapping, ``named_parameters()`` pairs, or None."""
+    if params is None:
+        return {}
+    items = params.items() if hasattr(params, "items") else params
+    return {id(v): k for k, v in items}
+
+
+class GraphSummary:
+    """What a backward graph holds: nodes by type, depth, saved tensors and their bytes, leaves.
+
+    ``str()`` is a short text table; ``to_dict()`` the same facts as plain data."""
+
+    def __init__(self, data: dict) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str):
+        return self._data[key]
+
+    def to_dict(self) -> dict:
+        return dict(self._data)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def __str__(self) -> str:
+        d = self._data
+        lines = [f"graph: {d['nodes']} nodes, depth {d['depth']}, {d['saved_tensors']} saved tensors holding "
+                 f"{_fmt_bytes(d['saved_bytes'])}" + (f" ({d['freed_nodes']} nodes already freed)"
+                                                     if d["freed_nodes"] else "")]
+        width = max((len(k) for k in d["by_type"]), default=0)
+        for name, n in d["by_type"].items():
+            b = d["saved_bytes_by_type"].get(name, 0)
+            lines.append(f"  {name:<{width}}  x{n:<5d} saved {_fmt_bytes(b)}" if b else f"  {name:<{width}}  x{n}")
+        lines.append(f"leaves requiring grad: {len(d['leaves'])} ({_fmt_bytes(d['leaf_bytes'])})")
+        for leaf in d["leaves"]:
+            lines.append(f"  {leaf['name'] or '<unnamed>'}  {list(leaf['shape'])} {leaf['dtype']}")
+        return "\n".join(lines)
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+def summary(root, params=None) -> GraphSummary:
+    """Summarize the graph behind ``root`` (a tensor, tensors, or a node).
+
+    Counts nodes by type, the depth (longest chain of nodes from the root), the saved tensors still held and
+    their total bytes (each distinct array once: the memory the graph keeps alive) and the leaves that require
+    grad, named from ``params`` (a mapping or ``named_parameters()``)."""
+    roots = _root_nodes(root)
+    nodes = _walk(roots)
+    names = _param_names(params)
+    by_type: dict[str, int] = {}
+    bytes_by_type: dict[str, int] = {}
+    seen_arrays: dict[int, int] = {}
+    n_saved = freed = 0
+    leaves = []
+    for fn in nodes:
+        name = fn.name().rsplit("::", 1)[-1]
+        by_type[name] = by_type.get(name, 0) + 1
+        if type(fn) is AccumulateGrad:
+            v = fn.variable
+            leaves.append({"name": names.get(id(v)), "shape": tuple(v._data.shape), "dtype": v._dtype.name,
+                           "bytes": v._data.nbytes})
+            continue
+        saved = fn._saved
+        if saved == "freed" or (saved and any(type(s) is SavedTensor and s._freed for s in saved)):
+            freed += 1
+        for _, arr in _saved_arrays(fn):
+            n_saved += 1
+            if id(arr) not in seen_arrays:
+                seen_arrays[id(arr)] = arr.nbytes
+                bytes_by_type[name] = bytes_by_type.get(name, 0) + arr.nbytes
+    depth = _depth(roots)
+    return GraphSummary({
+        "nodes": len(nodes), "by_type": dict(sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "depth": depth, "saved_tensors": n_saved, "saved_bytes": sum(seen_arrays.values()),
+        "saved_bytes_by_type": bytes_by_type, "freed_nodes": freed,
+        "leaves": sorted(leaves, key=lambda leaf: (leaf["name"] is None, leaf["name"] or "")),
+        "leaf_bytes": sum(leaf["bytes"] for leaf in leaves)})
+
+
+def _depth(roots) -> int:
+    """The number of nodes on the longest chain from a root (iterative post-order)."""
+    depth: dict = {}
+    for root in roots:
+        if root in depth:
+            continue
+        stack = [(root, iter(root._next))]
+        on_stack = {root}
+        while stack:
+            fn, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and nxt not in depth and nxt not in on_stack:
+                    on_stack.add(nxt)
+                    stack.append((nxt, iter(nxt._next)))
+                    break
+            else:
+                stack.pop()
+                on_stack.discard(fn)
+                depth[fn] = 1 + max((depth[n] for n, _ in fn._next if n is not None), default=0)
+    return max((depth[r] for r in roots), default=0)

@@ -82,6 +82,7 @@ def main(argv=None) -> int:
     (xtr, ytr), (xte, yte) = load_digits_split(args.seed)
     loader = DataLoader(TensorDataset(xtr, ytr), batch_size=args.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(args.seed))
+    torch.autograd.set_detect_stale_graph(True)  # warns if a graph leaks across optimizer steps (docs/debugging.md)
     model = DigitsNet()
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)

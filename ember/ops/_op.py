@@ -244,7 +244,7 @@ def _record(cls, args):
                 saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
         node._saved = tuple(saved)
     if _anomaly._enabled:
-        _anomaly._record_traceback(node)
+        _anomaly._on_record(node, args, result)
     return result
 
 

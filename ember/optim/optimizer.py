@@ -11,6 +11,7 @@ import numpy as np
 from .. import _factories as F
 from .._tensor import Tensor
 from ..autograd import graph as _graph
+from ..autograd import _stale
 from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -154,6 +155,8 @@ class Optimizer:
     def _post_step_hooks(self, closure) -> None:
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
             hook(self, (closure,) if closure else (), {})
+        if _stale._enabled:
+            _stale.on_step(self)
 
     def _run_step(self, closure):
         """Hooks around ``_step``; the closure re-evaluates the loss with grad enabled."""
