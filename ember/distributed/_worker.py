@@ -23,11 +23,9 @@ def _set_env() -> None:
 
 
 def _abort(code: int) -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    from ._mpi import mpi  # noqa: PLC0415 - MPI only when a rank fails
+    from .process_group import abort_job  # noqa: PLC0415 - MPI only when a rank fails
 
-    mpi().COMM_WORLD.Abort(code)
+    abort_job(code)
 
 
 def main(argv: list[str]) -> int:

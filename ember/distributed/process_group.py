@@ -6,6 +6,7 @@ mpi4py messages; ``new_group`` splits it (every process calls it, as in torch).
 from __future__ import annotations
 
 import sys
+import time
 import warnings
 
 from ._mpi import mpi, available
@@ -15,6 +16,7 @@ __all__ = ["Backend", "ProcessGroup", "GroupMember", "group", "init_process_grou
            "get_world_size", "get_backend", "new_group", "get_global_rank", "get_group_rank",
            "get_process_group_ranks"]
 
+_FORWARD_OUTPUT_S = 0.5
 _NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
@@ -127,11 +129,17 @@ def _abort_on_exception(kind, value, tb) -> None:
     """Print the traceback, then end every rank: the others may be waiting for this one in a collective."""
     prev = _state.excepthook or sys.__excepthook__
     prev(kind, value, tb)
+    abort_job(1)
+
+
+def abort_job(code: int) -> None:
+    """End every rank of the job with exit status ``code`` (after giving the launcher time to forward output)."""
     try:
         sys.stderr.flush()
         sys.stdout.flush()
+        time.sleep(_FORWARD_OUTPUT_S)  # mpiexec forwards output asynchronously and stops at the abort
     finally:
-        mpi().COMM_WORLD.Abort(1)
+        mpi().COMM_WORLD.Abort(code)
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
