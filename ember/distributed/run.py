@@ -13,7 +13,12 @@ import shutil
 import subprocess
 import sys
 
-__all__ = ["find_mpiexec", "command", "main"]
+__all__ = ["find_mpiexec", "command", "main", "under_mpi"]
+
+
+def under_mpi() -> bool:
+    """Whether this process was started by an MPI launcher (MPICH hydra or Open MPI)."""
+    return "PMI_RANK" in os.environ or "OMPI_COMM_WORLD_RANK" in os.environ
 
 
 def find_mpiexec() -> str:
