@@ -88,3 +88,38 @@ def test_buffers_follow_rank_0(ranks):
     for r in ranks:
         np.testing.assert_array_equal(r["bn_mean_after_eval"], ranks[0]["bn_mean_after_train"])
         assert r["bn_batches_tracked"] == 3
+
+
+def test_unused_parameters_differ_per_rank(ranks):
+    """Each rank uses another head: a head's gradient is its one rank's gradient over the world size (torch)."""
+    init = _prefixed(ranks[0], "heads_init_")
+    x, y = batches(4, 1)[0]
+    per = len(x) // WORLD
+    want = {k: np.zeros_like(v) for k, v in init.items()}
+    for r in range(WORLD):
+        nets = {n: torch.nn.Linear(*s) for n, s in (("trunk", (6, 8)), ("a", (8, 2)), ("b", (8, 2)))}
+        for k, v in init.items():
+            mod, attr = k.split(".")
+            getattr(nets[mod], attr).data = torch.from_numpy(v.copy())
+        xb, yb = torch.from_numpy(x[r * per:(r + 1) * per]), torch.from_numpy(y[r * per:(r + 1) * per] % 2)
+        head = nets["a"] if r % 2 == 0 else nets["b"]
+        torch.nn.functional.cross_entropy(head(torch.relu(nets["trunk"](xb))), yb).backward()
+        for k in want:
+            mod, attr = k.split(".")
+            g = getattr(nets[mod], attr).grad
+            if g is not None:
+                want[k] += g.numpy() / WORLD
+    for rk in ranks:
+        for k, v in want.items():
+            np.testing.assert_allclose(rk[f"heads_grad_{k}"], v, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_wrapper_form_and_refusals(ranks):
+    r = ranks[0]
+    assert str(r["repr"]).startswith("DistributedDataParallel(\n  (module): TwoHeads(\n    (trunk): Linear(")
+    assert set(r["state_dict_keys"].tolist()) == {f"module.{m}.{p}" for m in ("trunk", "a", "b")
+                                                  for p in ("weight", "bias")}
+    assert str(r["error_device_ids"]).startswith("ValueError: DistributedDataParallel device_ids and output_device "
+                                                 "arguments only work with single-device/multiple-device GPU modules")
+    assert str(r["error_no_params"]) == ("RuntimeError: DistributedDataParallel is not needed when a module doesn't "
+                                         "have any parameter that requires a gradient.")

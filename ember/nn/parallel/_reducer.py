@@ -103,6 +103,20 @@ class Reducer:
             for i, p in enumerate(self.params):
                 if id(p) not in reached:
                     self._mark(i, None)
+            # the backward through an output finishes the reduction even when no parameter here gets a gradient
+            # (they may all be unused on this rank while other ranks wait for its buckets)
+            for t in outputs:
+                if isinstance(t, Tensor) and t._requires_grad:
+                    t.register_hook(self._output_hook)
+
+    def _output_hook(self, grad):
+        if self.armed:
+            self._queue_finalize()
+
+    def _queue_finalize(self) -> None:
+        if not self.callback_queued:
+            self.callback_queued = True
+            queue_callback(self.finalize)
 
     def _reset(self) -> None:
         self.marked[:] = False
@@ -118,9 +132,7 @@ class Reducer:
         def hook(p: Tensor) -> None:
             if not self.armed:
                 return
-            if not self.callback_queued:
-                self.callback_queued = True
-                queue_callback(self.finalize)
+            self._queue_finalize()
             if self.marked[i]:
                 raise RuntimeError(
                     f"Expected to mark a variable ready only once. Parameter index {i} has been marked as ready "

@@ -33,15 +33,17 @@ class DistributedDataParallel(Module):
         from ... import distributed as dist  # noqa: PLC0415 - nn must not need the distributed package to import
         from ...distributed.process_group import _resolve  # noqa: PLC0415
 
-        if device_ids or output_device is not None:
-            raise ValueError(
-                "DistributedDataParallel device_ids and output_device arguments only work with single-device/"
-                "multiple-device GPU modules or CPU modules, but got device_ids "
-                f"{device_ids}, output_device {output_device}, and module parameters {{device(type='cpu')}}.")
         params = [p for p in dict.fromkeys(module.parameters()) if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError("device_ids can only be None or contain a single element.")
+        if device_ids or output_device:
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with single-device/"
+                "multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{device_ids}, output_device {output_device}, and module parameters {{device(type='cpu')}}.")
         self.module = module
         self.process_group = _resolve(process_group)
         self.device_ids = None

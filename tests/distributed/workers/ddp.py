@@ -103,4 +103,37 @@ with ember.no_grad():
 res["bn_mean_after_eval"] = bn_net[1].running_mean.numpy().copy()
 res["bn_batches_tracked"] = bn_net[1].num_batches_tracked.numpy().copy()
 
+# find_unused_parameters with a different unused head on each rank
+class TwoHeads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk, self.a, self.b = nn.Linear(D_IN, 8), nn.Linear(8, 2), nn.Linear(8, 2)
+
+    def forward(self, x, head: int):
+        h = ember.relu(self.trunk(x))
+        return self.a(h) if head == 0 else self.b(h)
+
+
+ember.manual_seed(11)
+heads = TwoHeads()
+for k, v in params(heads).items():
+    res[f"heads_init_{k}"] = v
+model = DDP(heads, find_unused_parameters=True)
+x, y = batches(4, 1)[0]
+xb, yb = local(x, y % 2)
+nn.CrossEntropyLoss()(model(xb, rank % 2), yb).backward()
+for k, p in heads.named_parameters():
+    res[f"heads_grad_{k}"] = p.grad.numpy().copy()
+
+# the wrapper itself: printed form, state_dict keys, refused arguments
+res["repr"] = np.array(repr(model))
+res["state_dict_keys"] = np.array(list(model.state_dict()))
+for key, fn in (("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
+                ("no_params", lambda: DDP(nn.ReLU()))):
+    try:
+        fn()
+        res[f"error_{key}"] = np.array("")
+    except Exception as e:  # noqa: BLE001
+        res[f"error_{key}"] = np.array(f"{type(e).__name__}: {e}")
+
 np.savez(os.path.join(out, f"rank{rank}.npz"), **res)
