@@ -137,6 +137,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--bucket-mb", type=float, nargs="+", default=[25.0, 0.5, 0.1])
     p.add_argument("--quick", action="store_true", help="10 steps")
+    p.add_argument("--async-progress", action="store_true",
+                   help="MPICH's progress thread (MPIR_CVAR_ASYNC_PROGRESS=1): all-reduces advance without MPI calls")
     p.add_argument("--_rank-job", dest="rank_job", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     steps = 10 if a.quick else a.steps
@@ -151,11 +153,14 @@ def main(argv=None) -> int:
         cmd = command(a.ranks, os.path.abspath(__file__),
                       ["--steps", str(steps), "--bucket-mb", *map(str, a.bucket_mb), "--_rank-job", out])
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        if a.async_progress:
+            env["MPIR_CVAR_ASYNC_PROGRESS"] = "1"
         subprocess.run(cmd, check=True, env=env, timeout=1800)
         with open(out) as f:
             res = json.load(f)
     print(f"W2 ({SIZES['dims']}, global batch {SIZES['batch']}, SGD), {res['world']} ranks x "
-          f"{SIZES['batch'] // res['world']} rows, 1 BLAS thread per rank; medians of {steps} steps, ms")
+          f"{SIZES['batch'] // res['world']} rows, 1 BLAS thread per rank"
+          f"{', MPICH progress thread' if a.async_progress else ''}; medians of {steps} steps, ms")
     print(f"single process, global batch: step {single:.2f}")
     print("| bucket_cap_mb | buckets | DDP step | backward (DDP) | backward (no_sync) | all-reduce alone | "
           "exposed comm | overlap |")

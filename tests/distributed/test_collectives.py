@@ -136,6 +136,18 @@ def test_groups_barrier_objects(job):
         assert not a["initialized_after_destroy"]
 
 
+@pytest.mark.parametrize("n,drop_last", [(23, False), (23, True), (30, False)])
+def test_distributed_sampler_partitions_the_data_set(job, n, drop_last):
+    size, arrays, _ = job
+    shares = [a[f"sampler_{n}_{drop_last}"].tolist() for a in arrays]
+    flat = [i for s in shares for i in s]
+    assert len({len(s) for s in shares}) == 1
+    if drop_last:  # disjoint shares, only the remainder left out
+        assert len(set(flat)) == len(flat) == n - n % size
+    else:  # every index; repeats only as the padding to equal shares
+        assert set(flat) == set(range(n)) and len(flat) - n == (-n) % size
+
+
 def test_argument_errors(job):
     size, _, errors = job
     expect = {

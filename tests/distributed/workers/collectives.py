@@ -131,6 +131,14 @@ lst = [f"from {rank}", rank] if rank == 1 else [None, None]
 dist.broadcast_object_list(lst, src=1)
 res["object_list"] = np.array([lst[0] == "from 1", lst[1] == 1])
 
+# DistributedSampler: num_replicas and rank from the process group
+from ember.utils.data import DistributedSampler  # noqa: E402
+
+for n, drop_last in ((23, False), (23, True), (30, False)):
+    sampler = DistributedSampler(range(n), seed=5, drop_last=drop_last)
+    sampler.set_epoch(2)
+    res[f"sampler_{n}_{drop_last}"] = np.array(list(sampler))
+
 # argument errors
 record_error("gather_list_on_non_dst", lambda: dist.gather(ember.ones(2), [ember.ones(2)] * size, dst=(rank + 1) % size))
 record_error("gather_list_missing", lambda: dist.gather(ember.ones(2), None, dst=rank))
