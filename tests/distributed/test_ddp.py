@@ -123,3 +123,13 @@ def test_wrapper_form_and_refusals(ranks):
                                                  "arguments only work with single-device/multiple-device GPU modules")
     assert str(r["error_no_params"]) == ("RuntimeError: DistributedDataParallel is not needed when a module doesn't "
                                          "have any parameter that requires a gradient.")
+
+
+def test_unfinished_reduction_raises_at_the_next_forward(ranks):
+    gist = "Expected to have finished reduction in the prior iteration before starting a new one."
+    for rank, r in enumerate(ranks):
+        assert str(r["error_two_forwards"]).startswith(gist)
+        assert str(r["error_after_two_forwards"]) == ""  # the error reset the reducer
+        unused = str(r["error_unused"])
+        assert unused.startswith(gist) and "find_unused_parameters=True" in unused
+        assert unused.endswith(f"Parameter indices which did not receive grad for rank {rank}: 4 5")

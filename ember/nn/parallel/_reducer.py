@@ -28,7 +28,7 @@ FIRST_BUCKET_BYTES = 1024 * 1024  # the first bucket's cap with the default buck
 class _Bucket:
     __slots__ = ("index", "params", "offsets", "flat", "pending", "request")
 
-    def __init__(self, index: int, params: list, dtype) -> None:
+    def __init__(self, index: int, params: list) -> None:
         self.index = index
         self.params = params  # parameter indices
         self.offsets = []
@@ -67,7 +67,7 @@ class Reducer:
         self.buckets = []
         self.where = [None] * len(params)  # param index -> (bucket, offset)
         for b, idx in enumerate(assign_buckets(params, cap_bytes, first_cap_bytes or cap_bytes)):
-            bucket = _Bucket(b, idx, params[idx[0]]._dtype)
+            bucket = _Bucket(b, idx)
             offset = 0
             for i in idx:
                 bucket.offsets.append(offset)
@@ -87,6 +87,9 @@ class Reducer:
     # ------------------------------------------------------------------ per iteration
     def prepare_for_backward(self, outputs) -> None:
         """Arm the reducer after a forward with gradient sync; with find_unused, mark unreachable params ready."""
+        if self.armed:  # the previous synced forward's backward never ran (or reached no parameter)
+            self.unfinished = np.flatnonzero(~self.marked).tolist()
+            self.armed = False
         if self.unfinished is not None:
             bad, self.unfinished = self.unfinished, None
             raise RuntimeError(

@@ -118,16 +118,35 @@ ember.manual_seed(11)
 heads = TwoHeads()
 for k, v in params(heads).items():
     res[f"heads_init_{k}"] = v
-model = DDP(heads, find_unused_parameters=True)
+model = heads_model = DDP(heads, find_unused_parameters=True)
 x, y = batches(4, 1)[0]
 xb, yb = local(x, y % 2)
 nn.CrossEntropyLoss()(model(xb, rank % 2), yb).backward()
 for k, p in heads.named_parameters():
     res[f"heads_grad_{k}"] = p.grad.numpy().copy()
 
+# torch's "Expected to have finished reduction" error: a second synced forward without backward, and a backward
+# that left a parameter without gradient (no find_unused_parameters), both raise at the next forward
+model = DDP(Net())
+xb, yb = local(*batches(5, 1)[0])
+model(xb)
+for key in ("two_forwards", "after_two_forwards"):
+    try:
+        nn.CrossEntropyLoss()(model(xb), yb).backward()
+        res[f"error_{key}"] = np.array("")
+    except RuntimeError as e:
+        res[f"error_{key}"] = np.array(str(e))
+model = DDP(Net(unused=True))
+nn.CrossEntropyLoss()(model(xb), yb).backward()
+try:
+    model(xb)
+    res["error_unused"] = np.array("")
+except RuntimeError as e:
+    res["error_unused"] = np.array(str(e))
+
 # the wrapper itself: printed form, state_dict keys, refused arguments
-res["repr"] = np.array(repr(model))
-res["state_dict_keys"] = np.array(list(model.state_dict()))
+res["repr"] = np.array(repr(heads_model))
+res["state_dict_keys"] = np.array(list(heads_model.state_dict()))
 for key, fn in (("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
                 ("no_params", lambda: DDP(nn.ReLU()))):
     try:
