@@ -15,6 +15,8 @@ after forward, and a per-parameter "used" map is reduced with the gradients: a p
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ...autograd.engine import queue_callback
@@ -82,6 +84,7 @@ class Reducer:
         self.in_flight = []
         self.callback_queued = False
         self.unfinished = None  # indices of params that got no gradient in the last synced backward
+        self.last_wait_s = 0.0  # time the last finalize spent waiting for all-reduces (what overlap did not hide)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
 
     # ------------------------------------------------------------------ per iteration
@@ -184,8 +187,10 @@ class Reducer:
             missing = np.flatnonzero(~self.marked)
             if missing.size:
                 self.unfinished = missing.tolist()
+        t0 = time.perf_counter()
         if self.in_flight:
             MPI.Request.Waitall(self.in_flight)
+        self.last_wait_s = time.perf_counter() - t0
         for b in self.buckets[:self.next_bucket]:
             for i, off in zip(b.params, b.offsets):
                 if used is not None and not used[i]:
