@@ -84,6 +84,7 @@ class Reducer:
         self.in_flight = []
         self.callback_queued = False
         self.unfinished = None  # indices of params that got no gradient in the last synced backward
+        self.overlap = True  # False: every all-reduce starts at the end of backward (the benchmark's baseline)
         self.last_wait_s = 0.0  # time the last finalize spent waiting for all-reduces (what overlap did not hide)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
 
@@ -160,7 +161,7 @@ class Reducer:
             np.divide(grad._data.reshape(-1), self.world, out=bucket.flat[off:off + n], casting="unsafe")
         self.marked[i] = True
         bucket.pending -= 1
-        if bucket.pending == 0:
+        if bucket.pending == 0 and self.overlap:
             self._launch_ready()
 
     def _launch_ready(self) -> None:
@@ -187,6 +188,7 @@ class Reducer:
             missing = np.flatnonzero(~self.marked)
             if missing.size:
                 self.unfinished = missing.tolist()
+        self._launch_ready()  # buckets not started yet (overlap off)
         t0 = time.perf_counter()
         if self.in_flight:
             MPI.Request.Waitall(self.in_flight)
