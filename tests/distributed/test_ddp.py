@@ -49,7 +49,7 @@ def _train_single(lib, init: dict, data: list, lr: float, momentum: float, scale
     return {k: v.detach().numpy() for k, v in net.state_dict().items()}
 
 
-@pytest.mark.parametrize("name", ["plain", "tiny"])
+@pytest.mark.parametrize("name", ["plain", "tiny", "late"])
 def test_ddp_equals_single_process_on_the_global_batch(ranks, name):
     init = _prefixed(ranks[0], f"{name}_init_")
     assert not np.array_equal(init["fc1.weight"], ranks[1][f"{name}_init_fc1.weight"])  # replicas started apart

@@ -3,6 +3,7 @@ training on the global batch (ember and torch).
 
 - "plain": MLP, default buckets, SGD with momentum, 20 steps, each rank on its half of the global batch.
 - "tiny": the same with one bucket per parameter (bucket_cap_mb tiny) and an unused layer (find_unused_parameters).
+- "late": one bucket per parameter, every all-reduce started at the end of backward (the benchmark's baseline).
 - "accum": two no_sync micro-steps then a synced one, one optimizer step.
 - "bn": a BatchNorm model: buffers follow rank 0.
 """
@@ -44,12 +45,14 @@ def params(m) -> dict:
     return {k: v.detach().numpy().copy() for k, v in m.state_dict().items()}
 
 
-for name, kwargs in (("plain", {}), ("tiny", {"bucket_cap_mb": 1e-6, "find_unused_parameters": True})):
+for name, kwargs in (("plain", {}), ("tiny", {"bucket_cap_mb": 1e-6, "find_unused_parameters": True}),
+                     ("late", {"bucket_cap_mb": 1e-6})):
     ember.manual_seed(100 + rank)  # different replicas: DDP must broadcast rank 0's
     net = Net(unused=name == "tiny")
     for k, v in params(net).items():
         res[f"{name}_init_{k}"] = v
     model = DDP(net, **kwargs)
+    model.reducer.overlap = name != "late"  # late: every all-reduce starts at the end of backward
     res[f"{name}_buckets"] = np.array(len(model.reducer.buckets))
     opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
