@@ -45,7 +45,7 @@ def _close(got, want, dtype: str) -> None:
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["2ranks", "3ranks"])
 def job(request, tmp_path_factory):
-    from conftest import run_job  # noqa: PLC0415 - tests/distributed/conftest.py
+    from mpi_jobs import run_job  # noqa: PLC0415 - tests/distributed/mpi_jobs.py
 
     size = request.param
     out = str(tmp_path_factory.mktemp(f"collectives{size}"))

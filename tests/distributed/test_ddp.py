@@ -17,7 +17,7 @@ WORLD = 2
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
-    from conftest import run_job  # noqa: PLC0415 - tests/distributed/conftest.py
+    from mpi_jobs import run_job  # noqa: PLC0415 - tests/distributed/mpi_jobs.py
 
     out = str(tmp_path_factory.mktemp("ddp"))
     proc = run_job(WORLD, "ddp.py", out=out)
