@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import threading
 from heapq import heappop, heappush
 
 import numpy as np
@@ -34,7 +35,7 @@ from . import anomaly_mode as _anomaly
 from .graph import AccumulateGrad, _ref_counts
 from .grad_mode import _mode
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "queue_callback"]
 
 _nd = np.ndarray
 _asarray = np.asarray
@@ -313,6 +314,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     if gc_was_enabled:
         gc.disable()
     fp_token = _quiet_numpy()  # backward formulas meet inf/nan as torch's do: no NumPy RuntimeWarnings
+    callbacks = _push_task()
     pending = None  # the single node made ready by the last step: run next without the heap (chains)
     try:
         while True:
@@ -396,13 +398,46 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
             if pending is not None and heap:  # the heap decides when other nodes are ready too
                 heappush(heap, (-pending._seq, id(pending), pending))
                 pending = None
+        _run_callbacks(callbacks)
     finally:
+        _tasks.stack.pop()
         _mode.grad_enabled = prev_mode
         _restore_numpy(fp_token)
         if gc_was_enabled:
             gc.enable()
 
     return captured
+
+
+# ----------------------------------------------------------------------------- final callbacks
+# torch's Variable._execution_engine.queue_callback: a callable queued while a backward runs is called once that
+# backward has run every node (e.g. DistributedDataParallel waits for its gradient all-reduces there). One list per
+# running backward (nested backward calls from hooks have their own), per thread; outside the node loop.
+_tasks = threading.local()
+
+
+def _push_task() -> list:
+    stack = getattr(_tasks, "stack", None)
+    if stack is None:
+        stack = _tasks.stack = []
+    callbacks = []
+    stack.append(callbacks)
+    return callbacks
+
+
+def _run_callbacks(callbacks: list) -> None:
+    i = 0
+    while i < len(callbacks):  # a callback may queue more
+        callbacks[i]()
+        i += 1
+
+
+def queue_callback(callback) -> None:
+    """Call ``callback()`` when the backward pass running on this thread has finished its graph."""
+    stack = getattr(_tasks, "stack", None)
+    if not stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    stack[-1].append(callback)
 
 
 def _quiet_numpy():

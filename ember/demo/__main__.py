@@ -1,10 +1,12 @@
 """ember's main job: train a small CNN on scikit-learn's digits, save it, reload it, draw its graph.
 
-    python -m ember.demo [--epochs N] [--batch-size B] [--lr LR] [--out DIR]
+    python -m ember.demo [--epochs N] [--batch-size B] [--lr LR] [--out DIR] [--ddp [--ranks R]]
 
 Needs the demo extra (``pip install 'ember[demo]'``: scikit-learn for the data set, tqdm for progress
 bars, safetensors for the weights). The graph picture is drawn when graphviz is installed
 (``pip install 'ember[viz]'`` and Graphviz's ``dot``); otherwise its DOT text is written.
+``--ddp`` trains the same model with DistributedDataParallel on R MPI ranks (``pip install 'ember[dist]'``;
+the demo starts them itself), each on its DistributedSampler share of every global batch of B images.
 """
 from __future__ import annotations
 
@@ -72,7 +74,18 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="out", help="folder for weights, optimizer state and the graph picture")
     p.add_argument("--min-accuracy", type=float, default=0.97, help="exit non-zero below this test accuracy")
+    p.add_argument("--ddp", action="store_true", help="train with DistributedDataParallel on --ranks MPI ranks")
+    p.add_argument("--ranks", type=int, default=2, help="number of ranks with --ddp")
     args = p.parse_args(argv)
+    ddp = None
+    if args.ddp:
+        from ember.demo.ddp import launch_or_join
+
+        ddp = launch_or_join(sys.argv[1:] if argv is None else argv, args.ranks)
+        if isinstance(ddp, int):  # this process launched the ranks: their exit status
+            return ddp
+        if not ddp.lead:  # rank 0 speaks for the job
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the rest of this process
     tqdm = _require("tqdm").tqdm
     _require("safetensors")
     from ember.utils.safetensors import load_file, save_file
@@ -80,22 +93,29 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(args.seed)
     (xtr, ytr), (xte, yte) = load_digits_split(args.seed)
-    loader = DataLoader(TensorDataset(xtr, ytr), batch_size=args.batch_size, shuffle=True,
-                        generator=torch.Generator().manual_seed(args.seed))
+    if ddp is None:
+        loader = DataLoader(TensorDataset(xtr, ytr), batch_size=args.batch_size, shuffle=True,
+                            generator=torch.Generator().manual_seed(args.seed))
+    else:
+        loader = ddp.loader(TensorDataset(xtr, ytr), args.batch_size, args.seed)
     torch.autograd.set_detect_stale_graph(True)  # warns if a graph leaks across optimizer steps (docs/debugging.md)
     model = DigitsNet()
+    train_model = model if ddp is None else ddp.wrap(model)
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     print(model)
     print(f"train {len(xtr)} / test {len(xte)} images, {sum(p.numel() for p in model.parameters())} parameters")
     start = time.perf_counter()
-    epochs = tqdm(range(1, args.epochs + 1), desc="epochs", unit="epoch")
+    quiet = ddp is not None and not ddp.lead
+    epochs = tqdm(range(1, args.epochs + 1), desc="epochs", unit="epoch", disable=quiet)
     for epoch in epochs:
         total, n = 0.0, 0
-        for xb, yb in tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False):
+        if ddp is not None:
+            loader.sampler.set_epoch(epoch)
+        for xb, yb in tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False, disable=quiet):
             opt.zero_grad()
-            loss = loss_fn(model(xb), yb)
+            loss = loss_fn(train_model(xb), yb)
             loss.backward()
             opt.step()
             total += loss.item() * len(yb)
@@ -103,9 +123,12 @@ def main(argv=None) -> int:
         sched.step()
         _, train_acc = evaluate(model, xtr, ytr, loss_fn)
         test_loss, test_acc = evaluate(model, xte, yte, loss_fn)
-        tqdm.write(f"epoch {epoch:2d}  train loss {total / n:.4f}  acc {train_acc:.4f}  |  "
-                   f"test loss {test_loss:.4f}  acc {test_acc:.4f}")
+        if not quiet:
+            tqdm.write(f"epoch {epoch:2d}  train loss {total / n:.4f}  acc {train_acc:.4f}  |  "
+                       f"test loss {test_loss:.4f}  acc {test_acc:.4f}")
     elapsed = time.perf_counter() - start
+    if quiet:
+        return 0  # the other ranks hold the same model: rank 0 saves and checks it
 
     weights = os.path.join(args.out, "digits_cnn.safetensors")
     opt_path = os.path.join(args.out, "optimizer.pt")

@@ -1,4 +1,5 @@
-"""ember.nn.parallel: DataParallel (a transparent wrapper without accelerators)."""
+"""ember.nn.parallel: DataParallel (a transparent wrapper without accelerators) and DistributedDataParallel."""
 from .data_parallel import DataParallel, data_parallel
+from .distributed import DistributedDataParallel
 
-__all__ = ["DataParallel", "data_parallel"]
+__all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]
