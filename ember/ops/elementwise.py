@@ -211,6 +211,11 @@ def _logit_backward(g, x, eps):
     return where((x < eps) | (x > 1 - eps), 0.0, d)
 
 
+def _angle(x):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN kept."""
+    return np.where(x < 0, x.dtype.type(math.pi), np.where(np.isnan(x), x, x.dtype.type(0)))
+
+
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
 
 
@@ -280,6 +285,8 @@ _UNARY = {
     "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
+    # ---- h-surface rows
+    "angle": ("Angle", _to_float(_angle), lambda g: _zeros(g), _NONE, 0, ""),
 }
 _UOPS = {pub: _unary(name, fwd, bwd, save, n, tn) for pub, (name, fwd, bwd, save, n, tn) in _UNARY.items()}
 
@@ -295,6 +302,7 @@ def _unary_function(pub: str):
     return fn
 
 
+Angle = _UOPS["angle"]
 (exp, log, tanh, sigmoid, sqrt, square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
  acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
     _unary_function(n) for n in ("exp", "log", "tanh", "sigmoid", "sqrt", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",

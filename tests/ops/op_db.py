@@ -1267,6 +1267,130 @@ def _family_entries():
     return [*_elementwise_entries(), *_reduction_family_entries(), *_sorting_entries()]
 
 
+# ---------------------------------------------------------------- h-surface: torch names bound to what ember has
+def _red_code(lib, name):
+    return {"none": 0, "mean": 1, "sum": 2}[name]
+
+
+def _surface_binding_entries():
+    """torch.* / Tensor.* spellings over existing ops: values, grads and second grads against torch."""
+    x34, x234 = fixed(s((3, 4)), s((2, 3, 4), dtype=F64), snc((3, 4))), fixed(s((2, 3, 4)), s((2, 3, 4), dtype=F64))
+    pair = fixed(s((3, 4), (3, 4)), s((2, 5), (2, 5), dtype=F64))
+    signs = lambda rng: Sample((_r(rng, (4,)), _r(rng, (4,)), np.sign(_r(rng, (4,))).astype(F32)), "+-1")  # noqa
+    out = [
+        OpInfo("torch.softmax", lambda lib, x: lib.softmax(x, 1), x34, atol=1e-4),
+        OpInfo("Tensor.softmax dtype", lambda lib, x: x.softmax(-1, dtype=lib.float64), x34, atol=1e-4),
+        OpInfo("torch.log_softmax", lambda lib, x: lib.log_softmax(x, 0), x34, atol=1e-4),
+        OpInfo("Tensor.log_softmax", lambda lib, x: x.log_softmax(-1), x34, atol=1e-4),
+        OpInfo("torch.dropout eval", lambda lib, x: lib.dropout(x, 0.3, False), x34),
+        OpInfo("torch.layer_norm", lambda lib, x, w, b: lib.layer_norm(x, (4,), w, b, 1e-5, True),
+               fixed(s((2, 3, 4), (4,), (4,)), s((3, 4), (4,), (4,), dtype=F64)), atol=1e-4, check_grad_fn=False),
+        OpInfo("torch.group_norm", lambda lib, x, w, b: lib.group_norm(x, 2, w, b, 1e-5, True),
+               fixed(s((2, 4, 3), (4,), (4,)), s((3, 4, 2, 2), (4,), (4,), dtype=F64)), atol=1e-4, check_grad_fn=False),
+        OpInfo("torch.batch_norm", lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+               fixed(s((5, 3), (3,), (3,), dtype=F64), s((4, 3, 2), (3,), (3,), dtype=F64)), atol=1e-6, check_grad_fn=False),
+        OpInfo("torch.instance_norm", lambda lib, x: lib.instance_norm(x, None, None, None, None, True, 0.1, 1e-5,
+                                                                       True), fixed(s((2, 3, 5), dtype=F64)),
+               atol=1e-6, check_grad_fn=False),
+        OpInfo("torch.rms_norm", lambda lib, x, w: lib.rms_norm(x, (4,), w, 1e-6), fixed(s((3, 4), (4,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.cosine_similarity", lambda lib, a, b: lib.cosine_similarity(a, b, 1, 1e-8), pair, check_grad_fn=False),
+        OpInfo("torch.pairwise_distance", lambda lib, a, b: lib.pairwise_distance(a, b, 2.0, 1e-6, True), pair, check_grad_fn=False),
+        OpInfo("torch.kl_div", lambda lib, a, b: lib.kl_div(a, b.softmax(-1), 2, log_target=False), pair, check_grad_fn=False),
+        OpInfo("torch.kl_div log_target", lambda lib, a, b: lib.kl_div(a, b, 0, log_target=True), pair, check_grad_fn=False),
+        OpInfo("torch.prelu", lambda lib, x, w: lib.prelu(x, w), fixed(s((2, 3, 4), (3,), dtype=F64)), check_grad_fn=False),
+        OpInfo("Tensor.prelu", lambda lib, x, w: x.prelu(w), fixed(s((2, 3), (1,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.selu", lambda lib, x: lib.selu(x), unary_samples(away=True)),
+        OpInfo("torch.celu", lambda lib, x: lib.celu(x, 0.7), unary_samples(away=True)),
+        OpInfo("torch.threshold", lambda lib, x: lib.threshold(x, 0.2, -1.0), unary_samples(away=True)),
+        OpInfo("torch.hardshrink", lambda lib, x: lib.hardshrink(x, 0.3) * 1,
+               fixed(lambda rng: Sample((np.array([-1.2, -0.5, -0.1, 0.2, 0.31, 2.0], F64),), "around lambd")),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("Tensor.hardshrink", lambda lib, x: x.hardshrink(), unary_samples(away=True), check_grad_fn=False,
+               gradgrad=False),
+        OpInfo("torch.rrelu eval", lambda lib, x: lib.rrelu(x, 0.1, 0.3, False), unary_samples(away=True),
+               check_grad_fn=False),
+        OpInfo("torch.bilinear", lambda lib, a, b, w, c: lib.bilinear(a, b, w, c),
+               fixed(s((4, 3), (4, 2), (5, 3, 2), (5,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.binary_cross_entropy_with_logits", lambda lib, x, t: lib.binary_cross_entropy_with_logits(
+            x, t.sigmoid().detach(), None, None, 1), pair, check_grad_fn=False),
+        OpInfo("torch.margin_ranking_loss", lambda lib, a, b, t: lib.margin_ranking_loss(a, b, t.detach(), 0.1, 2),
+               fixed(signs), check_grad_fn=False),
+        OpInfo("torch.hinge_embedding_loss", lambda lib, a, b, t: lib.hinge_embedding_loss(a * 2, t.detach(), 1.0, 1)
+               + b.sum() * 0, fixed(signs), check_grad_fn=False),
+        OpInfo("torch.hinge_embedding_loss none", lambda lib, a, b, t: lib.hinge_embedding_loss(
+            a * 2, t.detach(), 0.5, 0), fixed(signs), check_grad_fn=False),
+        OpInfo("torch.cosine_embedding_loss", lambda lib, a, b: lib.cosine_embedding_loss(
+            a, b, lib.tensor([1.0, -1.0, 1.0]), 0.0, 1), fixed(s((3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.triplet_margin_loss", lambda lib, a, p, n: lib.triplet_margin_loss(a, p, n, 1.0, 2, 1e-6,
+                                                                                         False, 1),
+               fixed(s((3, 4), (3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.poisson_nll_loss", lambda lib, x, t: lib.poisson_nll_loss(x, t.abs().detach(), True, False,
+                                                                                1e-8, 1),
+               pair, check_grad_fn=False),
+        OpInfo("torch.max_pool1d_with_indices", lambda lib, x: lib.max_pool1d_with_indices(x, 2),
+               fixed(s((2, 3, 6), dtype=F64))),
+        OpInfo("torch.ravel", lambda lib, x: lib.ravel(x), x34, check_grad_fn=False),
+        OpInfo("Tensor.ravel", lambda lib, x: x.ravel(), x34, check_grad_fn=False),
+        OpInfo("torch.positive", lambda lib, x: lib.positive(x) * 2, x34),
+        OpInfo("torch.sgn", lambda lib, x: lib.sgn(x) * x, unary_samples(away=True), check_grad_fn=False),
+        OpInfo("Tensor.sgn_", lambda lib, x: (x * 1).sgn_() * x, fixed(s((3, 4))), check_grad_fn=False),
+        OpInfo("torch.fill", lambda lib, x: lib.fill(x, 2.5) + x, x34),
+        OpInfo("torch.angle", lambda lib, x: lib.angle(x) + x, fixed(_special(-1.0, 0.0, 2.0, np.nan, -np.inf))),
+        OpInfo("Tensor.angle", lambda lib, x: x.angle(), unary_samples(away=True, ints=True)),
+        OpInfo("torch.conj/resolve_*", lambda lib, x: lib.conj(x) * lib.resolve_conj(x) * lib.resolve_neg(x), x34),
+        OpInfo("torch.conj_physical", lambda lib, x: lib.conj_physical(x) * 2, x34, check_grad_fn=False),
+        OpInfo("Tensor.real", lambda lib, x: x.real * lib.real(x), x34),
+        OpInfo("torch.adjoint", lambda lib, x: lib.adjoint(x) * 1, x234),
+        OpInfo("torch.dist", lambda lib, a, b: lib.dist(a, b), pair, check_grad_fn=False),
+        OpInfo("Tensor.dist p=3", lambda lib, a, b: a.dist(b, 3), pair, check_grad_fn=False),
+        OpInfo("torch.frobenius_norm", lambda lib, x: _quiet(lambda: lib.frobenius_norm(x, (0, 1))), x34, check_grad_fn=False),
+        OpInfo("torch.chain_matmul", lambda lib, a, b, c: _quiet(lambda: lib.chain_matmul(a, b, c)),
+               fixed(s((2, 3), (3, 4), (4, 2), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.channel_shuffle", lambda lib, x: lib.channel_shuffle(x, 2) * 1, fixed(s((2, 4, 3), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("torch.split_with_sizes", lambda lib, x: lib.split_with_sizes(x, [1, 3], -1), x34),
+        OpInfo("Tensor.unsafe_split", lambda lib, x: x.unsafe_split(2, 1), x34, check_grad_fn=False),
+        OpInfo("torch.unsafe_chunk", lambda lib, x: lib.unsafe_chunk(x, 2, 0), x234, check_grad_fn=False),
+        OpInfo("torch.narrow_copy", lambda lib, x: lib.narrow_copy(x, 1, 1, 2), x34, check_grad_fn=False),
+        OpInfo("torch.permute_copy", lambda lib, x: lib.permute_copy(x, (2, 0, 1)), x234, check_grad_fn=False),
+        OpInfo("torch.view_copy", lambda lib, x: lib.view_copy(x, (6, 4)), x234, check_grad_fn=False),
+        OpInfo("torch.transpose_copy", lambda lib, x: lib.transpose_copy(x, 0, 2), x234, check_grad_fn=False),
+        OpInfo("torch.diagonal_copy", lambda lib, x: lib.diagonal_copy(x, 1), x34, check_grad_fn=False),
+        OpInfo("torch.slice_copy", lambda lib, x: lib.slice_copy(x, 1, 1, 4, 2), x34, check_grad_fn=False),
+        OpInfo("torch.unbind_copy", lambda lib, x: lib.unbind_copy(x, 1), x34, check_grad_fn=False),
+        OpInfo("torch.expand_copy", lambda lib, x: lib.expand_copy(x, (2, 3, 4)), fixed(s((3, 1))), check_grad_fn=False),
+        OpInfo("Tensor.isclose", lambda lib, a, b: a.isclose(b), pair, grad=False),
+        OpInfo("Tensor.bmm", lambda lib, a, b: a.bmm(b), fixed(s((2, 3, 4), (2, 4, 5), dtype=F64))),
+        OpInfo("Tensor.cumsum_", lambda lib, x: (x * 1).cumsum_(1), x34),
+        OpInfo("Tensor.cumprod_", lambda lib, x: (x * 1).cumprod_(0), fixed(s((3, 4), dtype=F64))),
+        OpInfo("Tensor.addmm_", lambda lib, x, a, b: (x * 1).addmm_(a, b, beta=0.5),
+               fixed(s((3, 2), (3, 4), (4, 2), dtype=F64))),
+        OpInfo("Tensor.eq_ lt_ logical_and_", lambda lib, a, b: ((a * 1).eq_(b), (a * 1).lt_(b),
+                                                                (a * 1).logical_and_(b > 0)), pair, grad=False),
+        OpInfo("Tensor.bitwise_or_", lambda lib, a, b: a.clone().bitwise_or_(b),
+               fixed(lambda rng: Sample((_ints(rng, (3, 4)), _ints(rng, (4,))), "int")), grad=False),
+        OpInfo("Tensor.t_", lambda lib, x: (x * 1).t_() * 2, fixed(s((3, 4)), s((5,))), check_grad_fn=False),
+        OpInfo("Tensor.transpose_ unsqueeze_ squeeze_", lambda lib, x: (x * 1).transpose_(0, 1).unsqueeze_(1)
+               .squeeze_(1) * 2, x234, check_grad_fn=False),
+        OpInfo("Tensor.swapdims_", lambda lib, x: (x * 1).swapdims_(0, 2), x234, check_grad_fn=False),
+        OpInfo("torch.as_strided", lambda lib, x: lib.as_strided(x, (3, 2), (2, 1), 1),
+               fixed(s((8,)), s((8,), dtype=F64))),
+        OpInfo("as_strided overlapping", lambda lib, x: x.as_strided((3, 3), (1, 1)) * 1, fixed(s((5,)))),
+        OpInfo("as_strided 2-d", lambda lib, x: lib.as_strided(x, (2, 2), (4, 1), 1), fixed(s((3, 4)))),
+        OpInfo("torch.as_strided_copy", lambda lib, x: lib.as_strided_copy(x, (2, 3), (1, 2)), fixed(s((6,))), check_grad_fn=False),
+        OpInfo("Tensor.unfold", lambda lib, x: x.unfold(1, 2, 1), fixed(s((3, 4)), s((2, 5), dtype=F64))),
+        OpInfo("Tensor.unfold step", lambda lib, x: x.unfold(0, 3, 2) * 1, fixed(s((7, 2)), snc((7, 2)))),
+        OpInfo("Tensor.unfold 0-d", lambda lib, x: x.unfold(0, 1, 1), fixed(s(()))),
+        OpInfo("Tensor.unfold empty windows", lambda lib, x: x.unfold(-1, 0, 1), fixed(s((3, 4)))),
+        OpInfo("torch.unfold_copy", lambda lib, x: lib.unfold_copy(x, 0, 2, 1), fixed(s((5,))), check_grad_fn=False),
+    ]
+    return out
+
+
+def _surface_entries():
+    return [*_surface_binding_entries()]
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1295,6 +1419,7 @@ OPS: list[OpInfo] = [
     *_shape_index_entries(),
     *_nn_entries(),
     *_family_entries(),
+    *_surface_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
