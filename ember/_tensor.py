@@ -1253,6 +1253,9 @@ class Tensor:
                   "narrow_copy as_strided prelu hardshrink is_same_size nonzero_static").split():
             table[n] = bind("_SF", n)
         table.update(as_strided_=bind("_SF", "as_strided_"), conj_physical_=bind("_SF", "conj_physical_"))
+        for n in "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma".split():
+            table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
+        table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
         for n in ("t transpose squeeze unsqueeze").split():
             table[n + "_"] = review("_S", n)
         table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
@@ -1263,6 +1266,18 @@ class Tensor:
 
     locals().update(_surface_methods())
     del _surface_methods
+
+    def polygamma(self, n: int) -> "Tensor":
+        return _E.polygamma(n, self)
+
+    def polygamma_(self, n: int) -> "Tensor":
+        return _IP.inplace(self, lambda t: _E.polygamma(n, t))
+
+    def float_power_(self, exponent) -> "Tensor":
+        if self._dtype is not D.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
+                               f"operation's result requires dtype Double")
+        return _IP.inplace(self, _E.float_power, exponent)
 
     def is_nonzero(self) -> bool:
         """The truth value of a one-element tensor."""

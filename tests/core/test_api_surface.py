@@ -62,7 +62,7 @@ cosine_similarity count_nonzero cross cummax cummin cumprod cumsum det detach de
 diagflat diagonal diagonal_copy dist div divide dot dropout dropout_ dsplit dstack einsum embedding
 embedding_renorm_ empty empty_like empty_permuted empty_strided eq equal erf erf_ erfc erfc_ erfinv exp exp2 exp2_
 exp_ expand_copy expm1 expm1_ eye feature_dropout feature_dropout_ fill fill_ finfo fix fix_ flatten flip fliplr
-flipud floor floor_ floor_divide fmax fmin fmod frac frac_ from_dlpack from_numpy frombuffer
+flipud float_power floor floor_ floor_divide fmax fmin fmod frac frac_ from_dlpack from_numpy frombuffer
 frobenius_norm full full_like gather ge get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
 get_default_device get_default_dtype get_deterministic_debug_mode get_device get_float32_matmul_precision
 get_num_interop_threads get_num_threads get_rng_state ger greater greater_equal group_norm gt hardshrink
@@ -78,7 +78,7 @@ max_pool1d max_pool1d_with_indices max_pool2d maximum mean median meshgrid min m
 multinomial multiply mv nan_to_num nan_to_num_ nanmean nansum narrow narrow_copy native_channel_shuffle ne neg neg_
 negative negative_ no_grad nonzero nonzero_static norm normal not_equal nuclear_norm numel ones ones_like outer
 pairwise_distance permute permute_copy pinverse pixel_shuffle pixel_unshuffle poisson poisson_nll_loss positive pow
-prelu prod promote_types rand rand_like randint randint_like randn randn_like randperm range ravel real
+prelu prod promote_types rad2deg rand rand_like randint randint_like randn randn_like randperm range ravel real
 reciprocal reciprocal_ relu relu_ remainder repeat_interleave reshape resize_as_ resolve_conj resolve_neg
 result_type rms_norm roll rot90 round round_ row_stack rrelu rrelu_ rsqrt rsqrt_ rsub save scalar_tensor scatter
 scatter_add scatter_reduce searchsorted seed select select_copy selu selu_ set_anomaly_enabled

@@ -1387,8 +1387,72 @@ def _surface_binding_entries():
     return out
 
 
+def _int_pair(rng):
+    return Sample((rng.integers(-30, 30, (3, 4)), rng.integers(-12, 12, (4,))), "int64")
+
+
+def _surface_op_entries():
+    """New elementwise ops (ops/elementwise.py h-surface rows; special kernels in ops/_special.py)."""
+    f64 = lambda *v: _special(*v)  # noqa: E731
+    gamma_pts = f64(-3.7, -2.5, -1.25, -0.3, 0.01, 0.5, 1.0, 1.5, 2.0, 3.3, 10.5, 14.9, 15.2, 30.7, 170.2, 1e4)
+    out = [
+        OpInfo("torch.lgamma", lambda lib, x: lib.lgamma(x), unary_samples(0.2, 6.0, ints=True)),
+        OpInfo("lgamma wide", lambda lib, x: lib.lgamma(x), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("torch.digamma", lambda lib, x: lib.digamma(x), unary_samples(0.2, 6.0, ints=True), rtol=1e-3),
+        OpInfo("digamma wide", lambda lib, x: x.digamma(), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("torch.polygamma 1", lambda lib, x: lib.polygamma(1, x), unary_samples(0.3, 6.0, f16=False),
+               rtol=1e-3),
+        OpInfo("polygamma 2 wide", lambda lib, x: lib.polygamma(2, x), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("Tensor.polygamma 3", lambda lib, x: x.polygamma(3), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("Tensor.polygamma_", lambda lib, x: (x * 1).polygamma_(1), fixed(s((3, 4), dtype=F64, lo=0.5, hi=3)),
+               check_grad_fn=False),
+        OpInfo("torch.mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), unary_samples(1.5, 5.0, f16=False),
+               check_grad_fn=False),
+        OpInfo("Tensor.mvlgamma_", lambda lib, x: (x * 1).mvlgamma_(1), fixed(s((3, 4), dtype=F64, lo=0.5, hi=3)),
+               check_grad_fn=False),
+        OpInfo("torch.i0", lambda lib, x: lib.i0(x), unary_samples(-4.0, 4.0, ints=True, f16=False)),
+        OpInfo("i0 float16", lambda lib, x: lib.i0(x), fixed(s((3, 4), dtype=F16)), grad=False),
+        OpInfo("i0 wide", lambda lib, x: x.i0(), fixed(f64(-45.0, -30.5, -29.5, -3.0, -1e-3, 0.0, 2.5, 29.9, 30.1, 80.0,
+                                                          700.0))),
+        OpInfo("torch.sinc", lambda lib, x: lib.sinc(x), unary_samples(-3.0, 3.0, ints=True), atol=1e-4),
+        OpInfo("sinc at integers", lambda lib, x: x.sinc(), fixed(f64(1e-2, 0.5, -1.0, 2.0, 7.25))),
+        # torch's second derivative at 0 is NaN (its formula divides by x): compare values and first grads there
+        OpInfo("sinc at 0", lambda lib, x: x.sinc(), fixed(f64(0.0, -0.0, 1.5)), gradgrad=False),
+        OpInfo("torch.deg2rad", lambda lib, x: lib.deg2rad(x), unary_samples(ints=True)),
+        OpInfo("torch.rad2deg", lambda lib, x: lib.rad2deg(x), unary_samples(ints=True)),
+        OpInfo("Tensor.deg2rad_ rad2deg_", lambda lib, x: (x * 1).deg2rad_().rad2deg_().sinc_().lgamma_() + x,
+               fixed(s((3, 4), dtype=F64, lo=0.5, hi=2))),
+        OpInfo("Tensor.digamma_ i0_", lambda lib, x: (x * 1).digamma_().i0_(), fixed(s((3, 4), dtype=F64, lo=1, hi=3))),
+        OpInfo("torch.heaviside", lambda lib, x, v: lib.heaviside(_rg(x), v),
+               fixed(lambda rng: Sample((np.array([-1.5, 0.0, 2.0, 0.0], F32), np.array([0.5, 0.5, 0.5, 3.0], F32)),
+                                        "zeros"),
+                     lambda rng: Sample((np.array([[-1, 0, 2]]), np.array([[7], [-1]])), "int broadcast")),
+               grad=False),
+        OpInfo("Tensor.heaviside_", lambda lib, x, v: x.clone().heaviside_(v), fixed(s((3, 4), (4,))), grad=False),
+        OpInfo("torch.gcd", lambda lib, a, b: lib.gcd(a, b), fixed(_int_pair), grad=False),
+        OpInfo("Tensor.lcm", lambda lib, a, b: a.lcm(b), fixed(_int_pair), grad=False),
+        OpInfo("Tensor.gcd_ lcm_", lambda lib, a, b: (a.clone().gcd_(b), a.clone().lcm_(b)), fixed(_int_pair),
+               grad=False),
+        OpInfo("torch.nextafter", lambda lib, a, b: lib.nextafter(a, b), fixed(s((3, 4), (4,)), s((2,), (2,), dtype=F64))),
+        OpInfo("torch.ldexp", lambda lib, x, e: lib.ldexp(x, e),
+               # torch's gradient for negative integer exponents is 0 (it computes 2**other in integers): not copied
+               fixed(lambda rng: Sample((_r(rng, (3, 4)), rng.integers(0, 4, (4,))), "f32-int"),
+                     lambda rng: Sample((_r(rng, (2, 3), F64), _r(rng, (3,), F64)), "f64-f64"),
+                     lambda rng: Sample((rng.integers(-3, 4, (3,)), rng.integers(0, 4, (3,))), "int-int"))),
+        OpInfo("Tensor.ldexp_", lambda lib, x, e: (x * 1).ldexp_(e), fixed(s((3, 4), (4,), dtype=F64))),
+        OpInfo("torch.float_power", lambda lib, a, b: lib.float_power(a, b), binary_samples(0.5, 2.0, -2.0, 2.0)),
+        OpInfo("float_power scalar", lambda lib, a: lib.float_power(a, 2.5) + lib.float_power(2, a),
+               unary_samples(0.5, 2.0, ints=True)),
+        OpInfo("Tensor.float_power_", lambda lib, a, b: (a * 1).float_power_(b), fixed(s((3, 4), (4,), dtype=F64,
+                                                                                        lo=0.5, hi=2))),
+        OpInfo("torch.frexp", lambda lib, x: lib.frexp(x), unary_samples()),
+        OpInfo("Tensor.frexp specials", lambda lib, x: x.frexp(), fixed(f64(0.0, -0.0, 1.0, -3.5, 1e-30, 1e30))),
+    ]
+    return out
+
+
 def _surface_entries():
-    return [*_surface_binding_entries()]
+    return [*_surface_binding_entries(), *_surface_op_entries()]
 
 
 OPS: list[OpInfo] = [
