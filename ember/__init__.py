@@ -119,3 +119,4 @@ from .ops.resample import constant_pad_nd  # noqa: E402
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
 from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__
 from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
+from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__

@@ -1256,6 +1256,12 @@ class Tensor:
         for n in "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma".split():
             table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
         table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
+        for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
+                  "bincount histc histogram renorm matrix_exp select_scatter slice_scatter diagonal_scatter "
+                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr").split():
+            table[n] = bind("_CO", n)
+        for n in ("renorm", "index_reduce", "put"):
+            table[n + "_"] = bind("_CO", n, True)
         for n in ("t transpose squeeze unsqueeze").split():
             table[n + "_"] = review("_S", n)
         table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
@@ -1278,6 +1284,21 @@ class Tensor:
             raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
                                f"operation's result requires dtype Double")
         return _IP.inplace(self, _E.float_power, exponent)
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
+        """Write ``fill_value`` on the main diagonal (all dims equal, or 2-d; ``wrap``: restart below tall ones)."""
+        a = self._data
+        if a.ndim < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if a.ndim > 2 and len(set(a.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        mask = np.zeros(a.shape, bool)
+        n = min(a.shape)
+        mask[(np.arange(n),) * a.ndim] = True
+        if wrap and a.ndim == 2:
+            mask.reshape(-1)[::a.shape[1] + 1] = True  # row-major positions one row and one column apart
+        keep = _wrap(mask, D.bool)
+        return _IP.inplace(self, lambda t: _I.where(keep, fill_value, t))
 
     def is_nonzero(self) -> bool:
         """The truth value of a one-element tensor."""
@@ -1648,3 +1669,4 @@ from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
 from . import _surface as _SF  # noqa: E402
+from .ops import composites as _CO  # noqa: E402

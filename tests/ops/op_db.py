@@ -1451,8 +1451,141 @@ def _surface_op_entries():
     return out
 
 
+def _spd_sample(rng):
+    a = rng.standard_normal((3, 3))
+    return a @ a.T + 3 * np.eye(3)
+
+
+def _surface_composite_entries():
+    """torch functions composed from ember ops (ops/composites.py): values, grads and second grads vs torch."""
+    x34, x234 = fixed(s((3, 4)), s((2, 3, 4), dtype=F64), snc((3, 4))), fixed(s((2, 3, 4), dtype=F64))
+    f64 = dict(dtype=F64)
+    ties = lambda rng: Sample((np.array([[1.0, 2, 2, 3, 3], [5, 5, 4, 4, 1]]),), "ties")  # noqa: E731
+    nans = lambda rng: Sample((np.array([[1.0, np.nan, 3, 2], [0.5, 4, np.nan, np.nan]]),), "nan")  # noqa: E731
+    chol = lambda rng: Sample((_r(rng, (3, 2), F64), np.linalg.cholesky(_spd_sample(rng))), "B, L")  # noqa: E731
+    out = [
+        OpInfo("torch.aminmax", lambda lib, x: tuple(lib.aminmax(x, dim=1)), x34, check_grad_fn=False),
+        OpInfo("Tensor.aminmax all keepdim", lambda lib, x: tuple(x.aminmax(keepdim=True)), x34, check_grad_fn=False),
+        OpInfo("torch.mode", lambda lib, x: tuple(lib.mode(x, 1)), fixed(ties), check_grad_fn=False),
+        OpInfo("Tensor.mode keepdim", lambda lib, x: tuple(x.mode(0, True)), fixed(ties), check_grad_fn=False),
+        OpInfo("torch.nanmedian dim", lambda lib, x: tuple(lib.nanmedian(x, 1)), fixed(nans, s((3, 5), **f64)),
+               check_grad_fn=False),
+        OpInfo("Tensor.nanmedian", lambda lib, x: x.nanmedian(), fixed(nans, s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.quantile", lambda lib, x: lib.quantile(x, 0.3), fixed(s((3, 5), **f64), s((7,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.quantile q tensor dim", lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 1.0],
+                                                                                         dtype=lib.float64), 1,
+                                                                          True), fixed(s((3, 5), **f64)),
+               check_grad_fn=False),
+        *(OpInfo(f"quantile {m}", (lambda m: lambda lib, x: x.quantile(0.37, 0, interpolation=m))(m),
+                 fixed(s((6, 2), **f64)), check_grad_fn=False)
+          for m in ("lower", "higher", "midpoint", "nearest")),
+        OpInfo("quantile nan", lambda lib, x: lib.quantile(x, 0.5, dim=1), fixed(nans), check_grad_fn=False),
+        OpInfo("torch.nanquantile", lambda lib, x: lib.nanquantile(x, lib.tensor([0.25, 0.75], dtype=lib.float64),
+                                                                   dim=1), fixed(nans), check_grad_fn=False),
+        OpInfo("torch.msort", lambda lib, x: lib.msort(x), x34, check_grad_fn=False),
+        OpInfo("torch.logcumsumexp", lambda lib, x: lib.logcumsumexp(x, 1), fixed(s((3, 5)), s((2, 7, 2), **f64),
+                                                                                  s((3, 1)), s((2, 0))),
+               check_grad_fn=False),
+        OpInfo("Tensor.logcumsumexp 1-d", lambda lib, x: x.logcumsumexp(-1), fixed(s((4,), **f64), s(())),
+               check_grad_fn=False),
+        OpInfo("logcumsumexp large", lambda lib, x: x.logcumsumexp(0) * 1,
+               # second derivative: ember's log-add scan meets exp(2000) * 0 in logaddexp's own backward
+               fixed(_special(1000.0, -1000.0, 3.0, 1000.0, -5.0)), check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.diff", lambda lib, x: lib.diff(x), x34, check_grad_fn=False),
+        OpInfo("torch.diff n=2 dim0 prepend", lambda lib, x, p: lib.diff(x, 2, 0, prepend=p),
+               fixed(s((3, 4), (2, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.gradient", lambda lib, x: lib.gradient(x), fixed(s((4, 5), **f64)), check_grad_fn=False),
+        OpInfo("torch.gradient spacing edge2", lambda lib, x: lib.gradient(x, spacing=0.5, dim=1, edge_order=2),
+               fixed(s((3, 5), **f64)), check_grad_fn=False),
+        OpInfo("torch.trapezoid", lambda lib, y: lib.trapezoid(y), x34, check_grad_fn=False),
+        OpInfo("torch.trapezoid x", lambda lib, y, x: lib.trapezoid(y, x, dim=0), fixed(s((4, 3), (4,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.trapz dx", lambda lib, y: lib.trapz(y, dx=0.5), x34, check_grad_fn=False),
+        OpInfo("torch.cumulative_trapezoid", lambda lib, y: lib.cumulative_trapezoid(y, dx=2.0), x34,
+               check_grad_fn=False),
+        OpInfo("torch.cartesian_prod", lambda lib, a, b: lib.cartesian_prod(a, b), fixed(s((3,), (2,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.combinations", lambda lib, a: lib.combinations(a, 2), fixed(s((4,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.combinations r=3 replacement", lambda lib, a: lib.combinations(a, 3, True), fixed(s((3,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.block_diag", lambda lib, a, b, c: lib.block_diag(a, b, c), fixed(s((2, 3), (4,), (), **f64)),
+               check_grad_fn=False),
+        # torch's vander cannot be differentiated (its cumprod runs in place on a view): values against
+        # torch.vander, gradients against torch's cumprod of the same columns
+        OpInfo("torch.vander", lambda lib, x: lib.vander(x), fixed(s((4,), **f64), _special(0.0, 1.5, -2.0)),
+               check_grad_fn=False, grad=False),
+        OpInfo("torch.vander N increasing", lambda lib, x: lib.vander(x, 3, True), fixed(s((4,), **f64)),
+               check_grad_fn=False, grad=False),
+        OpInfo("vander gradients", lambda lib, x: lib.vander(x) if lib.__name__ == "ember" else
+               lib.cat([lib.ones(4, 1, dtype=x.dtype), x.unsqueeze(1).expand(4, 3)], 1).cumprod(1).flip(1),
+               fixed(s((4,), **f64), _special(0.0, 1.5, -2.0, 0.0)), check_grad_fn=False),
+        OpInfo("torch.cov", lambda lib, x: lib.cov(x), fixed(s((3, 6), **f64), s((5,), **f64)), check_grad_fn=False),
+        OpInfo("torch.cov weights", lambda lib, x, aw: lib.cov(x, correction=0, fweights=lib.tensor([1, 2, 1, 3]),
+                                                             aweights=aw.abs() + 0.1),
+               fixed(s((2, 4), (4,), **f64)), check_grad_fn=False),
+        OpInfo("torch.corrcoef", lambda lib, x: lib.corrcoef(x), fixed(s((3, 6), **f64)), check_grad_fn=False),
+        # torch's cdist/pdist have no second derivative ("_cdist_backward" is not differentiable)
+        OpInfo("torch.cdist", lambda lib, a, b: lib.cdist(a, b), fixed(s((3, 4), (5, 4), **f64),
+                                                                      s((2, 3, 2), (2, 4, 2), **f64)),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.cdist p=1", lambda lib, a, b: lib.cdist(a, b, 1.0), fixed(s((3, 4), (5, 4), **f64)),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.pdist", lambda lib, a: lib.pdist(a), fixed(s((4, 3), **f64)), check_grad_fn=False,
+               gradgrad=False),
+        OpInfo("torch.renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0), fixed(s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.renorm_ p=1 dim1", lambda lib, x: (x * 1).renorm_(1, 1, 1.5), fixed(s((4, 3), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.matrix_exp", lambda lib, a: lib.matrix_exp(a), fixed(s((3, 3), **f64), s((2, 4, 4), **f64),
+                                                                        s((3, 3)), lambda rng: Sample((
+                                                                            5 * _r(rng, (3, 3), F64),), "norm 15")),
+               check_grad_fn=False, rtol=1e-6),
+        OpInfo("torch.select_scatter", lambda lib, x, v: lib.select_scatter(x, v, 0, 1), fixed(s((3, 4), (4,))),
+               check_grad_fn=False),
+        OpInfo("torch.slice_scatter", lambda lib, x, v: lib.slice_scatter(x, v, 1, 0, 4, 2), fixed(s((3, 4), (3, 2))),
+               check_grad_fn=False),
+        OpInfo("torch.diagonal_scatter", lambda lib, x, v: lib.diagonal_scatter(x, v, 1), fixed(s((3, 4), (3,))),
+               check_grad_fn=False),
+        # values only: torch's gradient for ``input`` is the complement of the right mask (ember's: the
+        # positions not overwritten, see tests/core/test_api_surface.py)
+        OpInfo("torch.as_strided_scatter", lambda lib, x, v: lib.as_strided_scatter(x, v, (2, 2), (1, 2), 1),
+               fixed(s((3, 3), (2, 2))), check_grad_fn=False, grad=False),
+        OpInfo("Tensor.index_reduce", lambda lib, x, v: x.index_reduce(0, lib.tensor([0, 2, 0]), v, "prod"),
+               fixed(s((3, 4), (3, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.index_reduce mean", lambda lib, x, v: lib.index_reduce(x, 1, lib.tensor([1, 1]), v, "mean",
+                                                                             include_self=False),
+               fixed(s((3, 4), (3, 2), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.index_reduce_ amax", lambda lib, x, v: (x * 1).index_reduce_(0, lib.tensor([2, 0]), v, "amax"),
+               fixed(s((3, 4), (2, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.put", lambda lib, x, v: lib.put(x, lib.tensor([0, -1, 5]), v), fixed(s((3, 4), (3,))),
+               check_grad_fn=False),
+        OpInfo("Tensor.put_ accumulate", lambda lib, x, v: (x * 1).put_(lib.tensor([[1, 1], [2, 11]]), v, True),
+               fixed(s((3, 4), (2, 2))), check_grad_fn=False),
+        OpInfo("Tensor.fill_diagonal_", lambda lib, x: (x * 1).fill_diagonal_(2.5), fixed(s((3, 4)), s((5, 2), **f64)),
+               check_grad_fn=False),
+        OpInfo("Tensor.fill_diagonal_ wrap 3-d", lambda lib, x, y: ((x * 1).fill_diagonal_(-1.0, wrap=True),
+                                                                   (y * 1).fill_diagonal_(3.0)),
+               fixed(s((7, 3), (2, 2, 2))), check_grad_fn=False),
+        OpInfo("torch.triangular_solve", lambda lib, b, a: tuple(lib.triangular_solve(b, a + 4 * lib.eye(3))),
+               fixed(s((3, 2), (3, 3), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.triangular_solve lower T unit", lambda lib, b, a: tuple(b.triangular_solve(
+            a, upper=False, transpose=True, unitriangular=True)), fixed(s((3, 2), (3, 3), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False),
+        OpInfo("Tensor.cholesky_solve upper", lambda lib, b, l: b.cholesky_solve(l.mT, upper=True), fixed(chol),
+               check_grad_fn=False),
+        OpInfo("torch.cholesky_inverse", lambda lib, b, l: lib.cholesky_inverse(l) + b.sum(), fixed(chol),
+               check_grad_fn=False),
+        OpInfo("Tensor.qr", lambda lib, a: tuple(a.qr()), fixed(s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.qr complete", lambda lib, a: tuple(lib.qr(a, some=False))[1], fixed(s((3, 3), **f64)),
+               check_grad_fn=False),
+    ]
+    return out
+
+
 def _surface_entries():
-    return [*_surface_binding_entries(), *_surface_op_entries()]
+    return [*_surface_binding_entries(), *_surface_op_entries(), *_surface_composite_entries()]
 
 
 OPS: list[OpInfo] = [
