@@ -19,7 +19,7 @@ from ._tensor import Tensor, _wrap
 
 __all__ = [
     "softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
-    "feature_dropout_", "embedding", "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm",
+    "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "to_dlpack", "embedding", "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm",
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
@@ -109,6 +109,37 @@ def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     if not train or p == 0:
         return input
     return input.mul_(_feature_mask(input, p))
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """alpha_dropout of whole feature maps (one draw per (N, C) pair)."""
+    _tensor_arg("feature_alpha_dropout", input)
+    return _feature_alpha(input, p, train, False)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _feature_alpha(input, p, train, True)
+
+
+def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
+    F = _F()
+    if not train or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    alpha = F._SELU_ALPHA * F._SELU_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = F._keep_mask(input, p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    return input.mul_(m).add_(b) if inplace else input * m + b
+
+
+def to_dlpack(tensor: Tensor):
+    """A DLPack capsule sharing ``tensor``'s memory."""
+    from .utils.dlpack import to_dlpack as _to
+
+    return _to(tensor)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,

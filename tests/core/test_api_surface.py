@@ -13,86 +13,97 @@ from oracle import assert_close, check, ember, same_error, torch
 # cuda/jit internals, complex dtypes, storages) are left out on purpose; see the report of h-surface.
 TENSOR_NAMES = """
 abs abs_ absolute absolute_ acos acos_ acosh acosh_ add add_ addbmm addbmm_ addcdiv addcdiv_ addcmul addcmul_ addmm
-addmm_ addmv addmv_ addr addr_ adjoint all allclose amax amin angle any apply_ arccos arccos_ arccosh arccosh_ arcsin
-arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh arctanh_ argmax argmin argsort argwhere as_strided
-as_strided_ asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_ backward baddbmm baddbmm_ bernoulli
-bernoulli_ bitwise_and bitwise_and_ bitwise_left_shift bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or
-bitwise_or_ bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ bmm bool broadcast_to byte cauchy_ ceil
-ceil_ char chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip clip_ clone conj conj_physical
-conj_physical_ const_data_ptr contiguous copy_ copysign copysign_ cos cos_ cosh cosh_ count_nonzero cpu cross cuda
-cummax cummin cumprod cumprod_ cumsum cumsum_ data data_ptr det detach detach_ diag diag_embed diagflat diagonal
-dim dim_order dist div div_ divide divide_ dot double dsplit element_size eq eq_ equal erf erf_ erfc erfc_ erfinv
-erfinv_ exp exp2 exp2_ exp_ expand expand_as expm1 expm1_ exponential_ fill_ fix fix_ flatten flip fliplr flipud
-float floor floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ gather ge ge_ geometric_ ger get_device
-grad grad_fn greater greater_ greater_equal greater_equal_ gt gt_ half hardshrink hsplit hypot hypot_ index_add
-index_add_ index_copy index_copy_ index_fill index_fill_ index_put index_put_ index_select inner int inverse is_conj
-is_contiguous is_cuda is_distributed is_floating_point is_inference is_leaf is_meta is_neg is_nonzero is_same_size
-is_set_to is_shared is_signed isclose isfinite isinf isnan isneginf isposinf isreal item kron kthvalue le le_ lerp
-lerp_ less less_ less_equal less_equal_ log log10 log10_ log1p log1p_ log2 log2_ log_ log_normal_ log_softmax
-logaddexp logaddexp2 logdet logical_and logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor
-logical_xor_ logit logit_ logsumexp long lt lt_ map2_ map_ masked_fill masked_fill_ masked_scatter masked_scatter_
-masked_select matmul matrix_power max maximum mean median min minimum mm moveaxis movedim mul mul_ multinomial
-multiply multiply_ mv nan_to_num nan_to_num_ nanmean nansum narrow narrow_copy ndim ndimension ne ne_ neg neg_
-negative negative_ nelement new new_empty new_empty_strided new_full new_ones new_tensor new_zeros nonzero
-nonzero_static norm normal_ not_equal not_equal_ numel numpy outer permute pin_memory pinverse positive pow pow_
-prelu prod ravel real reciprocal reciprocal_ register_hook relu relu_ remainder remainder_ repeat repeat_interleave
-requires_grad requires_grad_ reshape reshape_as resize resize_ resize_as resize_as_ resolve_conj resolve_neg
-retain_grad retains_grad roll rot90 round round_ rsqrt rsqrt_ scatter scatter_ scatter_add scatter_add_
-scatter_reduce scatter_reduce_ select sgn sgn_ short sigmoid sigmoid_ sign sign_ signbit sin sin_ sinh sinh_ size
-slogdet softmax sort split split_with_sizes sqrt sqrt_ square square_ squeeze squeeze_ std stride sub sub_ subtract
-subtract_ sum sum_to_size svd swapaxes swapaxes_ swapdims swapdims_ t t_ take take_along_dim tan tan_ tanh tanh_
-tensor_split tile to to_dense tolist topk trace transpose transpose_ tril tril_ triu triu_ true_divide true_divide_
-trunc trunc_ type type_as unbind unflatten unfold uniform_ unique unsafe_chunk unsafe_split unsafe_split_with_sizes
+addmm_ addmv addmv_ addr addr_ adjoint all allclose amax amin aminmax angle any apply_ arccos arccos_ arccosh
+arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_ arctan_ arctanh arctanh_ argmax argmin argsort
+argwhere as_strided as_strided_ as_strided_scatter asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_
+backward baddbmm baddbmm_ bernoulli bernoulli_ bincount bitwise_and bitwise_and_ bitwise_left_shift
+bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or bitwise_or_ bitwise_right_shift bitwise_right_shift_
+bitwise_xor bitwise_xor_ bmm bool broadcast_to byte cauchy_ ceil ceil_ char cholesky cholesky_inverse cholesky_solve
+chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip clip_ clone conj conj_physical conj_physical_
+const_data_ptr contiguous copy_ copysign copysign_ corrcoef cos cos_ cosh cosh_ count_nonzero cov cpu cross cummax
+cummin cumprod cumprod_ cumsum cumsum_ data data_ptr deg2rad deg2rad_ det detach detach_ device diag diag_embed
+diagflat diagonal diagonal_scatter diff digamma digamma_ dim dim_order dist div div_ divide divide_ dot double
+dsplit dtype element_size eq equal erf erf_ erfc erfc_ erfinv erfinv_ exp exp2 exp2_ exp_ expand expand_as expm1
+expm1_ exponential_ fill_ fill_diagonal_ fix fix_ flatten flip fliplr float float_power float_power_ floor floor_
+floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gather gcd gcd_ ge ge_ geometric_ ger get_device
+grad grad_fn greater greater_ greater_equal greater_equal_ gt gt_ half hardshrink heaviside heaviside_ histc
+histogram hsplit hypot hypot_ i0 i0_ imag index_add index_add_ index_copy index_copy_ index_fill index_fill_
+index_put index_put_ index_reduce index_reduce_ index_select inner int inverse is_conj is_contiguous is_cpu
+is_distributed is_floating_point is_inference is_leaf is_meta is_neg is_nonzero is_pinned is_same_size is_shared
+is_signed isclose isfinite isinf isnan isneginf isposinf isreal item itemsize kron kthvalue layout lcm lcm_ ldexp
+ldexp_ le le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_ log log10 log10_ log1p log1p_ log2 log2_
+log_ log_normal_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and logical_and_ logical_not
+logical_not_ logical_or logical_or_ logical_xor logical_xor_ logit logit_ logsumexp long lt lt_ mH mT map2_ map_
+masked_fill masked_fill_ masked_scatter masked_scatter_ masked_select matmul matrix_exp matrix_power max maximum
+mean median min minimum mm mode moveaxis movedim msort mul mul_ multinomial multiply multiply_ mv mvlgamma mvlgamma_
+nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow narrow_copy nbytes ndim ndimension ne ne_ neg
+neg_ negative negative_ nelement new new_empty new_empty_strided new_full new_ones new_tensor new_zeros nextafter
+nextafter_ nonzero nonzero_static norm normal_ not_equal not_equal_ numel numpy outer output_nr permute pin_memory
+pinverse polygamma polygamma_ positive pow pow_ prelu prod put put_ qr quantile rad2deg rad2deg_ random_ ravel real
+reciprocal reciprocal_ register_hook register_post_accumulate_grad_hook relu relu_ remainder remainder_ renorm
+renorm_ repeat repeat_interleave requires_grad requires_grad_ reshape reshape_as resize resize_ resize_as resize_as_
+resolve_conj resolve_neg retain_grad retains_grad roll rot90 round round_ rsqrt rsqrt_ scatter scatter_ scatter_add
+scatter_add_ scatter_reduce scatter_reduce_ select select_scatter sgn sgn_ shape share_memory_ short sigmoid
+sigmoid_ sign sign_ signbit sin sin_ sinc sinc_ sinh sinh_ size slice_scatter slogdet softmax sort split
+split_with_sizes sqrt sqrt_ square square_ squeeze squeeze_ std stride sub sub_ subtract subtract_ sum sum_to_size
+svd swapaxes swapaxes_ swapdims swapdims_ t t_ take tan tan_ tanh tanh_ tensor_split tile to to_dense tolist topk
+trace transpose transpose_ triangular_solve tril tril_ triu triu_ true_divide true_divide_ trunc trunc_ type type_as
+unbind unflatten unfold uniform_ unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes
 unsqueeze unsqueeze_ var vdot view view_as vsplit where xlogy xlogy_ zero_
 """.split()
 
 TORCH_NAMES = """
 abs abs_ absolute acos acos_ acosh acosh_ adaptive_avg_pool1d adaptive_max_pool1d add addbmm addcdiv addcmul addmm
-addmv addmv_ addr adjoint alias_copy all allclose alpha_dropout alpha_dropout_ amax amin angle any arange arccos
-arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan_ arctanh arctanh_
-are_deterministic_algorithms_enabled argmax argmin argsort argwhere as_strided as_strided_ as_strided_copy as_tensor
-asarray asin asin_ asinh asinh_ atan atan2 atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d autocast
-autocast_decrement_nesting autocast_increment_nesting avg_pool1d baddbmm batch_norm bernoulli bilinear
-binary_cross_entropy_with_logits bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
-bitwise_xor bmm broadcast_shapes broadcast_tensors broadcast_to bucketize can_cast cat ceil ceil_ celu celu_
-chain_matmul channel_shuffle chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clear_autocast_cache clip
-clip_ clone column_stack compile compiled_with_cxx11_abi concat concatenate cond conj conj_physical conj_physical_
-constant_pad_nd conv1d conv2d conv_transpose1d conv_transpose2d copysign cos cos_ cosh cosh_ cosine_embedding_loss
-cosine_similarity count_nonzero cross cummax cummin cumprod cumsum det detach detach_ detach_copy diag diag_embed
-diagflat diagonal diagonal_copy dist div divide dot dropout dropout_ dsplit dstack einsum embedding
-embedding_renorm_ empty empty_like empty_permuted empty_strided eq equal erf erf_ erfc erfc_ erfinv exp exp2 exp2_
-exp_ expand_copy expm1 expm1_ eye feature_dropout feature_dropout_ fill fill_ finfo fix fix_ flatten flip fliplr
-flipud float_power floor floor_ floor_divide fmax fmin fmod frac frac_ from_dlpack from_numpy frombuffer
-frobenius_norm full full_like gather ge get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
-get_default_device get_default_dtype get_deterministic_debug_mode get_device get_float32_matmul_precision
-get_num_interop_threads get_num_threads get_rng_state ger greater greater_equal group_norm gt hardshrink
-hinge_embedding_loss hsplit hstack hypot iinfo index_add index_copy index_fill index_put index_put_ index_select
-init_num_threads initial_seed inner instance_norm inverse is_autocast_cache_enabled is_autocast_cpu_enabled
-is_autocast_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled is_distributed
-is_floating_point is_grad_enabled is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed
-is_storage is_tensor is_vulkan_available is_warn_always_enabled isclose isfinite isinf isnan isneginf isposinf
-isreal kl_div kron kthvalue layer_norm le lerp less less_equal linspace load log log10 log10_ log1p log1p_ log2
-log2_ log_ log_softmax logaddexp logaddexp2 logdet logical_and logical_not logical_or logical_xor logit logit_
-logspace logsumexp manual_seed margin_ranking_loss masked_fill masked_scatter masked_select matmul matrix_power max
-max_pool1d max_pool1d_with_indices max_pool2d maximum mean median meshgrid min minimum mm moveaxis movedim
-multinomial multiply mv nan_to_num nan_to_num_ nanmean nansum narrow narrow_copy native_channel_shuffle ne neg neg_
-negative negative_ no_grad nonzero nonzero_static norm normal not_equal nuclear_norm numel ones ones_like outer
-pairwise_distance permute permute_copy pinverse pixel_shuffle pixel_unshuffle poisson poisson_nll_loss positive pow
-prelu prod promote_types rad2deg rand rand_like randint randint_like randn randn_like randperm range ravel real
-reciprocal reciprocal_ relu relu_ remainder repeat_interleave reshape resize_as_ resolve_conj resolve_neg
-result_type rms_norm roll rot90 round round_ row_stack rrelu rrelu_ rsqrt rsqrt_ rsub save scalar_tensor scatter
-scatter_add scatter_reduce searchsorted seed select select_copy selu selu_ set_anomaly_enabled
-set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled
-set_autocast_gpu_dtype set_default_device set_default_dtype set_default_tensor_type set_deterministic_debug_mode
-set_float32_matmul_precision set_flush_denormal set_grad_enabled set_num_interop_threads set_num_threads
-set_printoptions set_rng_state set_warn_always sgn sigmoid sigmoid_ sign signbit sin sin_ sinh sinh_ slice_copy
-slogdet softmax sort split split_copy split_with_sizes split_with_sizes_copy sqrt sqrt_ square square_ squeeze
-squeeze_copy stack std std_mean sub subtract sum svd swapaxes swapdims sym_float sym_int sym_ite sym_max sym_min
-sym_not sym_sqrt sym_sum t t_copy take take_along_dim tan tan_ tanh tanh_ tensor tensor_split tensordot threshold
-threshold_ tile topk trace transpose transpose_copy tril triplet_margin_loss triu true_divide trunc trunc_ typename
-unbind unbind_copy unflatten unfold_copy unique unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze
-unsqueeze_copy use_deterministic_algorithms var var_mean vdot view_copy vsplit vstack where while_loop xlogy xlogy_
-zero_ zeros zeros_like
+addmv addmv_ addr adjoint alias_copy all allclose alpha_dropout alpha_dropout_ amax amin aminmax angle any arange
+arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan_ arctanh arctanh_
+are_deterministic_algorithms_enabled argmax argmin argsort argwhere as_strided as_strided_ as_strided_copy
+as_strided_scatter as_tensor asarray asin asin_ asinh asinh_ atan atan2 atan_ atanh atanh_ atleast_1d atleast_2d
+atleast_3d autocast autocast_decrement_nesting autocast_increment_nesting avg_pool1d baddbmm bartlett_window
+batch_norm bernoulli bilinear binary_cross_entropy_with_logits bincount bitwise_and bitwise_left_shift bitwise_not
+bitwise_or bitwise_right_shift bitwise_xor blackman_window block_diag bmm broadcast_shapes broadcast_tensors
+broadcast_to bucketize can_cast cartesian_prod cat cdist ceil ceil_ celu celu_ chain_matmul channel_shuffle cholesky
+cholesky_inverse cholesky_solve chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clear_autocast_cache
+clip clip_ clone column_stack combinations compile compiled_with_cxx11_abi concat concatenate cond conj
+conj_physical conj_physical_ constant_pad_nd conv1d conv2d conv_transpose1d conv_transpose2d copysign corrcoef cos
+cos_ cosh cosh_ cosine_embedding_loss cosine_similarity count_nonzero cov cross cummax cummin cumprod cumsum
+cumulative_trapezoid deg2rad deg2rad_ det detach detach_ detach_copy device diag diag_embed diagflat diagonal
+diagonal_copy diagonal_scatter diff digamma dist div divide dot dropout dropout_ dsplit dstack dtype einsum
+embedding embedding_renorm_ empty empty_like empty_permuted empty_strided enable_grad eq equal erf erf_ erfc erfc_
+erfinv exp exp2 exp2_ exp_ expand_copy expm1 expm1_ eye feature_dropout feature_dropout_ fill fill_ finfo fix fix_
+flatten flip fliplr float_power floor floor_ floor_divide fmax fmin fmod frac frac_ frexp frobenius_norm from_dlpack
+from_numpy frombuffer full full_like gather gcd gcd_ ge ger get_autocast_cpu_dtype get_autocast_dtype
+get_autocast_gpu_dtype get_default_device get_default_dtype get_deterministic_debug_mode get_device
+get_float32_matmul_precision get_num_interop_threads get_num_threads get_rng_state gradient greater greater_equal
+group_norm gt hamming_window hann_window hardshrink heaviside hinge_embedding_loss histc histogram hsplit hstack
+hypot i0 i0_ iinfo imag index_add index_copy index_fill index_put index_put_ index_reduce index_select
+inference_mode init_num_threads initial_seed inner instance_norm inverse is_anomaly_check_nan_enabled
+is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled is_conj
+is_deterministic_algorithms_warn_only_enabled is_distributed is_floating_point is_grad_enabled is_inference
+is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed is_tensor is_warn_always_enabled isclose isfinite
+isin isinf isnan isneginf isposinf isreal kaiser_window kl_div kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_
+le lerp less less_equal lgamma linspace load log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax logaddexp
+logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor logit logit_ logspace logsumexp lt
+manual_seed margin_ranking_loss masked_fill masked_scatter masked_select matmul matrix_exp matrix_power max
+max_pool1d max_pool2d maximum mean median memory_format meshgrid min minimum mm mode moveaxis movedim msort mul
+multinomial multiply mv mvlgamma nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow narrow_copy ne
+neg neg_ negative negative_ nextafter no_grad nonzero nonzero_static norm normal not_equal nuclear_norm numel ones
+ones_like outer pairwise_distance pdist permute permute_copy pinverse pixel_shuffle pixel_unshuffle poisson
+poisson_nll_loss polygamma positive pow prelu prod promote_types put qr quantile rad2deg rad2deg_ rand rand_like
+randint randint_like randn randn_like randperm range ravel real reciprocal reciprocal_ relu relu_ remainder renorm
+repeat_interleave reshape resize_as_ resolve_conj resolve_neg result_type rms_norm roll rot90 round round_ row_stack
+rrelu rrelu_ rsqrt rsqrt_ rsub save scalar_tensor scatter scatter_add scatter_reduce searchsorted seed select
+select_copy select_scatter selu selu_ set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype
+set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype set_default_device
+set_default_dtype set_default_tensor_type set_deterministic_debug_mode set_float32_matmul_precision
+set_flush_denormal set_grad_enabled set_num_interop_threads set_num_threads set_printoptions set_rng_state
+set_warn_always sgn sigmoid sigmoid_ sign signbit sin sin_ sinc sinc_ sinh sinh_ slice_copy slice_scatter slogdet
+softmax sort split split_copy split_with_sizes split_with_sizes_copy sqrt sqrt_ square square_ squeeze squeeze_copy
+stack std std_mean sub subtract sum svd swapaxes swapdims sym_float sym_int sym_ite sym_max sym_min sym_not sym_sqrt
+sym_sum t t_copy take tan tan_ tanh tanh_ tensor tensor_split tensordot threshold threshold_ tile topk trace
+transpose transpose_copy trapezoid trapz triangular_solve tril triplet_margin_loss triu true_divide trunc trunc_
+typename unbind unbind_copy unflatten unfold_copy unique unique_consecutive unravel_index unsafe_chunk unsafe_split
+unsafe_split_with_sizes unsqueeze unsqueeze_copy use_deterministic_algorithms vander var var_mean vdot view_copy
+vsplit vstack where while_loop xlogy xlogy_ zero_ zeros zeros_like
 """.split()
 
 
@@ -353,3 +364,17 @@ def test_aten_reduction_codes_and_functional_forms() -> None:
     ember.embedding_renorm_(w, ember.tensor([0, 1]), 1.0, 2.0)
     torch.embedding_renorm_(tw, torch.tensor([0, 1]), 1.0, 2.0)
     assert_close(w, tw)
+
+
+def test_feature_alpha_dropout_values_and_gradient() -> None:
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        x = lib.ones(300, 3, 2, 2, requires_grad=True)
+        y = lib.feature_alpha_dropout(x, 0.3, True)
+        vals = sorted({round(v, 4) for v in y.detach().flatten().tolist()})
+        assert vals == [-1.0595, 1.315], vals  # SELU's dropped value and the kept one, affinely corrected
+        assert bool((y == y[:, :, :1, :1]).all())  # one draw per feature map
+        kept = (y > 0).float()
+        (g,) = lib.autograd.grad(y.sum(), x)
+        assert lib.allclose(g, kept * 0.8608, atol=1e-3)
+        assert lib.feature_alpha_dropout(x, 0.3, False) is x
