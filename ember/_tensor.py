@@ -1258,7 +1258,8 @@ class Tensor:
         table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
         for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
                   "bincount histc histogram renorm matrix_exp select_scatter slice_scatter diagonal_scatter "
-                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr").split():
+                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr lu "
+                  "lu_solve").split():
             table[n] = bind("_CO", n)
         for n in ("renorm", "index_reduce", "put"):
             table[n + "_"] = bind("_CO", n, True)

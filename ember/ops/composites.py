@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 
@@ -782,3 +783,130 @@ def qr(input: Tensor, some: bool = True, *, out=None):
 
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return RT.qr(Q, R)
+
+
+# ---------------------------------------------------------------- LU with partial pivoting
+__all__ += ["lu", "lu_unpack", "lu_solve"]
+
+
+def _pivots(a: np.ndarray) -> np.ndarray:
+    """LAPACK's 1-based row interchanges (ipiv) of partial pivoting, per matrix of a batch (..., m, n)."""
+    work = np.array(a, np.float64, copy=True)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    piv = np.empty(a.shape[:-2] + (k,), np.int32)
+    for j in range(k):
+        col = np.abs(work[..., j:, j])
+        p = (np.argmax(col, axis=-1) + j) if col.shape[-1] else np.full(a.shape[:-2], j)
+        piv[..., j] = p + 1
+        rows_j = np.take_along_axis(work, np.full(a.shape[:-2] + (1, n), j), -2)
+        rows_p = np.take_along_axis(work, p[..., None, None].repeat(n, -1), -2)
+        np.put_along_axis(work, np.full(a.shape[:-2] + (1, n), j), rows_p, -2)
+        np.put_along_axis(work, p[..., None, None].repeat(n, -1), rows_j, -2)
+        pivot = work[..., j:j + 1, j:j + 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factors = work[..., j + 1:, j:j + 1] / pivot
+        work[..., j + 1:, :] -= factors * work[..., j:j + 1, :]
+    return piv
+
+
+def _permutation(piv: np.ndarray, m: int) -> np.ndarray:
+    """perm with (P^T A) = A[perm]: the row order the interchanges produce."""
+    perm = np.broadcast_to(np.arange(m), piv.shape[:-1] + (m,)).copy()
+    for j in range(piv.shape[-1]):
+        p = piv[..., j].astype(np.int64) - 1
+        a = perm[..., j].copy()
+        b = np.take_along_axis(perm, p[..., None], -1)[..., 0]
+        perm[..., j] = b
+        np.put_along_axis(perm, p[..., None], a[..., None], -1)
+    return perm
+
+
+def _rows(A: Tensor, perm: np.ndarray) -> Tensor:
+    idx = _long(perm[..., :, None].repeat(A.shape[-1], -1))
+    return A.gather(-2, idx)
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
+    """(LU, pivots[, infos]): L (unit lower, below the diagonal) and U in one matrix with P^T A = L U, pivots as
+    LAPACK's 1-based interchanges. Pivots come from NumPy; L and U are computed by ember ops (Doolittle), so the
+    factors are differentiable."""
+    E = _E()
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    if not pivot:
+        raise RuntimeError("LU without pivoting is not implemented on the CPU")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lu_factor: The input tensor A must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    piv = _pivots(A._data)
+    PA = _rows(A, _permutation(piv, m))
+    batch = tuple(A.shape[:-2])
+    u_rows, l_cols = [], []
+    for j in range(k):
+        u = PA[..., j, j:]
+        if j:
+            Lj = E.stack([c[..., j] for c in l_cols], -1)  # L[j, :j]
+            Uj = _u_block(u_rows, j, j)  # U[:j, j:]
+            u = u - (Lj.unsqueeze(-2) @ Uj).squeeze(-2)
+        u_rows.append(E.cat([E.zeros(*batch, j, dtype=A.dtype), u], -1) if j else u)
+        below = PA[..., j + 1:, j]
+        if j:
+            Lb = E.stack([c[..., j + 1:] for c in l_cols], -1)  # L[j+1:, :j]
+            Uc = E.stack([r[..., j] for r in u_rows[:j]], -1)  # U[:j, j]
+            below = below - (Lb @ Uc.unsqueeze(-1)).squeeze(-1)
+        col = below / u[..., :1]
+        l_cols.append(E.cat([E.zeros(*batch, j + 1, dtype=A.dtype), col], -1))
+    U = E.stack(u_rows, -2) if k else E.zeros(*batch, 0, n, dtype=A.dtype)  # (k, n)
+    L = E.stack(l_cols, -1) if k else E.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
+    LU = (E.cat([L, E.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
+        (E.cat([U, E.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
+    pivots = _wrap(piv, D.int32)
+    if get_infos:
+        return LU, pivots, _wrap(np.zeros(batch, np.int32), D.int32)
+    return LU, pivots
+
+
+def _u_block(u_rows: list, j: int, start: int) -> Tensor:
+    """U[:j, start:] from the rows built so far."""
+    return _E().stack([r[..., start:] for r in u_rows[:j]], -2)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
+              out=None):
+    """(P, L, U) with A = P L U from ``lu``'s packed factors (torch.return_types.lu_unpack)."""
+    E = _E()
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    batch = tuple(LU_data.shape[:-2])
+    if unpack_data:
+        L = LU_data.tril(-1)[..., :, :k] + E.eye(m, k, dtype=LU_data.dtype)
+        U = LU_data.triu()[..., :k, :]
+    else:
+        L = U = E.zeros(0, dtype=LU_data.dtype)
+    if unpack_pivots:
+        perm = _permutation(LU_pivots._data, m)
+        P = np.zeros(batch + (m, m), LU_data._data.dtype)
+        np.put_along_axis(P, perm[..., :, None], 1.0, -1)  # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
+        P = _wrap(np.ascontiguousarray(np.swapaxes(P, -1, -2)), LU_data._dtype)
+    else:
+        P = E.zeros(0, dtype=LU_data.dtype)
+    return RT.lu_unpack(P, L, U)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
+    """X with A X = b from ``lu``'s factors (substitution in ember ops: differentiable in b and LU_data)."""
+    E = _E()
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.", UserWarning,
+                  stacklevel=2)
+    n = LU_data.shape[-1]
+    if LU_data.shape[-2] != n:
+        raise RuntimeError("linalg.lu_solve: Expected LU to be square")
+    Pb = _rows(b.expand(*np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])), *b.shape[-2:]),
+               np.broadcast_to(_permutation(LU_pivots._data, n),
+                               np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])) + (n,)))
+    L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
+    y = _substitute(L, Pb, True)
+    return _substitute(LU_data.triu(), y, False)
