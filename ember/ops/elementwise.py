@@ -462,6 +462,17 @@ def _no_derivative(name: str):
     return bwd
 
 
+def _no_input_derivative(name: str):
+    def bwd(g, *saved):
+        raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
+    return bwd
+
+
+def _gamma_density(a, x):
+    """d P(a, x) / dx = x^(a-1) e^-x / Gamma(a)."""
+    return exp((a - 1) * log(x) - x - lgamma(a))
+
+
 _lt = lambda a, b: a < b  # noqa: E731
 _gt = lambda a, b: a > b  # noqa: E731
 _ge = lambda a, b: a >= b  # noqa: E731
@@ -508,6 +519,10 @@ _BINARY = {
     "nextafter": ("Nextafter", np.nextafter, "f", False, "nextafter_cpu", lambda g: (g, _zeros(g)), _NONE, ""),
     "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biuf", True, "ldexp_cpu",
               (lambda g, a, b: g * 2.0 ** b, lambda g, a, b: g * a * 2.0 ** b * _LN2), _SO, ""),
+    "igamma": ("Igamma", lambda a, x: _sp.gammainc(a, x, False), "f", False, "igamma_cpu",
+               (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
+    "igammac": ("Igammac", lambda a, x: _sp.gammainc(a, x, True), "f", False, "igammac_cpu",
+                (_no_input_derivative("igammac"), lambda g, a, x: -g * _gamma_density(a, x)), _SO, ""),
 }
 
 
@@ -603,6 +618,8 @@ gcd = _binary_function("gcd", "")
 lcm = _binary_function("lcm", "")
 nextafter = _binary_function("nextafter", "")
 ldexp = _binary_function("ldexp", "")
+igamma = _binary_function("igamma", "")
+igammac = _binary_function("igammac", "")
 _heaviside = _binary_function("heaviside", "")
 
 
@@ -676,7 +693,7 @@ def frexp(input: Tensor, *, out=None):
 
 
 __all__ += ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "deg2rad", "rad2deg", "heaviside",
-            "gcd", "lcm", "nextafter", "ldexp", "float_power", "frexp"]
+            "gcd", "lcm", "nextafter", "ldexp", "float_power", "frexp", "igamma", "igammac"]
 
 
 # ------------------------------------------------------------------ division with a rounding mode

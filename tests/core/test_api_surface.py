@@ -27,29 +27,30 @@ dsplit dtype element_size eq equal erf erf_ erfc erfc_ erfinv erfinv_ exp exp2 e
 expm1_ exponential_ fill_ fill_diagonal_ fix fix_ flatten flip fliplr float float_power float_power_ floor floor_
 floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gather gcd gcd_ ge ge_ geometric_ ger get_device
 grad grad_fn greater greater_ greater_equal greater_equal_ gt gt_ half hardshrink heaviside heaviside_ histc
-histogram hsplit hypot hypot_ i0 i0_ imag index_add index_add_ index_copy index_copy_ index_fill index_fill_
-index_put index_put_ index_reduce index_reduce_ index_select inner int inverse is_conj is_contiguous is_cpu
-is_distributed is_floating_point is_inference is_leaf is_meta is_neg is_nonzero is_pinned is_same_size is_shared
-is_signed isclose isfinite isinf isnan isneginf isposinf isreal item itemsize kron kthvalue layout lcm lcm_ ldexp
-ldexp_ le le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_ log log10 log10_ log1p log1p_ log2 log2_
-log_ log_normal_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and logical_and_ logical_not
-logical_not_ logical_or logical_or_ logical_xor logical_xor_ logit logit_ logsumexp long lt lt_ lu lu_solve mH mT
-map2_ map_ masked_fill masked_fill_ masked_scatter masked_scatter_ masked_select matmul matrix_exp matrix_power max
-maximum mean median min minimum mm mode moveaxis movedim msort mul mul_ multinomial multiply multiply_ mv mvlgamma
-mvlgamma_ nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow narrow_copy nbytes ndim ndimension ne
-ne_ neg neg_ negative negative_ nelement new new_empty new_empty_strided new_full new_ones new_tensor new_zeros
-nextafter nextafter_ nonzero nonzero_static norm normal_ not_equal not_equal_ numel numpy outer output_nr permute
-pin_memory pinverse polygamma polygamma_ positive pow pow_ prelu prod put put_ qr quantile rad2deg rad2deg_ random_
-ravel real reciprocal reciprocal_ register_hook register_post_accumulate_grad_hook relu relu_ remainder remainder_
-renorm renorm_ repeat repeat_interleave requires_grad requires_grad_ reshape reshape_as resize resize_ resize_as
-resize_as_ resolve_conj resolve_neg retain_grad retains_grad roll rot90 round round_ rsqrt rsqrt_ scatter scatter_
-scatter_add scatter_add_ scatter_reduce scatter_reduce_ select select_scatter sgn sgn_ shape share_memory_ short
-sigmoid sigmoid_ sign sign_ signbit sin sin_ sinc sinc_ sinh sinh_ size slice_scatter slogdet softmax sort split
-split_with_sizes sqrt sqrt_ square square_ squeeze squeeze_ std stride sub sub_ subtract subtract_ sum sum_to_size
-svd swapaxes swapaxes_ swapdims swapdims_ t t_ take tan tan_ tanh tanh_ tensor_split tile to to_dense tolist topk
-trace transpose transpose_ triangular_solve tril tril_ triu triu_ true_divide true_divide_ trunc trunc_ type type_as
-unbind unflatten unfold uniform_ unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes
-unsqueeze unsqueeze_ var vdot view view_as vsplit where xlogy xlogy_ zero_
+histogram hsplit hypot hypot_ i0 i0_ igamma igamma_ igammac igammac_ imag index_add index_add_ index_copy
+index_copy_ index_fill index_fill_ index_put index_put_ index_reduce index_reduce_ index_select inner int inverse
+is_conj is_contiguous is_cpu is_distributed is_floating_point is_inference is_leaf is_meta is_neg is_nonzero
+is_pinned is_same_size is_shared is_signed isclose isfinite isinf isnan isneginf isposinf isreal item itemsize kron
+kthvalue layout lcm lcm_ ldexp ldexp_ le le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_ log log10
+log10_ log1p log1p_ log2 log2_ log_ log_normal_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and
+logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor logical_xor_ logit logit_ logsumexp long lt
+lt_ lu lu_solve mH mT map2_ map_ masked_fill masked_fill_ masked_scatter masked_scatter_ masked_select matmul
+matrix_exp matrix_power max maximum mean median min minimum mm mode moveaxis movedim msort mul mul_ multinomial
+multiply multiply_ mv mvlgamma mvlgamma_ nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow
+narrow_copy nbytes ndim ndimension ne ne_ neg neg_ negative negative_ nelement new new_empty new_empty_strided
+new_full new_ones new_tensor new_zeros nextafter nextafter_ nonzero nonzero_static norm normal_ not_equal not_equal_
+numel numpy outer output_nr permute pin_memory pinverse polygamma polygamma_ positive pow pow_ prelu prod put put_
+qr quantile rad2deg rad2deg_ random_ ravel real reciprocal reciprocal_ register_hook
+register_post_accumulate_grad_hook relu relu_ remainder remainder_ renorm renorm_ repeat repeat_interleave
+requires_grad requires_grad_ reshape reshape_as resize resize_ resize_as resize_as_ resolve_conj resolve_neg
+retain_grad retains_grad roll rot90 round round_ rsqrt rsqrt_ scatter scatter_ scatter_add scatter_add_
+scatter_reduce scatter_reduce_ select select_scatter sgn sgn_ shape share_memory_ short sigmoid sigmoid_ sign sign_
+signbit sin sin_ sinc sinc_ sinh sinh_ size slice_scatter slogdet softmax sort split split_with_sizes sqrt sqrt_
+square square_ squeeze squeeze_ std stride sub sub_ subtract subtract_ sum sum_to_size svd swapaxes swapaxes_
+swapdims swapdims_ t t_ take tan tan_ tanh tanh_ tensor_split tile to to_dense tolist topk trace transpose
+transpose_ triangular_solve tril tril_ triu triu_ true_divide true_divide_ trunc trunc_ type type_as unbind
+unflatten unfold uniform_ unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze
+unsqueeze_ var vdot view view_as vsplit where xlogy xlogy_ zero_
 """.split()
 
 TORCH_NAMES = """
@@ -75,19 +76,19 @@ frac frac_ frexp frobenius_norm from_dlpack from_numpy frombuffer full full_like
 get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype get_default_device get_default_dtype
 get_deterministic_debug_mode get_device get_float32_matmul_precision get_num_interop_threads get_num_threads
 get_rng_state gradient greater greater_equal group_norm gt hamming_window hann_window hardshrink heaviside
-hinge_embedding_loss histc histogram hsplit hstack hypot i0 i0_ iinfo imag index_add index_copy index_fill index_put
-index_put_ index_reduce index_select inference_mode init_num_threads initial_seed inner instance_norm inverse
-is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled
-is_autocast_enabled is_conj is_deterministic_algorithms_warn_only_enabled is_distributed is_floating_point
-is_grad_enabled is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed is_tensor
-is_warn_always_enabled isclose isfinite isin isinf isnan isneginf isposinf isreal kaiser_window kl_div kron kthvalue
-layer_norm layout lcm lcm_ ldexp ldexp_ le lerp less less_equal lgamma linspace load log log10 log10_ log1p log1p_
-log2 log2_ log_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor
-logit logit_ logspace logsumexp lt lu lu_solve lu_unpack manual_seed margin_ranking_loss masked_fill masked_scatter
-masked_select matmul matrix_exp matrix_power max max_pool1d max_pool2d maximum mean median memory_format meshgrid
-min minimum mm mode moveaxis movedim msort mul multinomial multiply mv mvlgamma nan_to_num nan_to_num_ nanmean
-nanmedian nanquantile nansum narrow narrow_copy ne neg neg_ negative negative_ nextafter no_grad nonzero
-nonzero_static norm normal not_equal nuclear_norm numel ones ones_like outer pairwise_distance pdist permute
+hinge_embedding_loss histc histogram hsplit hstack hypot i0 i0_ igamma igammac iinfo imag index_add index_copy
+index_fill index_put index_put_ index_reduce index_select inference_mode init_num_threads initial_seed inner
+instance_norm inverse is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
+is_autocast_cpu_enabled is_autocast_enabled is_conj is_deterministic_algorithms_warn_only_enabled is_distributed
+is_floating_point is_grad_enabled is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed
+is_tensor is_warn_always_enabled isclose isfinite isin isinf isnan isneginf isposinf isreal kaiser_window kl_div
+kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le lerp less less_equal lgamma linspace load log log10 log10_
+log1p log1p_ log2 log2_ log_ log_softmax logaddexp logaddexp2 logcumsumexp logdet logical_and logical_not logical_or
+logical_xor logit logit_ logspace logsumexp lt lu lu_solve lu_unpack manual_seed margin_ranking_loss masked_fill
+masked_scatter masked_select matmul matrix_exp matrix_power max max_pool1d max_pool2d maximum mean median
+memory_format meshgrid min minimum mm mode moveaxis movedim msort mul multinomial multiply mv mvlgamma nan_to_num
+nan_to_num_ nanmean nanmedian nanquantile nansum narrow narrow_copy ne neg neg_ negative negative_ nextafter no_grad
+nonzero nonzero_static norm normal not_equal nuclear_norm numel ones ones_like outer pairwise_distance pdist permute
 permute_copy pinverse pixel_shuffle pixel_unshuffle poisson poisson_nll_loss polygamma positive pow prelu prod
 promote_types put qr quantile rad2deg rad2deg_ rand rand_like randint randint_like randn randn_like randperm range
 ravel real reciprocal reciprocal_ relu relu_ remainder renorm repeat_interleave reshape resize_as_ resolve_conj

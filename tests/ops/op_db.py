@@ -1394,6 +1394,7 @@ def _int_pair(rng):
 def _surface_op_entries():
     """New elementwise ops (ops/elementwise.py h-surface rows; special kernels in ops/_special.py)."""
     f64 = lambda *v: _special(*v)  # noqa: E731
+    f64lohi = dict(dtype=F64, lo=0.2, hi=4.0)
     gamma_pts = f64(-3.7, -2.5, -1.25, -0.3, 0.01, 0.5, 1.0, 1.5, 2.0, 3.3, 10.5, 14.9, 15.2, 30.7, 170.2, 1e4)
     out = [
         OpInfo("torch.lgamma", lambda lib, x: lib.lgamma(x), unary_samples(0.2, 6.0, ints=True)),
@@ -1445,6 +1446,16 @@ def _surface_op_entries():
                unary_samples(0.5, 2.0, ints=True)),
         OpInfo("Tensor.float_power_", lambda lib, a, b: (a * 1).float_power_(b), fixed(s((3, 4), (4,), dtype=F64,
                                                                                         lo=0.5, hi=2))),
+        # igamma/igammac: torch has no derivative for the first argument (a); gradients for x
+        OpInfo("torch.igamma", lambda lib, a, x: lib.igamma(a.detach().abs() + 0.1, x),
+               binary_samples(0.1, 3.0, 0.1, 6.0, ints=False)),
+        OpInfo("torch.igammac", lambda lib, a, x: lib.igammac(a.detach().abs() + 0.1, x),
+               binary_samples(0.1, 3.0, 0.1, 6.0, ints=False)),
+        OpInfo("igamma large", lambda lib, a, x: (lib.igamma(a.detach(), x), a.detach().igammac(x)),
+               fixed(lambda rng: Sample((np.array([0.5, 30.0, 135.5, 1e3, 2.0]), np.array([0.01, 45.0, 141.2, 990.0,
+                                                                                         0.0])), "wide")),
+               rtol=1e-9),
+        OpInfo("Tensor.igamma_", lambda lib, a, x: (a.detach() * 1).igamma_(x), fixed(s((3, 4), (4,), **f64lohi))),
         OpInfo("torch.frexp", lambda lib, x: lib.frexp(x), unary_samples()),
         OpInfo("Tensor.frexp specials", lambda lib, x: x.frexp(), fixed(f64(0.0, -0.0, 1.0, -3.5, 1e-30, 1e30))),
     ]
