@@ -19,11 +19,12 @@ from ._tensor import Tensor, _wrap
 
 __all__ = [
     "softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
-    "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "to_dlpack", "embedding", "layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm",
+    "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "to_dlpack", "embedding", "layer_norm",
+    "group_norm", "batch_norm", "instance_norm", "rms_norm",
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
     "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
     "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
@@ -322,6 +323,21 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
     return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed: bool,
+                output_padding, groups: int) -> Tensor:
+    """ATen's convolution entry: 1-d or 2-d, plain or transposed, through nn.functional."""
+    _tensor_arg("convolution", input)
+    F = _F()
+    nd = weight.dim() - 2
+    if nd not in (1, 2):
+        raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if transposed:
+        fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = F.conv1d if nd == 1 else F.conv2d
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
     _tensor_arg("max_pool1d_with_indices", input)
     return _F().max_pool1d_with_indices(input, kernel_size, stride if stride not in ((), []) else None, padding,
@@ -375,7 +391,7 @@ def _storage(t: Tensor) -> np.ndarray:
 def _as_strided_view(input: Tensor, size, stride, storage_offset) -> np.ndarray:
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")

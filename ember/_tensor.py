@@ -1253,7 +1253,8 @@ class Tensor:
                   "narrow_copy as_strided prelu hardshrink is_same_size nonzero_static").split():
             table[n] = bind("_SF", n)
         table.update(as_strided_=bind("_SF", "as_strided_"), conj_physical_=bind("_SF", "conj_physical_"))
-        for n in "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma igammac".split():
+        for n in ("lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
+                  "igammac").split():
             table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
         table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
         for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
@@ -1670,4 +1671,4 @@ from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
 from . import _surface as _SF  # noqa: E402
-from .ops import composites as _CO  # noqa: E402
+from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table

@@ -180,7 +180,8 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     return input.sort(0).values
 
 
-def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
     """Covariance of the variables in the rows of ``input`` (observations in columns)."""
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
@@ -304,7 +305,8 @@ def _gradient_coords(x: Tensor, d: int, coords: Tensor, edge_order: int) -> Tens
     hs = (c[1:] - c[:-1])
     a, b = hs[:-1].reshape(shape), hs[1:].reshape(shape)
     nar = x.narrow
-    interior = (a * a * nar(d, 2, n - 2) - b * b * nar(d, 0, n - 2) + (b * b - a * a) * nar(d, 1, n - 2)) / (a * b * (a + b))
+    interior = ((a * a * nar(d, 2, n - 2) - b * b * nar(d, 0, n - 2) + (b * b - a * a) * nar(d, 1, n - 2))
+                / (a * b * (a + b)))
     if edge_order != 1:
         raise NotImplementedError("torch.gradient with coordinate spacing and edge_order=2 is not implemented in ember")
     first = (nar(d, 1, 1) - nar(d, 0, 1)) / hs[0]
@@ -569,7 +571,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     from ..linalg import vector_norm
 
     if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
+        raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = _wrap_dim(dim, input.dim())
@@ -729,7 +731,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     if transpose:
         T, lower = T.mT, upper
     batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
-    return RT.triangular_solve(_substitute(T, b, lower), A.clone().expand(*batch, *A.shape[-2:]).clone() if batch else A.clone())
+    coefficient = A.expand(*batch, *A.shape[-2:]).clone() if batch else A.clone()
+    return RT.triangular_solve(_substitute(T, b, lower), coefficient)
 
 
 def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
@@ -837,7 +840,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     if not pivot:
         raise RuntimeError("LU without pivoting is not implemented on the CPU")
     if A.dim() < 2:
-        raise RuntimeError(f"torch.linalg.lu_factor: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("torch.linalg.lu_factor: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2:]
     k = min(m, n)
     piv = _pivots(A._data)

@@ -65,9 +65,9 @@ bitwise_or bitwise_right_shift bitwise_xor blackman_window block_diag bmm broadc
 broadcast_to bucketize can_cast cartesian_prod cat cdist ceil ceil_ celu celu_ chain_matmul channel_shuffle cholesky
 cholesky_inverse cholesky_solve chunk clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clear_autocast_cache
 clip clip_ clone column_stack combinations compile compiled_with_cxx11_abi concat concatenate cond conj
-conj_physical conj_physical_ constant_pad_nd conv1d conv2d conv_transpose1d conv_transpose2d copysign corrcoef cos
-cos_ cosh cosh_ cosine_embedding_loss cosine_similarity count_nonzero cov cross cummax cummin cumprod cumsum
-cumulative_trapezoid deg2rad deg2rad_ det detach detach_ detach_copy device diag diag_embed diagflat diagonal
+conj_physical conj_physical_ constant_pad_nd conv1d conv2d conv_transpose1d conv_transpose2d convolution copysign
+corrcoef cos cos_ cosh cosh_ cosine_embedding_loss cosine_similarity count_nonzero cov cross cummax cummin cumprod
+cumsum cumulative_trapezoid deg2rad deg2rad_ det detach detach_ detach_copy device diag diag_embed diagflat diagonal
 diagonal_copy diagonal_scatter diff digamma dist div divide dot dropout dropout_ dsplit dstack dtype einsum
 embedding embedding_renorm_ empty empty_like empty_permuted empty_strided enable_grad eq equal erf erf_ erfc erfc_
 erfinv exp exp2 exp2_ exp_ expand_copy expm1 expm1_ eye feature_alpha_dropout feature_alpha_dropout_ feature_dropout
