@@ -192,7 +192,9 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 def kl_div(input: Tensor, target: Tensor, reduction=1, *, log_target: bool = False) -> Tensor:
     _tensor_arg("kl_div", input)
-    return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+    with warnings.catch_warnings():  # ATen's kl_div has no 'batchmean' advice to give
+        warnings.simplefilter("ignore", UserWarning)
+        return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
