@@ -116,3 +116,8 @@ from .nn._functional_conv import (conv1d, conv2d, conv_transpose1d, conv_transpo
                                   max_pool2d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d, pixel_shuffle,
                                   pixel_unshuffle)
 from .ops.resample import constant_pad_nd  # noqa: E402
+
+# ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
+from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__
+from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
+from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__

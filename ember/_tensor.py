@@ -1243,6 +1243,199 @@ class Tensor:
         return _DL._cpu_device()
 
 
+
+    # ---- Tensor methods: surface (h-surface) ----
+    # Bindings of torch.Tensor names to what ember has (ember/_surface.py, the op families), in-place forms of
+    # comparison/logical/bitwise ops, in-place view-metadata changes (t_, transpose_ ...), legacy constructors.
+    def _surface_methods():  # runs once, in the class body; methods look up modules at call time
+        def bind(mod, name, inplace=False):
+            if inplace:
+                def m(self, *args, **kwargs):
+                    return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
+            else:
+                def m(self, *args, **kwargs):
+                    return getattr(globals()[mod], name)(self, *args, **kwargs)
+            return m
+
+        def review(mod, name):  # in-place view-metadata change: self takes the view's geometry and history
+            def m(self, *args, **kwargs):
+                return _SF._restride(self, getattr(globals()[mod], name)(self, *args, **kwargs))
+            return m
+
+        table = {}
+        for n in ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or "
+                  "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split():
+            table[n + "_"] = bind("_C", n, True)
+        table.update(absolute_=bind("_U", "abs", True), negative_=bind("_A", "neg", True),
+                     true_divide_=bind("_A", "div", True), cumsum_=bind("_R", "cumsum", True),
+                     cumprod_=bind("_R", "cumprod", True), isclose=bind("_C", "isclose"), bmm=bind("_LA", "bmm"),
+                     sgn_=bind("_U", "sign", True))
+        for n in ("addmm addbmm baddbmm addmv addr").split():
+            table[n + "_"] = bind("_LA", n, True)
+        for n in ("softmax log_softmax dist positive sgn ravel adjoint angle conj conj_physical resolve_conj "
+                  "resolve_neg is_conj is_neg split_with_sizes unsafe_split unsafe_split_with_sizes unsafe_chunk "
+                  "narrow_copy as_strided prelu hardshrink is_same_size nonzero_static").split():
+            table[n] = bind("_SF", n)
+        table.update(as_strided_=bind("_SF", "as_strided_"), conj_physical_=bind("_SF", "conj_physical_"))
+        for n in ("lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
+                  "igammac").split():
+            table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
+        table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
+        for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
+                  "bincount histc histogram renorm matrix_exp select_scatter slice_scatter diagonal_scatter "
+                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr lu "
+                  "lu_solve").split():
+            table[n] = bind("_CO", n)
+        for n in ("renorm", "index_reduce", "put"):
+            table[n + "_"] = bind("_CO", n, True)
+        for n in ("t transpose squeeze unsqueeze").split():
+            table[n + "_"] = review("_S", n)
+        table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
+        for n, f in table.items():
+            f.__name__, f.__qualname__ = n, "Tensor." + n
+            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
+        return table
+
+    locals().update(_surface_methods())
+    del _surface_methods
+
+    def polygamma(self, n: int) -> "Tensor":
+        return _E.polygamma(n, self)
+
+    def polygamma_(self, n: int) -> "Tensor":
+        return _IP.inplace(self, lambda t: _E.polygamma(n, t))
+
+    def float_power_(self, exponent) -> "Tensor":
+        if self._dtype is not D.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
+                               f"operation's result requires dtype Double")
+        return _IP.inplace(self, _E.float_power, exponent)
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
+        """Write ``fill_value`` on the main diagonal (all dims equal, or 2-d; ``wrap``: restart below tall ones)."""
+        a = self._data
+        if a.ndim < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if a.ndim > 2 and len(set(a.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        mask = np.zeros(a.shape, bool)
+        n = min(a.shape)
+        mask[(np.arange(n),) * a.ndim] = True
+        if wrap and a.ndim == 2:
+            mask.reshape(-1)[::a.shape[1] + 1] = True  # row-major positions one row and one column apart
+        keep = _wrap(mask, D.bool)
+        return _IP.inplace(self, lambda t: _I.where(keep, fill_value, t))
+
+    def is_nonzero(self) -> bool:
+        """The truth value of a one-element tensor."""
+        return self.__bool__()
+
+    @property
+    def real(self) -> "Tensor":
+        """The tensor itself (real dtypes)."""
+        return self
+
+    @property
+    def imag(self) -> "Tensor":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
+        """A view of all windows of ``size`` elements, ``step`` apart, along ``dimension`` (as a new last dim)."""
+        return _I.unfold(self, dimension, size, step)
+
+    def apply_(self, callable) -> "Tensor":
+        """Replace each element x by ``callable(x)`` (Python numbers), in place."""
+        if self._requires_grad and _mode.grad_enabled:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() "
+                               "instead.")
+        _IP.check_inplace(self)
+        flat = self._data.reshape(-1)
+        self._data[...] = np.array([callable(v) for v in flat.tolist()], self._data.dtype).reshape(self._data.shape)
+        self._bump()
+        return self
+
+    def map_(self, tensor: "Tensor", callable) -> "Tensor":
+        """Replace each element x by ``callable(x, y)`` with y from ``tensor`` (broadcast), in place."""
+        return self._map(callable, tensor)
+
+    def map2_(self, x: "Tensor", y: "Tensor", callable) -> "Tensor":
+        return self._map(callable, x, y)
+
+    def _map(self, callable, *others) -> "Tensor":
+        if self._requires_grad and _mode.grad_enabled:
+            raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+        _IP.check_inplace(self)
+        cols = [np.broadcast_to(o._data, self._data.shape).reshape(-1).tolist() for o in others]
+        vals = [callable(*args) for args in zip(self._data.reshape(-1).tolist(), *cols)]
+        self._data[...] = np.array(vals, self._data.dtype).reshape(self._data.shape)
+        self._bump()
+        return self
+
+    def resize_(self, *sizes, memory_format=None) -> "Tensor":
+        """Give the tensor ``sizes``, keeping its leading elements in row-major order (new ones uninitialised)."""
+        size = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
+        if self._requires_grad and _mode.grad_enabled:
+            raise RuntimeError("cannot resize variables that require grad")
+        if any(s < 0 for s in size):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+        n = int(np.prod(size))
+        if n == self._data.size:
+            self._data = self._data.reshape(size)
+        else:
+            new = np.zeros(n, self._data.dtype)
+            k = min(n, self._data.size)
+            new[:k] = self._data.reshape(-1)[:k]
+            self._data = new.reshape(size)
+        self._bump()
+        return self
+
+    def resize_as_(self, the_template: "Tensor", memory_format=None) -> "Tensor":
+        return self.resize_(tuple(the_template.shape))
+
+    def resize(self, *sizes) -> "Tensor":
+        """A resized copy (deprecated in torch for reshape / resize_)."""
+        return self.detach().clone().resize_(*sizes)
+
+    def resize_as(self, tensor: "Tensor") -> "Tensor":
+        return self.resize(tuple(tensor.shape))
+
+    def new(self, *args, **kwargs) -> "Tensor":
+        """Legacy constructor of this dtype: new(2, 3) (uninitialised), new([1, 2]) (data), new() (empty)."""
+        if kwargs.pop("device", None) not in (None, "cpu"):
+            raise RuntimeError("ember tensors live on the CPU")
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0]
+        return _wrap(_legacy_array(args, self._dtype), self._dtype)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+        return _SF.empty_strided(size, stride, dtype=dtype or self._dtype, device=device,
+                                 requires_grad=requires_grad)
+
+    def dim_order(self, *, ambiguity_check: bool = False) -> tuple:
+        """Dims from outermost to innermost in memory (stable for equal strides)."""
+        st = self.stride()
+        return tuple(sorted(range(len(st)), key=lambda d: -st[d]))
+
+    def const_data_ptr(self) -> int:
+        return self.data_ptr()
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> "Tensor":
+        """The tensor itself (strided tensors are dense)."""
+        return self if dtype is None or dtype is self._dtype else self.to(dtype)
+
+    def is_set_to(self, tensor: "Tensor") -> bool:
+        """Same storage, offset, sizes and strides."""
+        return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
+                and self._data.strides == tensor._data.strides and _SF._storage(self) is _SF._storage(tensor))
+
+    def is_distributed(self) -> bool:
+        return False
+
+    is_meta = is_mkldnn = is_mps = is_quantized = is_sparse = is_sparse_csr = is_vulkan = is_xla = is_xpu = \
+        is_ipu = is_maia = is_mtia = is_nested = property(lambda self: False,
+                                                          doc="False: ember tensors are dense CPU tensors.")
+
+
     # ---- Tensor methods: nn (nn/functional.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
 
@@ -1502,3 +1695,5 @@ from .ops import elementwise as _E  # noqa: E402
 from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
+from . import _surface as _SF  # noqa: E402
+from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "cummax", "cummin"]
+__all__ += ["frexp", "aminmax", "mode", "nanmedian", "histogram", "lu_unpack", "triangular_solve", "qr"]  # h-surface
 
 
 class _ReturnType(tuple):
@@ -47,3 +48,13 @@ linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
 svd = _make("svd", ("U", "S", "V"))
 __all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd"]
+
+# h-surface
+frexp = _make("frexp", ("mantissa", "exponent"))
+aminmax = _make("aminmax", ("min", "max"))
+mode = _make("mode")
+nanmedian = _make("nanmedian")
+histogram = _make("histogram", ("hist", "bin_edges"))
+lu_unpack = _make("lu_unpack", ("P", "L", "U"))
+triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))
+qr = _make("qr", ("Q", "R"))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
+from . import _special as _sp
 from ._op import Op, silent
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
@@ -211,6 +212,37 @@ def _logit_backward(g, x, eps):
     return where((x < eps) | (x > 1 - eps), 0.0, d)
 
 
+def _polygamma_kernel(x, n):
+    return _in_float64(lambda a: _sp.polygamma(n, a))(x)
+
+
+def _sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (float16 computes in float32)."""
+    x32 = x.astype(np.float32) if x.dtype == np.float16 else x
+    px = x32 * x32.dtype.type(math.pi)
+    out = np.where(x32 == 0, x32.dtype.type(1), np.sin(px) / np.where(x32 == 0, 1, px))
+    return out.astype(x.dtype, copy=False)
+
+
+def _safe(x):
+    return where(x == 0, 1.0, x)
+
+
+def _sinc_backward(g, x):
+    """d sinc = (cos(pi x) - sinc(x)) / x, 0 at 0."""
+    return g * where(x == 0, 0.0, (cos(x * math.pi) - sinc(x)) / _safe(x))
+
+
+def _i1_backward(g, x):
+    """d I1 = I0(x) - I1(x) / x, 1/2 at 0."""
+    return g * where(x == 0, 0.5, i0(x) - _UOPS["special_i1"].apply(x) / _safe(x))
+
+
+def _angle(x):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN kept."""
+    return np.where(x < 0, x.dtype.type(math.pi), np.where(np.isnan(x), x, x.dtype.type(0)))
+
+
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
 
 
@@ -280,6 +312,18 @@ _UNARY = {
     "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
+    # ---- h-surface rows
+    "angle": ("Angle", _to_float(_angle), lambda g: _zeros(g), _NONE, 0, ""),
+    "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
+    "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
+    "polygamma": ("Polygamma", _to_float(_polygamma_kernel), lambda g, x, n: g * polygamma(n + 1, x), _X, 1, ""),
+    "i0": ("I0", _to_float(_in_float64(_sp.i0)), lambda g, x: g * _UOPS["special_i1"].apply(x), _X, 0, ""),
+    "special_i1": ("SpecialI1", _to_float(_in_float64(_sp.i1)), _i1_backward, _X, 0, ""),
+    "sinc": ("Sinc", _to_float(_sinc), _sinc_backward, _X, 0, ""),
+    "deg2rad": ("Deg2rad", _to_float(lambda x: x * x.dtype.type(math.pi / 180)), lambda g: g * (math.pi / 180),
+                _NONE, 0, "Deg2RadBackward0"),
+    "rad2deg": ("Rad2deg", _to_float(lambda x: x * x.dtype.type(180 / math.pi)), lambda g: g * (180 / math.pi),
+                _NONE, 0, "Rad2DegBackward0"),
 }
 _UOPS = {pub: _unary(name, fwd, bwd, save, n, tn) for pub, (name, fwd, bwd, save, n, tn) in _UNARY.items()}
 
@@ -295,6 +339,9 @@ def _unary_function(pub: str):
     return fn
 
 
+Angle = _UOPS["angle"]
+lgamma, digamma, i0, sinc, deg2rad, rad2deg = (
+    _unary_function(n) for n in ("lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg"))
 (exp, log, tanh, sigmoid, sqrt, square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
  acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
     _unary_function(n) for n in ("exp", "log", "tanh", "sigmoid", "sqrt", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
@@ -415,6 +462,17 @@ def _no_derivative(name: str):
     return bwd
 
 
+def _no_input_derivative(name: str):
+    def bwd(g, *saved):
+        raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
+    return bwd
+
+
+def _gamma_density(a, x):
+    """d P(a, x) / dx = x^(a-1) e^-x / Gamma(a)."""
+    return exp((a - 1) * log(x) - x - lgamma(a))
+
+
 _lt = lambda a, b: a < b  # noqa: E731
 _gt = lambda a, b: a > b  # noqa: E731
 _ge = lambda a, b: a >= b  # noqa: E731
@@ -453,6 +511,18 @@ _BINARY = {
                  (lambda g, a, b, r: g * _ratio_or_zero(r, a), lambda g, a, b, r: _zeros(g)), _SOR, ""),
     "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
     "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
+    # ---- h-surface rows
+    "heaviside": ("Heaviside", np.heaviside, "biuf", False, "heaviside_cpu", _no_derivative("heaviside"), _NONE,
+                  "torch::autograd::NotImplemented"),
+    "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),
+    "lcm": ("Lcm", np.lcm, "iu", False, "lcm_cpu", None, _NONE, ""),
+    "nextafter": ("Nextafter", np.nextafter, "f", False, "nextafter_cpu", lambda g: (g, _zeros(g)), _NONE, ""),
+    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biuf", True, "ldexp_cpu",
+              (lambda g, a, b: g * 2.0 ** b, lambda g, a, b: g * a * 2.0 ** b * _LN2), _SO, ""),
+    "igamma": ("Igamma", lambda a, x: _sp.gammainc(a, x, False), "f", False, "igamma_cpu",
+               (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
+    "igammac": ("Igammac", lambda a, x: _sp.gammainc(a, x, True), "f", False, "igammac_cpu",
+                (_no_input_derivative("igammac"), lambda g, a, x: -g * _gamma_density(a, x)), _SO, ""),
 }
 
 
@@ -544,6 +614,86 @@ xlogy = _binary_function("xlogy", "both")
 copysign = _binary_function("copysign", "other")
 bitwise_left_shift = _binary_function("bitwise_left_shift", "both")
 bitwise_right_shift = _binary_function("bitwise_right_shift", "both")
+gcd = _binary_function("gcd", "")
+lcm = _binary_function("lcm", "")
+nextafter = _binary_function("nextafter", "")
+ldexp = _binary_function("ldexp", "")
+igamma = _binary_function("igamma", "")
+igammac = _binary_function("igammac", "")
+_heaviside = _binary_function("heaviside", "")
+
+
+def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes required)."""
+    if isinstance(input, Tensor) and isinstance(values, Tensor) and input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _heaviside(input, values, out=out)
+
+
+def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The n-th derivative of digamma."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _out(_UOPS["polygamma"].apply(input, int(n)), out)
+
+
+def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
+    """The multivariate log-gamma of dimension ``p``: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
+    from .._tensor import _wrap as _w
+
+    shifts = _w(-0.5 * np.arange(p, dtype=input._data.dtype), input._dtype)
+    res = lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return _out(res, out)
+
+
+def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """input ** exponent computed in float64 (either may be a Python number)."""
+    from .arithmetic import pow as _pow
+
+    f64 = D.float64
+    base = input.to(f64) if isinstance(input, Tensor) else float(input)
+    exp_ = exponent.to(f64) if isinstance(exponent, Tensor) else float(exponent)
+    return _out(_pow(base, exp_), out)
+
+
+class Frexp(Op):
+    """mantissa * 2**exponent = input, mantissa in [0.5, 1); d mantissa = grad / 2**exponent."""
+
+    __slots__ = ("scale",)
+    differentiable_outputs = (0,)
+
+    @staticmethod
+    def forward(ctx, self):
+        m, e = np.frexp(self)
+        if ctx is not None:
+            with np.errstate(over="ignore"):  # 2**-exponent of a subnormal input overflows, as torch's
+                ctx.scale = np.ldexp(np.ones_like(self), -e)
+        return m, e.astype(np.int32)
+
+    def backward(ctx, grad, grad_exponent=None):
+        return grad * _wrap(ctx.scale, grad._dtype)
+
+
+def frexp(input: Tensor, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2**exponent (torch.return_types.frexp)."""
+    from .. import return_types
+
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = Frexp.apply(input)
+    if out is not None:
+        _out(m, out[0])
+        _out(e, out[1])
+        return return_types.frexp(out[0], out[1])
+    return return_types.frexp(m, e)
+
+
+__all__ += ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "deg2rad", "rad2deg", "heaviside",
+            "gcd", "lcm", "nextafter", "ldexp", "float_power", "frexp", "igamma", "igammac"]
 
 
 # ------------------------------------------------------------------ division with a rounding mode

@@ -1398,3 +1398,51 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ---------------------------------------------------------------- strided views (h-surface): as_strided, unfold
+__all__ += ["unfold"]
+
+
+class AsStridedView(AsStrided):
+    """torch.as_strided: a view of the input's memory; the gradient scatters (and sums) into the input."""
+
+    __slots__ = ()
+    _name = "AsStridedBackward0"
+    is_view = True
+
+
+class Unfold(AsStridedView):
+    """Tensor.unfold: overlapping windows along one dim as a view; gradients of overlaps add up."""
+
+    __slots__ = ()
+    _name = "UnfoldBackward0"
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """All windows of ``size`` elements, ``step`` apart, along ``dimension``, as a new last dim (a view)."""
+    from .._tensor import _wrap_dim
+    from ._inplace import view_geometry
+
+    a = input._data
+    d = _wrap_dim(dimension, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    shape, strides = list(a.shape), list(a.strides)
+    st = strides[d] if a.ndim else a.itemsize
+    windows = (n - size) // step + 1
+    if a.ndim:
+        shape[d], strides[d] = windows, st * step
+    else:
+        shape, strides = [], []
+    from .._surface import _storage, strided_view
+
+    store = _storage(input)
+    at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]
+    view = strided_view(store, tuple(shape) + (size,), tuple(strides) + (st,), at)
+    return Unfold.apply(input, view_geometry(view, a), view)

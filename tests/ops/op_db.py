@@ -480,7 +480,8 @@ def _products():
                      snc((2, 3, 5), (2, 3, 4), (2, 4, 5)))),
         OpInfo("addbmm", lambda lib, c, a, b: lib.addbmm(c, a, b, **ba),
                fixed(s((3, 5), (2, 3, 4), (2, 4, 5)), s((5,), (2, 3, 4), (2, 4, 5), dtype=F64))),
-        OpInfo("tensordot 2", lambda lib, a, b: lib.tensordot(a, b), fixed(s((2, 3, 4), (3, 4, 5))), check_grad_fn=False),
+        OpInfo("tensordot 2", lambda lib, a, b: lib.tensordot(a, b), fixed(s((2, 3, 4), (3, 4, 5))),
+               check_grad_fn=False),
         OpInfo("tensordot 1", lambda lib, a, b: lib.tensordot(a, b, 1), fixed(s((2, 3), (3, 4))), check_grad_fn=False),
         OpInfo("tensordot 0", lambda lib, a, b: lib.tensordot(a, b, 0), fixed(s((2,), (3,))), check_grad_fn=False),
         OpInfo("tensordot lists", lambda lib, a, b: lib.tensordot(a, b, dims=([1, 0], [0, 2])),
@@ -1267,6 +1268,365 @@ def _family_entries():
     return [*_elementwise_entries(), *_reduction_family_entries(), *_sorting_entries()]
 
 
+# ---------------------------------------------------------------- h-surface: torch names bound to what ember has
+def _red_code(lib, name):
+    return {"none": 0, "mean": 1, "sum": 2}[name]
+
+
+def _surface_binding_entries():
+    """torch.* / Tensor.* spellings over existing ops: values, grads and second grads against torch."""
+    x34, x234 = fixed(s((3, 4)), s((2, 3, 4), dtype=F64), snc((3, 4))), fixed(s((2, 3, 4)), s((2, 3, 4), dtype=F64))
+    pair = fixed(s((3, 4), (3, 4)), s((2, 5), (2, 5), dtype=F64))
+    signs = lambda rng: Sample((_r(rng, (4,)), _r(rng, (4,)), np.sign(_r(rng, (4,))).astype(F32)), "+-1")  # noqa
+    out = [
+        OpInfo("torch.softmax", lambda lib, x: lib.softmax(x, 1), x34, atol=1e-4),
+        OpInfo("Tensor.softmax dtype", lambda lib, x: x.softmax(-1, dtype=lib.float64), x34, atol=1e-4),
+        OpInfo("torch.log_softmax", lambda lib, x: lib.log_softmax(x, 0), x34, atol=1e-4),
+        OpInfo("Tensor.log_softmax", lambda lib, x: x.log_softmax(-1), x34, atol=1e-4),
+        OpInfo("torch.dropout eval", lambda lib, x: lib.dropout(x, 0.3, False), x34),
+        OpInfo("torch.layer_norm", lambda lib, x, w, b: lib.layer_norm(x, (4,), w, b, 1e-5, True),
+               fixed(s((2, 3, 4), (4,), (4,)), s((3, 4), (4,), (4,), dtype=F64)), atol=1e-4, check_grad_fn=False),
+        OpInfo("torch.group_norm", lambda lib, x, w, b: lib.group_norm(x, 2, w, b, 1e-5, True),
+               fixed(s((2, 4, 3), (4,), (4,)), s((3, 4, 2, 2), (4,), (4,), dtype=F64)), atol=1e-4, check_grad_fn=False),
+        OpInfo("torch.batch_norm", lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+               fixed(s((5, 3), (3,), (3,), dtype=F64), s((4, 3, 2), (3,), (3,), dtype=F64)), atol=1e-6,
+                      check_grad_fn=False),
+        OpInfo("torch.instance_norm", lambda lib, x: lib.instance_norm(x, None, None, None, None, True, 0.1, 1e-5,
+                                                                       True), fixed(s((2, 3, 5), dtype=F64)),
+               atol=1e-6, check_grad_fn=False),
+        OpInfo("torch.rms_norm", lambda lib, x, w: lib.rms_norm(x, (4,), w, 1e-6), fixed(s((3, 4), (4,), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("torch.cosine_similarity", lambda lib, a, b: lib.cosine_similarity(a, b, 1, 1e-8), pair,
+               check_grad_fn=False),
+        OpInfo("torch.pairwise_distance", lambda lib, a, b: lib.pairwise_distance(a, b, 2.0, 1e-6, True), pair,
+               check_grad_fn=False),
+        OpInfo("torch.kl_div", lambda lib, a, b: lib.kl_div(a, b.softmax(-1), 2, log_target=False), pair,
+               check_grad_fn=False),
+        OpInfo("torch.kl_div log_target", lambda lib, a, b: lib.kl_div(a, b, 0, log_target=True), pair,
+               check_grad_fn=False),
+        OpInfo("torch.prelu", lambda lib, x, w: lib.prelu(x, w), fixed(s((2, 3, 4), (3,), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("Tensor.prelu", lambda lib, x, w: x.prelu(w), fixed(s((2, 3), (1,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.selu", lambda lib, x: lib.selu(x), unary_samples(away=True)),
+        OpInfo("torch.celu", lambda lib, x: lib.celu(x, 0.7), unary_samples(away=True)),
+        OpInfo("torch.threshold", lambda lib, x: lib.threshold(x, 0.2, -1.0), unary_samples(away=True)),
+        OpInfo("torch.hardshrink", lambda lib, x: lib.hardshrink(x, 0.3) * 1,
+               fixed(lambda rng: Sample((np.array([-1.2, -0.5, -0.1, 0.2, 0.31, 2.0], F64),), "around lambd")),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("Tensor.hardshrink", lambda lib, x: x.hardshrink(), unary_samples(away=True), check_grad_fn=False,
+               gradgrad=False),
+        OpInfo("torch.rrelu eval", lambda lib, x: lib.rrelu(x, 0.1, 0.3, False), unary_samples(away=True),
+               check_grad_fn=False),
+        OpInfo("torch.bilinear", lambda lib, a, b, w, c: lib.bilinear(a, b, w, c),
+               fixed(s((4, 3), (4, 2), (5, 3, 2), (5,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.binary_cross_entropy_with_logits", lambda lib, x, t: lib.binary_cross_entropy_with_logits(
+            x, t.sigmoid().detach(), None, None, 1), pair, check_grad_fn=False),
+        OpInfo("torch.margin_ranking_loss", lambda lib, a, b, t: lib.margin_ranking_loss(a, b, t.detach(), 0.1, 2),
+               fixed(signs), check_grad_fn=False),
+        OpInfo("torch.hinge_embedding_loss", lambda lib, a, b, t: lib.hinge_embedding_loss(a * 2, t.detach(), 1.0, 1)
+               + b.sum() * 0, fixed(signs), check_grad_fn=False),
+        OpInfo("torch.hinge_embedding_loss none", lambda lib, a, b, t: lib.hinge_embedding_loss(
+            a * 2, t.detach(), 0.5, 0), fixed(signs), check_grad_fn=False),
+        OpInfo("torch.cosine_embedding_loss", lambda lib, a, b: lib.cosine_embedding_loss(
+            a, b, lib.tensor([1.0, -1.0, 1.0]), 0.0, 1), fixed(s((3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.triplet_margin_loss", lambda lib, a, p, n: lib.triplet_margin_loss(a, p, n, 1.0, 2, 1e-6,
+                                                                                         False, 1),
+               fixed(s((3, 4), (3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.poisson_nll_loss", lambda lib, x, t: lib.poisson_nll_loss(x, t.abs().detach(), True, False,
+                                                                                1e-8, 1),
+               pair, check_grad_fn=False),
+        OpInfo("torch.convolution 2-d", lambda lib, x, w, b: lib.convolution(x, w, b, [2, 1], [1, 0], [1, 1], False,
+                                                                              [0, 0], 1),
+               fixed(s((2, 3, 5, 4), (4, 3, 3, 2), (4,), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.convolution transposed 1-d", lambda lib, x, w: lib.convolution(x, w, None, [2], [1], [1], True,
+                                                                                     [1], 1),
+               fixed(s((2, 3, 5), (3, 2, 3), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.max_pool1d_with_indices", lambda lib, x: lib.max_pool1d_with_indices(x, 2),
+               fixed(s((2, 3, 6), dtype=F64))),
+        OpInfo("torch.ravel", lambda lib, x: lib.ravel(x), x34, check_grad_fn=False),
+        OpInfo("Tensor.ravel", lambda lib, x: x.ravel(), x34, check_grad_fn=False),
+        OpInfo("torch.positive", lambda lib, x: lib.positive(x) * 2, x34),
+        OpInfo("torch.sgn", lambda lib, x: lib.sgn(x) * x, unary_samples(away=True), check_grad_fn=False),
+        OpInfo("Tensor.sgn_", lambda lib, x: (x * 1).sgn_() * x, fixed(s((3, 4))), check_grad_fn=False),
+        OpInfo("torch.fill", lambda lib, x: lib.fill(x, 2.5) + x, x34),
+        OpInfo("torch.angle", lambda lib, x: lib.angle(x) + x, fixed(_special(-1.0, 0.0, 2.0, np.nan, -np.inf))),
+        OpInfo("Tensor.angle", lambda lib, x: x.angle(), unary_samples(away=True, ints=True)),
+        OpInfo("torch.conj/resolve_*", lambda lib, x: lib.conj(x) * lib.resolve_conj(x) * lib.resolve_neg(x), x34),
+        OpInfo("torch.conj_physical", lambda lib, x: lib.conj_physical(x) * 2, x34, check_grad_fn=False),
+        OpInfo("Tensor.real", lambda lib, x: x.real * lib.real(x), x34),
+        OpInfo("torch.adjoint", lambda lib, x: lib.adjoint(x) * 1, x234),
+        OpInfo("torch.dist", lambda lib, a, b: lib.dist(a, b), pair, check_grad_fn=False),
+        OpInfo("Tensor.dist p=3", lambda lib, a, b: a.dist(b, 3), pair, check_grad_fn=False),
+        OpInfo("torch.frobenius_norm", lambda lib, x: _quiet(lambda: lib.frobenius_norm(x, (0, 1))), x34,
+               check_grad_fn=False),
+        OpInfo("torch.chain_matmul", lambda lib, a, b, c: _quiet(lambda: lib.chain_matmul(a, b, c)),
+               fixed(s((2, 3), (3, 4), (4, 2), dtype=F64)), check_grad_fn=False),
+        OpInfo("torch.channel_shuffle", lambda lib, x: lib.channel_shuffle(x, 2) * 1, fixed(s((2, 4, 3), dtype=F64)),
+               check_grad_fn=False),
+        OpInfo("torch.split_with_sizes", lambda lib, x: lib.split_with_sizes(x, [1, 3], -1), x34),
+        OpInfo("Tensor.unsafe_split", lambda lib, x: x.unsafe_split(2, 1), x34, check_grad_fn=False),
+        OpInfo("torch.unsafe_chunk", lambda lib, x: lib.unsafe_chunk(x, 2, 0), x234, check_grad_fn=False),
+        OpInfo("torch.narrow_copy", lambda lib, x: lib.narrow_copy(x, 1, 1, 2), x34, check_grad_fn=False),
+        OpInfo("torch.permute_copy", lambda lib, x: lib.permute_copy(x, (2, 0, 1)), x234, check_grad_fn=False),
+        OpInfo("torch.view_copy", lambda lib, x: lib.view_copy(x, (6, 4)), x234, check_grad_fn=False),
+        OpInfo("torch.transpose_copy", lambda lib, x: lib.transpose_copy(x, 0, 2), x234, check_grad_fn=False),
+        OpInfo("torch.diagonal_copy", lambda lib, x: lib.diagonal_copy(x, 1), x34, check_grad_fn=False),
+        OpInfo("torch.slice_copy", lambda lib, x: lib.slice_copy(x, 1, 1, 4, 2), x34, check_grad_fn=False),
+        OpInfo("torch.unbind_copy", lambda lib, x: lib.unbind_copy(x, 1), x34, check_grad_fn=False),
+        OpInfo("torch.expand_copy", lambda lib, x: lib.expand_copy(x, (2, 3, 4)), fixed(s((3, 1))),
+               check_grad_fn=False),
+        OpInfo("Tensor.isclose", lambda lib, a, b: a.isclose(b), pair, grad=False),
+        OpInfo("Tensor.bmm", lambda lib, a, b: a.bmm(b), fixed(s((2, 3, 4), (2, 4, 5), dtype=F64))),
+        OpInfo("Tensor.cumsum_", lambda lib, x: (x * 1).cumsum_(1), x34),
+        OpInfo("Tensor.cumprod_", lambda lib, x: (x * 1).cumprod_(0), fixed(s((3, 4), dtype=F64))),
+        OpInfo("Tensor.addmm_", lambda lib, x, a, b: (x * 1).addmm_(a, b, beta=0.5),
+               fixed(s((3, 2), (3, 4), (4, 2), dtype=F64))),
+        OpInfo("Tensor.eq_ lt_ logical_and_", lambda lib, a, b: ((a * 1).eq_(b), (a * 1).lt_(b),
+                                                                (a * 1).logical_and_(b > 0)), pair, grad=False),
+        OpInfo("Tensor.bitwise_or_", lambda lib, a, b: a.clone().bitwise_or_(b),
+               fixed(lambda rng: Sample((_ints(rng, (3, 4)), _ints(rng, (4,))), "int")), grad=False),
+        OpInfo("Tensor.t_", lambda lib, x: (x * 1).t_() * 2, fixed(s((3, 4)), s((5,))), check_grad_fn=False),
+        OpInfo("Tensor.transpose_ unsqueeze_ squeeze_", lambda lib, x: (x * 1).transpose_(0, 1).unsqueeze_(1)
+               .squeeze_(1) * 2, x234, check_grad_fn=False),
+        OpInfo("Tensor.swapdims_", lambda lib, x: (x * 1).swapdims_(0, 2), x234, check_grad_fn=False),
+        OpInfo("torch.as_strided", lambda lib, x: lib.as_strided(x, (3, 2), (2, 1), 1),
+               fixed(s((8,)), s((8,), dtype=F64))),
+        OpInfo("as_strided overlapping", lambda lib, x: x.as_strided((3, 3), (1, 1)) * 1, fixed(s((5,)))),
+        OpInfo("as_strided 2-d", lambda lib, x: lib.as_strided(x, (2, 2), (4, 1), 1), fixed(s((3, 4)))),
+        OpInfo("torch.as_strided_copy", lambda lib, x: lib.as_strided_copy(x, (2, 3), (1, 2)), fixed(s((6,))),
+               check_grad_fn=False),
+        OpInfo("Tensor.unfold", lambda lib, x: x.unfold(1, 2, 1), fixed(s((3, 4)), s((2, 5), dtype=F64))),
+        OpInfo("Tensor.unfold step", lambda lib, x: x.unfold(0, 3, 2) * 1, fixed(s((7, 2)), snc((7, 2)))),
+        OpInfo("Tensor.unfold 0-d", lambda lib, x: x.unfold(0, 1, 1), fixed(s(()))),
+        OpInfo("Tensor.unfold empty windows", lambda lib, x: x.unfold(-1, 0, 1), fixed(s((3, 4)))),
+        OpInfo("torch.unfold_copy", lambda lib, x: lib.unfold_copy(x, 0, 2, 1), fixed(s((5,))), check_grad_fn=False),
+    ]
+    return out
+
+
+def _int_pair(rng):
+    return Sample((rng.integers(-30, 30, (3, 4)), rng.integers(-12, 12, (4,))), "int64")
+
+
+def _surface_op_entries():
+    """New elementwise ops (ops/elementwise.py h-surface rows; special kernels in ops/_special.py)."""
+    f64 = lambda *v: _special(*v)  # noqa: E731
+    f64lohi = dict(dtype=F64, lo=0.2, hi=4.0)
+    gamma_pts = f64(-3.7, -2.5, -1.25, -0.3, 0.01, 0.5, 1.0, 1.5, 2.0, 3.3, 10.5, 14.9, 15.2, 30.7, 170.2, 1e4)
+    out = [
+        OpInfo("torch.lgamma", lambda lib, x: lib.lgamma(x), unary_samples(0.2, 6.0, ints=True)),
+        OpInfo("lgamma wide", lambda lib, x: lib.lgamma(x), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("torch.digamma", lambda lib, x: lib.digamma(x), unary_samples(0.2, 6.0, ints=True), rtol=1e-3),
+        OpInfo("digamma wide", lambda lib, x: x.digamma(), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("torch.polygamma 1", lambda lib, x: lib.polygamma(1, x), unary_samples(0.3, 6.0, f16=False),
+               rtol=1e-3),
+        OpInfo("polygamma 2 wide", lambda lib, x: lib.polygamma(2, x), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("Tensor.polygamma 3", lambda lib, x: x.polygamma(3), fixed(gamma_pts), rtol=1e-6),
+        OpInfo("Tensor.polygamma_", lambda lib, x: (x * 1).polygamma_(1), fixed(s((3, 4), dtype=F64, lo=0.5, hi=3)),
+               check_grad_fn=False),
+        OpInfo("torch.mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), unary_samples(1.5, 5.0, f16=False),
+               check_grad_fn=False),
+        OpInfo("Tensor.mvlgamma_", lambda lib, x: (x * 1).mvlgamma_(1), fixed(s((3, 4), dtype=F64, lo=0.5, hi=3)),
+               check_grad_fn=False),
+        OpInfo("torch.i0", lambda lib, x: lib.i0(x), unary_samples(-4.0, 4.0, ints=True, f16=False)),
+        OpInfo("i0 float16", lambda lib, x: lib.i0(x), fixed(s((3, 4), dtype=F16)), grad=False),
+        OpInfo("i0 wide", lambda lib, x: x.i0(), fixed(f64(-45.0, -30.5, -29.5, -3.0, -1e-3, 0.0, 2.5, 29.9, 30.1, 80.0,
+                                                          700.0))),
+        OpInfo("torch.sinc", lambda lib, x: lib.sinc(x), unary_samples(-3.0, 3.0, ints=True), atol=1e-4),
+        OpInfo("sinc at integers", lambda lib, x: x.sinc(), fixed(f64(1e-2, 0.5, -1.0, 2.0, 7.25))),
+        # torch's second derivative at 0 is NaN (its formula divides by x): compare values and first grads there
+        OpInfo("sinc at 0", lambda lib, x: x.sinc(), fixed(f64(0.0, -0.0, 1.5)), gradgrad=False),
+        OpInfo("torch.deg2rad", lambda lib, x: lib.deg2rad(x), unary_samples(ints=True)),
+        OpInfo("torch.rad2deg", lambda lib, x: lib.rad2deg(x), unary_samples(ints=True)),
+        OpInfo("Tensor.deg2rad_ rad2deg_", lambda lib, x: (x * 1).deg2rad_().rad2deg_().sinc_().lgamma_() + x,
+               fixed(s((3, 4), dtype=F64, lo=0.5, hi=2))),
+        OpInfo("Tensor.digamma_ i0_", lambda lib, x: (x * 1).digamma_().i0_(), fixed(s((3, 4), dtype=F64, lo=1, hi=3))),
+        OpInfo("torch.heaviside", lambda lib, x, v: lib.heaviside(_rg(x), v),
+               fixed(lambda rng: Sample((np.array([-1.5, 0.0, 2.0, 0.0], F32), np.array([0.5, 0.5, 0.5, 3.0], F32)),
+                                        "zeros"),
+                     lambda rng: Sample((np.array([[-1, 0, 2]]), np.array([[7], [-1]])), "int broadcast")),
+               grad=False),
+        OpInfo("Tensor.heaviside_", lambda lib, x, v: x.clone().heaviside_(v), fixed(s((3, 4), (4,))), grad=False),
+        OpInfo("torch.gcd", lambda lib, a, b: lib.gcd(a, b), fixed(_int_pair), grad=False),
+        OpInfo("Tensor.lcm", lambda lib, a, b: a.lcm(b), fixed(_int_pair), grad=False),
+        OpInfo("Tensor.gcd_ lcm_", lambda lib, a, b: (a.clone().gcd_(b), a.clone().lcm_(b)), fixed(_int_pair),
+               grad=False),
+        OpInfo("torch.nextafter", lambda lib, a, b: lib.nextafter(a, b),
+               fixed(s((3, 4), (4,)), s((2,), (2,), dtype=F64))),
+        OpInfo("torch.ldexp", lambda lib, x, e: lib.ldexp(x, e),
+               # torch's gradient for negative integer exponents is 0 (it computes 2**other in integers): not copied
+               fixed(lambda rng: Sample((_r(rng, (3, 4)), rng.integers(0, 4, (4,))), "f32-int"),
+                     lambda rng: Sample((_r(rng, (2, 3), F64), _r(rng, (3,), F64)), "f64-f64"),
+                     lambda rng: Sample((rng.integers(-3, 4, (3,)), rng.integers(0, 4, (3,))), "int-int"))),
+        OpInfo("Tensor.ldexp_", lambda lib, x, e: (x * 1).ldexp_(e), fixed(s((3, 4), (4,), dtype=F64))),
+        OpInfo("torch.float_power", lambda lib, a, b: lib.float_power(a, b), binary_samples(0.5, 2.0, -2.0, 2.0)),
+        OpInfo("float_power scalar", lambda lib, a: lib.float_power(a, 2.5) + lib.float_power(2, a),
+               unary_samples(0.5, 2.0, ints=True)),
+        OpInfo("Tensor.float_power_", lambda lib, a, b: (a * 1).float_power_(b), fixed(s((3, 4), (4,), dtype=F64,
+                                                                                        lo=0.5, hi=2))),
+        # igamma/igammac: torch has no derivative for the first argument (a); gradients for x
+        OpInfo("torch.igamma", lambda lib, a, x: lib.igamma(a.detach().abs() + 0.1, x),
+               binary_samples(0.1, 3.0, 0.1, 6.0, ints=False)),
+        OpInfo("torch.igammac", lambda lib, a, x: lib.igammac(a.detach().abs() + 0.1, x),
+               binary_samples(0.1, 3.0, 0.1, 6.0, ints=False)),
+        OpInfo("igamma large", lambda lib, a, x: (lib.igamma(a.detach(), x), a.detach().igammac(x)),
+               fixed(lambda rng: Sample((np.array([0.5, 30.0, 135.5, 1e3, 2.0]), np.array([0.01, 45.0, 141.2, 990.0,
+                                                                                         0.0])), "wide")),
+               rtol=1e-9),
+        OpInfo("Tensor.igamma_", lambda lib, a, x: (a.detach() * 1).igamma_(x), fixed(s((3, 4), (4,), **f64lohi))),
+        OpInfo("torch.frexp", lambda lib, x: lib.frexp(x), unary_samples()),
+        OpInfo("Tensor.frexp specials", lambda lib, x: x.frexp(), fixed(f64(0.0, -0.0, 1.0, -3.5, 1e-30, 1e30))),
+    ]
+    return out
+
+
+def _spd_sample(rng):
+    a = rng.standard_normal((3, 3))
+    return a @ a.T + 3 * np.eye(3)
+
+
+def _surface_composite_entries():
+    """torch functions composed from ember ops (ops/composites.py): values, grads and second grads vs torch."""
+    x34 = fixed(s((3, 4)), s((2, 3, 4), dtype=F64), snc((3, 4)))
+    f64 = dict(dtype=F64)
+    ties = lambda rng: Sample((np.array([[1.0, 2, 2, 3, 3], [5, 5, 4, 4, 1]]),), "ties")  # noqa: E731
+    nans = lambda rng: Sample((np.array([[1.0, np.nan, 3, 2], [0.5, 4, np.nan, np.nan]]),), "nan")  # noqa: E731
+    chol = lambda rng: Sample((_r(rng, (3, 2), F64), np.linalg.cholesky(_spd_sample(rng))), "B, L")  # noqa: E731
+    out = [
+        OpInfo("torch.aminmax", lambda lib, x: tuple(lib.aminmax(x, dim=1)), x34, check_grad_fn=False),
+        OpInfo("Tensor.aminmax all keepdim", lambda lib, x: tuple(x.aminmax(keepdim=True)), x34, check_grad_fn=False),
+        OpInfo("torch.mode", lambda lib, x: tuple(lib.mode(x, 1)), fixed(ties), check_grad_fn=False),
+        OpInfo("Tensor.mode keepdim", lambda lib, x: tuple(x.mode(0, True)), fixed(ties), check_grad_fn=False),
+        OpInfo("torch.nanmedian dim", lambda lib, x: tuple(lib.nanmedian(x, 1)), fixed(nans, s((3, 5), **f64)),
+               check_grad_fn=False),
+        OpInfo("Tensor.nanmedian", lambda lib, x: x.nanmedian(), fixed(nans, s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.quantile", lambda lib, x: lib.quantile(x, 0.3), fixed(s((3, 5), **f64), s((7,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.quantile q tensor dim", lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 1.0],
+                                                                                         dtype=lib.float64), 1,
+                                                                          True), fixed(s((3, 5), **f64)),
+               check_grad_fn=False),
+        *(OpInfo(f"quantile {m}", (lambda m: lambda lib, x: x.quantile(0.37, 0, interpolation=m))(m),
+                 fixed(s((6, 2), **f64)), check_grad_fn=False)
+          for m in ("lower", "higher", "midpoint", "nearest")),
+        OpInfo("quantile nan", lambda lib, x: lib.quantile(x, 0.5, dim=1), fixed(nans), check_grad_fn=False),
+        OpInfo("torch.nanquantile", lambda lib, x: lib.nanquantile(x, lib.tensor([0.25, 0.75], dtype=lib.float64),
+                                                                   dim=1), fixed(nans), check_grad_fn=False),
+        OpInfo("torch.msort", lambda lib, x: lib.msort(x), x34, check_grad_fn=False),
+        OpInfo("torch.logcumsumexp", lambda lib, x: lib.logcumsumexp(x, 1), fixed(s((3, 5)), s((2, 7, 2), **f64),
+                                                                                  s((3, 1)), s((2, 0))),
+               check_grad_fn=False),
+        OpInfo("Tensor.logcumsumexp 1-d", lambda lib, x: x.logcumsumexp(-1), fixed(s((4,), **f64), s(())),
+               check_grad_fn=False),
+        OpInfo("logcumsumexp large", lambda lib, x: x.logcumsumexp(0) * 1,
+               # second derivative: ember's log-add scan meets exp(2000) * 0 in logaddexp's own backward
+               fixed(_special(1000.0, -1000.0, 3.0, 1000.0, -5.0)), check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.diff", lambda lib, x: lib.diff(x), x34, check_grad_fn=False),
+        OpInfo("torch.diff n=2 dim0 prepend", lambda lib, x, p: lib.diff(x, 2, 0, prepend=p),
+               fixed(s((3, 4), (2, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.gradient", lambda lib, x: lib.gradient(x), fixed(s((4, 5), **f64)), check_grad_fn=False),
+        OpInfo("torch.gradient spacing edge2", lambda lib, x: lib.gradient(x, spacing=0.5, dim=1, edge_order=2),
+               fixed(s((3, 5), **f64)), check_grad_fn=False),
+        OpInfo("torch.trapezoid", lambda lib, y: lib.trapezoid(y), x34, check_grad_fn=False),
+        OpInfo("torch.trapezoid x", lambda lib, y, x: lib.trapezoid(y, x, dim=0), fixed(s((4, 3), (4,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.trapz dx", lambda lib, y: lib.trapz(y, dx=0.5), x34, check_grad_fn=False),
+        OpInfo("torch.cumulative_trapezoid", lambda lib, y: lib.cumulative_trapezoid(y, dx=2.0), x34,
+               check_grad_fn=False),
+        OpInfo("torch.cartesian_prod", lambda lib, a, b: lib.cartesian_prod(a, b), fixed(s((3,), (2,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.combinations", lambda lib, a: lib.combinations(a, 2), fixed(s((4,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.combinations r=3 replacement", lambda lib, a: lib.combinations(a, 3, True), fixed(s((3,), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.block_diag", lambda lib, a, b, c: lib.block_diag(a, b, c), fixed(s((2, 3), (4,), (), **f64)),
+               check_grad_fn=False),
+        # torch's vander cannot be differentiated (its cumprod runs in place on a view): values against
+        # torch.vander, gradients against torch's cumprod of the same columns
+        OpInfo("torch.vander", lambda lib, x: lib.vander(x), fixed(s((4,), **f64), _special(0.0, 1.5, -2.0)),
+               check_grad_fn=False, grad=False),
+        OpInfo("torch.vander N increasing", lambda lib, x: lib.vander(x, 3, True), fixed(s((4,), **f64)),
+               check_grad_fn=False, grad=False),
+        OpInfo("vander gradients", lambda lib, x: lib.vander(x) if lib.__name__ == "ember" else
+               lib.cat([lib.ones(4, 1, dtype=x.dtype), x.unsqueeze(1).expand(4, 3)], 1).cumprod(1).flip(1),
+               fixed(s((4,), **f64), _special(0.0, 1.5, -2.0, 0.0)), check_grad_fn=False),
+        OpInfo("torch.cov", lambda lib, x: lib.cov(x), fixed(s((3, 6), **f64), s((5,), **f64)), check_grad_fn=False),
+        OpInfo("torch.cov weights", lambda lib, x, aw: lib.cov(x, correction=0, fweights=lib.tensor([1, 2, 1, 3]),
+                                                             aweights=aw.abs() + 0.1),
+               fixed(s((2, 4), (4,), **f64)), check_grad_fn=False),
+        OpInfo("torch.corrcoef", lambda lib, x: lib.corrcoef(x), fixed(s((3, 6), **f64)), check_grad_fn=False),
+        # torch's cdist/pdist have no second derivative ("_cdist_backward" is not differentiable)
+        OpInfo("torch.cdist", lambda lib, a, b: lib.cdist(a, b), fixed(s((3, 4), (5, 4), **f64),
+                                                                      s((2, 3, 2), (2, 4, 2), **f64)),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.cdist p=1", lambda lib, a, b: lib.cdist(a, b, 1.0), fixed(s((3, 4), (5, 4), **f64)),
+               check_grad_fn=False, gradgrad=False),
+        OpInfo("torch.pdist", lambda lib, a: lib.pdist(a), fixed(s((4, 3), **f64)), check_grad_fn=False,
+               gradgrad=False),
+        OpInfo("torch.renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0), fixed(s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.renorm_ p=1 dim1", lambda lib, x: (x * 1).renorm_(1, 1, 1.5), fixed(s((4, 3), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.matrix_exp", lambda lib, a: lib.matrix_exp(a), fixed(s((3, 3), **f64), s((2, 4, 4), **f64),
+                                                                        s((3, 3)), lambda rng: Sample((
+                                                                            5 * _r(rng, (3, 3), F64),), "norm 15")),
+               check_grad_fn=False, rtol=1e-6),
+        OpInfo("torch.select_scatter", lambda lib, x, v: lib.select_scatter(x, v, 0, 1), fixed(s((3, 4), (4,))),
+               check_grad_fn=False),
+        OpInfo("torch.slice_scatter", lambda lib, x, v: lib.slice_scatter(x, v, 1, 0, 4, 2), fixed(s((3, 4), (3, 2))),
+               check_grad_fn=False),
+        OpInfo("torch.diagonal_scatter", lambda lib, x, v: lib.diagonal_scatter(x, v, 1), fixed(s((3, 4), (3,))),
+               check_grad_fn=False),
+        # values only: torch's gradient for ``input`` is the complement of the right mask (ember's: the
+        # positions not overwritten, see tests/core/test_api_surface.py)
+        OpInfo("torch.as_strided_scatter", lambda lib, x, v: lib.as_strided_scatter(x, v, (2, 2), (1, 2), 1),
+               fixed(s((3, 3), (2, 2))), check_grad_fn=False, grad=False),
+        OpInfo("Tensor.index_reduce", lambda lib, x, v: x.index_reduce(0, lib.tensor([0, 2, 0]), v, "prod"),
+               fixed(s((3, 4), (3, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.index_reduce mean", lambda lib, x, v: lib.index_reduce(x, 1, lib.tensor([1, 1]), v, "mean",
+                                                                             include_self=False),
+               fixed(s((3, 4), (3, 2), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.index_reduce_ amax", lambda lib, x, v: (x * 1).index_reduce_(0, lib.tensor([2, 0]), v, "amax"),
+               fixed(s((3, 4), (2, 4), **f64)), check_grad_fn=False),
+        OpInfo("torch.put", lambda lib, x, v: lib.put(x, lib.tensor([0, -1, 5]), v), fixed(s((3, 4), (3,))),
+               check_grad_fn=False),
+        OpInfo("Tensor.put_ accumulate", lambda lib, x, v: (x * 1).put_(lib.tensor([[1, 1], [2, 11]]), v, True),
+               fixed(s((3, 4), (2, 2))), check_grad_fn=False),
+        OpInfo("Tensor.fill_diagonal_", lambda lib, x: (x * 1).fill_diagonal_(2.5), fixed(s((3, 4)), s((5, 2), **f64)),
+               check_grad_fn=False),
+        OpInfo("Tensor.fill_diagonal_ wrap 3-d", lambda lib, x, y: ((x * 1).fill_diagonal_(-1.0, wrap=True),
+                                                                   (y * 1).fill_diagonal_(3.0)),
+               fixed(s((7, 3), (2, 2, 2))), check_grad_fn=False),
+        OpInfo("torch.triangular_solve", lambda lib, b, a: tuple(lib.triangular_solve(b, a + 4 * lib.eye(3))),
+               fixed(s((3, 2), (3, 3), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.triangular_solve lower T unit", lambda lib, b, a: tuple(b.triangular_solve(
+            a, upper=False, transpose=True, unitriangular=True)), fixed(s((3, 2), (3, 3), **f64)),
+               check_grad_fn=False),
+        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False),
+        OpInfo("Tensor.cholesky_solve upper", lambda lib, b, l: b.cholesky_solve(l.mT, upper=True), fixed(chol),
+               check_grad_fn=False),
+        OpInfo("torch.cholesky_inverse", lambda lib, b, l: lib.cholesky_inverse(l) + b.sum(), fixed(chol),
+               check_grad_fn=False),
+        OpInfo("torch.lu", lambda lib, a: _quiet(lambda: lib.lu(a)[0]),
+               fixed(s((4, 4), **f64), s((2, 3, 3), **f64), s((5, 3), **f64), s((3, 5), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.lu get_infos", lambda lib, a: _quiet(lambda: tuple(a.lu(get_infos=True))),
+               fixed(s((3, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.lu_unpack", lambda lib, a: _quiet(lambda: tuple(lib.lu_unpack(*lib.lu(a)))),
+               fixed(s((4, 4), **f64), s((2, 4, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.lu_solve", lambda lib, b, a: _quiet(lambda: lib.lu_solve(b, *lib.lu(a))),
+               fixed(s((3, 2), (3, 3), **f64), s((2, 4, 1), (4, 4), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.lu_solve", lambda lib, b, a: _quiet(lambda: b.lu_solve(*a.lu())),
+               fixed(s((3, 2), (3, 3), **f64)), check_grad_fn=False),
+        OpInfo("Tensor.qr", lambda lib, a: tuple(a.qr()), fixed(s((4, 3), **f64)), check_grad_fn=False),
+        OpInfo("torch.qr complete", lambda lib, a: tuple(lib.qr(a, some=False))[1], fixed(s((3, 3), **f64)),
+               check_grad_fn=False),
+    ]
+    return out
+
+
+def _surface_entries():
+    return [*_surface_binding_entries(), *_surface_op_entries(), *_surface_composite_entries()]
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1295,6 +1655,7 @@ OPS: list[OpInfo] = [
     *_shape_index_entries(),
     *_nn_entries(),
     *_family_entries(),
+    *_surface_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

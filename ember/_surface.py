@@ -1,0 +1,823 @@
+"""torch.* names that are other forms of what ember already has.
+
+- the ATen-style spellings of nn functions at the top level (``torch.layer_norm(input, shape, w, b, eps,
+  cudnn_enable)``, integer ``reduction`` codes ...), over ``nn.functional``;
+- the top-level in-place forms (``torch.exp_(t)`` is ``t.exp_()``) made by one factory from the Tensor methods;
+- the ``*_copy`` variants of view ops (``torch.permute_copy`` ...): the view op, then a contiguous copy;
+- the conjugate/negative-bit and real/imag queries for real dtypes (ember has no complex dtypes);
+- small composites: ravel, positive, sgn, fill, as_strided, dist, adjoint, split_with_sizes, channel_shuffle ...
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
+from ._tensor import Tensor, _wrap
+
+__all__ = [
+    "softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
+    "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "to_dlpack", "embedding", "layer_norm",
+    "group_norm", "batch_norm", "instance_norm", "rms_norm",
+    "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
+    "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
+    "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
+    "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
+    "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
+    "frobenius_norm", "nuclear_norm", "chain_matmul", "channel_shuffle", "native_channel_shuffle", "empty_strided",
+    "empty_permuted", "frombuffer", "get_device", "is_storage", "is_distributed", "detach_", "index_put_",
+    "embedding_renorm_", "set_anomaly_enabled", "is_vulkan_available", "compiled_with_cxx11_abi",
+    "init_num_threads", "compile", "cond", "while_loop", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not",
+    "sym_sqrt", "sym_sum", "sym_ite", "nonzero_static", "OutOfMemoryError",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduction(code) -> str:
+    """ATen's integer reduction codes (0 none, 1 mean, 2 sum); strings pass through."""
+    if isinstance(code, str):
+        return code
+    if code not in (0, 1, 2):
+        raise ValueError(f"{code} is not a valid value for reduction")
+    return _REDUCTIONS[code]
+
+
+def _F():
+    from .nn import functional
+
+    return functional
+
+
+def _tensor_arg(fname: str, x, arg: str = "input", pos: int = 1) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+# ---------------------------------------------------------------- ATen spellings of nn functions
+def softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
+    """softmax along ``dim`` (optionally computed in ``dtype``)."""
+    _tensor_arg("softmax", input)
+    return _F().softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
+    """log(softmax) along ``dim``, computed stably."""
+    _tensor_arg("log_softmax", input)
+    return _F().log_softmax(input, dim, dtype=dtype)
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    _tensor_arg("dropout", input)
+    return _F().dropout(input, p, train)
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    _tensor_arg("alpha_dropout", input)
+    return _F().alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _F().alpha_dropout(input, p, train, inplace=True)
+
+
+def _feature_mask(input: Tensor, p: float) -> Tensor:
+    from .ops.random import bernoulli
+    from ._factories import full
+
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    keep = bernoulli(full(shape, 1.0 - p, dtype=input.dtype))
+    return keep / (1.0 - p) if p < 1 else keep
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """Dropout of whole feature maps (dims 0 and 1 sampled, the rest shared)."""
+    _tensor_arg("feature_dropout", input)
+    if not train or p == 0:
+        return input
+    return input * _feature_mask(input, p)
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    if not train or p == 0:
+        return input
+    return input.mul_(_feature_mask(input, p))
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """alpha_dropout of whole feature maps (one draw per (N, C) pair)."""
+    _tensor_arg("feature_alpha_dropout", input)
+    return _feature_alpha(input, p, train, False)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    return _feature_alpha(input, p, train, True)
+
+
+def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
+    F = _F()
+    if not train or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    alpha = F._SELU_ALPHA * F._SELU_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = F._keep_mask(input, p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    return input.mul_(m).add_(b) if inplace else input * m + b
+
+
+def to_dlpack(tensor: Tensor):
+    """A DLPack capsule sharing ``tensor``'s memory."""
+    from .utils.dlpack import to_dlpack as _to
+
+    return _to(tensor)
+
+
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at ``indices`` (ATen argument order: weight first; padding_idx -1 means none)."""
+    _tensor_arg("embedding", weight, "weight")
+    return _F().embedding(indices, weight, None if padding_idx is None or padding_idx < 0 else padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
+    _tensor_arg("layer_norm", input)
+    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
+    _tensor_arg("group_norm", input)
+    return _F().group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool, momentum: float,
+               eps: float, cudnn_enabled: bool) -> Tensor:
+    _tensor_arg("batch_norm", input)
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input: Tensor, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float,
+                  eps: float, cudnn_enabled: bool) -> Tensor:
+    _tensor_arg("instance_norm", input)
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    _tensor_arg("rms_norm", input)
+    return _F().rms_norm(input, normalized_shape, weight, eps)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    _tensor_arg("cosine_similarity", x1, "x1")
+    return _F().cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    _tensor_arg("pairwise_distance", x1, "x1")
+    return _F().pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction=1, *, log_target: bool = False) -> Tensor:
+    _tensor_arg("kl_div", input)
+    with warnings.catch_warnings():  # ATen's kl_div has no 'batchmean' advice to give
+        warnings.simplefilter("ignore", UserWarning)
+        return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    _tensor_arg("prelu", input)
+    return _F().prelu(input, weight)
+
+
+def selu(input: Tensor) -> Tensor:
+    _tensor_arg("selu", input)
+    return _F().selu(input)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return _F().selu(input, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    _tensor_arg("celu", input)
+    return _F().celu(input, alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _F().celu(input, alpha, inplace=True)
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: F811 - torch's argument name
+    _tensor_arg("threshold", input)
+    return _F().threshold(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _F().threshold(input, threshold, value, inplace=True)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    _tensor_arg("hardshrink", input)
+    from .ops.indexing import where
+
+    return where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def _rrelu_slopes(input: Tensor, lower: float, upper: float, training: bool, generator):
+    if not training:
+        return (lower + upper) / 2
+    from .ops.random import uniform_value
+
+    return uniform_value(input.detach(), lower, upper, generator=generator)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator=None) -> Tensor:
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training, else the mean."""
+    _tensor_arg("rrelu", input)
+    if not training:
+        return _F().leaky_relu(input, (lower + upper) / 2)
+    return rrelu_value(input, _rrelu_slopes(input, lower, upper, training, generator))
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    from .ops import _inplace as _IP
+
+    slopes = _rrelu_slopes(input, lower, upper, training, generator)
+    return _IP.inplace(input, lambda x: rrelu_value(x, slopes))
+
+
+def rrelu_value(x: Tensor, slopes) -> Tensor:
+    from .ops.indexing import where
+
+    return where(x >= 0, x, x * slopes)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _tensor_arg("bilinear", input1, "input1")
+    return _F().bilinear(input1, input2, weight, bias)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None, reduction=1) -> Tensor:
+    _tensor_arg("binary_cross_entropy_with_logits", input)
+    return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
+                                                 pos_weight=pos_weight)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction=1) -> Tensor:
+    _tensor_arg("margin_ranking_loss", input1, "input1")
+    return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction=1) -> Tensor:
+    """x where target is 1, max(0, margin - x) where it is -1 (both terms as torch sums them)."""
+    _tensor_arg("hinge_embedding_loss", input)
+    from .ops.indexing import where
+    from .ops.unary import clamp_min
+
+    zeros = input * 0
+    margin_term = where(target != 1, clamp_min(margin - input, 0), zeros)
+    self_term = where(target != -1, input, zeros)
+    return _reduce(margin_term + self_term, _reduction(reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction=1) -> Tensor:
+    _tensor_arg("cosine_embedding_loss", input1, "input1")
+    return _F().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, reduction=1) -> Tensor:
+    _tensor_arg("triplet_margin_loss", anchor, "anchor")
+    return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                    reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction) -> Tensor:
+    _tensor_arg("poisson_nll_loss", input)
+    return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed: bool,
+                output_padding, groups: int) -> Tensor:
+    """ATen's convolution entry: 1-d or 2-d, plain or transposed, through nn.functional."""
+    _tensor_arg("convolution", input)
+    F = _F()
+    nd = weight.dim() - 2
+    if nd not in (1, 2):
+        raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if transposed:
+        fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = F.conv1d if nd == 1 else F.conv2d
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    _tensor_arg("max_pool1d_with_indices", input)
+    return _F().max_pool1d_with_indices(input, kernel_size, stride if stride not in ((), []) else None, padding,
+                                        dilation, ceil_mode)
+
+
+# ---------------------------------------------------------------- small composites
+def ravel(input: Tensor) -> Tensor:
+    """A 1-d view when the memory allows, else a contiguous copy."""
+    _tensor_arg("ravel", input)
+    return input.contiguous().view(-1)
+
+
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself (+x); bool tensors are refused as torch does."""
+    _tensor_arg("positive", input)
+    if input._dtype is D.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """sign for real tensors (the complex sign x/|x| needs complex dtypes)."""
+    from .ops.unary import sign
+
+    return sign(input, out=out) if out is not None else sign(input)
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A new tensor like ``input`` filled with ``value`` (gradient zero for ``input``)."""
+    _tensor_arg("fill", input)
+    return input.clone().fill_(value) if input.requires_grad else input.clone().detach().fill_(value)
+
+
+def fill_(input: Tensor, value) -> Tensor:
+    return input.fill_(value)
+
+
+def zero_(input: Tensor) -> Tensor:
+    return input.zero_()
+
+
+def _storage(t: Tensor) -> np.ndarray:
+    """The ndarray owning ``t``'s memory (its storage)."""
+    base = t._data
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base
+
+
+def _as_strided_view(input: Tensor, size, stride, storage_offset) -> np.ndarray:
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    store = _storage(input)
+    item = store.itemsize
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    need = offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    if need > store.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {need * item} are out of bounds for storage "
+                           f"of size {store.size * item}")
+    return strided_view(store, size, tuple(st * item for st in stride), offset * item)
+
+
+def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -> np.ndarray:
+    """An ndarray over ``store``'s memory (``offset`` and ``strides`` in bytes) whose ``.base`` chain leads to it."""
+    try:
+        return np.ndarray(shape, store.dtype, buffer=store, offset=offset, strides=strides)
+    except (TypeError, ValueError):  # a store NumPy cannot use as a buffer (not contiguous): same memory anyway
+        flat = store.reshape(-1)
+        return np.lib.stride_tricks.as_strided(flat[offset // store.itemsize:] if flat.size else flat, shape,
+                                               strides, writeable=True)
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given sizes, strides and offset (in elements)."""
+    _tensor_arg("as_strided", input)
+    from .ops.indexing import AsStridedView
+    from .ops._inplace import view_geometry
+
+    view = _as_strided_view(input, size, stride, storage_offset)
+    return AsStridedView.apply(input, view_geometry(view, input._data), view)
+
+
+def as_strided_(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """``input`` itself, re-viewed with new sizes, strides and offset."""
+    return _restride(input, as_strided(input, size, stride, storage_offset))
+
+
+def _restride(t: Tensor, new: Tensor) -> Tensor:
+    """Make ``t`` take over the geometry and history of ``new`` (a view of it): in-place view ops."""
+    from .ops import _inplace as _IP
+
+    _IP.check_inplace(t)
+    t._data = new._data
+    if new._grad_fn is not None:
+        t._grad_fn, t._output_nr = new._grad_fn, new._output_nr
+    t._bump()
+    return t
+
+
+def is_complex(input: Tensor) -> bool:
+    _tensor_arg("is_complex", input)
+    return False  # ember has no complex dtypes
+
+
+def is_conj(input: Tensor) -> bool:
+    _tensor_arg("is_conj", input)
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    _tensor_arg("is_neg", input)
+    return False
+
+
+def _real_identity(name: str):
+    def fn(input: Tensor) -> Tensor:
+        _tensor_arg(name, input)
+        return input
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: the input itself for real dtypes (ember has no complex dtypes)."
+    return fn
+
+
+resolve_conj, resolve_neg, conj, real = (_real_identity(n) for n in ("resolve_conj", "resolve_neg", "conj", "real"))
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """A copy for real dtypes (conjugation changes nothing)."""
+    _tensor_arg("conj_physical", input)
+    return input.clone()
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    return input
+
+
+def imag(input: Tensor) -> Tensor:
+    _tensor_arg("imag", input)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """0 for x >= 0, pi for x < 0 (NaN stays NaN); gradient zero, as torch's for real input."""
+    _tensor_arg("angle", input)
+    from .ops.elementwise import Angle
+
+    res = Angle.apply(input)
+    return res if out is None else out.copy_(res)
+
+
+def typename(obj) -> str:
+    """'torch.FloatTensor' ... for tensors, else the object's type name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    qual = type(obj).__qualname__
+    return qual if module in ("builtins", "__builtin__", None) else f"{module}.{qual}"
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Pieces of the given sizes along ``dim`` (they must add up to its length)."""
+    _tensor_arg("split_with_sizes", input)
+    sizes = [int(s) for s in split_sizes]
+    n = input.shape[dim] if input.dim() else 1
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {dim}), but got split_sizes={sizes}")
+    return input.split(sizes, dim)
+
+
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return input.chunk(chunks, dim)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return input.narrow(dim, start, length).clone(memory_format=None)
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (a transpose for real dtypes)."""
+    _tensor_arg("adjoint", input)
+    if input.dim() < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.dim()}-D tensor.")
+    return input.transpose(-2, -1)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast)."""
+    _tensor_arg("dist", input)
+    from .linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """Deprecated in torch for linalg.vector_norm(input, 2, dim, keepdim)."""
+    from .linalg import vector_norm
+
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    return vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    from .linalg import matrix_norm
+
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the matrices (deprecated in torch for linalg.multi_dot)."""
+    from .linalg import multi_dot
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``groups`` groups: (N, g*k, ...) -> channel c*g + i from group i."""
+    _tensor_arg("channel_shuffle", input)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    n, rest = input.shape[0], tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """Uninitialised memory viewed with the given sizes and strides."""
+    from ._factories import empty
+
+    size, stride = tuple(size), tuple(stride)
+    n = 1 + sum((a - 1) * s for a, s in zip(size, stride)) if all(size) else 0
+    store = empty(n, dtype=dtype, device=device)
+    out = _wrap(_as_strided_view(store, size, stride, 0), store._dtype)
+    return out.requires_grad_(requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    """Uninitialised memory laid out in ``physical_layout`` order, seen with the logical ``size``."""
+    from ._factories import empty
+
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"Dimension {len(size)} of physical_layout is not a permutation")
+    phys = empty(*[size[d] for d in order], dtype=dtype, device=device)
+    inverse = [order.index(d) for d in range(len(size))]
+    out = _wrap(phys._data.transpose(inverse), phys._dtype)
+    return out.requires_grad_(requires_grad)
+
+
+def frombuffer(buffer, *, dtype: D.dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor sharing memory with a Python buffer (bytes are read-only: a copy-on-write warning in torch)."""
+    arr = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    if not arr.flags.writeable:
+        arr = arr.copy()
+    return _wrap(arr, dtype).requires_grad_(requires_grad)
+
+
+def get_device(input: Tensor) -> int:
+    """-1: the tensor is on the CPU."""
+    _tensor_arg("get_device", input)
+    return -1
+
+
+def is_storage(obj) -> bool:
+    return False  # ember has no Storage objects
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
+
+
+def detach_(input: Tensor) -> Tensor:
+    return input.detach_()
+
+
+def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    return input.index_put_(indices, values, accumulate)
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """Rescale, in place and outside autograd, the rows at ``indices`` whose norm exceeds ``max_norm``."""
+    rows = np.unique(indices._data.reshape(-1))
+    w = input._data
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=-1)
+    big = norms > max_norm
+    w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+    input._bump()
+    return input
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    from .autograd import anomaly_mode
+
+    anomaly_mode.set_detect_anomaly(enabled, check_nan)
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def compiled_with_cxx11_abi() -> bool:
+    return True
+
+
+def init_num_threads() -> None:
+    """Nothing to set up: NumPy's BLAS owns its threads."""
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable: bool = False):  # noqa: A001 - torch's name
+    """ember runs eagerly: ``compile`` returns ``model`` unchanged (or a decorator doing so)."""
+    if model is None:
+        return lambda fn: fn
+    if not callable(model):
+        raise RuntimeError("torch.compile() expects a callable, got " + type(model).__name__)
+    return model
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, run eagerly."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = bool(pred)
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Run ``body_fn`` on the carried values while ``cond_fn`` holds, eagerly."""
+    vals = tuple(carried_inputs)
+    while bool(cond_fn(*vals)):
+        out = body_fn(*vals)
+        vals = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return vals
+
+
+# ---------------------------------------------------------------- symbolic-shape helpers on plain numbers
+def sym_int(a) -> int:
+    return math.trunc(a) if isinstance(a, float) else int(a)
+
+
+def sym_float(a) -> float:
+    return float(a)
+
+
+def sym_max(a, b):
+    return builtins_max(a, b)
+
+
+def sym_min(a, b):
+    return builtins_min(a, b)
+
+
+def sym_not(a) -> bool:
+    return not a
+
+
+def sym_sqrt(a) -> float:
+    return math.sqrt(a)
+
+
+def sym_sum(args):
+    return sum(args)
+
+
+def sym_ite(b, t, f):
+    return t if b else f
+
+
+builtins_max, builtins_min = max, min
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """The first ``size`` rows of ``nonzero(input)``, padded with ``fill_value``."""
+    from ._factories import tensor
+
+    idx = np.argwhere(input._data)
+    out = np.full((size, input._data.ndim), fill_value, np.int64)
+    k = builtins_min(size, len(idx))
+    out[:k] = idx[:k]
+    return tensor(out)
+
+
+class OutOfMemoryError(RuntimeError):
+    """An allocation failed (torch.OutOfMemoryError)."""
+
+
+# ---------------------------------------------------------------- in-place top-level forms and *_copy forms
+def _inplace_form(name: str):
+    def fn(input: Tensor, *args, **kwargs) -> Tensor:
+        _tensor_arg(name, input)
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}(...)``: in place."
+    return fn
+
+
+INPLACE_FORMS = ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ "
+                 "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fix_ "
+                 "floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ "
+                 "rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ "
+                 "trunc_ xlogy_ resize_as_ addmv_").split()
+for _n in INPLACE_FORMS:
+    globals()[_n] = _inplace_form(_n)
+__all__ += INPLACE_FORMS
+
+
+def _copy_form(name: str, view):
+    def fn(input: Tensor, *args, **kwargs):
+        out = view(input, *args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return [o.clone(memory_format=None) for o in out]
+        return out.clone(memory_format=None)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name[:-5]} as a new tensor (no memory shared with ``input``)."
+    return fn
+
+
+def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    key = (slice(None),) * (dim % builtins_max(input.dim(), 1)) + (slice(start, end, step),)
+    return input[key]
+
+
+_VIEWS = {
+    "view_copy": lambda x, *size: x.view(*size), "permute_copy": lambda x, dims: x.permute(dims),
+    "expand_copy": lambda x, size, *, implicit=False: x.expand(size), "squeeze_copy": lambda x, *d: x.squeeze(*d),
+    "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim), "t_copy": lambda x: x.t(),
+    "transpose_copy": lambda x, d0, d1: x.transpose(d0, d1),
+    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+    "select_copy": lambda x, dim, index: x.select(dim, index), "slice_copy": _slice,
+    "split_copy": lambda x, size, dim=0: x.split(size, dim),
+    "split_with_sizes_copy": lambda x, sizes, dim=0: split_with_sizes(x, sizes, dim),
+    "unbind_copy": lambda x, dim=0: x.unbind(dim), "unfold_copy": lambda x, d, size, step: x.unfold(d, size, step),
+    "as_strided_copy": as_strided, "detach_copy": lambda x: x.detach(), "alias_copy": lambda x: x.view(x.shape),
+}
+for _n, _v in _VIEWS.items():
+    globals()[_n] = _copy_form(_n, _v)
+__all__ += list(_VIEWS)
+del _n, _v

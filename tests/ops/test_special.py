@@ -1,0 +1,110 @@
+"""Special functions (ops/_special.py: NumPy-only kernels) against torch over wide ranges, and their errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import ember, same_error, torch
+
+
+def _points() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.uniform(-60, 60, 3000), rng.uniform(-4, 4, 3000), rng.uniform(0, 1e-3, 50),
+                           10 ** rng.uniform(-12, 300, 300), -(10 ** rng.uniform(-6, 6, 300)) - 0.37,
+                           np.arange(-10, 11) + 0.5, np.arange(-5, 8.0), [0.0, -0.0, np.inf, -np.inf, np.nan]])
+
+
+def _compare(e, t, rtol: float, atol: float) -> None:
+    e, t = e.numpy(), t.numpy()
+    assert np.array_equal(np.isnan(e), np.isnan(t)), "NaN positions"
+    assert np.array_equal(np.isposinf(e), np.isposinf(t)) and np.array_equal(np.isneginf(e), np.isneginf(t))
+    f = np.isfinite(t)
+    np.testing.assert_allclose(e[f], t[f], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "sinc"])
+def test_unary_special_wide_range_float64(name: str) -> None:
+    x = _points()
+    if name == "i0":
+        x = x[~np.isinf(x)]  # torch: i0(+-inf) is nan; ember follows, compared below
+    _compare(getattr(ember, name)(ember.tensor(x)), getattr(torch, name)(torch.tensor(x)), 1e-12, 1e-13)
+
+
+def test_i0_i1_at_infinity_and_overflow() -> None:
+    x = np.array([np.inf, -np.inf, 700.0, 720.0, -720.0])
+    _compare(ember.i0(ember.tensor(x)), torch.i0(torch.tensor(x)), 1e-12, 0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_polygamma_wide_range_float64(n: int) -> None:
+    x = _points()
+    x = x[(np.abs(x) < 1e3) & ~((x <= 0) & (x == np.floor(x)))]  # torch's values at poles are rounding artefacts
+    # torch's trigamma keeps three terms of its asymptotic series: it is good to ~1e-9 only (ember's: ~1e-13, see
+    # test_against_arbitrary_precision)
+    _compare(ember.polygamma(n, ember.tensor(x)), torch.polygamma(n, torch.tensor(x)), 2e-9 if n == 1 else 1e-10,
+             1e-13)
+
+
+def test_against_arbitrary_precision() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 80
+    x = np.random.default_rng(2).uniform(-20, 20, 200)
+    checks = {"lgamma": (lambda v: mpmath.log(abs(mpmath.gamma(v))), ember.lgamma),
+              "digamma": (mpmath.digamma, ember.digamma), "i0": (lambda v: mpmath.besseli(0, v), ember.i0)}
+    for n in (1, 2, 4):
+        checks[f"polygamma {n}"] = ((lambda n: lambda v: mpmath.polygamma(n, v))(n),
+                                    (lambda n: lambda t: ember.polygamma(n, t))(n))
+    for name, (ref, fn) in checks.items():
+        want = np.array([float(ref(mpmath.mpf(float(v)))) for v in x])
+        got = fn(ember.tensor(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "sinc"])
+def test_float32_and_float16(name: str) -> None:
+    x = np.random.default_rng(1).uniform(-6, 6, 500)
+    for dt, tol in ((np.float32, 2e-6), (np.float16, 2e-3)):
+        e = getattr(ember, name)(ember.tensor(x.astype(dt)))
+        t = getattr(torch, name)(torch.tensor(x.astype(dt)))
+        assert str(e.dtype) == str(t.dtype)
+        ok = np.isfinite(t.float().numpy()) & (np.abs(t.float().numpy()) < 1e3)
+        np.testing.assert_allclose(e.numpy()[ok].astype(np.float64), t.numpy()[ok].astype(np.float64), rtol=tol,
+                                   atol=tol)
+
+
+def test_errors_match_torch() -> None:
+    same_error(lambda lib: lib.polygamma(-1, lib.ones(2)))
+    same_error(lambda lib: lib.heaviside(lib.ones(2), lib.ones(2, dtype=lib.float64)))
+    same_error(lambda lib: lib.gcd(lib.ones(2), lib.ones(2)))
+    same_error(lambda lib: lib.lcm(lib.tensor([True]), lib.tensor([True])))
+    same_error(lambda lib: lib.frexp(lib.tensor([1, 2])))
+    same_error(lambda lib: lib.nextafter(lib.tensor([1, 2]), lib.tensor([1, 2])))
+    same_error(lambda lib: lib.mvlgamma(lib.ones(2), 0))
+    same_error(lambda lib: lib.heaviside(lib.ones(2, requires_grad=True), lib.ones(2)).sum().backward())
+    same_error(lambda lib: lib.ones(2).float_power_(2))
+
+
+def test_special_functions_are_silent() -> None:
+    import warnings
+
+    x = ember.tensor([0.0, -1.0, -2.0, np.inf, -np.inf, np.nan, 1e-310, 1e308], dtype=ember.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in (ember.lgamma, ember.digamma, ember.i0, ember.sinc, lambda t: ember.polygamma(2, t)):
+            f(x)
+
+
+def test_incomplete_gamma() -> None:
+    rng = np.random.default_rng(4)
+    a = np.concatenate([rng.uniform(0, 20, 2000), 10 ** rng.uniform(-3, 4, 500), [0, 0, 1, 2.5, -1, 1, np.inf, 3]])
+    x = np.concatenate([rng.uniform(0, 30, 2000), 10 ** rng.uniform(-3, 4, 500), [0, 1, 0, 30, 1, -1, 1, np.inf]])
+    for name in ("igamma", "igammac"):
+        # torch's own values are good to ~3e-10 here (ember's to ~1e-15 against mpmath below)
+        _compare(getattr(ember, name)(ember.tensor(a), ember.tensor(x)),
+                 getattr(torch, name)(torch.tensor(a), torch.tensor(x)), 1e-8, 1e-9)
+    mpmath = pytest.importorskip("mpmath")
+    for k in range(0, 2500, 97):
+        want = float(mpmath.gammainc(a[k], 0, x[k], regularized=True))
+        assert abs(ember.igamma(ember.tensor(a[k]), ember.tensor(x[k])).item() - want) < 1e-13
+    same_error(lambda lib: lib.igamma(lib.tensor([2]), lib.tensor([1])))
+    same_error(lambda lib: lib.igamma(lib.tensor([2.0], requires_grad=True), lib.tensor([1.0])).sum().backward())
