@@ -64,6 +64,8 @@ class Op(G.Node):
     is_view = False
     # Indices of outputs that carry gradients (None: all floating outputs).
     differentiable_outputs: tuple | None = None
+    # Forward formula (NOTE [forward formulas]); None: derived from backward.
+    jvp = None
     _save_idx: tuple = ()
 
     def __init_subclass__(cls, **kwargs) -> None:

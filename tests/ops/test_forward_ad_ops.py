@@ -1,0 +1,74 @@
+"""Forward-mode AD of every op_db entry with gradients against torch.autograd.forward_ad.
+
+Each entry runs once per library inside a dual level on its first sample, every float input a dual tensor with
+the same random tangent; primal outputs and tangents must match. Where torch has no forward derivative for an
+op (it raises), ember must raise the same kind of error: detected at run time, never from a hand list.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oracle
+from oracle import assert_close, ember, torch
+from op_db import OPS, OpInfo, call
+
+import ember.autograd.forward_ad as efw
+import torch.autograd.forward_ad as tfw
+
+_FW = {ember: efw, torch: tfw}
+
+
+def _first_sample(op: OpInfo):
+    return next(iter(op.samples(np.random.default_rng(0))))
+
+
+CASES = [pytest.param(op, id=op.name) for op in OPS if op.grad]
+
+
+def _run(lib, op, sample, tangents):
+    fw = _FW[lib]
+    with fw.dual_level():
+        ts = []
+        for a, t in zip(sample.arrays, tangents):
+            x = lib.tensor(a.copy())
+            ts.append(fw.make_dual(x, lib.tensor(t.copy())) if t is not None else x)
+        out = call(op, sample, lib, ts)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        return [(o, *fw.unpack_dual(o)) for o in outs]
+
+
+def _outcome(lib, op, sample, tangents):
+    try:
+        return _run(lib, op, sample, tangents), None
+    except Exception as e:  # noqa: BLE001 - compared with the other library's outcome
+        return None, e
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op", CASES)
+def test_forward_ad_matches_torch(op: OpInfo) -> None:
+    sample = _first_sample(op)
+    rng = np.random.default_rng(1)
+    tangents = [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" else None
+                for a in sample.arrays]
+    if all(t is None for t in tangents):
+        pytest.skip("no floating-point input")
+    to, terr = _outcome(torch, op, sample, tangents)
+    eo, eerr = _outcome(ember, op, sample, tangents)
+    if terr is not None:
+        assert eerr is not None, f"torch raised {type(terr).__name__}: {terr}; ember did not"
+        assert type(eerr).__name__ == type(terr).__name__, f"ember {eerr!r} vs torch {terr!r}"
+        gist = str(terr).split("\n")[0].split(" that ")[0].replace("aten::_", "aten::")[:40]
+        if "forward AD" in gist:
+            assert "Trying to use forward AD with" in str(eerr), f"ember: {eerr}"
+        return
+    assert eerr is None, f"ember raised {type(eerr).__name__}: {eerr}"
+    assert len(eo) == len(to)
+    for i, ((e, ep, et), (t, tp, tt)) in enumerate(zip(eo, to)):
+        assert_close(ep, tp, op.rtol, op.atol, what=f"primal {i}")
+        if tt is None or not t.is_floating_point():
+            assert et is None or not np.any(oracle.to_np(et)), f"output {i}: torch has no tangent, ember {et}"
+            continue
+        assert et is not None, f"output {i}: ember has no tangent"
+        assert_close(et, tt, op.rtol, op.atol, what=f"tangent {i}")
