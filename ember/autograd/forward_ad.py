@@ -255,13 +255,6 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
     return res
 
 
-def unsupported(name: str):
-    """A ``jvp`` for ops torch has no forward derivative for: raises torch's error naming the op."""
-    def jvp(args, out, tangents):
-        raise NotImplementedError(f"Trying to use forward AD with {name} that does not support it.")
-    return staticmethod(jvp)
-
-
 # ----------------------------------------------------------------------------- public API
 class UnpackedDualTensor(NamedTuple):
     """What ``unpack_dual`` returns: the primal and its tangent (None without one)."""

@@ -233,8 +233,11 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
 
+    def jvp(args, out, tangents):  # elementwise: the Jacobian is diagonal, so backward's formula serves
+        return bwd(tangents[0], *[out if n == "result" else args[0] for n in save], *args[1:])
+
     ns = {"__slots__": ("extra",) if nattrs else (), "save": save, "nattrs": nattrs,
-          "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
+          "forward": staticmethod(forward), "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"elementwise {name}",
           "__module__": __name__}
     if torch_name:
         ns["_name"] = torch_name

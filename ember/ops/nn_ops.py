@@ -109,8 +109,11 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
         (x,) = ctx.saved_tensors
         return _in_graph_of(bwd(grad, x, *ctx.extra), x)
 
+    def jvp(args, out, tangents):  # elementwise: the Jacobian is diagonal, so backward's formula serves
+        return bwd(tangents[0], *args)
+
     ns = {"__slots__": ("extra",), "save": ("self",), "nattrs": nattrs, "forward": staticmethod(forward),
-          "backward": backward, "__doc__": f"activation {name}", "__module__": __name__}
+          "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"activation {name}", "__module__": __name__}
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
