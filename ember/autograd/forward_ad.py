@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from . import _interpose
 from ._interpose import Level, call_below
 from .function import _FunctionMeta, _ctx_sink
+from .graph import SavedTensor
 from .grad_mode import _mode, enable_grad
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
@@ -114,6 +115,8 @@ class _DualLevel(Level):
                 t = res[i] if i < len(res) else None
                 o = outs[i]
                 _set_tangent(o, self, _zeros_like(o) if t is None else _fit(t, o))
+                if o._grad_fn is not None:
+                    _keep_saved_output(o)
         finally:
             _mode.interpose = saved
 
@@ -146,6 +149,8 @@ class _DualLevel(Level):
             for o, t in zip(outs, res):
                 if isinstance(o, Tensor) and o._dtype.is_floating_point and t is not None:
                     _set_tangent(o, self, _fit(t, o))
+                    if o._grad_fn is not None:
+                        _keep_saved_output(o)
         finally:
             _mode.interpose = saved
         return out
@@ -160,6 +165,20 @@ class _DualLevel(Level):
                     if not fw:
                         del t._ext["fw"]
         self.duals = []
+
+
+def _keep_saved_output(out: Tensor) -> None:
+    """A node that saved its own output keeps that tensor (with its tangent) instead of only the array, so a
+    backward run inside the level sees the tangent (forward-over-reverse). This makes a reference cycle
+    (node -> output -> node) that the garbage collector frees: only under forward AD."""
+    saved = out._grad_fn._saved
+    if not saved or isinstance(saved, str):
+        return
+    for s in saved:
+        if type(s) is SavedTensor and s._is_output and s._data is out._data:
+            s._is_output = False
+            s._tensor = out
+            s._data = None
 
 
 def _zeros_like(t: Tensor) -> Tensor:
@@ -327,9 +346,16 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """The primal (a view without the tangent) and the tangent of ``tensor`` at ``level``."""
-    lvl = _level_for(level, "_fw_primal")
+    current = _state.level
+    if level is None:
+        if current is None:
+            return UnpackedDualTensor(tensor, None)
+        level = current.index
+    lvl = current if current is not None and current.index == level else None
     if lvl is None:
-        return UnpackedDualTensor(tensor, None)
+        if tensor._ext is not None and tensor._ext.get("fw"):
+            raise RuntimeError("Invalid level given to _fw_primal")
+        return UnpackedDualTensor(_view_op().apply(tensor, tensor._data.shape), None)
     primal = call_below(lvl, _view_op(), (tensor, tensor._data.shape))
     return UnpackedDualTensor(primal, _tangent(tensor, lvl))
 

@@ -108,8 +108,8 @@ def _alias(t: Tensor) -> Tensor:
     a._output_nr = t._output_nr
     a._acc = t._acc
     ext = t._ext
-    if ext is not None and "fw" in ext:  # forward AD: the op sees the tangents too
-        a._ext = {"fw": ext["fw"]}
+    if ext is not None and "fw" in ext:  # forward AD: the op sees (a copy of) the tangents, which it may save
+        a._ext = {"fw": {level: tangent.clone() for level, tangent in ext["fw"].items()}}
     return a
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
-from ._op import Op, silent
+from ._op import Op, silent, unsupported
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
@@ -415,6 +415,7 @@ def _fmax_grads(g, a, b, keep):
 def _no_derivative(name: str):
     def bwd(g, *saved):
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    bwd.aten = name  # no forward derivative either (NOTE [forward formulas])
     return bwd
 
 
@@ -477,6 +478,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
 
     ns = {"__slots__": (), "save": save, "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
           "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
+    if hasattr(bwd, "aten"):
+        ns["jvp"] = unsupported("aten::" + bwd.aten)
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
