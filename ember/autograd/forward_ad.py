@@ -56,7 +56,11 @@ def _set_tangent(t: Tensor, level: "_DualLevel", tangent: Tensor) -> None:
     if fw is None:
         fw = ext["fw"] = {}
     if level not in fw:
-        level.duals.append(weakref.ref(t))
+        duals = level.duals
+        duals.append(weakref.ref(t))
+        if len(duals) > level.limit:  # a long loop inside one level: forget the tensors already gone
+            duals[:] = [r for r in duals if r() is not None]
+            level.limit = max(1024, 2 * len(duals))
     fw[level] = tangent
 
 
@@ -72,11 +76,12 @@ def _fit(tangent: Tensor, out: Tensor) -> Tensor:
 class _DualLevel(Level):
     """One forward-AD level: adds output tangents to every op that sees a tangent of this level."""
 
-    __slots__ = ("index", "duals")
+    __slots__ = ("index", "duals", "limit")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.duals: list = []  # weak references to the tensors holding a tangent of this level
+        self.limit = 1024
 
     def process(self, cls, args: tuple):
         if type(cls) is _FunctionMeta:
