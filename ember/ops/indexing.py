@@ -364,6 +364,7 @@ class Where(Op):
 
     __slots__ = ("cond",)
     nattrs = 1
+    jvp = linear  # the condition is an attribute
 
     @staticmethod
     def forward(ctx, self, other, cond):

@@ -187,6 +187,11 @@ class Softmax(Op):
         (r,) = ctx.saved_tensors
         return r * (grad - (grad * r).sum(ctx.dim, keepdim=True))
 
+    @staticmethod
+    def jvp(args, out, tangents):  # the Jacobian diag(r) - r r^T is symmetric: backward's formula serves
+        t = tangents[0]
+        return out * (t - (t * out).sum(args[1], keepdim=True))
+
 
 class LogSoftmax(Op):
     """d log_softmax = grad - exp(r) * sum(grad, dim)"""
@@ -204,6 +209,11 @@ class LogSoftmax(Op):
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
         return grad - r.exp() * grad.sum(ctx.dim, keepdim=True)
+
+    @staticmethod
+    def jvp(args, out, tangents):  # t - <softmax, t>
+        t = tangents[0]
+        return t - (out.exp() * t).sum(args[1], keepdim=True)
 
 
 def _softmax_dim(input: Tensor, dim, dtype, kernel: str):

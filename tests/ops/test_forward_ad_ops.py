@@ -53,10 +53,29 @@ def _outcome(lib, op, sample, tangents):
         return None, e
 
 
+# Families with hand-written forward formulas also run on every further sample of their entries (broadcasting,
+# ranks, dtypes, non-contiguous inputs).
+HAND_WRITTEN = ("add", "sub", "mul", "div", "pow", "neg", "matmul", "torch.matmul", "mm", "bmm", "addmm", "baddbmm",
+                "einsum", "conv", "F.softmax", "F.log_softmax", "where", "cat", "stack", "sum", "mean", "expand",
+                "permute", "transpose", "exp", "log", "tanh", "sigmoid", "relu", "abs")
+MORE_CASES = [pytest.param(op, i, id=f"{op.name}-{i}-{smp.desc}") for op in OPS if op.grad
+              and op.name.split(" ")[0] in HAND_WRITTEN
+              for i, smp in enumerate(op.samples(np.random.default_rng(0))) if i > 0]
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("op", CASES)
 def test_forward_ad_matches_torch(op: OpInfo) -> None:
-    sample = _first_sample(op)
+    _compare_entry(op, _first_sample(op))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op,index", MORE_CASES)
+def test_hand_written_formulas_on_every_sample(op: OpInfo, index: int) -> None:
+    _compare_entry(op, list(op.samples(np.random.default_rng(0)))[index])
+
+
+def _compare_entry(op: OpInfo, sample) -> None:
     rng = np.random.default_rng(1)
     tangents = [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" else None
                 for a in sample.arrays]
