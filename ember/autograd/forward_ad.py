@@ -119,7 +119,13 @@ class _DualLevel(Level):
             for i in wanted:
                 t = res[i] if i < len(res) else None
                 o = outs[i]
-                _set_tangent(o, self, _zeros_like(o) if t is None else _fit(t, o))
+                if t is None:
+                    t = _zeros_like(o)
+                else:
+                    t = _fit(t, o)
+                    if not cls.is_view and _aliases(t, tangents):  # e.g. x + 1: a tangent of its own
+                        t = t.clone()
+                _set_tangent(o, self, t)
                 if o._grad_fn is not None:
                     _keep_saved_output(o)
         finally:
@@ -170,6 +176,14 @@ class _DualLevel(Level):
                     if not fw:
                         del t._ext["fw"]
         self.duals = []
+
+
+def _aliases(t: Tensor, tangents: tuple) -> bool:
+    data = t._data
+    for tin in tangents:
+        if tin is not None and np.may_share_memory(data, tin._data):
+            return True
+    return False
 
 
 def _keep_saved_output(out: Tensor) -> None:
