@@ -281,7 +281,12 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
         if not ys or not xs:
             return res
         us = [_zeros_like(outs[i]).requires_grad_() for i in ys]
-        gs = _grad([outs[i] for i in ys], xs, us, create_graph=True, allow_unused=True)
+        try:
+            gs = _grad([outs[i] for i in ys], xs, us, create_graph=True, allow_unused=True)
+        except (RuntimeError, NotImplementedError) as e:  # no backward formula: no forward one either
+            if "not implemented" not in str(e):
+                raise
+            raise NotImplementedError(f"Trying to use forward AD with {cls._name} that does not support it.") from e
         pairs = [(g, t if t._dtype is g._dtype else t.to(g._dtype)) for g, t in zip(gs, ts)
                  if g is not None and g._requires_grad]
         if not pairs:

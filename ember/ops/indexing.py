@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_any
-from ._op import Op, linear
+from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -763,6 +763,7 @@ class ScatterReduceLegacy(Op):
     __slots__ = ()
     _name = "NotImplemented"
     nattrs = 3
+    jvp = unsupported("aten::scatter")
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._random import _rng
 from .._tensor import Tensor, _wrap, _CPP_NAMES
-from ._op import Op
+from ._op import Op, unsupported
 from ._inplace import _title
 from .arithmetic import _out as _arith_out
 
@@ -310,6 +310,7 @@ class BernoulliP(Op):
     __slots__ = ()
     nattrs = 2
     _name = "NotImplemented"
+    jvp = unsupported("aten::bernoulli")
 
     @staticmethod
     def forward(ctx, self, p, rng):
