@@ -363,8 +363,13 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            f"same level {lvl.index} is not supported.")
     if tangent._data.strides != tensor._data.strides:
         tangent = tangent.clone()  # torch keeps the tangent itself only when its layout matches the primal's
-    dual = call_below(lvl, _view_op(), (tensor, tensor._data.shape))
-    _set_tangent(dual, lvl, tangent)
+    return _dual_at(lvl, tensor, tangent)
+
+
+def _dual_at(level: _DualLevel, tensor: Tensor, tangent: Tensor) -> Tensor:
+    """A view of ``tensor`` with ``tangent`` at ``level`` (no checks): for transforms that push their own levels."""
+    dual = call_below(level, _view_op(), (tensor, tensor._data.shape))
+    _set_tangent(dual, level, tangent)
     return dual
 
 
