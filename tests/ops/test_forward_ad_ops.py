@@ -95,7 +95,7 @@ def _compare_entry(op: OpInfo, sample) -> None:
         return
     assert eerr is None, f"ember raised {type(eerr).__name__}: {eerr}"
     assert len(eo) == len(to)
-    for i, ((e, ep, et), (t, tp, tt)) in enumerate(zip(eo, to)):
+    for i, ((_, ep, et), (t, tp, tt)) in enumerate(zip(eo, to)):
         assert_close(ep, tp, op.rtol, op.atol, what=f"primal {i}")
         if tt is None or not t.is_floating_point():
             assert et is None or not np.any(oracle.to_np(et)), f"output {i}: torch has no tangent, ember {et}"
