@@ -84,7 +84,7 @@ class _DualLevel(Level):
         self.limit = 1024
 
     def process(self, cls, args: tuple):
-        if type(cls) is _FunctionMeta:
+        if isinstance(cls, _FunctionMeta):
             return self._function(cls, args)
         nin = len(args) - cls.nattrs
         tangents = None
