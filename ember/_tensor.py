@@ -894,7 +894,8 @@ class Tensor:
 
     def fill_(self, value):
         """Fill with ``value`` (a number or a 0-d tensor) in place."""
-        if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim)):
+        if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim
+                                                                 or value._ext is not None)):
             return _IP.inplace(self, _I.fill_value, value)
         return _fill(self, value.item() if isinstance(value, Tensor) else value)
 
@@ -1674,7 +1675,8 @@ _graph._rewrap = _rewrap
 
 
 def _needs_graph(t: Tensor) -> bool:
-    return _mode.grad_enabled and t._requires_grad
+    """Whether an in-place fill must run as an op: it joins a graph, or a forward-AD level sees it."""
+    return (_mode.grad_enabled and t._requires_grad) or _mode.interpose is not None
 
 
 def _fill(t: Tensor, value) -> Tensor:

@@ -185,6 +185,13 @@ def _str(t, tensor_contents=None) -> str:
         suffixes.append(f"grad_fn=<{_node_type_name(fn)}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    ext = t._ext
+    if ext is not None and ext.get("fw"):  # a dual tensor of the current forward-AD level
+        from .autograd.forward_ad import unpack_dual
+
+        tangent = unpack_dual(t).tangent
+        if tangent is not None:
+            suffixes.append("tangent=" + _str(tangent))
     return _add_suffixes(prefix + body, suffixes, indent)
 
 

@@ -16,6 +16,7 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
                         is_inference_mode_enabled)
 from .gradcheck import gradcheck, gradgradcheck
 from . import functional
+from . import forward_ad
 from .variable import Variable
 from ._explain import explain, Explanation
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 from .._tensor import Tensor, _wrap
@@ -10,6 +11,13 @@ from . import graph as G
 from .grad_mode import _mode, no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
+
+
+class _CtxSink(threading.local):
+    ctxs = None  # a list while a forward-AD level runs a Function (it needs the ctx for ``jvp``)
+
+
+_ctx_sink = _CtxSink()
 
 
 class FunctionCtx:
@@ -145,7 +153,11 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, and wire one node whose backward is ``backward``."""
+        if _mode.interpose is not None and not kwargs:  # a forward-AD or vmap level sees the call first
+            return _mode.interpose.process(cls, args)
         ctx = cls._backward_cls.__new__(cls._backward_cls)
+        if _ctx_sink.ctxs is not None:
+            _ctx_sink.ctxs.append(ctx)
         needs = [isinstance(a, Tensor) and a._requires_grad for a in args]
         record = _mode.grad_enabled and any(needs)
         ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)

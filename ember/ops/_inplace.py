@@ -78,6 +78,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
         _shape_check(out, self)
         _write(self._data, out._data)
         self._bump()
+        if out._ext is not None:
+            _tangent_written(self, out)
         return self
     if self._base is not None:
         return _inplace_on_view(self, fn, args, kwargs)
@@ -92,6 +94,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _retarget_saved_result(node, out, self)
     _rebase(self, node, out._output_nr if node is not None else 0)
     _rebase_views(self)
+    if out._ext is not None:
+        _tangent_written(self, out)
     return self
 
 
@@ -134,7 +138,19 @@ def _alias(t: Tensor) -> Tensor:
     a._grad_fn = t._grad_fn
     a._output_nr = t._output_nr
     a._acc = t._acc
+    ext = t._ext
+    if ext is not None and "fw" in ext:  # forward AD: the op sees (a copy of) the tangents, which it may save
+        a._ext = {"fw": {level: tangent.clone() for level, tangent in ext["fw"].items()}}
     return a
+
+
+def _tangent_written(target: Tensor, out: Tensor) -> None:
+    """Forward AD: ``target`` now holds ``out``'s values, so its tangents become ``out``'s (NOTE [forward AD])."""
+    fw = out._ext.get("fw")
+    if fw:
+        from ..autograd.forward_ad import _after_inplace
+
+        _after_inplace(target, fw)
 
 
 def _protect_saved(node, alias: Tensor) -> None:
@@ -267,6 +283,8 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     _retarget_saved_result(out._grad_fn, out, self)
     _rebase(base, new_base._grad_fn, 0)
     _rebase_views(base)
+    if out._ext is not None:
+        _tangent_written(self, out)
     return self
 
 
@@ -320,6 +338,14 @@ def _broadcastable(shape: tuple, to: tuple) -> bool:
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value`` (value: Tensor or number), recorded as CopySlices when needed."""
+    _setitem(self, key, value)
+    if _mode.interpose is not None and (self._ext is not None or getattr(value, "_ext", None) is not None):
+        from ..autograd.forward_ad import _after_setitem
+
+        _after_setitem(self, key, value)
+
+
+def _setitem(self: Tensor, key, value) -> None:
     from .indexing import CopySlices, setitem_node, _convert_key, _torch_order
 
     k, basic = _convert_key(key)

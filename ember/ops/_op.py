@@ -29,6 +29,21 @@ is None: a level must see every op), a few hot formulas (mm/addmm, log_softmax, 
 broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. Each such
 path is tested bit-equal to its differentiable formula (tests/ops/test_raw_backward.py and
 tests/autograd/test_engine_fast_paths.py).
+
+# NOTE [forward formulas]
+Forward-mode AD (NOTE [forward AD] in ember/autograd/forward_ad.py) asks an op for
+``cls.jvp(args, out, tangents)``: ``args`` as given to ``apply`` (tensors and attributes), ``out`` the result,
+``tangents`` one per tensor slot (None: no tangent). It returns the output tangent(s) (None: zero), written in
+ember ops so that it is itself differentiable; the level broadcasts it to the output's shape and casts it to its
+dtype. An op declares it next to its backward, as one of:
+  - ``jvp = linear``: the op is linear in its tensor slots (views, shape ops, sum, mean, cat ...), so the
+    tangent is the op applied to the tangents (a view's tangent is then the same view of the tangent);
+  - ``jvp = multilinear``: linear in each slot separately (mul, matmul, einsum ...): sum over slots of the op
+    with that slot's tangent in place of its value;
+  - ``jvp = unsupported("aten::name")``: torch has no forward derivative: raises torch's error;
+  - a ``@staticmethod def jvp(args, out, tangents)`` of its own (families: a table column, e.g. elementwise
+    unary ops reuse their backward column, since an elementwise Jacobian is diagonal);
+  - nothing (``jvp = None``): derived from ``backward`` by the double-vjp trick (exact, ~3x the cost).
 """
 from __future__ import annotations
 
@@ -72,6 +87,8 @@ class Op(G.Node):
     is_view = False
     # Indices of outputs that carry gradients (None: all floating outputs).
     differentiable_outputs: tuple | None = None
+    # Forward formula (NOTE [forward formulas]); None: derived from backward.
+    jvp = None
     _save_idx: tuple = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -146,6 +163,38 @@ class Op(G.Node):
 
     def backward(self, grad):  # pragma: no cover - every op defines it
         raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+
+
+def _zero_or_const(a):
+    return a if not isinstance(a, Tensor) else _wrap(np.zeros(a._data.shape, a._data.dtype), a._dtype)
+
+
+def _linear(cls, args, out, tangents):
+    n = len(tangents)
+    return cls.apply(*[t if t is not None else (0 if not isinstance(a, Tensor) else _zero_or_const(a))
+                       for a, t in zip(args, tangents)], *args[n:])
+
+
+def _multilinear(cls, args, out, tangents):
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            term = cls.apply(*args[:i], t, *args[i + 1:])
+            if type(term) is tuple:
+                term = term[0]
+            total = term if total is None else total + term
+    return total
+
+
+linear = classmethod(_linear)
+multilinear = classmethod(_multilinear)
+
+
+def unsupported(name: str, why: str = ""):
+    """A ``jvp`` for ops torch has no forward derivative for: raises torch's error naming the op."""
+    def jvp(args, out, tangents):
+        raise NotImplementedError(f"Trying to use forward AD with {name} that does not support it{why}.")
+    return staticmethod(jvp)
 
 
 def _record(cls, args):
@@ -303,4 +352,4 @@ def cast_to(arr, dtype: D.dtype):
     return arr if arr.dtype == dtype.np else arr.astype(dtype.np)
 
 
-__all__ = ["Op", "cast_to", "silent", "np"]
+__all__ = ["Op", "cast_to", "silent", "np", "linear", "multilinear", "unsupported"]

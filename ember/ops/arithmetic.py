@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._op import Op, silent
+from ._op import Op, silent, multilinear, linear
 from . import _inplace as _IP
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
@@ -139,6 +139,19 @@ class Add(Op):
     def backward(ctx, grad):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        return _affine(tangents[0], tangents[1], 1, args[2])
+
+
+def _affine(ta, tb, ca, cb):
+    """ca*ta + cb*tb, a missing tangent counting as zero."""
+    if tb is not None and cb != 1:
+        tb = tb * cb
+    if ta is not None and ca != 1:
+        ta = ta * ca
+    return ta if tb is None else (tb if ta is None else ta + tb)
+
 
 def _is_bool(x) -> bool:
     return type(x) is _bool or (type(x) is _nd and x.dtype == np.bool_)
@@ -173,6 +186,10 @@ class Sub(Op):
     def backward(ctx, grad):
         return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        return _affine(tangents[0], tangents[1], 1, -args[2])
+
 
 class Rsub(Sub):
     """d(other - alpha*self) = -alpha*grad, grad (torch.rsub, ``scalar - tensor``)"""
@@ -190,6 +207,10 @@ class Rsub(Sub):
     def backward(ctx, grad):
         return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        return _affine(tangents[0], tangents[1], -args[2], 1)
+
 
 class Mul(Op):
     """d(self*other) = grad*other, grad*self"""
@@ -206,6 +227,8 @@ class Mul(Op):
         n0, n1 = ctx._next
         return (grad * other if n0[0] is not None else None,
                 grad * self if n1[0] is not None else None)
+
+    jvp = multilinear
 
 
 class Div(Op):
@@ -229,6 +252,14 @@ class Div(Op):
         gb = -grad * self / (other * other) if n1[0] is not None else None
         return ga, gb
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        ta, tb = tangents
+        if tb is None:
+            return ta / args[1]
+        tb = tb * out
+        return (-tb if ta is None else ta - tb) / args[1]
+
 
 class Neg(Op):
     """d(-self) = -grad"""
@@ -244,6 +275,8 @@ class Neg(Op):
 
     def backward(ctx, grad):
         return -grad
+
+    jvp = linear
 
 
 def _int_pow(base, exponent):
@@ -289,6 +322,16 @@ class Pow(Op):
         ga = _pow_self_grad(grad, self, exponent) if n0[0] is not None else None
         gb = _pow_exponent_grad(grad, self, exponent, result) if n1[0] is not None else None
         return ga, gb
+
+    @staticmethod
+    def jvp(args, out, tangents):  # elementwise: each input's term is its backward formula on the tangent
+        self, exponent = args[0], args[1]
+        ta, tb = tangents[0], tangents[1] if len(tangents) > 1 else None
+        if ta is not None:
+            ta = _pow_self_grad(ta, self, exponent)
+        if tb is not None:
+            tb = _pow_exponent_grad(tb, self, exponent, out)
+        return ta if tb is None else (tb if ta is None else ta + tb)
 
 
 def _pow_self_grad(grad, self, exponent):

@@ -190,6 +190,19 @@ class Convolution(Op):
             y += bias.reshape(-1, 1, 1)
         return y[:, :, 0] if one_d else y
 
+    @staticmethod
+    def jvp(args, out, tangents):  # bilinear in (input, weight), plus the bias's tangent on every position
+        x, w, b, *geo = args
+        tx, tw, tb = tangents
+        total = None if tx is None else Convolution.apply(tx, w, None, *geo)
+        if tw is not None:
+            term = Convolution.apply(x, tw, None, *geo)
+            total = term if total is None else total + term
+        if tb is not None:
+            term = tb.reshape((-1,) + (1,) * (out.ndim - 2))
+            total = term if total is None else total + term
+        return total
+
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         s, p, d, transposed, opad, groups = ctx.geo

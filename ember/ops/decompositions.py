@@ -13,7 +13,7 @@ from .. import _dtype as D
 from .. import return_types as _RT
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import _mode
-from ._op import Op
+from ._op import Op, unsupported
 from .indexing import where
 from .reduction import Norm, _dims
 from .shape import cat
@@ -335,10 +335,19 @@ class LinalgCholeskyEx(Op):
         ga = linv.mT @ phi @ linv
         return 0.5 * (ga + ga.mT)
 
+    @staticmethod
+    def jvp(args, out, tangents):  # dL = L Phi(L^-1 dA L^-T)
+        low = out.mT if args[1] else out
+        linv = LinalgInvEx.apply(low)
+        x = (linv @ tangents[0] @ linv.mT) * _tril_mask(low.shape[-1], low._data.dtype)
+        dl = low @ (x - 0.5 * _diag_embed(_diag(x)))
+        return dl.mT if args[1] else dl
+
 
 class Cholesky(LinalgCholeskyEx):
     __slots__ = ()
     _name = "CholeskyBackward0"
+    jvp = unsupported("cholesky", " because it has not been implemented yet")
 
 
 def _cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
@@ -441,6 +450,12 @@ class LinalgEigh(Op):
         if gw is not None:
             inner = inner + _diag_embed(gw)
         return v @ inner @ v.mT
+
+    @staticmethod
+    def jvp(args, out, tangents):  # dw = diag(V^T dA V), dV = V (F o V^T dA V)
+        w, v = out
+        j = v.mT @ tangents[0] @ v
+        return _diag(j), v @ (_inv_gaps(w) * j)
 
 
 def _uplo(UPLO: str) -> str:
@@ -610,7 +625,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     _square_check(A._data, "linalg.matrix_power", float_only=n < 0)
     if n == 0:
         eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)
-        return A * 0 + _const(np.ascontiguousarray(eye)) if A.requires_grad else _const(eye.copy())
+        depends = A.requires_grad or _mode.interpose is not None  # in A's graph (or its tangent's)
+        return A * 0 + _const(np.ascontiguousarray(eye)) if depends else _const(eye.copy())
     if n < 0:
         A, n = LinalgInvEx.apply(A), -n
     result, base = None, A

@@ -16,7 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
-from ._op import Op, silent
+from ._op import Op, silent, unsupported
 from ._inplace import _title
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
@@ -265,8 +265,11 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
 
+    def jvp(args, out, tangents):  # elementwise: the Jacobian is diagonal, so backward's formula serves
+        return bwd(tangents[0], *[out if n == "result" else args[0] for n in save], *args[1:])
+
     ns = {"__slots__": ("extra",) if nattrs else (), "save": save, "nattrs": nattrs,
-          "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
+          "forward": staticmethod(forward), "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"elementwise {name}",
           "__module__": __name__}
     if torch_name:
         ns["_name"] = torch_name
@@ -459,6 +462,7 @@ def _fmax_grads(g, a, b, keep):
 def _no_derivative(name: str):
     def bwd(g, *saved):
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    bwd.aten = name  # no forward derivative either (NOTE [forward formulas])
     return bwd
 
 
@@ -544,6 +548,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
 
     ns = {"__slots__": (), "save": save, "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
           "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
+    if hasattr(bwd, "aten"):
+        ns["jvp"] = unsupported("aten::" + bwd.aten)
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)

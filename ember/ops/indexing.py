@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_any
-from ._op import Op
+from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -194,6 +194,7 @@ class BasicIndex(Op):
     Internal: backward formulas use it; ``x[key]`` records torch's chain of view ops instead."""
 
     __slots__ = ("key", "shape")
+    jvp = linear
     _name = "SliceBackward0"
     nattrs = 1
     is_view = True
@@ -219,6 +220,7 @@ class Slice(Op):
     """d x[..., start:stop:step] along dim = grad placed back into zeros of x's shape"""
 
     __slots__ = ("key", "shape")
+    jvp = linear
     nattrs = 4
     is_view = True
 
@@ -237,6 +239,7 @@ class Alias(Op):
     """d alias(x) = grad (``x[...]`` and ``x[:]``)"""
 
     __slots__ = ()
+    jvp = linear
     is_view = True
     forward = staticmethod(lambda ctx, self: self.view())
 
@@ -361,6 +364,7 @@ class Where(Op):
 
     __slots__ = ("cond",)
     nattrs = 1
+    jvp = linear  # the condition is an attribute
 
     @staticmethod
     def forward(ctx, self, other, cond):
@@ -721,6 +725,7 @@ class Scatter(Op):
 
     __slots__ = ("idx", "dim", "src_shape")
     nattrs = 2
+    jvp = linear  # linear in (self, src) for a fixed index, duplicates resolved as in the forward
 
     @staticmethod
     def forward(ctx, self, src, dim, idx):
@@ -758,6 +763,7 @@ class ScatterReduceLegacy(Op):
     __slots__ = ()
     _name = "NotImplemented"
     nattrs = 3
+    jvp = unsupported("aten::scatter")
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from ._op import Op, silent
+from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
 from .._tensor import _wrap
 from ..autograd.grad_mode import _mode
 
@@ -70,6 +70,7 @@ class Matmul(Op):
     """d(self @ other) = grad @ other^T, self^T @ grad (1-d operands act as vectors)"""
 
     __slots__ = ()
+    jvp = multilinear
     _name = "UnsafeViewBackward0"
     save = ("self", "other")
     forward = staticmethod(lambda ctx, self, other: _matmul_forward(self, other))
@@ -337,6 +338,16 @@ def _make_add_product(name: str, prod, grads) -> type:
             m1, m2 = ctx.saved_tensors
             return (gs,) + grads(grad if ctx.alpha == 1 else grad * ctx.alpha, m1, m2, need1, need2)
 
+        @staticmethod
+        def jvp(args, out, tangents):  # beta * t_self + the product's bilinear terms (self held at zero)
+            ts, t1, t2 = tangents
+            zero = (_zero_or_const(args[0]),) + args[1:]
+            total = _multilinear(AddProduct, zero, out, (None, t1, t2))
+            if ts is not None:
+                ts = ts * args[3] if args[3] != 1 else ts
+                total = ts if total is None else total + ts
+            return total
+
     return AddProduct
 
 
@@ -377,6 +388,7 @@ class Einsum(Op):
     identity operands placing gradients on repeated-index diagonals and ones broadcasting summed-out indices."""
 
     __slots__ = ("subs", "out", "sizes")
+    jvp = multilinear
     inputs = tuple(f"op{i}" for i in range(52))
     nattrs = 3
     _by_arity: dict = {}

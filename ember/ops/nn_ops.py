@@ -116,8 +116,11 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
         (x,) = ctx.saved_tensors
         return _in_graph_of(bwd(grad, x, *ctx.extra), x)
 
+    def jvp(args, out, tangents):  # elementwise: the Jacobian is diagonal, so backward's formula serves
+        return bwd(tangents[0], *args)
+
     ns = {"__slots__": ("extra",), "save": ("self",), "nattrs": nattrs, "forward": staticmethod(forward),
-          "backward": backward, "__doc__": f"activation {name}", "__module__": __name__}
+          "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"activation {name}", "__module__": __name__}
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
@@ -191,6 +194,11 @@ class Softmax(Op):
         (r,) = ctx.saved_tensors
         return r * (grad - (grad * r).sum(ctx.dim, keepdim=True))
 
+    @staticmethod
+    def jvp(args, out, tangents):  # the Jacobian diag(r) - r r^T is symmetric: backward's formula serves
+        t = tangents[0]
+        return out * (t - (t * out).sum(args[1], keepdim=True))
+
 
 class LogSoftmax(Op):
     """d log_softmax = grad - exp(r) * sum(grad, dim)"""
@@ -212,6 +220,11 @@ class LogSoftmax(Op):
             g = grad._data
             return _wrap(_sub(g, _mul(np.exp(r._data), _Sum.forward(None, g, ctx.dim, True, None))), grad._dtype)
         return grad - r.exp() * grad.sum(ctx.dim, keepdim=True)
+
+    @staticmethod
+    def jvp(args, out, tangents):  # t - <softmax, t>
+        t = tangents[0]
+        return t - (out.exp() * t).sum(args[1], keepdim=True)
 
 
 def _softmax_dim(input: Tensor, dim, dtype, kernel: str):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._random import _rng
 from .._tensor import Tensor, _wrap, _CPP_NAMES
-from ._op import Op
+from ._op import Op, unsupported
 from ._inplace import _title
 from .arithmetic import _out as _arith_out
 
@@ -67,6 +67,10 @@ def _draw_bernoulli(self, p, rng):
     return _as(rng.random(self.shape) < p, self)
 
 
+def _zero_tangent(args, out, tangents):
+    return None  # a zero tangent, without drawing again
+
+
 def _make(name: str, draw, nattrs: int, node: str | None = None) -> type:
     """A sampler ``Op`` running ``draw(*arrays, *params, rng)``; the trailing ``nattrs`` arguments are plain values.
     Its node is named ``node`` (default: ``name + "Backward0"``)."""
@@ -74,8 +78,8 @@ def _make(name: str, draw, nattrs: int, node: str | None = None) -> type:
         with np.errstate(over="ignore"):  # torch saturates to inf silently (exp, casts to float16)
             return draw(*args)
 
-    body = {"__slots__": (), "nattrs": nattrs, "forward": staticmethod(forward),
-            "backward": _zero_grads, "__doc__": f"{name}: a sample; zero gradient for every tensor input"}
+    body = {"__slots__": (), "nattrs": nattrs, "forward": staticmethod(forward), "backward": _zero_grads,
+            "jvp": staticmethod(_zero_tangent), "__doc__": f"{name}: a sample; zero gradient for every tensor input"}
     if node is not None:
         body["_name"] = node
     return type(name, (Op,), body)
@@ -310,6 +314,7 @@ class BernoulliP(Op):
     __slots__ = ()
     nattrs = 2
     _name = "NotImplemented"
+    jvp = unsupported("aten::bernoulli")
 
     @staticmethod
     def forward(ctx, self, p, rng):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from ._op import Op, silent
+from ._op import Op, linear, silent
 from ._inplace import _title
 
 __all__ = ["sum", "mean", "sum_to_size"]
@@ -39,6 +39,7 @@ class Sum(Op):
     """d sum(x, dims) = grad broadcast back to x's shape"""
 
     __slots__ = ("dims", "keepdim", "shape")
+    jvp = linear
     _name = "SumBackward1"
     nattrs = 3
 
@@ -66,6 +67,7 @@ class Mean(Op):
     """d mean(x, dims) = grad / n broadcast back to x's shape"""
 
     __slots__ = ("dims", "keepdim", "shape", "n")
+    jvp = linear
     _name = "MeanBackward1"
     nattrs = 3
 
@@ -521,6 +523,7 @@ class Cumsum(_Cumulative):
     """d cumsum(x) = reversed cumsum of grad"""
 
     __slots__ = ()
+    jvp = linear
     _ufunc = np.add
 
     def backward(ctx, grad):
@@ -638,8 +641,11 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
             if grad is not None:
                 if root:
                     zero = result._data == 0
-                    grad = _where(_const(zero), _const(np.zeros((), grad._data.dtype)), grad / (2 * result)) \
-                        if zero.any() else grad / (2 * result)
+                    if zero.any():  # a safe divisor: no NaN in the derivatives of the masked part
+                        safe = _where(_const(zero), _const(np.ones((), result._data.dtype)), result)
+                        grad = _where(_const(zero), _const(np.zeros((), grad._data.dtype)), grad / (2 * safe))
+                    else:
+                        grad = grad / (2 * result)
                 centred = self - mean(self, ctx.dims, True)
                 gx = (2.0 / ctx.dof if ctx.dof else np.inf) * _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * centred
             if grad_mean is not None:
@@ -730,6 +736,7 @@ class Norm(Op):
             return g * self.sign() * _even_weights(np.abs(self._data), result._data, dims, keepdim, dt)
         r = _expand_back(result, shape, dims, keepdim)
         rz = _const(r._data == 0)
+        r = _where(rz, _const(np.ones((), dt)), r)  # a safe divisor: no NaN in the derivatives of the masked part
         if p == 2:
             return self * _where(rz, zero, g / r)
         xz = _const(self._data == 0)

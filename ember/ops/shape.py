@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ._op import Op, silent
+from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
            "flatten", "cat", "stack", "clone", "narrow", "split", "unbind", "select"]
@@ -40,6 +40,7 @@ class View(Op):
     """d view(x, shape) = grad.reshape(x.shape)"""
 
     __slots__ = ("shape",)
+    jvp = linear
     nattrs = 1
     is_view = True
 
@@ -63,6 +64,7 @@ class UnsafeView(Op):
     """d _unsafe_view(x, shape) = grad.reshape(x.shape) (reshape's view of its own contiguous copy)"""
 
     __slots__ = ("shape",)
+    jvp = linear
     nattrs = 1
 
     @staticmethod
@@ -121,6 +123,7 @@ class Transpose(Op):
     """d transpose(x, a, b) = grad.transpose(a, b)"""
 
     __slots__ = ("dim0", "dim1")
+    jvp = linear
     nattrs = 2
     is_view = True
 
@@ -142,6 +145,7 @@ class T(Op):
     """d x.t() = grad.t()"""
 
     __slots__ = ()
+    jvp = linear
     is_view = True
 
     @staticmethod
@@ -158,6 +162,7 @@ class Permute(Op):
     """d permute(x, dims) = grad.permute(inverse(dims))"""
 
     __slots__ = ("dims",)
+    jvp = linear
     nattrs = 1
     is_view = True
 
@@ -183,6 +188,7 @@ class Expand(Op):
     """d expand(x, shape) = grad summed back to x's shape"""
 
     __slots__ = ("shape",)
+    jvp = linear
     nattrs = 1
     is_view = True
 
@@ -226,6 +232,7 @@ class Squeeze(Op):
     """d squeeze(x) = grad.reshape(x.shape)"""
 
     __slots__ = ("shape",)
+    jvp = linear
     _name = "SqueezeBackward1"
     nattrs = 1
     is_view = True
@@ -257,6 +264,7 @@ class Unsqueeze(Op):
     """d unsqueeze(x, dim) = grad.squeeze(dim)"""
 
     __slots__ = ("dim",)
+    jvp = linear
     nattrs = 1
     is_view = True
 
@@ -303,6 +311,7 @@ class Clone(Op):
     """d clone(x) = grad"""
 
     __slots__ = ()
+    jvp = linear
     forward = staticmethod(lambda ctx, self: self.copy())
 
     def backward(ctx, grad):
@@ -318,6 +327,7 @@ class ToCopy(Op):
     """d x.to(dtype) = grad.to(x.dtype)"""
 
     __slots__ = ("dtype",)
+    jvp = linear
     save = ()
     nattrs = 1
 
@@ -340,6 +350,7 @@ class Cat(Op):
     """d cat(xs, dim) = grad split back into the pieces along dim"""
 
     __slots__ = ("dim", "sizes")
+    jvp = linear
     nattrs = 1
 
     @staticmethod
@@ -380,6 +391,7 @@ class Stack(Op):
     """d stack(xs, dim) = grad.unbind(dim)"""
 
     __slots__ = ("dim",)
+    jvp = linear
     nattrs = 1
 
     @staticmethod
@@ -441,6 +453,7 @@ class Select(Op):
     """d x.select(dim, i) = grad placed at index i of zeros of x's shape"""
 
     __slots__ = ("dim", "index", "shape")
+    jvp = linear
     nattrs = 2
     is_view = True
 
@@ -478,6 +491,7 @@ class Split(Op):
     """d split(x, size, dim) = cat(grads, dim) (zeros for unused pieces)"""
 
     __slots__ = ("dim",)
+    jvp = linear
     nattrs = 2
     is_view = True
 
@@ -522,6 +536,7 @@ class Unbind(Op):
     """d unbind(x, dim) = stack(grads, dim) (zeros for unused slices)"""
 
     __slots__ = ("dim",)
+    jvp = linear
     nattrs = 1
     is_view = True
 
@@ -624,6 +639,7 @@ class Repeat(Op):
     """d x.repeat(reps) = grad summed over the copies"""
 
     __slots__ = ("shape", "reps")
+    jvp = linear
     nattrs = 1
 
     @staticmethod
@@ -690,6 +706,7 @@ class Flip(Op):
     """d flip(x, dims) = flip(grad, dims)"""
 
     __slots__ = ("dims",)
+    jvp = linear
     nattrs = 1
 
     @staticmethod
@@ -731,6 +748,7 @@ class Roll(Op):
     """d roll(x, shifts, dims) = roll(grad, -shifts, dims)"""
 
     __slots__ = ("shifts", "dims")
+    jvp = linear
     nattrs = 2
 
     @staticmethod
@@ -763,6 +781,7 @@ class Rot90(Op):
     """d rot90(x, k, dims) = rot90(grad, -k, dims)"""
 
     __slots__ = ("k", "dims")
+    jvp = linear
     nattrs = 2
 
     @staticmethod
@@ -964,6 +983,7 @@ class Diagonal(Op):
     """d diagonal(x, offset, d1, d2) = grad written on that diagonal of zeros of x's shape"""
 
     __slots__ = ("shape", "offset", "dim1", "dim2")
+    jvp = linear
     nattrs = 3
     is_view = True
 
@@ -1056,6 +1076,7 @@ class Trace(Op):
     """d trace(x) = grad times the identity of x's shape"""
 
     __slots__ = ("shape",)
+    jvp = linear
 
     @staticmethod
     def forward(ctx, self):

@@ -95,6 +95,11 @@ class Unique(Op):
     def backward(ctx, *grads):
         raise RuntimeError("the derivative for '_unique2' is not implemented.")
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        raise NotImplementedError(f"Trying to use forward AD with {'_unique2' if args[1] is None else 'unique_dim'} "
+                                  "that does not support it because it has not been implemented yet.")
+
 
 def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim=None):

@@ -21,6 +21,10 @@ class Abs(Op):
         (self,) = ctx.saved_tensors
         return grad * self.sign()
 
+    @staticmethod
+    def jvp(args, out, tangents):
+        return tangents[0] * args[0].sign()
+
 
 class Sign(Op):
     """d sign(x) = 0"""
@@ -48,6 +52,10 @@ class Relu(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         return ThresholdBackward.apply(grad, result)
+
+    @staticmethod
+    def jvp(args, out, tangents):
+        return ThresholdBackward.apply(tangents[0], out)
 
 
 # same-size unsigned integer of each float width: the bits of a float masked to all-zero are +0.0
