@@ -57,6 +57,9 @@ def _matmul_forward(a, b):
         if b.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec ({k_b})")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {k_b}x{b.shape[-1]})")
+    if k_a == 1 and a.ndim >= 3 and b.ndim >= 2:
+        # batched outer products: NumPy's matmul loops slowly over k == 1; the broadcast product is the same sum
+        return np.multiply(a, b)
     try:
         return _matmul(a, b)
     except ValueError:
