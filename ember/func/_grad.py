@@ -185,10 +185,11 @@ def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
 class _VjpFn:
     """The pullback of one ``vjp`` call: cotangents shaped like the outputs -> gradients of the primals."""
 
-    def __init__(self, out_spec, outputs, outputs_phys, private, phys_inputs, levels, keep, primals_spec):
+    def __init__(self, out_spec, outputs, outputs_phys, private, phys_inputs, levels, keep, primals_spec, ids):
         self.out_spec, self.outputs, self.outputs_phys = out_spec, outputs, outputs_phys
         self.private, self.phys_inputs, self.levels, self.keep = private, phys_inputs, levels, keep
         self.primals_spec = primals_spec
+        self.private_ids = ids  # the physical leaves this call made (a nested vjp may treat them as its own)
 
     def __call__(self, cotangents, *, retain_graph: bool = True, create_graph: bool | None = None):
         flat, spec = P.tree_flatten(cotangents)
@@ -216,6 +217,11 @@ class _VjpFn:
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)`` (plus ``aux``): ``vjp_fn(cotangents)`` gives the vector-Jacobian products,
     one per primal, as a tuple."""
+    return _vjp(func, primals, has_aux, frozenset())
+
+
+def _vjp(func: Callable, primals: tuple, has_aux: bool, also_private: frozenset):
+    """vjp; leaves whose ids are in ``also_private`` count as this call's own (no outer graph through them)."""
     with enable_grad():
         levels = active_levels()
         flat, spec = P.tree_flatten(primals)
@@ -233,9 +239,10 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got "
                                    f"unsupported type {type(o)}")
         outs_phys = [unwrap_all(o, levels) for o in out_flat]
+        ids |= also_private
         keep = _needs_graph(flat, ids, outs_phys)
         phys_inputs = [unwrap_all(p, levels) for p in private]
-    fn = _VjpFn(out_spec, out_flat, outs_phys, private, phys_inputs, levels, keep, spec)
+    fn = _VjpFn(out_spec, out_flat, outs_phys, private, phys_inputs, levels, keep, spec, ids)
     result = _detach_tree(output, keep)
     if has_aux:
         return result, fn, _detach_tree(aux, keep)

@@ -40,6 +40,8 @@ class _Placeholder(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         if func in _METADATA_FUNCS:  # shape arithmetic only
             return super().__array_function__(func, types, args, kwargs)
+        if func in _LIKE_FUNCS:  # zeros_like(x) ...: an unbatched array of the logical shape (same values)
+            return super().__array_function__(func, types, args, dict(kwargs, subok=False))
         raise _values_error()
 
     def __getitem__(self, key):
@@ -67,6 +69,9 @@ class _Placeholder(np.ndarray):
 
 _METADATA_FUNCS = frozenset((np.reshape, np.shape, np.ndim, np.size, np.result_type, np.broadcast_to,
                              np.broadcast_shapes, np.shares_memory, np.may_share_memory))
+
+
+_LIKE_FUNCS = frozenset((np.empty_like, np.zeros_like, np.ones_like, np.full_like))
 
 
 def _values_error() -> RuntimeError:
