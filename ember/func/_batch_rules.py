@@ -209,6 +209,9 @@ def _squeeze_rule(level, cls, args):
 def _transpose_rule(level, cls, args):
     x = _only_self(level, args)
     n = x.ndim
+    if n == 0:
+        _wrap_dim(args[1], 0), _wrap_dim(args[2], 0)  # torch's range check
+        return level.wrap(x._phys.view(x._phys.shape))
     return level.wrap(_shape.Transpose.apply(x._phys, _wrap_dim(args[1], n) + 1, _wrap_dim(args[2], n) + 1))
 
 
@@ -278,7 +281,10 @@ def _batched_all(level, tensors):
 
 def _cat_rule(level, cls, args):
     tensors, dim = args[:-1], args[-1]
+    legacy = [t for t in tensors if t.ndim == 1 and t.shape[0] == 0]  # 1-d empty tensors: skipped, as torch
     ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
+    if legacy and ref.ndim != 1:
+        tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
     return level.wrap(cls.apply(*_batched_all(level, tensors), _wrap_dim(dim, ref.ndim) + 1))
 
 
@@ -428,13 +434,15 @@ _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 Hards
           "AliasBackward0 ToCopyBackward0", _EW)
 RULES[indexing.Where] = _elementwise((2,))
 RULES[indexing.MaskedFill] = _elementwise((1,))
-RULES[indexing.MaskedFillTensor] = _elementwise((2,))
+_MASKED_FILL_TENSOR = _elementwise((2,))
+RULES[indexing.MaskedFillTensor] = lambda level, cls, args: (
+    NotImplemented if _bt(args[1], level) is not None else _MASKED_FILL_TENSOR(level, cls, args))
 _register("MseLossBackward0", _reduced(2))
 
 # reductions (dim at 1) and ops of one dim
 for _c in (reduction.Sum, reduction.SumAll, reduction.Mean, reduction.MeanAll, reduction.Prod, reduction.ProdAll,
            reduction.Nansum, reduction.Logsumexp, reduction.Var, reduction.Std, reduction.VarMean, reduction.StdMean,
-           reduction.MaxAll, reduction.MinAll, reduction.Amax, reduction.Amin, reduction.MedianAll):
+           reduction.MaxAll, reduction.MinAll, reduction.Amax, reduction.Amin):
     RULES[_c] = _dim_rule(1, "reduce")
     _KEEPDIM_POS[_c] = 3 if _c in (reduction.Var, reduction.Std, reduction.VarMean, reduction.StdMean) else 2
 RULES[reduction.Norm] = _dim_rule(2, "reduce")

@@ -137,6 +137,54 @@ class BatchedTensor(Tensor):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def _inplace_batched(self, fn, args, kwargs) -> "BatchedTensor":
+        """``self.op_(...)``: the op out of place at this level, its value copied into the physical tensor."""
+        out = fn(self, *args, **kwargs)
+        if tuple(out.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(out.shape)}")
+        return self._write(out, None)
+
+    def zero_(self) -> "BatchedTensor":
+        return self._write(0, None)
+
+    def fill_(self, value) -> "BatchedTensor":
+        if isinstance(value, Tensor) and value.dim():
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                               f"dimensions.")
+        return self._write(value, None)
+
+    def _setitem_batched(self, key, value) -> None:
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(isinstance(k, (Tensor, np.ndarray, list)) for k in key):
+            raise RuntimeError("vmap: indexed assignment with tensor indices into a batched tensor is not supported")
+        self._write(value, (slice(None),) + key)
+
+    def _write(self, value, key) -> "BatchedTensor":
+        level = self._lvl
+        saved = _mode.interpose
+        _mode.interpose = level.below
+        try:
+            phys = self._phys
+            target = phys if key is None else phys[key]
+            vb = batched_at(value, level) if isinstance(value, Tensor) else None
+            if vb is not None:
+                src = vb._phys
+                src = src.reshape((src.shape[0],) + (1,) * (target.dim() - src.dim()) + tuple(src.shape[1:]))
+            else:
+                src = value
+            if key is not None:
+                phys[key] = src
+            elif isinstance(src, Tensor):
+                phys.copy_(src)
+            else:
+                phys.fill_(src)
+        finally:
+            _mode.interpose = saved
+        self._requires_grad, self._grad_fn, self._output_nr = phys._requires_grad, phys._grad_fn, phys._output_nr
+        return self
+
     def __repr__(self, *, tensor_contents=None) -> str:
         return f"BatchedTensor(lvl={self._lvl.depth}, bdim=0, value=\n{self._phys!r}\n)"
 
