@@ -527,3 +527,70 @@ def _index_rule(level, cls, args):
 
 RULES[indexing.BasicIndex] = _basic_index_rule
 RULES[indexing.Index] = _index_rule
+
+
+# ----------------------------------------------------------------------------- ops with a leading N dim
+def _fold(data_slots: tuple = (0,)):
+    """Rule for ops whose ``data_slots`` inputs lead with a sample dim N (conv, pooling, padding ...): the batch
+    dim is folded into N (B*N samples) and unfolded from every output; other tensor inputs must be unbatched."""
+
+    def rule(level, cls, args):
+        nin = len(args) - cls.nattrs
+        for i, a in enumerate(args):
+            if _bt(a, level) is not None and (i not in data_slots or i >= nin):
+                return NotImplemented
+        bts = [_bt(args[i], level) for i in data_slots if i < len(args)]
+        ref = next(bt for bt in bts if bt is not None)
+        if any(bt is None and args[i] is not None for i, bt in zip(data_slots, bts)) or ref.ndim < 1:
+            return NotImplemented
+        b, n = level.size, ref.shape[0]
+        new = list(args)
+        for i, bt in zip(data_slots, bts):
+            if bt is not None:
+                new[i] = bt._phys.reshape((b * n,) + tuple(bt.shape[1:]))
+        out = cls.apply(*new)
+        return level.wrap(_map_out(out, lambda o: o.reshape((b, n) + tuple(o.shape[1:]))))
+
+    return rule
+
+
+def _map_out(out, fn):
+    if isinstance(out, tuple):
+        vals = [fn(o) for o in out]
+        return type(out)(*vals) if type(out) is not tuple else tuple(vals)
+    return fn(out)
+
+
+def _embedding_rule(level, cls, args):
+    weight, idx = args[0], args[1]
+    if _bt(weight, level) is not None:
+        return NotImplemented
+    bi = _bt(idx, level)
+    new = list(args)
+    new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
+    return level.wrap(cls.apply(*new))
+
+
+def _linalg_rule(level, cls, args):
+    """Decompositions take any leading batch dims: the vmap batch dim is one more (self only batched)."""
+    return _passthrough(level, cls, args)
+
+
+def _register_late() -> None:
+    from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
+
+    RULES[conv.Convolution] = _fold((0,))
+    for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
+              pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
+        RULES[c] = _fold((0,))
+    RULES[resample._AxisMap] = _fold((0, 1))
+    RULES[nn_ops.Embedding] = _embedding_rule
+    RULES[indexing.IndexSelect] = _shift_attr(1)
+    RULES[_shape.Rot90] = _shift_attr(2)
+    for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
+              dec.LinalgSvd):
+        RULES[c] = _linalg_rule
+    _CACHE.clear()
+
+
+_register_late()
