@@ -1,6 +1,6 @@
 """Per-sample gradients of the W2 MLP loss: ``vmap(grad(loss))`` against a Python loop of backward calls.
 
-``python bench/vmap_grad.py [--batch 64] [--repeat 5] [--lib ember|torch]`` prints one line per method
+``python bench/vmap_grad.py [--batch 64] [--repeat 10] [--lib ember|torch] [--threads 1]`` prints one line per method
 and the ratio loop time / vmap time (best of ``--repeat`` runs each, after a warm-up run). The
 parameters and data come from ``bench/workloads.py`` (W2's sizes and initialisation); the loop calls
 ``loss.backward()`` once per example and keeps each example's gradients, as the vmap version returns them.
@@ -16,13 +16,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-import numpy as np  # noqa: E402
-
-from bench.workloads import WORKLOADS  # noqa: E402
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def setup(lib, batch: int, sizes: dict | None = None):
     """(params, xs, ys, loss): W2's parameters as plain tensors and a per-example loss."""
+    from bench.workloads import WORKLOADS  # NumPy loads here: after main() fixed the BLAS threads
+
     w2 = WORKLOADS["W2"]
     sizes = dict(sizes or w2.sizes, batch=batch)
     arrays = w2.data(sizes)
@@ -71,10 +71,15 @@ def best_time(fn, repeat: int) -> float:
 def main(argv=None) -> float:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--lib", default="ember", choices=("ember", "torch"))
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (set before the BLAS loads, as bench/run.py)")
     args = ap.parse_args(argv)
+    for var in THREAD_VARS:
+        os.environ.setdefault(var, str(args.threads))
     lib = __import__(args.lib)
+    if args.lib == "torch":
+        lib.set_num_threads(args.threads)
     params, xs, ys, loss = setup(lib, args.batch)
     t_vmap = best_time(lambda: per_sample_vmap(lib, params, xs, ys, loss), args.repeat)
     t_loop = best_time(lambda: per_sample_loop(lib, params, xs, ys, loss), args.repeat)
