@@ -77,15 +77,35 @@ def _elementwise(operand_attrs: tuple = ()):
             if i not in operand_attrs and _bt(args[i], level) is not None:
                 return NotImplemented
         target = max(_rank(args[i]) for i in pos)
+        cast = _promotion_fix(args[:nin], level)
         new = list(args)
         for i in pos:
             bt = _bt(args[i], level)
             if bt is not None:
                 p = _pad(bt._phys, bt.ndim, target)
+                if cast is not None and i < nin and p._dtype is not cast:
+                    p = p.to(cast)
                 new[i] = p._data if i >= nin and not isinstance(args[i], Tensor) else p
         return level.wrap(cls.apply(*new))
 
     return rule
+
+
+def _promotion_fix(tensors, level):
+    """The dtype torch's promotion gives the LOGICAL operands when it differs from what the physical ones would
+    give (a batched 0-d operand is 1-d physically, so it would win over 0-d operands of another dtype)."""
+    zero_batched = False
+    dtypes = set()
+    for a in tensors:
+        if isinstance(a, Tensor):
+            dtypes.add(a._dtype)
+            if a.ndim == 0 and _bt(a, level) is not None:
+                zero_batched = True
+    if not zero_batched or len(dtypes) < 2:
+        return None
+    from .. import _dtype as D
+
+    return D.result_type(*tensors)
 
 
 def _reduced(cls_attr_reduction: int):

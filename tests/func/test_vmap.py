@@ -166,3 +166,25 @@ def test_per_sample_gradients_with_functional_call():
 def test_grad_of_vmap_and_vmap_of_grad_of_grad():
     compare(lambda lib, a: lib.func.grad(lambda x: lib.func.vmap(lambda r: (r.sin() ** 2).sum())(x).sum())(a), A)
     compare(lambda lib, a: lib.func.vmap(lib.func.grad(lib.func.grad(lambda s: s ** 3 * s.sin())))(a[:, 0]), A)
+
+
+def test_promotion_follows_logical_ranks():
+    # a batched 0-d float32 example and a 0-d float64 tensor promote as two 0-d tensors (to float64)
+    x = rand(4).astype(np.float32)
+    compare(lambda lib, a: lib.func.vmap(lambda r: r * lib.tensor(2.0, dtype=lib.float64))(a), x)
+    compare(lambda lib, a: lib.func.vmap(lambda r: r.unsqueeze(0) * lib.tensor(2.0, dtype=lib.float64))(a), x)
+    compare(lambda lib, a: lib.func.vmap(lambda r: r.long() < lib.tensor(0.5, dtype=lib.float64))(a), x)
+
+
+def test_inplace_and_setitem_on_batched_tensors():
+    def f(lib, a):
+        def body(r):
+            b = r * 2
+            b.add_(1)
+            b[1:3] = 0.5
+            b[0] = r[1]
+            b.clamp_(0.6, 2)
+            b.zero_() if False else b.mul_(r)
+            return b
+        return lib.func.vmap(body)(a)
+    compare(f, A)
