@@ -145,6 +145,9 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, and wire one node whose backward is ``backward``."""
+        lvl = _mode.interpose
+        if lvl is not None and hasattr(lvl, "process_function"):  # vmap: see ember/func/_vmap.py
+            return lvl.process_function(cls, args, kwargs)
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         needs = [isinstance(a, Tensor) and a._requires_grad for a in args]
         record = _mode.grad_enabled and any(needs)

@@ -272,6 +272,24 @@ class VmapLevel(_interpose.Level):
         finally:
             _mode.interpose = saved
 
+    def process_function(self, cls, args: tuple, kwargs: dict):
+        """A custom ``autograd.Function`` under vmap: once per example (its forward and backward are opaque)."""
+        saved = _mode.interpose
+        _mode.interpose = self.below
+        try:
+            if not any(batched_at(a, self) is not None for a in args):
+                return cls.apply(*args, **kwargs)
+            _note_fallback(type(cls.__name__ + "(autograd.Function)", (), {}))
+            from ..ops.shape import stack
+
+            outs = [cls.apply(*[a._phys[k] if batched_at(a, self) is not None else a for a in args], **kwargs)
+                    for k in range(self.size)]
+            if isinstance(outs[0], tuple):
+                return tuple(self.wrap(stack([o[j] for o in outs])) for j in range(len(outs[0])))
+            return self.wrap(stack(outs))
+        finally:
+            _mode.interpose = saved
+
     def wrap(self, out):
         """Physical result(s) of an op (batch dim first) as BatchedTensors of this level."""
         if type(out) is tuple:

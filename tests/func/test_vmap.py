@@ -188,3 +188,27 @@ def test_inplace_and_setitem_on_batched_tensors():
             return b
         return lib.func.vmap(body)(a)
     compare(f, A)
+
+
+def _cube_function(lib):
+    class Cube(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(a):
+            return a ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 3 * a * a * g
+    return Cube
+
+
+def test_custom_function_under_vmap_and_per_sample_grad():
+    compare(lambda lib, a: lib.func.vmap(lambda r: _cube_function(lib).apply(r).sum())(a), A)
+    compare(lambda lib, a: lib.func.vmap(lib.func.grad(lambda r: (_cube_function(lib).apply(r) * r).sum()))(a), A)
