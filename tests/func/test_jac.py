@@ -67,3 +67,33 @@ def test_per_example_jacobians_and_hessian_vector_products():
 ])
 def test_errors_match_torch(fn):
     same_error(fn)
+
+
+def _mlp(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh(), lib.nn.Linear(2, 1))
+    with lib.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.copy_(lib.tensor(rand(*p.shape, seed=10 + i).astype(np.float32)))
+    return m
+
+
+def test_module_jacobian_and_parameter_hessian():
+    x = rand(4, 3, seed=7).astype(np.float32)
+
+    def hess(lib, inp):
+        m = _mlp(lib)
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        return lib.func.hessian(lambda p: lib.func.functional_call(m, p, (inp,)).sum())(params)
+    compare(hess, x, rtol=1e-4, atol=1e-5)
+    compare(lambda lib, inp: lib.func.jacrev(_mlp(lib))(inp), x, rtol=1e-4, atol=1e-5)
+    compare(lambda lib, inp: lib.func.vmap(lib.func.hessian(lambda r: (r.exp() * r).sum()))(inp), x)
+
+
+def test_outer_autograd_through_vmap_of_grad():
+    res = []
+    for lib in (ember, torch):
+        x = lib.tensor(rand(4, 3, seed=3), requires_grad=True)
+        g = lib.func.vmap(lib.func.grad(lambda r: (r.sin() ** 3).sum()))(x)
+        assert g.requires_grad
+        res.append(lib.autograd.grad(g.sum(), x)[0].numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-10)
