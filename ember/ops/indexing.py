@@ -626,8 +626,8 @@ def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None
         if src_shape is not None and (ishp[i] > (src_shape or (1,))[i] or i != d and ishp[i] > shp[i]):
             raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
                                f"from dimension {d} and to be no larger size than src {list(src_shape)}")
-    if type(idx) is not np.ndarray:
-        return  # the values of a batched index (under vmap) are checked by the op, per example
+    if hasattr(idx, "bt"):
+        return  # a batched index's placeholder (under vmap): the op checks the values, per example
     size = shp[d]
     bad = (idx < -size) | (idx >= size)
     if bad.any():

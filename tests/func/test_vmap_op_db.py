@@ -20,7 +20,7 @@ FALLBACKS: dict = {}
 _READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
     **{(n, "*"): _READS for n in (
-        "argmax", "argmin", "argsort desc=False", "argsort desc=True", "argwhere", "bucketize", "bucketize right",
+        "argwhere", "bucketize", "bucketize right",
         "searchsorted", "searchsorted right", "searchsorted side sorter", "searchsorted n-d int32", "nanmean",
         "nanmean dim=-1", "nanmean dim=0 keepdim", "nanmean dim=(0,-1)", "nanmean dim=(-1,0) keepdim",
         "linalg.pinv", "pinverse", "linalg.cholesky upper", "getitem long tensor", "F.embedding padding_idx",
