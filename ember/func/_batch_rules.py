@@ -533,16 +533,33 @@ def _basic_index_rule(level, cls, args):
 
 
 def _index_rule(level, cls, args):
-    """Advanced indexing of a batched tensor by unbatched arrays that stay adjacent (NumPy keeps their
-    result dims in place, after the batch dim)."""
-    x = _only_self(level, args)
-    if x is None:
+    """Advanced indexing. Unbatched index arrays that stay adjacent: the batch dim is one more slice (NumPy
+    keeps their result dims in place). Batched index arrays leading the key: an arange over the batch joins
+    them as one more index array, so each example indexes its own slice."""
+    x, key = args
+    key = key if isinstance(key, tuple) else (key,)
+    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor, list))]
+    bx = _bt(x, level)
+    batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
+    if adv and adv[-1] - adv[0] + 1 != len(adv):
         return NotImplemented
-    key = args[1] if isinstance(args[1], tuple) else (args[1],)
-    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor)) or (isinstance(k, list))]
-    if any(type(k) is _Placeholder for k in key) or (adv and adv[-1] - adv[0] + 1 != len(adv)):
+    if not batched_key:
+        return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
+    if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
         return NotImplemented
-    return level.wrap(cls.apply(x._phys, (slice(None),) + key))
+    px = bx._phys if bx is not None else x.unsqueeze(0).expand((level.size,) + tuple(x.shape))
+    new_key = []
+    nd = 0
+    for k in key:
+        bk = _bt(k, level)
+        if bk is not None:
+            k = bk._phys._data
+            nd = max(nd, k.ndim - 1)
+        elif isinstance(k, np.ndarray):
+            nd = max(nd, k.ndim)
+        new_key.append(k)
+    ar = np.arange(level.size).reshape((level.size,) + (1,) * nd)
+    return level.wrap(cls.apply(px, (ar,) + tuple(new_key)))
 
 
 RULES[indexing.BasicIndex] = _basic_index_rule

@@ -252,8 +252,15 @@ class VmapLevel(_interpose.Level):
     def process(self, cls, args: tuple):
         random = cls in _batch_rules.RANDOM
         for a in args:
-            if (type(a) is BatchedTensor and a._lvl is self) or (type(a) is _Placeholder and batched_at(a, self)):
-                break
+            t = type(a)
+            if t is BatchedTensor:
+                if a._lvl is self:
+                    break
+            elif t is _Placeholder:
+                if batched_at(a, self) is not None:
+                    break
+            elif t is tuple and any(batched_at(k, self) is not None for k in a if type(k) is _Placeholder):
+                break  # a batched index inside a key
         else:
             if random:
                 return _batch_rules.random_rule(self, cls, args, False)
@@ -304,15 +311,15 @@ class VmapLevel(_interpose.Level):
         from ..ops.shape import stack
 
         n = self.size
-        pos = [i for i, a in enumerate(args) if batched_at(a, self) is not None]
-        outs = []
-        for k in range(max(n, 1)):
-            sample = list(args)
-            for i in pos:
-                a = batched_at(args[i], self)
-                part = a._phys[k] if n else _zeros_sample(a)
-                sample[i] = part if isinstance(args[i], Tensor) else part._data
-            outs.append(cls.apply(*sample))
+
+        def example(x, k):
+            a = batched_at(x, self)
+            if a is None:
+                return tuple(example(y, k) for y in x) if type(x) is tuple else x
+            part = a._phys[k] if n else _zeros_sample(a)
+            return part if isinstance(x, Tensor) else part._data
+
+        outs = [cls.apply(*[example(a, k) for a in args]) for k in range(max(n, 1))]
         first = outs[0]
         if isinstance(first, tuple):
             cols = [stack([o[j] for o in outs]) for j in range(len(first))]

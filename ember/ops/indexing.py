@@ -26,7 +26,7 @@ def _convert_key(key, shape=None):
             a = k._data
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if a.ndim == 0 and a.dtype.kind in "iu":
+            if a.ndim == 0 and a.dtype.kind in "iu" and type(a) is np.ndarray:  # (not a vmap placeholder)
                 out.append(int(a))
                 continue
             out.append(a)
@@ -91,7 +91,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
                 src += k.ndim
                 adv += k.ndim
                 continue
-            if src < ndim and k.size:
+            if src < ndim and k.size and not hasattr(k, "bt"):  # (a vmap placeholder: checked per example)
                 n = shape[src]
                 if k.max() >= n or k.min() < -n:
                     bad = int(k[(k < -n) | (k >= n)].flat[0])

@@ -212,3 +212,15 @@ def _cube_function(lib):
 def test_custom_function_under_vmap_and_per_sample_grad():
     compare(lambda lib, a: lib.func.vmap(lambda r: _cube_function(lib).apply(r).sum())(a), A)
     compare(lambda lib, a: lib.func.vmap(lib.func.grad(lambda r: (_cube_function(lib).apply(r) * r).sum()))(a), A)
+
+
+def test_batched_indices():
+    x = rand(4, 5, 3)
+    y = np.random.default_rng(0).integers(0, 5, (4,))
+    z = np.random.default_rng(1).integers(0, 5, (4, 2))
+    compare(lambda lib, a, i: lib.func.vmap(lambda r, k: r[k])(a, i), x, y)
+    compare(lambda lib, a, i: lib.func.vmap(lambda r, k: r[k, 1:])(a, i), x, z)
+    compare(lambda lib, a, i: lib.func.vmap(lambda k: a[0][k])(i), x, z)
+    compare(lambda lib, a, i: lib.func.vmap(lib.func.grad(lambda r, k: (r[k] ** 2).sum()))(a, i), x, z)
+    compare(lambda lib, a, i: lib.func.vmap(lambda r, k: r.gather(0, k[:, None].expand(2, 3)))(a, i), x, z)
+    compare(lambda lib, a: lib.func.vmap(lambda r: (r.argmax(), r.argmin(0), r.argsort(-1)))(a), x)
