@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
                    shape as _shape, unary, _fused_backward)
 from ..ops._op import Op
-from ._vmap import BatchedTensor, _Placeholder, _wrap_batched
+from ._vmap import BatchedTensor, _Placeholder
 
 __all__ = ["RULES", "RANDOM", "rule_for", "random_rule"]
 

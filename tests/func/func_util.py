@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracle import assert_close, ember, to_np, torch
+from oracle import assert_close, ember, torch
 
 __all__ = ["both", "compare", "rand"]
 

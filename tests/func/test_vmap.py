@@ -1,5 +1,4 @@
 """ember.func.vmap against torch.func.vmap: values, in/out dims, nesting, errors, fallbacks, per-sample grads."""
-import warnings
 
 import numpy as np
 import pytest

@@ -90,7 +90,7 @@ def test_op_under_vmap_matches_torch(op, mode, request):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e = _run(ember, op, sample, arrays, dims)
-    for name, n in ember.func.vmap_fallback_counts().items():
+    for name in ember.func.vmap_fallback_counts():
         FALLBACKS.setdefault(name, set()).add(op.name)
     fe, ft = _flat(e), _flat(t)
     assert len(fe) == len(ft)
