@@ -621,6 +621,8 @@ def _register_late() -> None:
               pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
         RULES[c] = _fold((0,))
     RULES[resample._AxisMap] = _fold((0, 1))
+    RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
+    RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
     RULES[_shape.Rot90] = _shift_attr(2)
