@@ -231,8 +231,7 @@ def reset_vmap_fallback_counts() -> None:
     _WARNED.clear()
 
 
-def _note_fallback(cls) -> None:
-    name = cls.__name__
+def _note_fallback(name: str) -> None:
     _FALLBACKS[name] = _FALLBACKS.get(name, 0) + 1
     if name not in _WARNED:
         _WARNED.add(name)
@@ -286,7 +285,7 @@ class VmapLevel(_interpose.Level):
         try:
             if not any(batched_at(a, self) is not None for a in args):
                 return cls.apply(*args, **kwargs)
-            _note_fallback(type(cls.__name__ + "(autograd.Function)", (), {}))
+            _note_fallback(cls.__name__ + "(autograd.Function)")
             from ..ops.shape import stack
 
             outs = [cls.apply(*[a._phys[k] if batched_at(a, self) is not None else a for a in args], **kwargs)
@@ -307,7 +306,7 @@ class VmapLevel(_interpose.Level):
 
     def fallback(self, cls, args: tuple):
         """Run ``cls`` once per example (the level below active) and stack the results."""
-        _note_fallback(cls)
+        _note_fallback(cls.__name__)
         from ..ops.shape import stack
 
         n = self.size
