@@ -154,7 +154,7 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
             per_out = [[zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in in_flat] for o in out_flat]
         else:
             basis = _basis(out_flat, out_flat[0])
-            rows = vmap(lambda *cts: pullback(P.tree_unflatten(list(cts), out_spec)))(*basis)
+            rows = vmap(lambda *cts: pullback(P.tree_unflatten(list(cts), out_spec)), chunk_size=chunk_size)(*basis)
             rows_flat = P.tree_flatten(rows)[0]  # one (total, *in) per input leaf
             blocks = [_split_rows(r, out_flat, tuple(x.shape), True) for r, x in zip(rows_flat, in_flat)]
             per_out = [[blocks[i][k] for i in range(len(in_flat))] for k in range(len(out_flat))]

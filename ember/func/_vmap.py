@@ -449,9 +449,31 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
+        if chunk_size is not None:
+            return _chunked(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
         return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
 
     return wrapped
+
+
+def _chunked(func, in_dims, out_dims, randomness, chunk_size: int, args, kwargs):
+    """vmap over slices of at most ``chunk_size`` examples, the results concatenated along ``out_dims``."""
+    from ..ops.shape import cat
+
+    leaves, spec, dims = _check_in_dims(func, in_dims, args)
+    size = next((x.shape[d] for x, d in zip(leaves, dims) if d is not None and isinstance(x, Tensor)), None)
+    if size is None or size <= chunk_size:
+        return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
+    parts = []
+    for lo in range(0, size, chunk_size):
+        chunk = [x.narrow(d % x.dim(), lo, min(chunk_size, size - lo)) if d is not None and isinstance(x, Tensor)
+                 else x for x, d in zip(leaves, dims)]
+        parts.append(_vmap_call(func, in_dims, out_dims, randomness, P.tree_unflatten(chunk, spec), kwargs))
+    out_leaves = [P.tree_flatten(p)[0] for p in parts]
+    out_spec = P.tree_flatten(parts[0])[1]
+    odims = P.broadcast_prefix(out_dims, parts[0], out_spec)
+    joined = [leaf[0] if d is None else cat(list(leaf), d) for leaf, d in zip(zip(*out_leaves), odims)]
+    return P.tree_unflatten(joined, out_spec)
 
 
 def _check_in_dims(func, in_dims, args) -> list:

@@ -223,3 +223,10 @@ def test_batched_indices():
     compare(lambda lib, a, i: lib.func.vmap(lib.func.grad(lambda r, k: (r[k] ** 2).sum()))(a, i), x, z)
     compare(lambda lib, a, i: lib.func.vmap(lambda r, k: r.gather(0, k[:, None].expand(2, 3)))(a, i), x, z)
     compare(lambda lib, a: lib.func.vmap(lambda r: (r.argmax(), r.argmin(0), r.argsort(-1)))(a), x)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 10])
+def test_chunk_size(chunk):
+    compare(lambda lib, a, c: lib.func.vmap(lambda x, y: (x.sum() * y, x.exp()), in_dims=(0, 1), out_dims=(1, 0),
+                                            chunk_size=chunk)(a, c.T), A, C)
+    compare(lambda lib, a: lib.func.jacrev(lambda x: (x @ x.T).sin(), chunk_size=chunk)(a), A)
