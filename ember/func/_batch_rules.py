@@ -613,6 +613,37 @@ def _linalg_rule(level, cls, args):
     return _passthrough(level, cls, args)
 
 
+def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
+    """Rule for scatter/index_add-like ops: the ``data`` tensors batched (expanded when not), the dim shifted;
+    an index of one entry per element (scatter) is batched too, a 1-d index along dim (index_add) must not be."""
+
+    def rule(level, cls, args):
+        n = args[0].ndim
+        bi = _bt(args[idx_pos], level)
+        if n == 0 or (bi is not None and not per_element_idx):
+            return NotImplemented
+        for i, a in enumerate(args):
+            if i not in data and i != idx_pos and _bt(a, level) is not None:
+                return NotImplemented
+        new = list(args)
+        for i in data:
+            t = args[i]
+            if isinstance(t, Tensor):  # (a Python number stays one)
+                bt = _bt(t, level)
+                new[i] = bt._phys if bt is not None else t.unsqueeze(0).expand((level.size,) + tuple(t.shape))
+        if per_element_idx:
+            if bi is not None:
+                new[idx_pos] = bi._phys._data
+            else:
+                idx = args[idx_pos]
+                arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+                new[idx_pos] = np.broadcast_to(arr, (level.size,) + arr.shape)
+        new[dim_pos] = _wrap_dim(args[dim_pos], n) + 1
+        return level.wrap(cls.apply(*new))
+
+    return rule
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -623,6 +654,12 @@ def _register_late() -> None:
     RULES[resample._AxisMap] = _fold((0, 1))
     RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
     RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype
+    for c in (indexing.Scatter, indexing.ScatterAdd, indexing.ScatterReduce, indexing.ScatterReduceLegacy):
+        RULES[c] = _along(2, 3, True, (0, 1))
+    RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
+    RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
+    RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
+    RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
     RULES[_shape.Rot90] = _shift_attr(2)
