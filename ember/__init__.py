@@ -24,6 +24,7 @@ from . import backends, cuda, ops, nn, optim, random, utils, viz
 from . import return_types
 from . import linalg  # the torch.linalg namespace
 from . import distributed  # torch.distributed on MPI (mpi4py is imported by init_process_group only)
+from . import func  # the torch.func namespace (function transforms)
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled

@@ -5,6 +5,8 @@ import json
 
 import numpy as np
 
+from .autograd.grad_mode import _mode
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "default_generator"]
 
@@ -59,7 +61,18 @@ default_generator = Generator()
 
 
 def _rng(generator: Generator | None) -> np.random.Generator:
+    if _mode.interpose is not None:  # a vmap level in randomness="error" mode refuses every draw
+        _refuse_under_vmap(_mode.interpose)
     return (generator if generator is not None else default_generator)._rng
+
+
+def _refuse_under_vmap(level) -> None:
+    while level is not None:
+        if getattr(level, "randomness", None) == "error":
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                               "'same' or 'different' randomness flags on vmap or perform the randomness operation "
+                               "out of vmap")
+        level = level.below
 
 
 def manual_seed(seed: int) -> Generator:

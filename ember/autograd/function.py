@@ -153,8 +153,12 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, and wire one node whose backward is ``backward``."""
-        if _mode.interpose is not None and not kwargs:  # a forward-AD or vmap level sees the call first
-            return _mode.interpose.process(cls, args)
+        lvl = _mode.interpose
+        if lvl is not None:  # a vmap or forward-AD level sees the call first
+            if hasattr(lvl, "process_function"):  # vmap: see ember/func/_vmap.py
+                return lvl.process_function(cls, args, kwargs)
+            if not kwargs:
+                return lvl.process(cls, args)
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         if _ctx_sink.ctxs is not None:
             _ctx_sink.ctxs.append(ctx)

@@ -601,6 +601,8 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
 
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
     _check_reduction(reduction)
+    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
+        return _nll_composite(input, target, weight, ignore_index, reduction)
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
     every = bool(valid.all())  # the common case: no target is ignored
@@ -623,6 +625,23 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     flat = (n, -1, 1)
     out = _N.NllLoss2D.apply(input.reshape(n, c, -1, 1), tt.reshape(flat)[:, None], w.reshape(flat), reduction)
     return out.view(target.shape) if reduction == "none" else out
+
+
+def _nll_composite(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str):
+    """nll_loss through gather/where/sum, for values that cannot be read here (batched tensors under vmap)."""
+    if input.dim() < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    cdim = 1 if input.dim() > 1 else 0
+    valid = target != ignore_index
+    tt = _I.where(valid, target, 0)
+    picked = input.gather(cdim, tt.unsqueeze(cdim)).squeeze(cdim)
+    w = valid.to(input.dtype)
+    if weight is not None:
+        w = w * weight.gather(0, tt.reshape(-1)).reshape(tt.shape)
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / w.sum()
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

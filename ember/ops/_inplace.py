@@ -65,6 +65,8 @@ def _others_need_grad(args) -> bool:
 
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
+    if type(self._data) is not np.ndarray:  # a batched tensor under vmap: its level writes the physical value
+        return self._inplace_batched(fn, args, kwargs)
     check_inplace(self)
     graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
                                     or (bool(kwargs) and _others_need_grad(kwargs.values())))
@@ -347,6 +349,9 @@ def setitem(self: Tensor, key, value) -> None:
 
 def _setitem(self: Tensor, key, value) -> None:
     from .indexing import CopySlices, setitem_node, _convert_key, _torch_order
+
+    if type(self._data) is not np.ndarray:  # a batched tensor under vmap
+        return self._setitem_batched(key, value)
 
     k, basic = _convert_key(key)
     node = setitem_node(k, basic, self._data.shape)

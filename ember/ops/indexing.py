@@ -26,7 +26,7 @@ def _convert_key(key, shape=None):
             a = k._data
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if a.ndim == 0 and a.dtype.kind in "iu":
+            if a.ndim == 0 and a.dtype.kind in "iu" and type(a) is np.ndarray:  # (not a vmap placeholder)
                 out.append(int(a))
                 continue
             out.append(a)
@@ -91,7 +91,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
                 src += k.ndim
                 adv += k.ndim
                 continue
-            if src < ndim and k.size:
+            if src < ndim and k.size and not hasattr(k, "bt"):  # (a vmap placeholder: checked per example)
                 n = shape[src]
                 if k.max() >= n or k.min() < -n:
                     bad = int(k[(k < -n) | (k >= n)].flat[0])
@@ -630,6 +630,8 @@ def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None
         if src_shape is not None and (ishp[i] > (src_shape or (1,))[i] or i != d and ishp[i] > shp[i]):
             raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(self_shape)} apart "
                                f"from dimension {d} and to be no larger size than src {list(src_shape)}")
+    if hasattr(idx, "bt"):
+        return  # a batched index's placeholder (under vmap): the op checks the values, per example
     size = shp[d]
     bad = (idx < -size) | (idx >= size)
     if bad.any():

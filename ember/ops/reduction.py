@@ -425,6 +425,12 @@ def amin(input, dim=(), keepdim: bool = False) -> Tensor:
 def _arg_api(name: str, fn):
     def arg(input, dim=None, keepdim: bool = False) -> Tensor:
         a = input._data
+        if type(a) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
+            sel = globals()[name[3:]]
+            if dim is None:
+                r = sel(input.reshape(-1), 0).indices
+                return r.reshape((1,) * input.dim()) if keepdim else r
+            return sel(input, dim, keepdim).indices
         if dim is None:
             if a.size == 0:
                 raise _no_dim_error(name, IndexError, "")

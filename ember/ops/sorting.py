@@ -55,6 +55,8 @@ def sort(input, dim: int = -1, descending: bool = False, *, stable=_UNSET, out=N
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """Indices that sort ``input`` along ``dim``."""
+    if type(input._data) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
+        return sort(input, dim, descending).indices
     a, d = _as_1d(input._data, dim)
     return _const(np.ascontiguousarray(_sort_idx(a, d, bool(descending))).reshape(input._data.shape))
 

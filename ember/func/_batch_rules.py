@@ -1,0 +1,672 @@
+"""Batching rules: how each op runs on physical batches (batch dim first) under vmap (NOTE [vmap]).
+
+A rule is ``rule(level, cls, args)``; it runs with the level below active, so the ember ops it calls are
+ordinary physical ops. It returns the op's result(s) wrapped for ``level`` (``level.wrap``), or
+``NotImplemented`` to ask for the per-example fallback. Rules come from a few families: elementwise
+(align the batch dim and pad the logical rank so broadcasting lines up), dim ops (shift dim arguments),
+shape ops (adjust shape arguments), products, and decompositions (re-expressed through other ops at the
+level itself).
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import _mode
+from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
+                   shape as _shape, unary, _fused_backward)
+from ..ops._op import Op
+from ._vmap import BatchedTensor, _Placeholder
+
+__all__ = ["RULES", "RANDOM", "rule_for", "random_rule"]
+
+RULES: dict = {}
+
+
+def _bt(x, level):
+    """``x`` as a BatchedTensor of ``level`` (tensor or placeholder array), else None."""
+    if type(x) is BatchedTensor:
+        return x if x._lvl is level else None
+    if type(x) is _Placeholder:
+        bt = x.bt()
+        return bt if bt is not None and bt._lvl is level else None
+    return None
+
+
+def _wrap_dim(d: int, n: int) -> int:
+    m = max(n, 1)
+    if not -m <= d < m:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-m}, {m - 1}], but got {d})")
+    return d % m
+
+
+def _pad(p: Tensor, rank: int, target: int) -> Tensor:
+    """Physical ``p`` (batch first, logical rank ``rank``) with unit dims after the batch dim up to ``target``."""
+    if rank >= target:
+        return p
+    return p.reshape((p.shape[0],) + (1,) * (target - rank) + tuple(p.shape[1:]))
+
+
+def _rank(x) -> int:
+    return x.ndim if isinstance(x, (Tensor, np.ndarray)) else 0
+
+
+def _all_ops():
+    from ..ops._op import _registry
+
+    seen = set(_registry.values())
+    stack = [Op]
+    while stack:  # subclasses too: the registry keeps one class per node name
+        for c in stack.pop().__subclasses__():
+            stack.append(c)
+            seen.add(c)
+    return seen
+
+
+
+# ----------------------------------------------------------------------------- elementwise
+def _elementwise(operand_attrs: tuple = ()):
+    """Rule for ops broadcasting their tensor inputs (and the attrs at ``operand_attrs``) elementwise."""
+
+    def rule(level, cls, args):
+        nin = len(args) - cls.nattrs
+        pos = tuple(range(nin)) + operand_attrs
+        for i in range(nin, len(args)):
+            if i not in operand_attrs and _bt(args[i], level) is not None:
+                return NotImplemented
+        target = max(_rank(args[i]) for i in pos)
+        cast = _promotion_fix(args[:nin], level)
+        new = list(args)
+        for i in pos:
+            bt = _bt(args[i], level)
+            if bt is not None:
+                p = _pad(bt._phys, bt.ndim, target)
+                if cast is not None and i < nin and p._dtype is not cast:
+                    p = p.to(cast)
+                new[i] = p._data if i >= nin and not isinstance(args[i], Tensor) else p
+        return level.wrap(cls.apply(*new))
+
+    return rule
+
+
+def _promotion_fix(tensors, level):
+    """The dtype torch's promotion gives the LOGICAL operands when it differs from what the physical ones would
+    give (a batched 0-d operand is 1-d physically, so it would win over 0-d operands of another dtype)."""
+    zero_batched = False
+    dtypes = set()
+    for a in tensors:
+        if isinstance(a, Tensor):
+            dtypes.add(a._dtype)
+            if a.ndim == 0 and _bt(a, level) is not None:
+                zero_batched = True
+    if not zero_batched or len(dtypes) < 2:
+        return None
+    from .. import _dtype as D
+
+    return D.result_type(*tensors)
+
+
+def _reduced(cls_attr_reduction: int):
+    """Rule for losses with a reduction attr: the 'none' form batched, then reduced per example."""
+    ew = _elementwise()
+
+    def rule(level, cls, args):
+        reduction_ = args[cls_attr_reduction]
+        if reduction_ == "none":
+            return ew(level, cls, args)
+        new = list(args)
+        new[cls_attr_reduction] = "none"
+        out = ew(level, cls, tuple(new))
+        if out is NotImplemented:
+            return out
+        p = out._phys
+        p = p.reshape(p.shape[0], out.numel())
+        return level.wrap(p.mean(1) if reduction_ == "mean" else p.sum(1))
+
+    return rule
+
+
+# ----------------------------------------------------------------------------- dim ops
+def _dim_rule(dim_pos: int, kind: str):
+    """Rule for ops of one batched tensor with a dim argument at ``dim_pos``.
+
+    kind: "reduce" (None or () means every dim), "one" (an int dim), "keep" (int, result keeps rank)."""
+
+    def rule(level, cls, args):
+        x = _bt(args[0], level)
+        for a in args[1:]:
+            if _bt(a, level) is not None:
+                return NotImplemented
+        n = x.ndim
+        p = x._phys
+        b = p.shape[0]
+        d = args[dim_pos]
+        new = list(args)
+        keepdim = _keepdim(cls, args)
+        if kind == "reduce" and (d is None or d == () or d == []):
+            new[0] = p.reshape(b, x.numel())
+            new[dim_pos] = 1
+            out = cls.apply(*new)
+            shape = (b,) + ((1,) * n if keepdim else ())
+            return level.wrap(_reshape_all(out, shape))
+        if n == 0:
+            new[0] = p.reshape(b, 1)
+            new[dim_pos] = _shift(d, 0, 1)
+            return level.wrap(_reshape_all(cls.apply(*new), (b,)))
+        new[0] = p
+        new[dim_pos] = _shift(d, n, 1)
+        return level.wrap(cls.apply(*new))
+
+    return rule
+
+
+def _shift(d, n: int, by: int):
+    if isinstance(d, (tuple, list)):
+        return tuple(_wrap_dim(int(i), n) + by for i in d)
+    return _wrap_dim(int(d), n) + by
+
+
+def _keepdim(cls, args) -> bool:
+    idx = _KEEPDIM_POS.get(cls)
+    return idx is not None and idx < len(args) and bool(args[idx])
+
+
+_KEEPDIM_POS: dict = {}
+
+
+def _reshape_all(out, shape):
+    if isinstance(out, tuple):
+        vals = [o.reshape(shape) for o in out]
+        return type(out)(*vals) if type(out) is not tuple else tuple(vals)
+    return out.reshape(shape)
+
+
+# ----------------------------------------------------------------------------- shape ops
+def _only_self(level, args):
+    for a in args[1:]:
+        if _bt(a, level) is not None:
+            return None
+    return _bt(args[0], level)
+
+
+def _view_rule(level, cls, args):
+    x = _only_self(level, args)
+    if x is None:
+        return NotImplemented
+    p = x._phys
+    return level.wrap(p.reshape((p.shape[0],) + tuple(args[1])))
+
+
+def _expand_rule(level, cls, args):
+    x = _only_self(level, args)
+    if x is None:
+        return NotImplemented
+    shape = tuple(args[1])
+    p = _pad(x._phys, x.ndim, len(shape))
+    return level.wrap(cls.apply(p, (p.shape[0],) + shape))
+
+
+def _unsqueeze_rule(level, cls, args):
+    x = _only_self(level, args)
+    return level.wrap(cls.apply(x._phys, _wrap_dim(args[1], x.ndim + 1) + 1))
+
+
+def _squeeze_rule(level, cls, args):
+    x = _only_self(level, args)
+    p = x._phys
+    shape = x.shape
+    if args[1] is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        dims = tuple(i for i in (_wrap_dim(d, x.ndim) for d in args[1]) if x.ndim and shape[i] == 1)
+    if not dims:
+        return level.wrap(p.view(p.shape))
+    return level.wrap(_shape.SqueezeDims.apply(p, tuple(d + 1 for d in dims)))
+
+
+def _transpose_rule(level, cls, args):
+    x = _only_self(level, args)
+    n = x.ndim
+    if n == 0:
+        _wrap_dim(args[1], 0), _wrap_dim(args[2], 0)  # torch's range check
+        return level.wrap(x._phys.view(x._phys.shape))
+    return level.wrap(_shape.Transpose.apply(x._phys, _wrap_dim(args[1], n) + 1, _wrap_dim(args[2], n) + 1))
+
+
+def _t_rule(level, cls, args):
+    x = _only_self(level, args)
+    p = x._phys
+    return level.wrap(_shape.Transpose.apply(p, 1, 2) if x.ndim == 2 else p.view(p.shape))
+
+
+def _permute_rule(level, cls, args):
+    x = _only_self(level, args)
+    return level.wrap(cls.apply(x._phys, (0,) + tuple(_wrap_dim(d, x.ndim) + 1 for d in args[1])))
+
+
+def _shift_attr(*positions):
+    """Rule for ops whose attrs at ``positions`` are dims of the (only batched) self."""
+
+    def rule(level, cls, args):
+        x = _only_self(level, args)
+        if x is None:
+            return NotImplemented
+        new = list(args)
+        new[0] = x._phys
+        for i in positions:
+            if new[i] is not None:
+                new[i] = _shift(new[i], x.ndim, 1)
+        return level.wrap(cls.apply(*new))
+
+    return rule
+
+
+def _passthrough(level, cls, args):
+    """Ops acting on trailing dims with any leading dims (tril, triu, linalg): the batch dim is one more."""
+    x = _only_self(level, args)
+    if x is None:
+        return NotImplemented
+    return level.wrap(cls.apply(x._phys, *args[1:]))
+
+
+def _repeat_rule(level, cls, args):
+    x = _only_self(level, args)
+    reps = tuple(args[1])
+    p = _pad(x._phys, x.ndim, len(reps))
+    return level.wrap(cls.apply(p, (1,) + reps))
+
+
+def _roll_rule(level, cls, args):
+    x = _only_self(level, args)
+    p = x._phys
+    if args[2] is None:
+        b = p.shape[0]
+        return level.wrap(cls.apply(p.reshape(b, x.numel()), tuple(args[1]), (1,)).reshape(p.shape))
+    return level.wrap(cls.apply(p, args[1], _shift(args[2], x.ndim, 1)))
+
+
+def _batched_all(level, tensors):
+    """Physical values of ``tensors``, each batched (unbatched ones expanded along the batch)."""
+    out = []
+    for t in tensors:
+        bt = _bt(t, level)
+        if bt is not None:
+            out.append(bt._phys)
+        else:
+            out.append(t.unsqueeze(0).expand((level.size,) + tuple(t.shape)))
+    return out
+
+
+def _cat_rule(level, cls, args):
+    tensors, dim = args[:-1], args[-1]
+    legacy = [t for t in tensors if t.ndim == 1 and t.shape[0] == 0]  # 1-d empty tensors: skipped, as torch
+    ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
+    if legacy and ref.ndim != 1:
+        tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    return level.wrap(cls.apply(*_batched_all(level, tensors), _wrap_dim(dim, ref.ndim) + 1))
+
+
+def _stack_rule(level, cls, args):
+    tensors, dim = args[:-1], args[-1]
+    return level.wrap(cls.apply(*_batched_all(level, tensors), _wrap_dim(dim, tensors[0].ndim + 1) + 1))
+
+
+# ----------------------------------------------------------------------------- products
+def _matmul_rule(level, cls, args):
+    """The matmul family: batched vectors become matrices, the batched operand's logical rank is padded so
+    NumPy's batch broadcasting lines up, and the added dims are squeezed away."""
+    a, b = args
+    ba, bb = _bt(a, level), _bt(b, level)
+    ra, rb = a.ndim, b.ndim
+    pa = ba._phys if ba is not None else a
+    pb = bb._phys if bb is not None else b
+    conv_a = ba is not None and ra == 1
+    conv_b = bb is not None and rb == 1
+    b_vector = rb == 1
+    if conv_a:
+        pa, ra = pa.unsqueeze(1), 2
+    if conv_b:
+        pb, rb = pb.unsqueeze(-1), 2
+    target = max(ra, rb)
+    if ba is not None:
+        pa = _pad(pa, ra, target)
+    if bb is not None:
+        pb = _pad(pb, rb, target)
+    out = cls.apply(pa, pb)
+    if conv_b:
+        out = out.squeeze(-1)
+    if conv_a:
+        out = out.squeeze(-1 if b_vector else -2)
+    return level.wrap(out)
+
+
+def _einsum_rule(level, cls, args):
+    n = len(args) - 3
+    ops, (subs, out, sizes) = args[:n], args[n:]
+    used = set("".join(subs) + out)
+    letter = next(c for c in string.ascii_letters if c not in used)
+    new_subs, phys = [], []
+    for sub, op in zip(subs, ops):
+        bt = _bt(op, level)
+        if bt is not None:
+            new_subs.append(letter + sub)
+            phys.append(bt._phys)
+        else:
+            new_subs.append(sub)
+            phys.append(op)
+    new_sizes = dict(sizes)
+    new_sizes[letter] = level.size
+    return level.wrap(linalg.Einsum.run(new_subs, letter + out, new_sizes, phys))
+
+
+def _decompose(fn):
+    """Rule re-expressing an op through other ops run at the level itself (their own rules apply)."""
+
+    def rule(level, cls, args):
+        saved = _mode.interpose
+        _mode.interpose = level
+        try:
+            return fn(*args)
+        finally:
+            _mode.interpose = saved
+
+    return rule
+
+
+def _beta_alpha(prod, self, beta, alpha):
+    out = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return out
+    return out + (self if beta == 1 else self * beta)
+
+
+_ADD_PRODUCT_DECOMPOSITIONS = {
+    "AddmmBackward0": lambda s, a, b, beta, alpha: _beta_alpha(a @ b, s, beta, alpha),
+    "AddmvBackward0": lambda s, a, v, beta, alpha: _beta_alpha(a @ v, s, beta, alpha),
+    "AddrBackward0": lambda s, u, v, beta, alpha: _beta_alpha(u.unsqueeze(-1) * v, s, beta, alpha),
+    "BaddbmmBackward0": lambda s, a, b, beta, alpha: _beta_alpha(a @ b, s, beta, alpha),
+    "AddbmmBackward0": lambda s, a, b, beta, alpha: _beta_alpha((a @ b).sum(0), s, beta, alpha),
+}
+
+
+# ----------------------------------------------------------------------------- indexing
+def _gather_rule(level, cls, args):
+    x, dim, idx = args
+    bx, bi = _bt(x, level), _bt(idx, level)
+    n = x.ndim
+    px = bx._phys if bx is not None else x.unsqueeze(0).expand((level.size,) + tuple(x.shape))
+    if bi is not None:
+        pi = bi._phys._data
+    else:
+        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        pi = np.broadcast_to(arr, (level.size,) + arr.shape)
+    if n == 0:
+        return level.wrap(cls.apply(px.reshape(-1, 1), 1, pi.reshape(-1, 1)).reshape(-1))
+    return level.wrap(cls.apply(px, _wrap_dim(dim, n) + 1, pi))
+
+
+# ----------------------------------------------------------------------------- random ops
+RANDOM = frozenset(c for c in _all_ops() if c.__module__ == _random.__name__)
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                 "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def random_rule(level, cls, args, batched: bool):
+    from ..autograd import _interpose
+
+    if level.randomness == "error":
+        raise RuntimeError(_RANDOM_ERROR)
+    if not batched:
+        if level.randomness == "same":
+            return _interpose.call_below(level, cls, args)
+        saved = _mode.interpose
+        _mode.interpose = level.below
+        try:
+            outs = [cls.apply(*args) for _ in range(level.size)]
+            from ..ops.shape import stack
+
+            return level.wrap(stack(outs))
+        finally:
+            _mode.interpose = saved
+    return _elementwise()(level, cls, args)
+
+
+# ----------------------------------------------------------------------------- the table
+def _register(names, rule) -> None:
+    from ..ops._op import _registry
+
+    for n in names.split() if isinstance(names, str) else names:
+        RULES[_registry[n]] = rule
+
+
+_EW = _elementwise()
+_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, unary, _fused_backward)}
+
+
+for _c in _all_ops():
+    if _c.__module__ in _EW_MODULES:
+        RULES[_c] = _EW
+_register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 HardsigmoidBackward0 HardswishBackward0 "
+          "SoftplusBackward0 GeluBackward0 SiluBackward0 MishBackward0 ThresholdBackward0 CloneBackward0 "
+          "AliasBackward0 ToCopyBackward0", _EW)
+RULES[indexing.Where] = _elementwise((2,))
+RULES[indexing.MaskedFill] = _elementwise((1,))
+_MASKED_FILL_TENSOR = _elementwise((2,))
+RULES[indexing.MaskedFillTensor] = lambda level, cls, args: (
+    NotImplemented if _bt(args[1], level) is not None else _MASKED_FILL_TENSOR(level, cls, args))
+_register("MseLossBackward0", _reduced(2))
+
+# reductions (dim at 1) and ops of one dim
+for _c in (reduction.Sum, reduction.SumAll, reduction.Mean, reduction.MeanAll, reduction.Prod, reduction.ProdAll,
+           reduction.Nansum, reduction.Logsumexp, reduction.Var, reduction.Std, reduction.VarMean, reduction.StdMean,
+           reduction.MaxAll, reduction.MinAll, reduction.Amax, reduction.Amin):
+    RULES[_c] = _dim_rule(1, "reduce")
+    _KEEPDIM_POS[_c] = 3 if _c in (reduction.Var, reduction.Std, reduction.VarMean, reduction.StdMean) else 2
+RULES[reduction.Norm] = _dim_rule(2, "reduce")
+_KEEPDIM_POS[reduction.Norm] = 3
+for _c in (reduction.MaxDim, reduction.MinDim, reduction.MedianDim, reduction.Cummax, reduction.Cummin,
+           reduction.Cumsum, reduction.Cumprod, nn_ops.Softmax, nn_ops.LogSoftmax):
+    RULES[_c] = _dim_rule(1, "one")
+    if _c in (reduction.MaxDim, reduction.MinDim, reduction.MedianDim):
+        _KEEPDIM_POS[_c] = 2
+_register("SortBackward0 SortBackward1 TopkBackward0 KthvalueBackward0", _dim_rule(1, "one"))
+
+# shape ops
+for _c in (_shape.View, _shape.UnsafeView, _shape.ReshapeAlias):
+    RULES[_c] = _view_rule
+RULES[_shape.Expand] = _expand_rule
+RULES[_shape.Unsqueeze] = _unsqueeze_rule
+for _c in (_shape.Squeeze, _shape.SqueezeAll, _shape.SqueezeDims):
+    RULES[_c] = _squeeze_rule
+RULES[_shape.Transpose] = _transpose_rule
+RULES[_shape.T] = _t_rule
+RULES[_shape.Permute] = _permute_rule
+RULES[_shape.Select] = _shift_attr(1)
+RULES[indexing.Slice] = _shift_attr(1)
+RULES[_shape.Split] = _shift_attr(1)
+RULES[_shape.SplitWithSizes] = _shift_attr(1)
+RULES[_shape.Unbind] = _shift_attr(1)
+RULES[_shape.Flip] = _shift_attr(1)
+RULES[_shape.Diagonal] = _shift_attr(2, 3)
+RULES[_shape.Repeat] = _repeat_rule
+RULES[_shape.Roll] = _roll_rule
+RULES[_shape.Cat] = _cat_rule
+RULES[_shape.Stack] = _stack_rule
+_register("TrilBackward0 TriuBackward0", _passthrough)
+RULES[indexing.Gather] = _gather_rule
+RULES[_shape.Trace] = _decompose(lambda x: x.diagonal().sum())
+
+# products
+for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.VecMat, linalg.MatBatch):
+    RULES[_c] = _matmul_rule
+for _n, _fn in _ADD_PRODUCT_DECOMPOSITIONS.items():
+    _register(_n, _decompose(_fn))
+RULES[linalg.Einsum] = _einsum_rule
+
+_CACHE: dict = {}
+
+
+def rule_for(cls):
+    """The rule of ``cls`` or of its nearest op base class that has one (None: fallback)."""
+    try:
+        return _CACHE[cls]
+    except KeyError:
+        pass
+    rule = None
+    for c in cls.__mro__:
+        rule = RULES.get(c)
+        if rule is not None:
+            break
+    _CACHE[cls] = rule
+    return rule
+
+
+def _basic_index_rule(level, cls, args):
+    x = _only_self(level, args)
+    if x is None:
+        return NotImplemented
+    key = args[1]
+    return level.wrap(cls.apply(x._phys, (slice(None),) + (key if isinstance(key, tuple) else (key,))))
+
+
+def _index_rule(level, cls, args):
+    """Advanced indexing. Unbatched index arrays that stay adjacent: the batch dim is one more slice (NumPy
+    keeps their result dims in place). Batched index arrays leading the key: an arange over the batch joins
+    them as one more index array, so each example indexes its own slice."""
+    x, key = args
+    key = key if isinstance(key, tuple) else (key,)
+    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor, list))]
+    bx = _bt(x, level)
+    batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
+    if adv and adv[-1] - adv[0] + 1 != len(adv):
+        return NotImplemented
+    if not batched_key:
+        return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
+    if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
+        return NotImplemented
+    px = bx._phys if bx is not None else x.unsqueeze(0).expand((level.size,) + tuple(x.shape))
+    new_key = []
+    nd = 0
+    for k in key:
+        bk = _bt(k, level)
+        if bk is not None:
+            k = bk._phys._data
+            nd = max(nd, k.ndim - 1)
+        elif isinstance(k, np.ndarray):
+            nd = max(nd, k.ndim)
+        new_key.append(k)
+    ar = np.arange(level.size).reshape((level.size,) + (1,) * nd)
+    return level.wrap(cls.apply(px, (ar,) + tuple(new_key)))
+
+
+RULES[indexing.BasicIndex] = _basic_index_rule
+RULES[indexing.Index] = _index_rule
+
+
+# ----------------------------------------------------------------------------- ops with a leading N dim
+def _fold(data_slots: tuple = (0,)):
+    """Rule for ops whose ``data_slots`` inputs lead with a sample dim N (conv, pooling, padding ...): the batch
+    dim is folded into N (B*N samples) and unfolded from every output; other tensor inputs must be unbatched."""
+
+    def rule(level, cls, args):
+        nin = len(args) - cls.nattrs
+        for i, a in enumerate(args):
+            if _bt(a, level) is not None and (i not in data_slots or i >= nin):
+                return NotImplemented
+        bts = [_bt(args[i], level) for i in data_slots if i < len(args)]
+        ref = next(bt for bt in bts if bt is not None)
+        if any(bt is None and args[i] is not None for i, bt in zip(data_slots, bts)) or ref.ndim < 1:
+            return NotImplemented
+        b, n = level.size, ref.shape[0]
+        new = list(args)
+        for i, bt in zip(data_slots, bts):
+            if bt is not None:
+                new[i] = bt._phys.reshape((b * n,) + tuple(bt.shape[1:]))
+        out = cls.apply(*new)
+        return level.wrap(_map_out(out, lambda o: o.reshape((b, n) + tuple(o.shape[1:]))))
+
+    return rule
+
+
+def _map_out(out, fn):
+    if isinstance(out, tuple):
+        vals = [fn(o) for o in out]
+        return type(out)(*vals) if type(out) is not tuple else tuple(vals)
+    return fn(out)
+
+
+def _embedding_rule(level, cls, args):
+    weight, idx = args[0], args[1]
+    if _bt(weight, level) is not None:
+        return NotImplemented
+    bi = _bt(idx, level)
+    new = list(args)
+    new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
+    return level.wrap(cls.apply(*new))
+
+
+def _linalg_rule(level, cls, args):
+    """Decompositions take any leading batch dims: the vmap batch dim is one more (self only batched)."""
+    return _passthrough(level, cls, args)
+
+
+def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
+    """Rule for scatter/index_add-like ops: the ``data`` tensors batched (expanded when not), the dim shifted;
+    an index of one entry per element (scatter) is batched too, a 1-d index along dim (index_add) must not be."""
+
+    def rule(level, cls, args):
+        n = args[0].ndim
+        bi = _bt(args[idx_pos], level)
+        if n == 0 or (bi is not None and not per_element_idx):
+            return NotImplemented
+        for i, a in enumerate(args):
+            if i not in data and i != idx_pos and _bt(a, level) is not None:
+                return NotImplemented
+        new = list(args)
+        for i in data:
+            t = args[i]
+            if isinstance(t, Tensor):  # (a Python number stays one)
+                bt = _bt(t, level)
+                new[i] = bt._phys if bt is not None else t.unsqueeze(0).expand((level.size,) + tuple(t.shape))
+        if per_element_idx:
+            if bi is not None:
+                new[idx_pos] = bi._phys._data
+            else:
+                idx = args[idx_pos]
+                arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+                new[idx_pos] = np.broadcast_to(arr, (level.size,) + arr.shape)
+        new[dim_pos] = _wrap_dim(args[dim_pos], n) + 1
+        return level.wrap(cls.apply(*new))
+
+    return rule
+
+
+def _register_late() -> None:
+    from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
+
+    RULES[conv.Convolution] = _fold((0,))
+    for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
+              pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
+        RULES[c] = _fold((0,))
+    RULES[resample._AxisMap] = _fold((0, 1))
+    RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
+    RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype
+    for c in (indexing.Scatter, indexing.ScatterAdd, indexing.ScatterReduce, indexing.ScatterReduceLegacy):
+        RULES[c] = _along(2, 3, True, (0, 1))
+    RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
+    RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
+    RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
+    RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
+    RULES[nn_ops.Embedding] = _embedding_rule
+    RULES[indexing.IndexSelect] = _shift_attr(1)
+    RULES[_shape.Rot90] = _shift_attr(2)
+    for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
+              dec.LinalgSvd):
+        RULES[c] = _linalg_rule
+    _CACHE.clear()
+
+
+_register_late()
