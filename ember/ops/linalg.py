@@ -58,7 +58,7 @@ def _matmul_forward(a, b):
         if b.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec ({k_b})")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {k_b}x{b.shape[-1]})")
-    if b.ndim >= 3 and a.ndim >= 2 and not any(b.strides[:-2]) and a.shape[:-2] == np.broadcast_shapes(
+    if b.ndim >= 3 and a.ndim >= 2 and a.size and b.size and not any(b.strides[:-2]) and a.shape[:-2] == np.broadcast_shapes(
             a.shape[:-2], b.shape[:-2]):
         # b is one matrix broadcast along its batch dims (an expanded parameter under vmap): one GEMM
         m = b[(0,) * (b.ndim - 2)]

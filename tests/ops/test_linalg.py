@@ -119,7 +119,8 @@ def test_solve_vector_rhs_rule(a_shape, b_shape) -> None:
 def test_square_functions_random_batches(batch, n, seed, dtype) -> None:
     rng = np.random.default_rng(seed)
     shape = tuple(batch) + (n, n)
-    tol = dict(rtol=3e-3, atol=1e-3) if dtype == F32 else {}
+    # float32 second derivatives of inv/det sum terms of size ~1e2: absolute rounding ~1e-2 (seed 65535, n=4)
+    tol = dict(rtol=3e-3, atol=3e-2) if dtype == F32 else {}
     a, p = _wellcond(rng, shape, dtype), _spd(rng, shape, dtype)
     check(lambda lib, x: (lib.linalg.inv(x), lib.linalg.det(x), lib.linalg.slogdet(x)[1]), a, gradgrad=True, **tol)
     check(lambda lib, x: lib.linalg.cholesky(x), p, gradgrad=True, **tol)
