@@ -11,7 +11,7 @@ from . import _layout as _L
 from ._device import _check_device
 from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap, _CPP_NAMES
 from .autograd import _provenance as _prov
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
