@@ -76,6 +76,14 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
+def _named_methods(table: dict) -> dict:
+    """``table`` (name -> function made by a factory) with each function named and documented as ``Tensor.name``."""
+    for n, f in table.items():
+        f.__name__, f.__qualname__ = n, "Tensor." + n
+        f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
+    return table
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -1008,10 +1016,7 @@ class Tensor:
             table[n] = method(n)
         for n in names:
             table[n + "_"] = inplace(n)
-        for n, f in table.items():
-            f.__name__, f.__qualname__ = n, "Tensor." + n
-            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
-        return table
+        return _named_methods(table)
 
     locals().update(_elementwise_methods())
     del _elementwise_methods
@@ -1184,10 +1189,7 @@ class Tensor:
         table = {n: method("_S", n) for n in shape_ops}
         table.update({n: method("_I", n) for n in index_ops})
         table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
-        for n, f in table.items():
-            f.__name__, f.__qualname__ = n, "Tensor." + n
-            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
-        return table
+        return _named_methods(table)
 
     locals().update(_shape_index_methods())
     del _shape_index_methods
@@ -1292,10 +1294,7 @@ class Tensor:
         for n in ("t transpose squeeze unsqueeze").split():
             table[n + "_"] = review("_S", n)
         table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
-        for n, f in table.items():
-            f.__name__, f.__qualname__ = n, "Tensor." + n
-            f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
-        return table
+        return _named_methods(table)
 
     locals().update(_surface_methods())
     del _surface_methods

@@ -7,6 +7,8 @@ with ``gradgrad=True``, second gradients (the gradient of <grads, v> w.r.t. the 
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import torch
 
@@ -126,3 +128,14 @@ def same_error(fn, match_words=None):
         for w in match_words:
             assert w in str(e), f"{w!r} not in ember's message {str(e)!r}"
     return e, t
+
+
+def torch_graph_ops(fn) -> Counter:
+    """Names of the distinct nodes of torch's graph below node ``fn`` (leaves left out), with multiplicity."""
+    seen, stack = set(), [fn]
+    while stack:
+        f = stack.pop()
+        if f is not None and f not in seen:
+            seen.add(f)
+            stack.extend(n for n, _ in f.next_functions)
+    return Counter(type(f).__name__ for f in seen if type(f).__name__ != "AccumulateGrad")

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from oracle import torch, ember
+from oracle import torch, ember, torch_graph_ops
 
 
 def _graph(lib):
@@ -16,17 +16,6 @@ def _graph(lib):
     x = lib.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     out = ((model(x)).tanh() * 2).sum()
     return out, model
-
-
-def _torch_ops(fn) -> Counter:
-    """Names of the distinct nodes of torch's graph (leaves left out), with multiplicity."""
-    seen, stack = set(), [fn]
-    while stack:
-        f = stack.pop()
-        if f is not None and f not in seen:
-            seen.add(f)
-            stack.extend(n for n, _ in f.next_functions)
-    return Counter(type(f).__name__ for f in seen if type(f).__name__ != "AccumulateGrad")
 
 
 def _labels(src: str) -> list[str]:
@@ -42,7 +31,7 @@ def test_dot_source_has_torchs_node_names_and_param_names(tmp_path):
     leaves = {n for n, _ in model.named_parameters()}
     ops = Counter(o for o in _labels(src) if o not in leaves and not o.startswith("(")
                   and o not in ("self", "other", "result", "mat1", "mat2", "third"))
-    assert ops == _torch_ops(tout.grad_fn)
+    assert ops == torch_graph_ops(tout.grad_fn)
     for name, _ in model.named_parameters():
         assert f'label="{name}\\n' in src
     assert src.count("lightblue") == 4 and "darkolivegreen1" in src
@@ -102,7 +91,7 @@ def test_rendered_svg_nodes_match_torchs_names(tmp_path, monkeypatch, with_packa
     tout, _ = _graph(torch)
     leaves = {n for n, _ in model.named_parameters()}
     ops = Counter(n for n in names if n not in leaves and not n.startswith("("))
-    assert ops == _torch_ops(tout.grad_fn)
+    assert ops == torch_graph_ops(tout.grad_fn)
     assert sorted(n for n in names if n in leaves) == sorted(leaves)
     assert len(names) == sum(ops.values()) + len(leaves) + 1  # ops + leaves + the output
 

@@ -122,28 +122,22 @@ def _boundary(roots, stamp: int, seen: set) -> list:
     """Old nodes (``_seq < stamp``) reached from ``roots`` without passing another old node."""
     from .graph import AccumulateGrad  # noqa: PLC0415 - import cycle
 
-    old = []
-    stack = []
-    for r in roots:
-        if r is None or r in seen:
-            continue
-        seen.add(r)
-        if type(r) is not AccumulateGrad and r._seq < stamp:
-            old.append(r)
-        else:
-            stack.append(r)
+    old, stack = [], []
     budget = _BUDGET
-    while stack and budget:
-        budget -= 1
-        for nxt, _ in stack.pop()._next:
-            if nxt is None or nxt in seen:
+    nodes = roots
+    while True:
+        for node in nodes:
+            if node is None or node in seen:
                 continue
-            seen.add(nxt)
-            if type(nxt) is not AccumulateGrad and nxt._seq < stamp:
-                old.append(nxt)
+            seen.add(node)
+            if type(node) is not AccumulateGrad and node._seq < stamp:
+                old.append(node)
             else:
-                stack.append(nxt)
-    return old
+                stack.append(node)
+        if not stack or not budget:
+            return old
+        budget -= 1
+        nodes = [nxt for nxt, _ in stack.pop()._next]
 
 
 def _reaches(node, ids, below: dict) -> bool:

@@ -524,6 +524,13 @@ def _walk(roots) -> list:
     return order
 
 
+def _reachable_leaves(outputs) -> set:
+    """ids of the leaf tensors the graphs of the tensors ``outputs`` reach (a grad-requiring leaf output counts)."""
+    found = {id(t) for t in outputs if t._grad_fn is None and t._requires_grad}
+    found.update(id(fn.variable) for fn in _walk([t._grad_fn for t in outputs]) if type(fn) is AccumulateGrad)
+    return found
+
+
 def _root_nodes(root) -> list:
     """The graph nodes a tensor (or a sequence of tensors, or a node) hands its gradient to."""
     if isinstance(root, Node):

@@ -178,6 +178,31 @@ def _check_list_len(ts, pg: ProcessGroup, name: str, what: str) -> None:
                            f"be {pg.size()}, same as size of the process group.")
 
 
+def _rooted(tensor: Tensor, ts, name: str, group, root, group_root):
+    """Checks of a rooted list collective (gather's outputs, scatter's inputs, the list given on the root only):
+    ``(group, root's group rank, whether this is the root, the list)``, or None off the group."""
+    _check_tensor(tensor)
+    param, role, what = (("gather_list", "destination", "output") if name == "gather" else
+                         ("scatter_list", "source", "input"))
+    if ts:
+        _check_list(ts, param)
+    else:
+        ts = []
+    pg = _resolve(group, name)
+    if pg is None:
+        return None
+    root = _group_rank(pg, root, group_root)
+    mine = pg.rank() == root
+    if mine:
+        if not ts:
+            raise ValueError(f"Argument ``{param}`` must be specified on {role} rank.")
+        _check_list_len(ts, pg, name, what)
+        _check_like(ts, tensor, name, what)
+    elif ts:
+        raise ValueError(f"Argument ``{param}`` must NOT be specified on non-{role} ranks.")
+    return pg, root, mine, ts
+
+
 # ----------------------------------------------------------------------------- collectives
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: ProcessGroup | None = None, async_op: bool = False):
     """Reduce ``tensor`` across the group with ``op``; every process gets the result in ``tensor``."""
@@ -275,23 +300,10 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
 def gather(tensor: Tensor, gather_list=None, dst: int | None = None, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None):
     """Every process's ``tensor`` into ``gather_list`` on rank ``dst`` (other ranks pass no list)."""
-    _check_tensor(tensor)
-    if gather_list:
-        _check_list(gather_list, "gather_list")
-    else:
-        gather_list = []
-    pg = _resolve(group, "gather")
-    if pg is None:
+    rooted = _rooted(tensor, gather_list, "gather", group, dst, group_dst)
+    if rooted is None:
         return None
-    root = _group_rank(pg, dst, group_dst)
-    mine = pg.rank() == root
-    if mine:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list_len(gather_list, pg, "gather", "output")
-        _check_like(gather_list, tensor, "gather", "output")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    pg, root, mine, gather_list = rooted
     send = np.ascontiguousarray(tensor._data)
     out = np.empty((pg.size(),) + send.shape, send.dtype) if mine else None
     req = pg._comm.Igather(send, out, root=root)
@@ -307,23 +319,10 @@ def gather(tensor: Tensor, gather_list=None, dst: int | None = None, group: Proc
 def scatter(tensor: Tensor, scatter_list=None, src: int | None = None, group: ProcessGroup | None = None,
             async_op: bool = False, group_src: int | None = None):
     """Entry ``i`` of ``scatter_list`` on rank ``src`` into ``tensor`` on group rank ``i``."""
-    _check_tensor(tensor)
-    if scatter_list:
-        _check_list(scatter_list, "scatter_list")
-    else:
-        scatter_list = []
-    pg = _resolve(group, "scatter")
-    if pg is None:
+    rooted = _rooted(tensor, scatter_list, "scatter", group, src, group_src)
+    if rooted is None:
         return None
-    root = _group_rank(pg, src, group_src)
-    mine = pg.rank() == root
-    if mine:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list_len(scatter_list, pg, "scatter", "input")
-        _check_like(scatter_list, tensor, "scatter", "input")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    pg, root, mine, scatter_list = rooted
     send = np.stack([t._data for t in scatter_list]) if mine else None
     arr = _staged(tensor)
     req = pg._comm.Iscatter(send, arr, root=root)

@@ -18,21 +18,12 @@ from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
                    shape as _shape, unary, _fused_backward)
 from ..ops._op import Op
-from ._vmap import BatchedTensor, _Placeholder
+from ._vmap import _Placeholder
+from ._vmap import batched_at as _bt
 
 __all__ = ["RULES", "RANDOM", "rule_for", "random_rule"]
 
 RULES: dict = {}
-
-
-def _bt(x, level):
-    """``x`` as a BatchedTensor of ``level`` (tensor or placeholder array), else None."""
-    if type(x) is BatchedTensor:
-        return x if x._lvl is level else None
-    if type(x) is _Placeholder:
-        bt = x.bt()
-        return bt if bt is not None and bt._lvl is level else None
-    return None
 
 
 def _wrap_dim(d: int, n: int) -> int:

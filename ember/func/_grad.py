@@ -13,7 +13,7 @@ from typing import Callable
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode, enable_grad
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import _reachable_leaves
 from . import _pytree as P
 from ._vmap import BatchedTensor, active_levels, lift, rewrap_all, unwrap_all
 
@@ -73,32 +73,12 @@ def _private_inputs(flat: list, levels) -> tuple[list, set]:
     return out, ids
 
 
-def _reaches_outside(outputs, private: set) -> bool:
-    """Whether the graph of ``outputs`` reaches a leaf that is not one of ``private`` (ids of leaves)."""
-    stack = [o._grad_fn for o in outputs if o._grad_fn is not None]
-    for o in outputs:
-        if o._grad_fn is None and o._requires_grad and id(o) not in private:
-            return True
-    seen = set()
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen.add(fn)
-        if type(fn) is AccumulateGrad:
-            if id(fn.variable) not in private:
-                return True
-            continue
-        stack.extend(n for n, _ in fn._next if n is not None)
-    return False
-
-
 def _needs_graph(primals_flat, private_ids: set, outputs_phys) -> bool:
     if not _mode.grad_enabled:
         return False
     if any(x.requires_grad for x in primals_flat):
         return True
-    return _reaches_outside(outputs_phys, private_ids)
+    return not _reachable_leaves(outputs_phys) <= private_ids
 
 
 def _engine_grads(outputs, inputs, grad_outputs, create_graph: bool) -> list:

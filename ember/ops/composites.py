@@ -314,6 +314,15 @@ def _gradient_coords(x: Tensor, d: int, coords: Tensor, edge_order: int) -> Tens
     return E.cat([first, interior, last], d)
 
 
+def _spacing(x: Tensor, ndim: int, d: int, dim: int) -> Tensor:
+    """Widths between the sample points ``x`` along dim ``d`` of an ``ndim``-d input (a 1-d ``x`` broadcasts)."""
+    if x.dim() != 1:
+        return diff(x, dim=dim)
+    shape = [1] * ndim
+    shape[d] = -1
+    return (x[1:] - x[:-1]).reshape(shape)
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim`` (sample points ``x`` or spacing ``dx``)."""
     d = _wrap_dim(dim, y.dim())
@@ -322,12 +331,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
         return y.sum(d)
     pair = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))
     if x is not None:
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = -1
-            h = (x[1:] - x[:-1]).reshape(shape)
-        else:
-            h = diff(x, dim=dim)
+        h = _spacing(x, y.dim(), d, dim)
         return (pair * h).sum(d) / 2
     return pair.sum(d) * ((1.0 if dx is None else dx) / 2)
 
@@ -344,12 +348,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     n = y.shape[d]
     pair = (y.narrow(d, 1, max(n - 1, 0)) + y.narrow(d, 0, max(n - 1, 0)))
     if x is not None:
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = -1
-            h = (x[1:] - x[:-1]).reshape(shape)
-        else:
-            h = diff(x, dim=dim)
+        h = _spacing(x, y.dim(), d, dim)
         return (pair * h / 2).cumsum(d)
     return (pair * ((1.0 if dx is None else dx) / 2)).cumsum(d)
 

@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.oracle import assert_close, ember, torch
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """One torch thread for a whole test module (import it there): torch's recurrent kernels crawl when threads are
+    oversubscribed by parallel test workers."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 def copy_state(em, tm) -> None:

@@ -6,21 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.nn._parity import copy_state
+from tests.nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
 from tests.oracle import assert_close, check, ember, same_error, torch
 
 rng = np.random.default_rng(2)
 pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
               pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """torch's recurrent kernels crawl when threads are oversubscribed (parallel test workers)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _randn(*shape) -> np.ndarray:

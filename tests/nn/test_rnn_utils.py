@@ -6,20 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.nn._parity import copy_state
+from tests.nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
 from tests.oracle import assert_close, ember, same_error, torch
 
 rng = np.random.default_rng(1)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """torch's recurrent kernels crawl when threads are oversubscribed (parallel test workers)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _seqs(lengths, feat=(3,)):

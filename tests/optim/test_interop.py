@@ -132,29 +132,37 @@ def test_adam_checkpoint_from_ember_continues_in_torch(tmp_path, amsgrad):
             np.testing.assert_allclose(to_np(ot.state_dict()["state"][k][kk]), to_np(vv), rtol=1e-5, atol=1e-7)
 
 
-def test_adam_checkpoint_from_torch_continues_in_ember_and_back(tmp_path):
-    # 4 torch steps -> torch.save -> ember.load -> 4 ember steps -> ember.save -> torch.load -> 4 torch steps
+def _torch_ember_torch(name: str, kwargs: dict, leg, tmp_path):
+    """``leg(lib, model, opt)`` in torch, then in ember from torch's checkpoint, then in torch again from ember's;
+    returns the ember model, the last torch model and optimizer, and a torch reference that ran two legs."""
     mt = _model(torch)
-    ot = torch.optim.Adam(mt.parameters(), lr=0.02, weight_decay=0.01)
-    _train(torch, mt, ot, 4)
+    ot = getattr(torch.optim, name)(mt.parameters(), **kwargs)
+    leg(torch, mt, ot)
     _checkpoint(torch, mt, ot, tmp_path / "a.pt")
     ck = ember.load(tmp_path / "a.pt")
     me = ember.nn.Sequential(ember.nn.Linear(4, 3))
     me.load_state_dict(ck["model"])
-    oe = ember.optim.Adam(me.parameters(), lr=0.02, weight_decay=0.01)
+    oe = getattr(ember.optim, name)(me.parameters(), **kwargs)
     oe.load_state_dict(ck["optim"])
-    _train(ember, me, oe, 4)
+    leg(ember, me, oe)
     _checkpoint(ember, me, oe, tmp_path / "b.pt")
     ck2 = torch.load(tmp_path / "b.pt", weights_only=True)
     mt2 = torch.nn.Sequential(torch.nn.Linear(4, 3))
     mt2.load_state_dict(ck2["model"])
-    ot2 = torch.optim.Adam(mt2.parameters(), lr=0.02, weight_decay=0.01)
+    ot2 = getattr(torch.optim, name)(mt2.parameters(), **kwargs)
     ot2.load_state_dict(ck2["optim"])
-    _train(torch, mt2, ot2, 4)
-
+    leg(torch, mt2, ot2)
     ref = _model(torch)
-    oref = torch.optim.Adam(ref.parameters(), lr=0.02, weight_decay=0.01)
-    _train(torch, ref, oref, 8)
+    oref = getattr(torch.optim, name)(ref.parameters(), **kwargs)
+    leg(torch, ref, oref)
+    leg(torch, ref, oref)
+    return me, mt2, ot2, ref, oref
+
+
+def test_adam_checkpoint_from_torch_continues_in_ember_and_back(tmp_path):
+    # 4 torch steps -> torch.save -> ember.load -> 4 ember steps -> ember.save -> torch.load -> 4 torch steps
+    kwargs = dict(lr=0.02, weight_decay=0.01)
+    me, mt2, ot2, ref, oref = _torch_ember_torch("Adam", kwargs, lambda lib, m, o: _train(lib, m, o, 4), tmp_path)
     _assert_params_equal(_params(me), _params(ref))
     _train(torch, ref, oref, 4)
     _assert_params_equal(_params(mt2), _params(ref))
@@ -173,27 +181,8 @@ def test_lbfgs_state_with_tensor_lists_crosses_both_ways(tmp_path):
         for _ in range(steps):
             opt.step(closure)
 
-    mt = _model(torch)
-    ot = torch.optim.LBFGS(mt.parameters(), max_iter=3, history_size=4)
-    run(torch, mt, ot, 1)
-    _checkpoint(torch, mt, ot, tmp_path / "a.pt")
-    ck = ember.load(tmp_path / "a.pt")
-    me = ember.nn.Sequential(ember.nn.Linear(4, 3))
-    me.load_state_dict(ck["model"])
-    oe = ember.optim.LBFGS(me.parameters(), max_iter=3, history_size=4)
-    oe.load_state_dict(ck["optim"])
-    run(ember, me, oe, 1)
-    _checkpoint(ember, me, oe, tmp_path / "b.pt")
-    ck2 = torch.load(tmp_path / "b.pt", weights_only=True)
-    mt2 = torch.nn.Sequential(torch.nn.Linear(4, 3))
-    mt2.load_state_dict(ck2["model"])
-    ot2 = torch.optim.LBFGS(mt2.parameters(), max_iter=3, history_size=4)
-    ot2.load_state_dict(ck2["optim"])
-    run(torch, mt2, ot2, 1)
-
-    ref = _model(torch)
-    oref = torch.optim.LBFGS(ref.parameters(), max_iter=3, history_size=4)
-    run(torch, ref, oref, 2)
+    kwargs = dict(max_iter=3, history_size=4)
+    me, mt2, ot2, ref, oref = _torch_ember_torch("LBFGS", kwargs, lambda lib, m, o: run(lib, m, o, 1), tmp_path)
     _assert_params_equal(_params(me), _params(ref), rtol=1e-4, atol=1e-5)
     run(torch, ref, oref, 1)
     _assert_params_equal(_params(mt2), _params(ref), rtol=1e-4, atol=1e-5)

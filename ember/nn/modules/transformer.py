@@ -114,6 +114,24 @@ def _square_subsequent_mask(sz: int, dtype=None) -> Tensor:
     return _wrap(np.triu(np.full((sz, sz), -np.inf, dtype=dt.np), 1), dt)
 
 
+def _build_layer(layer: Module, n_attn: int, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
+                 activation, layer_norm_eps: float, batch_first: bool, norm_first: bool, bias: bool, dtype) -> None:
+    """The submodules of a Transformer layer with ``n_attn`` attention blocks (self-attention, then attention over
+    the memory), a feed-forward block and one LayerNorm and Dropout per block, registered in torch's order."""
+    for name in ("self_attn", "multihead_attn")[:n_attn]:
+        setattr(layer, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                                dtype=dtype))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+    layer.norm_first = norm_first
+    for i in range(1, n_attn + 2):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+    for i in range(1, n_attn + 2):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+    layer.activation = _activation(activation)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual connection and LayerNorm (before the block
     when ``norm_first``, after the residual sum otherwise)."""
@@ -122,17 +140,8 @@ class TransformerEncoderLayer(Module):
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        _build_layer(self, 1, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                     norm_first, bias, dtype)
         act = self.activation
         self.activation_relu_or_gelu = (1 if act is F.relu or isinstance(act, ReLU) else
                                         2 if act is F.gelu or isinstance(act, GELU) else 0)
@@ -165,21 +174,8 @@ class TransformerDecoderLayer(Module):
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                 dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        _build_layer(self, 2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                     norm_first, bias, dtype)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ...autograd.engine import queue_callback
-from ...autograd.graph import AccumulateGrad
+from ...autograd.graph import _reachable_leaves
 from ..._tensor import Tensor, _wrap
 from ...distributed._mpi import mpi
 
@@ -106,7 +106,7 @@ class Reducer:
         self._reset()
         self.armed = True
         if self.find_unused:
-            reached = _reachable_leaves(outputs)
+            reached = _reachable_leaves([t for t in outputs if isinstance(t, Tensor)])
             for i, p in enumerate(self.params):
                 if id(p) not in reached:
                     self._mark(i, None)
@@ -211,22 +211,3 @@ class Reducer:
     def remove(self) -> None:
         for h in self.handles:
             h.remove()
-
-
-def _reachable_leaves(outputs) -> set:
-    """ids of the leaf tensors whose AccumulateGrad nodes the graphs of ``outputs`` reach."""
-    seen, found = set(), set()
-    stack = [t._grad_fn for t in outputs if isinstance(t, Tensor) and t._grad_fn is not None]
-    for t in outputs:
-        if isinstance(t, Tensor) and t._grad_fn is None and t._requires_grad:
-            found.add(id(t))
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen.add(fn)
-        if type(fn) is AccumulateGrad:
-            found.add(id(fn.variable))
-            continue
-        stack.extend(nxt for nxt, _ in fn._next)
-    return found
