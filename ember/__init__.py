@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
-                     get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
+                     get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
 from ._device import device

@@ -111,11 +111,11 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
     """An ndarray (possibly sharing memory with ``data``) of ``dtype`` or the inferred dtype."""
     if isinstance(data, Tensor):
         arr = data._data
-        return arr.astype(dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
+        return _astype(arr, dtype.np) if dtype is not None and arr.dtype != dtype.np else arr
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
         check_numpy(arr)
-        return arr if dtype is None or arr.dtype == dtype.np else arr.astype(dtype.np)
+        return arr if dtype is None or arr.dtype == dtype.np else _astype(arr, dtype.np)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if not isinstance(data, _SEQ) and isinstance(data, Sequence):
@@ -135,8 +135,16 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
     if arr.dtype != target.np:
         if target._kind == 1 and arr.size:
             _check_int_range(arr, target)
-        arr = arr.astype(target.np)
+        arr = _astype(arr, target.np)
     return arr
+
+
+def _astype(arr: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """``arr`` cast to ``dt``; a float too large for a narrower float type becomes inf silently, as in torch."""
+    if dt.kind == "f" and arr.dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            return arr.astype(dt)
+    return arr.astype(dt)
 
 
 def _check_int_range(arr: np.ndarray, target: D.dtype) -> None:

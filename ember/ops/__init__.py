@@ -24,6 +24,7 @@ from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, ex
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
 from .unary import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
 from .random import normal, bernoulli, multinomial, poisson
+from . import _op
 from ._op import Op, _registry
 
 __all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and type(v) is not type(_op)]  # no submodules

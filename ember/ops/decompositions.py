@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import _mode
 from ._op import Op, unsupported
 from .indexing import where
-from .reduction import Norm, _dims
+from .reduction import Norm
 from .shape import cat
 from .linalg import _dt_title, matmul
 
@@ -402,7 +402,7 @@ class LinalgQr(Op):
             mm = r @ gr.mT - gq.mT @ q
             b = gq + q @ _copyltu(mm)
             return b @ _inv_t(r)
-        x, y, gx, gy = r[..., :, :m], r[..., :, m:], gr[..., :, :m], gr[..., :, m:]
+        x, gx, gy = r[..., :, :m], gr[..., :, :m], gr[..., :, m:]
         gq = gq + a[..., :, m:] @ gy.mT
         mm = x @ gx.mT - gq.mT @ q
         gu = (gq + q @ _copyltu(mm)) @ _inv_t(x)
@@ -557,7 +557,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), 2/-2 (largest/smallest singular value), inf/-inf
     (max/min row sum)."""
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:

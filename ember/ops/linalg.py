@@ -592,7 +592,7 @@ class LinalgCross(Op):
 def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (torch.cross: the first size-3 dim when None)."""
     if input.ndim != other.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     except ValueError:

@@ -104,6 +104,14 @@ def test_tensor_overflow_and_range_errors():
     both(lambda lib: lib.tensor([1.7, -2.7], dtype=lib.int64))
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("make", [lambda lib: lib.tensor([1e308, -1e308, 1.0], dtype=lib.float32),
+                                  lambda lib: lib.tensor(np.array([1e6, 2.0]), dtype=lib.float16),
+                                  lambda lib: lib.as_tensor([[1e300], [3.0]], dtype=lib.float32)])
+def test_tensor_float_overflow_becomes_inf_silently(make):
+    both(make)
+
+
 def test_tensor_requires_grad_argument():
     for lib in LIBS:
         t = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -25,7 +25,7 @@ def test_wraps_module_like_torch(kw):
 
 
 def test_forward_backward_and_state_dict_through_wrapper():
-    (ei, e), (ti, t) = _wrapped(ember), _wrapped(torch)
+    (_, e), (ti, t) = _wrapped(ember), _wrapped(torch)
     e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})  # 'module.' keys load into the wrapper
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
     ye, yt = e(ember.tensor(x)), t(torch.tensor(x))

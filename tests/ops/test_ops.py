@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import oracle
 from oracle import check, ember, torch
 from op_db import OPS, BROADCAST_BINARY, OpInfo, Sample, call
 

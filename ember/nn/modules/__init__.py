@@ -17,14 +17,14 @@ from .fold import *  # noqa: E402,F401,F403
 
 __all__ += [*_conv.__all__, *_pooling.__all__, *_padding.__all__, *_upsampling.__all__, *_pixelshuffle.__all__,
             *_fold.__all__]
-from .activation import *  # noqa: F401,F403
-from .activation import __all__ as _activation_all
-from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm
-from .dropout import Dropout, Dropout2d, AlphaDropout
-from .sparse import Embedding, EmbeddingBag
-from .flatten import Flatten, Unflatten
-from .loss import *  # noqa: F401,F403
-from .loss import __all__ as _loss_all
+from .activation import *  # noqa: E402,F401,F403
+from .activation import __all__ as _activation_all  # noqa: E402
+from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm  # noqa: E402
+from .dropout import Dropout, Dropout2d, AlphaDropout  # noqa: E402
+from .sparse import Embedding, EmbeddingBag  # noqa: E402
+from .flatten import Flatten, Unflatten  # noqa: E402
+from .loss import *  # noqa: E402,F401,F403
+from .loss import __all__ as _loss_all  # noqa: E402
 
 __all__ += [*_activation_all, "BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
             "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "EmbeddingBag", "Flatten", "Unflatten", *_loss_all]

@@ -101,7 +101,7 @@ class RNNBase(Module):
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}", stacklevel=2)
         if not isinstance(hidden_size, int):
             raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
@@ -193,7 +193,7 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {which} size {shape}, got {list(s.shape)}")
 
     def forward(self, input, hx=None):
-        mode, lstm = self.mode, self.mode == "LSTM"
+        lstm = self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)
         unbatched = False
         if packed:
