@@ -919,3 +919,4 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
 
 
 from ._functional_attention import *  # noqa: E402,F401,F403 - scaled_dot_product_attention, multi-head attention
+from ._functional_ctc import *  # noqa: E402,F401,F403 - ctc_loss

@@ -1627,6 +1627,16 @@ def _surface_entries():
     return [*_surface_binding_entries(), *_surface_op_entries(), *_surface_composite_entries()]
 
 
+def _ctc_entries():
+    """F.ctc_loss (not twice differentiable in torch either)."""
+    def samples(rng):
+        yield Sample((_r(rng, (6, 3, 5), F64), np.array([[1, 1, 2], [3, 4, 0], [2, 3, 4]]), np.array([6, 4, 5]),
+                      np.array([3, 1, 3])), "T,N,C padded")
+        yield Sample((_r(rng, (5, 4)), np.array([2, 3]), np.array(5), np.array(2)), "T,C unbatched")
+    return [OpInfo(f"F.ctc_loss {red}", lambda lib, x, tg, il, tl, r=red: lib.nn.functional.ctc_loss(
+        x.log_softmax(-1), tg, il, tl, reduction=r), samples, gradgrad=False) for red in ("mean", "sum", "none")]
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1656,6 +1666,7 @@ OPS: list[OpInfo] = [
     *_nn_entries(),
     *_family_entries(),
     *_surface_entries(),
+    *_ctc_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
