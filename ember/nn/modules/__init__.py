@@ -25,9 +25,11 @@ from .sparse import Embedding, EmbeddingBag  # noqa: E402
 from .flatten import Flatten, Unflatten  # noqa: E402
 from .loss import *  # noqa: E402,F401,F403
 from .loss import __all__ as _loss_all  # noqa: E402
+from .syncbatchnorm import SyncBatchNorm  # noqa: E402
 
 __all__ += [*_activation_all, "BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-            "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "EmbeddingBag", "Flatten", "Unflatten", *_loss_all]
+            "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "EmbeddingBag", "Flatten", "Unflatten", *_loss_all,
+            "SyncBatchNorm"]
 
 # recurrent layers
 from . import rnn as _rnn  # noqa: E402
