@@ -20,7 +20,7 @@ def _lse3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """log(exp(a) + exp(b) + exp(c)) elementwise, -inf where all three are."""
     m = np.maximum(np.maximum(a, b), c)
     m0 = np.where(m == _NEG, 0, m)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # nan/inf log-probs give nan losses, silently as in torch
         return m0 + np.log(np.exp(a - m0) + np.exp(b - m0) + np.exp(c - m0))
 
 
@@ -143,7 +143,8 @@ def _nll(alpha: np.ndarray, lay: _Layout) -> np.ndarray:
             out[i] = 0 if end == 1 else np.inf
             continue
         a = alpha[steps - 1, i]
-        out[i] = -np.logaddexp(a[end - 1], a[end - 2] if end >= 2 else _NEG)
+        with np.errstate(invalid="ignore"):
+            out[i] = -np.logaddexp(a[end - 1], a[end - 2] if end >= 2 else _NEG)
     return out
 
 
