@@ -26,9 +26,12 @@ Backward formulas never unbroadcast: the engine sums each gradient back to its i
 A backward formula is written in ember ops so that create_graph=True differentiates it again. Without a
 graph (grad mode off while the engine runs) and with no forward-AD / vmap level active (``_mode.interpose``
 is None: a level must see every op), a few hot formulas (mm/addmm, log_softmax, nll_loss, the engine's
-broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. Each such
-path is tested bit-equal to its differentiable formula (tests/ops/test_raw_backward.py and
-tests/autograd/test_engine_fast_paths.py).
+broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. An op
+declares such a path as ``raw(ctx, grad, *saved)`` next to its ``backward``: the same formula with the saved
+values as arrays (``_apply`` calls it instead of ``backward`` in that case), each step the ``forward`` kernel
+of the op the differentiable formula dispatches to, on the arrays that dispatch would see, results wrapped
+by ``wrap_raw`` as ``apply`` wraps them. Each such path is tested bit-equal to its differentiable formula
+(tests/ops/test_raw_backward.py and tests/autograd/test_engine_fast_paths.py).
 
 # NOTE [forward formulas]
 Forward-mode AD (NOTE [forward AD] in ember/autograd/forward_ad.py) asks an op for
@@ -90,6 +93,8 @@ class Op(G.Node):
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
     jvp = None
     _save_idx: tuple = ()
+    # Optional ``raw(ctx, grad, *saved)``: ``backward`` on the saved values' arrays (NOTE [raw backward]).
+    raw = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -156,6 +161,9 @@ class Op(G.Node):
             g = grads[0]
             if g is None:
                 return (None,) * len(self._next)
+            if self.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor:
+                r = self.raw(g, *_raw_saved(self))  # NOTE [raw backward]
+                return r if type(r) is tuple else (r,)
             r = self.backward(g)
         else:
             r = self.backward(*grads)
@@ -163,6 +171,33 @@ class Op(G.Node):
 
     def backward(self, grad):  # pragma: no cover - every op defines it
         raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+
+
+def _raw_saved(node) -> list:
+    """The saved values of ``node`` as ``saved_tensors`` gives them, tensors as their arrays."""
+    saved = node._saved
+    if not saved:  # nothing saved (the op's ``save`` is empty)
+        return ()
+    out = []
+    for s in saved:
+        if type(s) is _SavedTensor:
+            if s._unpack_hook is None and not s._freed and _vc_ok(s):
+                out.append(s._data if s._is_output else s._tensor._data)
+            else:  # hooks, freed or modified values: unpack's own path (and errors)
+                out.append(s.unpack(node)._data)
+        else:
+            out.append(s)
+    return out
+
+
+def _vc_ok(s) -> bool:
+    vc = s._vc
+    return vc is None or vc.value == s._version
+
+
+def wrap_raw(arr) -> Tensor:
+    """A raw backward's result array as a gradient tensor (as ``apply`` wraps its kernel's output)."""
+    return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
 
 
 def _zero_or_const(a):
@@ -352,4 +387,4 @@ def cast_to(arr, dtype: D.dtype):
     return arr if arr.dtype == dtype.np else arr.astype(dtype.np)
 
 
-__all__ = ["Op", "cast_to", "silent", "np", "linear", "multilinear", "unsupported"]
+__all__ = ["Op", "cast_to", "silent", "np", "linear", "multilinear", "unsupported", "wrap_raw"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._op import Op, silent, multilinear, linear
+from ._op import Op, silent, multilinear, linear, wrap_raw
 from . import _inplace as _IP
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
@@ -186,6 +186,9 @@ class Sub(Op):
     def backward(ctx, grad):
         return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
 
+    def raw(ctx, grad):
+        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha))
+
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], 1, -args[2])
@@ -207,6 +210,9 @@ class Rsub(Sub):
     def backward(ctx, grad):
         return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
 
+    def raw(ctx, grad):
+        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha)), grad
+
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], -args[2], 1)
@@ -227,6 +233,12 @@ class Mul(Op):
         n0, n1 = ctx._next
         return (grad * other if n0[0] is not None else None,
                 grad * self if n1[0] is not None else None)
+
+    def raw(ctx, grad, self, other):
+        n0, n1 = ctx._next
+        g = grad._data
+        return (wrap_raw(_mul(g, other)) if n0[0] is not None else None,
+                wrap_raw(_mul(g, self)) if n1[0] is not None else None)
 
     jvp = multilinear
 
@@ -250,6 +262,14 @@ class Div(Op):
         n0, n1 = ctx._next
         ga = grad / other if n0[0] is not None else None
         gb = -grad * self / (other * other) if n1[0] is not None else None
+        return ga, gb
+
+    def raw(ctx, grad, self, other):
+        n0, n1 = ctx._next
+        g = grad._data
+        div = Div.forward
+        ga = wrap_raw(div(None, g, other)) if n0[0] is not None else None
+        gb = wrap_raw(div(None, _mul(_neg(g), self), _mul(other, other))) if n1[0] is not None else None
         return ga, gb
 
     @staticmethod
@@ -276,7 +296,15 @@ class Neg(Op):
     def backward(ctx, grad):
         return -grad
 
+    def raw(ctx, grad):
+        return wrap_raw(_neg(grad._data))
+
     jvp = linear
+
+
+def _neg(a):
+    """``Neg``'s kernel (what ``-grad`` computes)."""
+    return Neg.forward(None, a)
 
 
 def _int_pow(base, exponent):

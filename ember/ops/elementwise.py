@@ -16,8 +16,9 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
-from ._op import Op, silent, unsupported
+from ._op import Op, silent, unsupported, wrap_raw
 from ._inplace import _title
+from . import arithmetic as _A
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
 
@@ -329,6 +330,26 @@ _UNARY = {
                 _NONE, 0, "Rad2DegBackward0"),
 }
 _UOPS = {pub: _unary(name, fwd, bwd, save, n, tn) for pub, (name, fwd, bwd, save, n, tn) in _UNARY.items()}
+
+# NOTE [raw backward] (ember/ops/_op.py): some formulas of _UNARY on arrays, each step the kernel its dispatch runs.
+_RAW = {
+    "exp": lambda g, r: _A._mul(g, r),
+    "log": lambda g, x: _A.Div.forward(None, g, x),
+    "tanh": lambda g, r: _fb.TanhBackward.forward(None, g, r),
+    "sigmoid": lambda g, r: _fb.SigmoidBackward.forward(None, g, r),
+    "sqrt": lambda g, r: _A.Div.forward(None, g, _A._mul(r, 2)),
+    "reciprocal": lambda g, r: _A._mul(_A._neg(g), _A._mul(r, r)),
+}
+
+
+def _raw_method(formula):
+    def raw(ctx, grad, saved):
+        return wrap_raw(formula(grad._data, saved))
+    return raw
+
+
+for _pub, _formula in _RAW.items():
+    _UOPS[_pub].raw = _raw_method(_formula)
 
 
 def _unary_function(pub: str):

@@ -35,6 +35,33 @@ CASES = {
                              [(6, 5), ("int", (6,), 5)]),
     "nll_none_1d": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t, reduction="none"), [(5,), ("int", (), 5)]),
     "nll_2d_image": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t), [(2, 3, 4, 2), ("int", (2, 4, 2), 3)]),
+    # elementwise ops with a ``raw`` formula: broadcasting, 0-d operands, Python scalars, mixed dtypes
+    "mul": (lambda lib, a, b: a * b, [(3, 4), (3, 4)]),
+    "mul_broadcast": (lambda lib, a, b: a * b, [(2, 1, 4), (3, 1)]),
+    "mul_0d": (lambda lib, a, b: a * b, [(), (5,)]),
+    "mul_scalar": (lambda lib, a: 2.5 * a * 3, [(4,)]),
+    "mul_mixed_dtype": (lambda lib, a, b: a * b.double(), [(3,), (3,)]),
+    "mul_square": (lambda lib, a: a * a, [(2, 3)]),
+    "div": (lambda lib, a, b: a / (b * b + 0.5), [(3, 4), (3, 4)]),
+    "div_broadcast": (lambda lib, a, b: a / (b * b + 0.5), [(4, 1), (1, 3)]),
+    "div_0d": (lambda lib, a, b: a / (b * b + 0.5), [(), ()]),
+    "div_scalar": (lambda lib, a: a / 3.0, [(5,)]),
+    "rdiv_scalar": (lambda lib, a: 2.0 / (a * a + 0.5), [(5,)]),
+    "div_mixed_dtype": (lambda lib, a, b: a.double() / (b * b + 0.5), [(3,), (3,)]),
+    "sub": (lambda lib, a, b: a - b, [(2, 3), (3,)]),
+    "sub_alpha": (lambda lib, a, b: lib.sub(a, b, alpha=2.5), [(2, 3), (2, 3)]),
+    "rsub": (lambda lib, a: 1.5 - a, [(4,)]),
+    "rsub_alpha": (lambda lib, a, b: lib.rsub(a, b, alpha=0.5), [(3,), (2, 3)]),
+    "neg": (lambda lib, a: -a, [(2, 2)]),
+    "neg_0d": (lambda lib, a: -a, [()]),
+    "exp": (lambda lib, a: lib.exp(a), [(3, 2)]),
+    "log": (lambda lib, a: lib.log(a * a + 0.5), [(4,)]),
+    "tanh": (lambda lib, a: lib.tanh(a), [(2, 3)]),
+    "tanh_0d": (lambda lib, a: lib.tanh(a), [()]),
+    "sigmoid": (lambda lib, a: lib.sigmoid(a), [(5,)]),
+    "sqrt": (lambda lib, a: lib.sqrt(a * a + 0.5), [(3,)]),
+    "reciprocal": (lambda lib, a: lib.reciprocal(a * a + 0.5), [(2, 2)]),
+    "chain": (lambda lib, a, b: lib.exp(lib.tanh(a * b + b) - b) / 3.0, [(4,), (4,)]),
 }
 
 
@@ -43,7 +70,7 @@ def _array(rng, spec, dtype):
         return rng.integers(0, spec[2], spec[1]).astype(np.int64)
     if spec and spec[0] == "const":
         return _Const(rng.uniform(0.5, 2, spec[1]).astype(dtype))
-    return rng.uniform(-1, 1, spec).astype(dtype)
+    return np.asarray(rng.uniform(-1, 1, spec)).astype(dtype)
 
 
 class _Const(np.ndarray):
@@ -60,7 +87,7 @@ def _free(a) -> bool:
 def _grads(fn, arrays, need, create_graph):
     ts = [ember.tensor(np.asarray(a), requires_grad=r and _free(a)) for a, r in zip(arrays, need)]
     out = fn(ember, *ts)
-    g = ember.tensor(np.random.default_rng(1).uniform(-1, 1, out.shape).astype(out.detach().numpy().dtype))
+    g = ember.tensor(np.asarray(np.random.default_rng(1).uniform(-1, 1, out.shape)).astype(out.detach().numpy().dtype))
     wanted = [t for t in ts if t.requires_grad]
     return ember.autograd.grad(out, wanted, g, create_graph=create_graph)
 
@@ -86,7 +113,31 @@ def test_cases_match_torch(name) -> None:
     fn, shapes = CASES[name]
     rng = np.random.default_rng(2)
     arrays = [_array(rng, s, np.float32) for s in shapes]
-    check(fn, *[np.asarray(a) for a in arrays], gradgrad=True, requires_grad=[_free(a) for a in arrays])
+    for gradgrad in (False, True):  # the raw path (create_graph=False) and the differentiable one
+        check(fn, *[np.asarray(a) for a in arrays], gradgrad=gradgrad, requires_grad=[_free(a) for a in arrays])
+
+
+def test_raw_backward_checks_versions_and_hooks() -> None:
+    """The raw path unpacks saved values as ``saved_tensors`` does: in-place changes are refused, pack/unpack
+    hooks run, and a second backward through a freed graph raises."""
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    b = ember.tensor([3.0, 4.0], requires_grad=True)
+    y = a * 1
+    out = (y * b).sum()
+    with ember.no_grad():
+        y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+    seen = []
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t.detach() * 2, lambda t: seen.append(1) or t):
+        out = (a * b).sum()
+    out.backward(retain_graph=True)
+    assert len(seen) == 2
+    np.testing.assert_array_equal(a.grad.numpy(), [6.0, 8.0])  # the packed (doubled) b
+    e = ember.exp(a).sum()
+    e.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        e.backward()
 
 
 def test_levels_see_every_op_of_a_backward() -> None:
