@@ -1671,6 +1671,7 @@ def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
 _graph._wrap = _wrap
 _graph._wrap_plain = _wrap_any
 _graph._rewrap = _rewrap
+_graph._VersionCounter = _VersionCounter
 
 
 def _needs_graph(t: Tensor) -> bool:

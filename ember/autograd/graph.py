@@ -300,7 +300,11 @@ class SavedTensor:
             if self._is_output and owner is not None and self._requires_grad:
                 return _rewrap(t._data, t._dtype, owner, self._output_nr)
             return t
-        if self._vc is not None and self._vc.value != self._version:
+        vc = self._vc
+        if vc is None and self._tensor is not None:  # NOTE [lazy version counters]
+            vc = self._tensor._vc
+        if vc is not None and vc.value != self._version:
+            self._vc = vc
             _raise_modified(self, owner)
         if self._is_output:
             if owner is None or not self._requires_grad:
@@ -382,14 +386,24 @@ _hook_state = _HookState()
 _new = object.__new__
 
 
+# NOTE [lazy version counters]: a tensor gets its version counter when it is first changed in place, viewed,
+# detached or saved as an op's output. Saving an input that has none yet records version 0 and no counter:
+# the SavedTensor keeps the tensor, so unpack reads the tensor's counter then (any in-place change since
+# has created it, at a version above 0). An output is saved as its array alone (no cycle), so it needs its
+# counter now.
 def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
     """Save ``t`` (a Tensor) for backward; outputs keep only their array (no cycle)."""
     s = _new(SavedTensor)
     vc = t._vc
-    if vc is None:
-        vc = t._version_counter()
-    s._vc = vc
-    s._version = vc.value
+    if vc is not None:
+        s._vc = vc
+        s._version = vc.value
+    elif is_output:
+        s._vc = t._vc = _VersionCounter()
+        s._version = 0
+    else:
+        s._vc = None
+        s._version = 0
     s._is_output = is_output
     s._output_nr = output_nr
     s._freed = False
@@ -481,6 +495,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
 
 
 # Bound at the end of ember._tensor (import cycle).
+_VersionCounter = None
 _wrap = None
 _wrap_plain = None
 _rewrap = None

@@ -181,18 +181,23 @@ def _raw_saved(node) -> list:
     out = []
     for s in saved:
         if type(s) is _SavedTensor:
-            if s._unpack_hook is None and not s._freed and _vc_ok(s):
-                out.append(s._data if s._is_output else s._tensor._data)
-            else:  # hooks, freed or modified values: unpack's own path (and errors)
-                out.append(s.unpack(node)._data)
+            if s._unpack_hook is None and not s._freed:  # SavedTensor.unpack's checks, inlined
+                vc = s._vc
+                if s._is_output:
+                    if vc is None or vc.value == s._version:
+                        out.append(s._data)
+                        continue
+                else:
+                    t = s._tensor
+                    if vc is None:
+                        vc = t._vc
+                    if vc is None or vc.value == s._version:
+                        out.append(t._data)
+                        continue
+            out.append(s.unpack(node)._data)  # hooks, freed or modified values: unpack's own path (and errors)
         else:
             out.append(s)
     return out
-
-
-def _vc_ok(s) -> bool:
-    vc = s._vc
-    return vc is None or vc.value == s._version
 
 
 def wrap_raw(arr) -> Tensor:

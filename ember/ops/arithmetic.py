@@ -92,6 +92,14 @@ def _binary(ufunc):
     """forward(a, b) computing ``ufunc`` in the promoted dtype, with torch's broadcast error."""
 
     def compute(a, b):
+        if type(a) is _nd and type(b) is _nd and a.dtype == b.dtype:  # same dtype: nothing to promote or cast
+            try:
+                out = ufunc(a, b)
+            except ValueError:
+                raise _broadcast_error(a, b) from None
+            if type(out) is _nd and out.dtype == a.dtype:
+                return out
+            return np.asarray(out).astype(a.dtype, copy=False)
         dt = _rt(a, b)
         a, b = _prep(a, b, dt)
         try:
@@ -116,6 +124,8 @@ _log = silent(np.log)
 
 
 def _to_float(a, b):
+    if type(a) is _nd and a.dtype.kind == "f" and ((type(b) is _nd and b.dtype == a.dtype) or type(b) is _float):
+        return a, b  # the common cases: already one floating dtype
     dt = _rt(a, b)
     if dt.kind in "biu":
         dt = D.get_default_dtype().np
