@@ -144,6 +144,20 @@ def _validate(fn, grads, edges):
     return out
 
 
+def _fixed(fn, result, edges, nxt, nr, g):
+    """``g``, the gradient ``fn`` returned for edge ``(nxt, nr)``, as ``_validate`` makes it (raising as it does)."""
+    try:
+        fixed = _validate(fn, result, edges)
+    except Exception:
+        if _anomaly._enabled:
+            _anomaly._warn_error_in(fn)
+        raise
+    for j, (e, r) in enumerate(zip(edges, result)):
+        if r is g and e[0] is nxt and e[1] == nr:
+            return fixed[j]
+    raise AssertionError("unreachable: the gradient is in the result")  # pragma: no cover
+
+
 def _sum_to_arr(g: Tensor, shape) -> Tensor:
     """``g.sum_to_size(shape)`` on arrays, for create_graph=False: the same NumPy sum ``Sum`` computes."""
     arr = g._data
@@ -355,15 +369,9 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                         r = hook(tuple(result), tuple(grads))
                         if r is not None:
                             result = _checked_all(hook, result, r)
-                elif edges:
-                    # the common case inline: each gradient already has its input's shape and dtype
-                    for (nxt, nr), g in zip(edges, result):
-                        if nxt is not None and g is not None:
-                            shape, dt = nxt._meta_out[nr]
-                            if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
-                                result = _validate(fn, result, edges)
-                                break
                 if check_nan:
+                    if edges:
+                        result = _validate(fn, result, edges)
                     _nan_check(fn, result)
             except Exception:
                 if _anomaly._enabled:
@@ -375,6 +383,10 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                 if nxt is None:
                     continue
                 if g is not None:
+                    # (each gradient must have its input's shape and dtype: checked here, fixed in the rare case)
+                    shape, dt = nxt._meta_out[nr]
+                    if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
+                        g = _fixed(fn, result, edges, nxt, nr, g)
                     buf = buffers.get(nxt)
                     if buf is None:
                         buf = buffers[nxt] = [None] * len(nxt._meta_out)

@@ -138,3 +138,54 @@ def test_second_gradient_of_an_input_is_added_in_place() -> None:
     finally:
         E._np_add = orig
     assert seen == [True] * 4
+
+
+def _returning(lib, grads_of):
+    """A custom Function of (a, b, c) whose backward returns ``grads_of(lib, g)`` (possibly the same tensor twice)."""
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c):
+            return a * b * c
+
+        @staticmethod
+        def backward(ctx, g):
+            return grads_of(lib, g)
+    return F
+
+
+@pytest.mark.parametrize("case", ["same_tensor_broadcast_twice", "dtype_and_shape", "one_fixed_one_kept"])
+def test_gradients_fixed_per_input_as_torch(case) -> None:
+    """The engine sums/casts each returned gradient to its own input's shape and dtype, even when one
+    tensor is returned for several inputs that need different fixes (checked while accumulating)."""
+    grads_of = {
+        "same_tensor_broadcast_twice": lambda lib, g: (g, g, g),
+        "dtype_and_shape": lambda lib, g: (g.double(), g, g.double()),
+        "one_fixed_one_kept": lambda lib, g: (g, g * 2, None),
+    }[case]
+
+    def run(lib):
+        a = lib.tensor(np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3), requires_grad=True)
+        b = lib.tensor(np.array([[0.5], [2.0]], np.float32), requires_grad=True)
+        c = lib.tensor(np.array([1.5, -1.0, 0.25], np.float32), requires_grad=True)
+        (_returning(lib, grads_of).apply(a, b, c) * 3).sum().backward()
+        return [t.grad for t in (a, b, c)]
+
+    for e, t in zip(run(ember), run(torch)):
+        if t is None:
+            assert e is None
+        else:
+            assert e.dtype == ember.float32 and tuple(e.shape) == tuple(t.shape)
+            assert_close(e, t)
+
+
+def test_invalid_gradient_names_its_index_as_torch() -> None:
+    def run(lib):
+        a, b, c = (lib.ones(*s, requires_grad=True) for s in ((2, 3), (2, 1), (3,)))
+        _returning(lib, lambda lib, g: (g, g, lib.ones(2, 2))).apply(a, b, c).sum().backward()
+
+    with pytest.raises(RuntimeError) as e:
+        run(ember)
+    with pytest.raises(RuntimeError) as t:
+        run(torch)
+    assert str(e.value).split(" - ")[1] == str(t.value).split(" - ")[1]
+    assert "invalid gradient at index 2" in str(e.value)
