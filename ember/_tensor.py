@@ -15,7 +15,7 @@ from ._dtype import NotAScalar as _NotAScalar
 from ._device import device as _device_cls, _cpu, _check_device
 from ._layout import strided as _strided
 from .autograd import graph as _graph
-from .autograd.grad_mode import _mode
+from .autograd.grad_mode import _mode, _inference_blocks
 from .autograd import _provenance as _prov
 
 __all__ = ["Tensor"]
@@ -1610,7 +1610,7 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     t._vc = None
     t._base = None
     t._acc = None
-    t._ext = {"inference": True} if _mode.inference else None
+    t._ext = {"inference": True} if _inference_blocks[0] and _mode.inference else None
     return t
 
 
@@ -1626,7 +1626,7 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
     t._vc = None
     t._base = None
     t._acc = None
-    t._ext = {"inference": True} if _mode.inference else None
+    t._ext = {"inference": True} if _inference_blocks[0] and _mode.inference else None
     return t
 
 

@@ -140,6 +140,12 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
+# How many inference_mode blocks are open, over all threads. While none is, no thread's ``_mode.inference``
+# can be True, so the tensor constructors (once per op) skip reading the thread-local state.
+_inference_blocks = [0]
+_blocks_lock = threading.Lock()
+
+
 class inference_mode(_DecoratorContextManager):
     """Like no_grad, and tensors made inside are inference tensors that can never join a graph."""
 
@@ -162,9 +168,13 @@ class inference_mode(_DecoratorContextManager):
             _mode.inference = True
         else:
             _mode.inference = False
+        with _blocks_lock:
+            _inference_blocks[0] += 1
 
     def __exit__(self, *exc) -> None:
         _mode.grad_enabled, _mode.inference = self.prev
+        with _blocks_lock:
+            _inference_blocks[0] -= 1
 
     def clone(self):
         return self.__class__(self.mode)

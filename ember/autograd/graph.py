@@ -383,6 +383,10 @@ class _HookState(threading.local):
 
 
 _hook_state = _HookState()
+# How many saved_tensors_hooks blocks are open, over all threads: while none is, saving skips the thread-local
+# hook stack.
+_hook_blocks = [0]
+_blocks_lock = threading.Lock()
 _new = object.__new__
 
 
@@ -422,7 +426,7 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
                            "inference mode in computation tracked by autograd. To work around this, you can make a "
                            "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
                            "`torch.inference_mode()`.")
-    stack = _hook_state.stack
+    stack = _hook_state.stack if _hook_blocks[0] else None
     if stack:
         if _hook_state.disabled:
             raise RuntimeError(_hook_state.disabled)
@@ -445,10 +449,14 @@ class saved_tensors_hooks:
         if _hook_state.disabled:
             raise RuntimeError(_hook_state.disabled)
         _hook_state.stack = _hook_state.stack + ((self.pack_hook, self.unpack_hook),)
+        with _blocks_lock:
+            _hook_blocks[0] += 1
         return self
 
     def __exit__(self, *exc) -> None:
         _hook_state.stack = _hook_state.stack[:-1]
+        with _blocks_lock:
+            _hook_blocks[0] -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):

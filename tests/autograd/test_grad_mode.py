@@ -210,3 +210,29 @@ def test_inference_tensor_usable_where_not_saved():
             z.mul_(2)
         return x.grad, z, (z * 2).is_inference()
     same(fn)
+
+
+def test_inference_mode_is_per_thread_while_blocks_are_open_elsewhere():
+    """Tensors made in one thread while another thread sits in an inference_mode block are ordinary ones; nested
+    inference_mode(False) blocks make ordinary tensors; after every block closes, nothing is inference."""
+    def fn(lib):
+        inside, release, seen = threading.Event(), threading.Event(), {}
+
+        def worker():
+            with lib.inference_mode():
+                seen["worker"] = lib.ones(2).exp().is_inference()
+                inside.set()
+                release.wait(10)
+        t = threading.Thread(target=worker)
+        t.start()
+        inside.wait(10)
+        seen["main_while_open"] = (lib.ones(2) * 2).is_inference()
+        with lib.inference_mode():
+            with lib.inference_mode(False):
+                seen["nested_false"] = (lib.ones(2) + 1).is_inference()
+            seen["nested_true"] = (lib.ones(2) + 1).is_inference()
+        release.set()
+        t.join()
+        seen["after"] = lib.ones(2).tanh().is_inference()
+        return seen
+    same(fn)

@@ -346,3 +346,32 @@ def test_saved_input_changed_after_save_through_late_aliases(case, op):
         cut = " which is output" if case == "base_of_saved_view" else " Hint"
         assert str(e).split(cut)[0] == str(t).split(cut)[0]
         assert str(e).split(" is at version")[1].split(" Hint")[0] == str(t).split(" is at version")[1].split(" Hint")[0]
+
+
+def test_saved_tensors_hooks_are_per_thread_while_open_elsewhere():
+    """A saved_tensors_hooks block open in another thread packs nothing saved in this one; after the blocks
+    close (and under disable_saved_tensors_hooks in this thread), saving is plain again."""
+    import threading
+
+    def run(lib):
+        inside, release, log = threading.Event(), threading.Event(), []
+
+        def worker():
+            with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append("pack") or t, lambda t: t):
+                inside.set()
+                release.wait(10)
+        t = threading.Thread(target=worker)
+        t.start()
+        inside.wait(10)
+        x = leaf(lib)
+        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            y = (x.exp() * x).sum()
+        release.set()
+        t.join()
+        z = (x.tanh() * x).sum()
+        (y + z).backward()
+        return log, x.grad
+
+    (le, ge), (lt, gt) = both(run)
+    assert le == lt == []
+    assert_close(ge, gt)
