@@ -162,7 +162,7 @@ class Op(G.Node):
             if g is None:
                 return (None,) * len(self._next)
             if self.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor:
-                r = self.raw(g, *_raw_saved(self))  # NOTE [raw backward]
+                r = self.raw(g, *_raw_saved(self)) if self._saved else self.raw(g)  # NOTE [raw backward]
                 return r if type(r) is tuple else (r,)
             r = self.backward(g)
         else:
@@ -175,11 +175,8 @@ class Op(G.Node):
 
 def _raw_saved(node) -> list:
     """The saved values of ``node`` as ``saved_tensors`` gives them, tensors as their arrays."""
-    saved = node._saved
-    if not saved:  # nothing saved (the op's ``save`` is empty)
-        return ()
     out = []
-    for s in saved:
+    for s in node._saved:
         if type(s) is _SavedTensor:
             if s._unpack_hook is None and not s._freed:  # SavedTensor.unpack's checks, inlined
                 vc = s._vc
