@@ -130,22 +130,30 @@ def _validate(fn, grads, edges):
         if not isinstance(g, Tensor):
             raise TypeError(f"function {fn.name()} returned a gradient of type {type(g).__name__} at "
                             f"index {i}; expected a Tensor or None")
-        if g._data.shape != shape:
-            if not _expandable(shape, g._data.shape):
-                raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                                   f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
-            # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
-            g = _sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None else g.sum_to_size(shape)
-        if g._dtype is not dt:
-            g = g.to(dt)
+        if g._data.shape != shape and not _expandable(shape, g._data.shape):
+            raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
         if out is grads:
             out = list(grads)
-        out[i] = g
+        out[i] = _conform(g, shape, dt)
     return out
+
+
+def _conform(g: Tensor, shape, dt) -> Tensor:
+    """A valid gradient (a Tensor of a shape that expands to ``shape``) summed to ``shape`` and cast to ``dt``."""
+    if g._data.shape != shape:
+        # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
+        g = _sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None else g.sum_to_size(shape)
+    if g._dtype is not dt:
+        g = g.to(dt)
+    return g
 
 
 def _fixed(fn, result, edges, nxt, nr, g):
     """``g``, the gradient ``fn`` returned for edge ``(nxt, nr)``, as ``_validate`` makes it (raising as it does)."""
+    shape, dt = nxt._meta_out[nr]
+    if type(g) is Tensor and _expandable(shape, g._data.shape):  # the common case (a broadcast gradient): no error
+        return _conform(g, shape, dt)
     try:
         fixed = _validate(fn, result, edges)
     except Exception:
