@@ -40,10 +40,16 @@ GUARD_N_OPS = {"G1": 120}  # long chains underflow the gradient of x to 0: the g
 RTOL = 1e-3                 # guard: |e - t| <= RTOL * |t| + RTOL * max|t|
 
 
+def _installed(pkg: str) -> bool:
+    try:
+        return importlib.util.find_spec(pkg) is not None
+    except ModuleNotFoundError:  # a submodule ("autograd.numpy") whose parent package is missing
+        return False
+
+
 def _libraries() -> list[str]:
     """ember, torch, the floor, and every peer whose packages are installed (the bench extra)."""
-    return [name for name in LIBRARIES
-            if all(importlib.util.find_spec(pkg) is not None for pkg in PEER_PACKAGES.get(name, ()))]
+    return [name for name in LIBRARIES if all(_installed(pkg) for pkg in PEER_PACKAGES.get(name, ()))]
 
 
 def _env(threads: int) -> dict:
