@@ -17,9 +17,11 @@
    The cyclic GC is paused during the walk (it creates no cycles; the collector's passes over
    a large live graph only cost time).
 4. Running a node: tensor pre-hooks (then retain_grad hooks), capture for ``autograd.grad``,
-   node pre-hooks, the backward formula (grad mode on only with ``create_graph``), shape and
-   dtype of each gradient made to match the input (broadcast gradients are summed here, once,
-   for every op), post hooks, and the saved tensors freed unless ``retain_graph``.
+   node pre-hooks, the backward formula (grad mode on only with ``create_graph``), post hooks, the
+   saved tensors freed unless ``retain_graph``, and each gradient added to its input's buffer. Each
+   gradient is made to match its input's shape and dtype (broadcast gradients are summed here, once,
+   for every op): as it is added, in the same pass over the edges, or before the post hooks and the
+   anomaly nan check when there are any (they see valid gradients).
 """
 from __future__ import annotations
 
