@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+from . import _malloc  # noqa: F401 - first: glibc malloc thresholds for large NumPy buffers
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
