@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from . import _malloc  # noqa: F401 - first: glibc malloc thresholds for large NumPy buffers
+from . import _lazy
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
@@ -21,20 +22,22 @@ from ._factories import (tensor, as_tensor, asarray, from_numpy, zeros, ones, fu
                          linspace, logspace, rand, randn, randint, randperm, zeros_like, ones_like, full_like,
                          empty_like, rand_like, randn_like, randint_like, scalar_tensor)
 from .ops import *  # noqa: F401,F403 - the torch.* op surface
-from . import backends, cuda, ops, nn, optim, random, utils, viz
+from . import backends, cuda, ops, nn, random
 from . import return_types
-from . import linalg  # the torch.linalg namespace
-from . import distributed  # torch.distributed on MPI (mpi4py is imported by init_process_group only)
-from . import func  # the torch.func namespace (function transforms)
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
 from ._device import device as _device_cls
-from .serialization import save, load
-from .utils.dlpack import from_dlpack
 
 __version__ = "0.1.0"
+
+# Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
+# optim, utils, viz, and save/load/from_dlpack.
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "optim": ".optim", "utils": ".utils", "viz": ".viz", "linalg": ".linalg", "distributed": ".distributed",
+    "func": ".func", "serialization": ".serialization", "save": ".serialization:save",
+    "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
