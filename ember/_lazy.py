@@ -13,8 +13,8 @@ __all__ = ["attach"]
 
 
 def attach(package: str, table: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list]]:
-    """Module ``__getattr__`` and ``__dir__`` for ``package``. ``table`` maps a public name to the module
-    (relative to the package, e.g. ``".optim"``) that is that name, or to ``"module:attr"`` for an
+    """Module ``__getattr__`` and ``__dir__`` for ``package`` (a package or a module). ``table`` maps a public
+    name to the module (relative, as in that package's own imports, e.g. ``".optim"``) that is that name, or to ``"module:attr"`` for an
     attribute of it. A resolved name is stored in the package, so later lookups are plain attribute reads."""
 
     def __getattr__(name: str):
@@ -22,7 +22,7 @@ def attach(package: str, table: dict[str, str]) -> tuple[Callable[[str], object]
         if spec is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attr = spec.partition(":")
-        value = importlib.import_module(module, package)
+        value = importlib.import_module(module, sys.modules[package].__package__)
         if attr:
             value = getattr(value, attr)
         setattr(sys.modules[package], name, value)

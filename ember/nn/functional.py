@@ -918,5 +918,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return out
 
 
-from ._functional_attention import *  # noqa: E402,F401,F403 - scaled_dot_product_attention, multi-head attention
-from ._functional_ctc import *  # noqa: E402,F401,F403 - ctc_loss
+# attention and CTC load on first use (not called from this module: a module __getattr__ serves F.<name> only)
+from .._lazy import attach as _attach  # noqa: E402
+
+__getattr__, __dir__ = _attach(__name__, {
+    "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
+    "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
+    "ctc_loss": "._functional_ctc:ctc_loss"})

@@ -19,6 +19,11 @@ LAZY = {
     "ember.utils": {n: (f"ember.utils.{n}", None) for n in ("checkpoint", "data", "dlpack", "safetensors")},
     "ember.nn": {"parallel": ("ember.nn.parallel", None), "DataParallel": ("ember.nn.parallel", "DataParallel")},
     "ember.nn.utils": {"stateless": ("ember.nn.utils.stateless", None)},
+    "ember.nn.functional": {"scaled_dot_product_attention": ("ember.nn._functional_attention",
+                                                             "scaled_dot_product_attention"),
+                            "multi_head_attention_forward": ("ember.nn._functional_attention",
+                                                             "multi_head_attention_forward"),
+                            "ctc_loss": ("ember.nn._functional_ctc", "ctc_loss")},
     "ember.autograd": {"functional": ("ember.autograd.functional", None),
                        "forward_ad": ("ember.autograd.forward_ad", None),
                        "Variable": ("ember.autograd.variable", "Variable"),
@@ -30,6 +35,8 @@ NOT_LOADED = ["ember.optim", "ember.utils.data", "ember.utils.safetensors", "emb
               "ember.distributed", "ember.func", "ember.serialization", "ember.viz", "ember.linalg",
               "ember.nn.parallel", "ember.nn.utils.stateless",
               "ember.autograd.functional", "ember.autograd.forward_ad", "ember.autograd._explain",
+              "ember.nn._functional_attention", "ember.nn._functional_ctc", "ember.ops.ctc",
+              *(f"ember.nn.modules.{sub}" for sub in ("conv", "pooling", "activation", "loss", "rnn", "transformer")),
               "multiprocessing", "zipfile", "subprocess", "tempfile", "uuid"]
 
 
@@ -60,6 +67,20 @@ def test_every_lazy_name_resolves_to_its_object(package):
         assert getattr(pkg, name) is want, f"{package}.{name}"
         assert name in dir(pkg)
         assert name in vars(pkg)  # cached after the first lookup
+
+
+def test_lazy_layer_families_match_their_modules():
+    # the name table of ember.nn.modules is each family's __all__, and nn re-exports every layer
+    import ember.nn as nn
+    import ember.nn.modules as modules
+
+    for sub, names in modules.LAZY_FAMILIES.items():
+        family = importlib.import_module(f"ember.nn.modules.{sub}")
+        assert tuple(family.__all__) == names, sub
+        for name in names:
+            assert getattr(modules, name) is getattr(family, name) is getattr(nn, name)
+            assert name in nn.__all__ and name in dir(nn)
+        assert getattr(modules, sub) is family
 
 
 def test_submodule_import_does_not_shadow_a_function():
