@@ -33,11 +33,16 @@ from ._device import device as _device_cls
 __version__ = "0.1.0"
 
 # Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
-# optim, utils, viz, and save/load/from_dlpack.
+# optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
 __getattr__, __dir__ = _lazy.attach(__name__, {
     "optim": ".optim", "utils": ".utils", "viz": ".viz", "linalg": ".linalg", "distributed": ".distributed",
     "func": ".func", "serialization": ".serialization", "save": ".serialization:save",
-    "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack"})
+    "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack",
+    # convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
+    **{name: f".nn._functional_conv:{name}" for name in (
+        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+        "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
+    "constant_pad_nd": ".ops.resample:constant_pad_nd"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
@@ -116,11 +121,6 @@ def get_num_threads() -> int:
 
     return int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
-# convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
-from .nn._functional_conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,  # noqa: E402
-                                  max_pool2d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d, pixel_shuffle,
-                                  pixel_unshuffle)
-from .ops.resample import constant_pad_nd  # noqa: E402
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
 from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__

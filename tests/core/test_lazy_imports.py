@@ -23,7 +23,9 @@ LAZY = {
                                                              "scaled_dot_product_attention"),
                             "multi_head_attention_forward": ("ember.nn._functional_attention",
                                                              "multi_head_attention_forward"),
-                            "ctc_loss": ("ember.nn._functional_ctc", "ctc_loss")},
+                            "ctc_loss": ("ember.nn._functional_ctc", "ctc_loss"),
+                            **{n: ("ember.nn._functional_conv", n) for n in ("conv2d", "max_pool2d", "pad",
+                                                                              "interpolate", "unfold", "fold")}},
     "ember.autograd": {"functional": ("ember.autograd.functional", None),
                        "forward_ad": ("ember.autograd.forward_ad", None),
                        "Variable": ("ember.autograd.variable", "Variable"),
@@ -36,6 +38,7 @@ NOT_LOADED = ["ember.optim", "ember.utils.data", "ember.utils.safetensors", "emb
               "ember.nn.parallel", "ember.nn.utils.stateless",
               "ember.autograd.functional", "ember.autograd.forward_ad", "ember.autograd._explain",
               "ember.nn._functional_attention", "ember.nn._functional_ctc", "ember.ops.ctc",
+              "ember.nn._functional_conv", "ember.ops.conv", "ember.ops.pooling", "ember.ops.resample",
               *(f"ember.nn.modules.{sub}" for sub in ("conv", "pooling", "activation", "loss", "rnn", "transformer")),
               "multiprocessing", "zipfile", "subprocess", "tempfile", "uuid"]
 
@@ -83,6 +86,15 @@ def test_lazy_layer_families_match_their_modules():
         assert getattr(modules, sub) is family
 
 
+def test_lazy_functional_conv_names_match_the_module():
+    import ember.nn._functional_conv as conv
+    import ember.nn.functional as F
+
+    assert F.CONV_NAMES == tuple(conv.__all__)
+    for name in F.CONV_NAMES:
+        assert getattr(F, name) is getattr(conv, name)
+
+
 def test_submodule_import_does_not_shadow_a_function():
     # ember.autograd.gradcheck is the function (as torch's), also after its module was imported
     import ember.autograd.gradcheck  # noqa: F401
@@ -108,5 +120,5 @@ def test_unknown_attribute_is_an_attribute_error(package):
 
 def test_star_import_of_ember_still_works():
     # ember has no __all__: a star import binds the loaded public names (lazy ones are reached as ember.<name>)
-    assert _fresh("from ember import *; print(callable(tensor), callable(conv2d), nn.Linear.__name__)") == \
+    assert _fresh("from ember import *; print(callable(tensor), callable(relu), nn.Linear.__name__)") == \
         "True True Linear"
