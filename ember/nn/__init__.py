@@ -5,12 +5,12 @@ from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList,
 from .modules import LAZY_NAMES as _LAZY_LAYERS
 from . import functional, init
 from .modules import module
-from . import utils
 from .._lazy import attach
 
-# loaded on first use: the layer families other than Linear (see modules/__init__.py) and nn.parallel
+# loaded on first use: the layer families other than Linear (see modules/__init__.py), nn.utils and nn.parallel
 # (DataParallel, DistributedDataParallel needs ember.distributed)
-__getattr__, __dir__ = attach(__name__, {"parallel": ".parallel", "DataParallel": ".parallel:DataParallel",
+__getattr__, __dir__ = attach(__name__, {"utils": ".utils", "parallel": ".parallel",
+                                         "DataParallel": ".parallel:DataParallel",
                                          **{n: f".modules:{n}" for n in _LAZY_LAYERS}})
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils", "parallel", "DataParallel",

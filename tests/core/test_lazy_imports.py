@@ -17,7 +17,7 @@ LAZY = {
               "save": ("ember.serialization", "save"), "load": ("ember.serialization", "load"),
               "from_dlpack": ("ember.utils.dlpack", "from_dlpack")},
     "ember.utils": {n: (f"ember.utils.{n}", None) for n in ("checkpoint", "data", "dlpack", "safetensors")},
-    "ember.nn": {"parallel": ("ember.nn.parallel", None), "DataParallel": ("ember.nn.parallel", "DataParallel")},
+    "ember.nn": {"utils": ("ember.nn.utils", None), "parallel": ("ember.nn.parallel", None), "DataParallel": ("ember.nn.parallel", "DataParallel")},
     "ember.nn.utils": {"stateless": ("ember.nn.utils.stateless", None)},
     "ember.nn.functional": {"scaled_dot_product_attention": ("ember.nn._functional_attention",
                                                              "scaled_dot_product_attention"),
@@ -35,7 +35,7 @@ LAZY = {
 
 NOT_LOADED = ["ember.optim", "ember.utils.data", "ember.utils.safetensors", "ember.utils.checkpoint",
               "ember.distributed", "ember.func", "ember.serialization", "ember.viz", "ember.linalg",
-              "ember.nn.parallel", "ember.nn.utils.stateless",
+              "ember.nn.parallel", "ember.nn.utils", "ember.nn.utils.stateless",
               "ember.autograd.functional", "ember.autograd.forward_ad", "ember.autograd._explain",
               "ember.nn._functional_attention", "ember.nn._functional_ctc", "ember.ops.ctc",
               "ember.nn._functional_conv", "ember.ops.conv", "ember.ops.pooling", "ember.ops.resample",
