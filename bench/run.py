@@ -43,8 +43,14 @@ RTOL = 1e-3                 # guard: |e - t| <= RTOL * |t| + RTOL * max|t|
 
 def _libraries() -> list[str]:
     """ember, torch, the floor, and every peer whose packages are installed (the bench extra)."""
-    return [name for name in LIBRARIES
-            if all(importlib.util.find_spec(pkg) is not None for pkg in PEER_PACKAGES.get(name, ()))]
+    return [name for name in LIBRARIES if all(_installed(pkg) for pkg in PEER_PACKAGES.get(name, ()))]
+
+
+def _installed(pkg: str) -> bool:
+    try:
+        return importlib.util.find_spec(pkg) is not None
+    except ModuleNotFoundError:  # "a.b" whose parent "a" is missing
+        return False
 
 
 def _env(threads: int) -> dict:
