@@ -9,6 +9,7 @@ mismatch stops the run. Reported: the median per-iteration time over all timed b
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib.util
 import json
 import os
@@ -133,6 +134,11 @@ def run_g1(sizes, libraries, log) -> dict:
 
 
 def run_m1(libraries, log) -> tuple[int, dict]:
+    # byte-compile ember and bench first: with PYTHONDONTWRITEBYTECODE (or a fresh checkout) every import
+    # would compile from source, and the compiler's memory would count in the peak (installed packages,
+    # torch and the peers included, ship their .pyc)
+    for pkg in ("ember", "bench"):
+        compileall.compile_dir(os.path.join(ROOT, pkg), quiet=1)
     base = _run("W2", "floor", "--mode", "base")["peak_rss"]
     out = {lib: _run("W2", lib, "--mode", "rss", "--steps", "20")["peak_rss"] for lib in libraries}
     log("M1 done")

@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+from . import _malloc  # noqa: F401 - first: glibc malloc thresholds for large NumPy buffers
+from . import _lazy
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
@@ -20,20 +22,27 @@ from ._factories import (tensor, as_tensor, asarray, from_numpy, zeros, ones, fu
                          linspace, logspace, rand, randn, randint, randperm, zeros_like, ones_like, full_like,
                          empty_like, rand_like, randn_like, randint_like, scalar_tensor)
 from .ops import *  # noqa: F401,F403 - the torch.* op surface
-from . import backends, cuda, ops, nn, optim, random, utils, viz
+from . import backends, cuda, ops, nn, random
 from . import return_types
-from . import linalg  # the torch.linalg namespace
-from . import distributed  # torch.distributed on MPI (mpi4py is imported by init_process_group only)
-from . import func  # the torch.func namespace (function transforms)
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._device import _check_device
 from ._device import device as _device_cls
-from .serialization import save, load
-from .utils.dlpack import from_dlpack
 
 __version__ = "0.1.0"
+
+# Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
+# optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
+__getattr__, __dir__ = _lazy.attach(__name__, {
+    "optim": ".optim", "utils": ".utils", "viz": ".viz", "linalg": ".linalg", "distributed": ".distributed",
+    "func": ".func", "serialization": ".serialization", "save": ".serialization:save",
+    "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack",
+    # convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
+    **{name: f".nn._functional_conv:{name}" for name in (
+        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+        "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
+    "constant_pad_nd": ".ops.resample:constant_pad_nd"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
@@ -112,11 +121,6 @@ def get_num_threads() -> int:
 
     return int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
-# convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
-from .nn._functional_conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,  # noqa: E402
-                                  max_pool2d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d, pixel_shuffle,
-                                  pixel_unshuffle)
-from .ops.resample import constant_pad_nd  # noqa: E402
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
 from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__

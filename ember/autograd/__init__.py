@@ -14,11 +14,14 @@ from .engine import run_backward, _make_grads
 from .function import Function, FunctionCtx, once_differentiable, BackwardCFunction
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
-from .gradcheck import gradcheck, gradgradcheck
-from . import functional
-from . import forward_ad
-from .variable import Variable
-from ._explain import explain, Explanation
+from .gradcheck import gradcheck, gradgradcheck  # eager: importing the submodule would shadow the function
+from .._lazy import attach
+
+# loaded on first use: functional transforms, forward-mode AD, Variable, graph explanations
+__getattr__, __dir__ = attach(__name__, {
+    "functional": ".functional",
+    "forward_ad": ".forward_ad", "Variable": ".variable:Variable", "explain": "._explain:explain",
+    "Explanation": "._explain:Explanation"})
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",

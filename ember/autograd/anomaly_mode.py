@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -47,6 +46,8 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _record_traceback(node) -> None:
     """Keep the user's part of the current stack (ember's own frames left out) on ``node``."""
+    import traceback  # here: only anomaly mode needs it, and `import ember` stays smaller
+
     frames = [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PKG_DIR)]
     node._ext().traceback = "".join(traceback.format_list(frames))
 

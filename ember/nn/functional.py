@@ -824,7 +824,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     return _reduce(loss, reduction)
 
 
-from ._functional_conv import *  # noqa: E402,F401,F403 - convolution, pooling, padding, interpolation
+# convolution, pooling, padding, interpolation (._functional_conv): loaded on first use, see the end of this file
 
 
 # ---------------------------------------------------------------- bilinear
@@ -918,5 +918,18 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return out
 
 
-from ._functional_attention import *  # noqa: E402,F401,F403 - scaled_dot_product_attention, multi-head attention
-from ._functional_ctc import *  # noqa: E402,F401,F403 - ctc_loss
+# Loaded on first use, never called from this module (a module __getattr__ serves F.<name> only): convolution,
+# pooling, padding, interpolation (CONV_NAMES is _functional_conv.__all__, kept equal by
+# tests/core/test_lazy_imports.py), attention and CTC.
+from .._lazy import attach as _attach  # noqa: E402
+
+CONV_NAMES = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
+              "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+              "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
+              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle")
+__getattr__, __dir__ = _attach(__name__, {
+    **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
+    "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
+    "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
+    "ctc_loss": "._functional_ctc:ctc_loss"})

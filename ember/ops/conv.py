@@ -166,6 +166,15 @@ def _opad_for(size, out, k, s, p, d):
     return tuple(size[i] - ((out[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(len(size)))
 
 
+def _crop(t: Tensor, shape) -> Tensor:
+    """``t`` cut to the spatial ``shape``: the convolution of a transposed convolution's output has
+    ``output_padding // stride`` extra trailing positions (output_padding may reach the dilation), which
+    no input position produced."""
+    if t.shape[2:] == shape[2:]:
+        return t
+    return t[(slice(None), slice(None)) + tuple(slice(0, n) for n in shape[2:])]
+
+
 class Convolution(Op):
     """d conv(x, w) + b: x <- conv_t(grad, w), w <- conv_w(x, grad), b <- grad summed; transposed alike"""
 
@@ -209,7 +218,7 @@ class Convolution(Op):
         gx = gw = gb = None
         if transposed:
             if _need(ctx, 0):
-                gx = Convolution.apply(grad, w, None, s, p, d, False, (0,) * len(s), groups)
+                gx = _crop(Convolution.apply(grad, w, None, s, p, d, False, (0,) * len(s), groups), x.shape)
             if _need(ctx, 1):
                 gw = ConvolutionBackwardBackward.apply(grad, x, s, p, d, groups, tuple(w.shape[2:]))
         else:
@@ -250,7 +259,7 @@ class ConvolutionBackwardBackward(Op):
             op = _opad_for(x.shape[2:], g.shape[2:], h.shape[2:], s, p, d)
             gx = Convolution.apply(g, h, None, s, p, d, True, op, groups)
         if _need(ctx, 1):
-            gg = Convolution.apply(x, h, None, s, p, d, False, (0,) * len(s), groups)
+            gg = _crop(Convolution.apply(x, h, None, s, p, d, False, (0,) * len(s), groups), g.shape)
         return gx, gg
 
 

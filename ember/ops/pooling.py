@@ -85,6 +85,20 @@ def _max_pool_nan(xp, k, s, d, out):
     return best, arg
 
 
+def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
+    """Where a window's max equals the padding's fill (all its input cells are -inf, or the integer minimum),
+    point ``arg`` at the window's first cell inside the input, as torch does: a padding cell is never the
+    arg-max (it may come first among equal values, which the offset scan would pick)."""
+    hit = best == fill
+    if not hit.any():
+        return
+    first = []
+    for axis in range(2):
+        origin = np.arange(best.shape[axis - 2]) * s[axis] - p[axis]
+        first.append(np.maximum(0, -(origin // d[axis])))  # smallest i with origin + i * d >= 0
+    np.copyto(arg, (first[0][:, None] * k[1] + first[1]).astype(arg.dtype), where=hit)
+
+
 @_batched
 def _max_pool(x, k, s, p, d, ceil_mode):
     n, c, h, w = x.shape
@@ -93,6 +107,8 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
     res = _max_pool_fast(xp, k, s, d, out)
     best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
+    if p[0] or p[1] or xp.shape[-2:] != (h, w):
+        _first_valid_where_fill(best, arg, fill, k, s, p, d)
     # flat index = window origin + the offset of the chosen kernel position
     origin = (np.arange(out[0]) * s[0] - p[0])[:, None] * w + (np.arange(out[1]) * s[1] - p[1])
     offset = (np.arange(k[0]) * d[0] * w)[:, None] + np.arange(k[1]) * d[1]

@@ -99,6 +99,28 @@ def test_conv2d_random_geometry(data):
     _run_module(em, tm, x, gradgrad=False)
 
 
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_conv_transpose_output_padding_up_to_the_dilation(data):
+    """output_padding may reach max(stride, dilation) - 1, so it can exceed the stride: the input gradient
+    (a convolution of the output gradient, longer by output_padding // stride) is cut to the input's size.
+    Values, first and second grads of input and weight, 1-d and 2-d, groups."""
+    nd = data.draw(st.sampled_from([1, 2]))
+    g = data.draw(st.sampled_from([1, 2]))
+    cin, cout = 2 * g, g * data.draw(st.integers(1, 2))
+    k = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
+    s = tuple(data.draw(st.integers(1, 2)) for _ in range(nd))
+    d = tuple(data.draw(st.integers(2, 3)) for _ in range(nd))
+    p = tuple(data.draw(st.integers(0, min(1, d[i] * (k[i] - 1) // 2))) for i in range(nd))  # output >= input
+    op = tuple(data.draw(st.integers(0, max(s[i], d[i]) - 1)) for i in range(nd))
+    size = tuple(data.draw(st.integers(2, 5)) for _ in range(nd))
+    r = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = r.standard_normal((2, cin, *size)).astype(np.float32)
+    w = r.standard_normal((cin, cout // g, *k)).astype(np.float32)
+    name = f"conv_transpose{nd}d"
+    check(lambda lib, a, b: getattr(lib.nn.functional, name)(a, b, None, s, p, op, g, d), x, w, gradgrad=True)
+
+
 def test_conv_init_statistics():
     """Default init: weight and bias uniform within torch's bounds (kaiming_uniform a=sqrt(5), 1/sqrt(fan_in))."""
     ember.manual_seed(0)

@@ -116,6 +116,31 @@ def test_max_pool_random_ties_pick_torchs_index(data):
         assert_close(a, b)
 
 
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_max_pool_windows_of_the_lowest_value_never_pick_padding(data):
+    """Windows whose input cells are all -inf (or the integer minimum, for integer dtypes) are as low as the
+    padding: torch's index is the window's first input cell, never a padding cell (nor a negative index);
+    the gradient goes there."""
+    k = (data.draw(st.integers(2, 4)), data.draw(st.integers(2, 4)))
+    s = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    p = (data.draw(st.integers(0, k[0] // 2)), data.draw(st.integers(0, k[1] // 2)))
+    d = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    span = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
+    hw = (data.draw(st.integers(span[0], span[0] + 5)), data.draw(st.integers(span[1], span[1] + 5)))
+    ceil = data.draw(st.booleans())
+    r = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = r.standard_normal((2, 2, *hw)).astype(np.float32)
+    low = r.random(x.shape) < data.draw(st.sampled_from([0.3, 0.7, 1.0]))
+    x[low] = -np.inf
+    check(lambda lib, t: lib.nn.functional.max_pool2d(t, k, s, p, d, ceil, True), x)
+    xi = r.integers(-2, 2, x.shape).astype(np.int64)
+    xi[low] = np.iinfo(np.int64).min
+    got = {lib: lib.nn.functional.max_pool2d(lib.tensor(xi), k, s, p, d, ceil, True) for lib in (ember, torch)}
+    for a, b in zip(got[ember], got[torch]):
+        assert_close(a, b)
+
+
 @settings(max_examples=20, deadline=None)
 @given(h=st.integers(1, 9), w=st.integers(1, 9), oh=st.integers(1, 6), ow=st.integers(1, 6))
 def test_adaptive_pools_random_sizes(h, w, oh, ow):

@@ -1,45 +1,40 @@
+"""ember.nn.modules: the layers. Module, the containers and Linear load with ember.nn; every other family
+(convolution, pooling, activations, losses, recurrent, transformer ...) loads on first use of one of its names."""
+from ..._lazy import attach
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .linear import Identity, Linear, Bilinear, LazyLinear
 
+# submodule -> the layers it defines (its __all__; tests/core/test_lazy_imports.py keeps the two equal)
+LAZY_FAMILIES = {
+    "conv": ("Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"),
+    "pooling": ("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"),
+    "padding": ("ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+                "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+                "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"),
+    "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
+    "pixelshuffle": ("PixelShuffle", "PixelUnshuffle"),
+    "fold": ("Fold", "Unfold"),
+    "activation": ("ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
+                   "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Tanhshrink", "Softmax",
+                   "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance"),
+    "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"),
+    "dropout": ("Dropout", "Dropout2d", "AlphaDropout"),
+    "sparse": ("Embedding", "EmbeddingBag"),
+    "flatten": ("Flatten", "Unflatten"),
+    "loss": ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+             "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
+             "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss"),
+    "syncbatchnorm": ("SyncBatchNorm",),
+    "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
+    "transformer": ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+                    "TransformerDecoder", "Transformer"),
+}
+LAZY_NAMES = tuple(n for names in LAZY_FAMILIES.values() for n in names)
+
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
-           "Bilinear", "LazyLinear"]
+           "Bilinear", "LazyLinear", *LAZY_NAMES]
 
-# convolution, pooling, padding, upsampling, pixel shuffle, fold
-from . import conv as _conv, pooling as _pooling, padding as _padding, upsampling as _upsampling  # noqa: E402
-from . import pixelshuffle as _pixelshuffle, fold as _fold  # noqa: E402
-from .conv import *  # noqa: E402,F401,F403
-from .pooling import *  # noqa: E402,F401,F403
-from .padding import *  # noqa: E402,F401,F403
-from .upsampling import *  # noqa: E402,F401,F403
-from .pixelshuffle import *  # noqa: E402,F401,F403
-from .fold import *  # noqa: E402,F401,F403
-
-__all__ += [*_conv.__all__, *_pooling.__all__, *_padding.__all__, *_upsampling.__all__, *_pixelshuffle.__all__,
-            *_fold.__all__]
-from .activation import *  # noqa: E402,F401,F403
-from .activation import __all__ as _activation_all  # noqa: E402
-from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm  # noqa: E402
-from .dropout import Dropout, Dropout2d, AlphaDropout  # noqa: E402
-from .sparse import Embedding, EmbeddingBag  # noqa: E402
-from .flatten import Flatten, Unflatten  # noqa: E402
-from .loss import *  # noqa: E402,F401,F403
-from .loss import __all__ as _loss_all  # noqa: E402
-from .syncbatchnorm import SyncBatchNorm  # noqa: E402
-
-__all__ += [*_activation_all, "BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-            "Dropout", "Dropout2d", "AlphaDropout", "Embedding", "EmbeddingBag", "Flatten", "Unflatten", *_loss_all,
-            "SyncBatchNorm"]
-
-# recurrent layers
-from . import rnn as _rnn  # noqa: E402
-from .rnn import *  # noqa: E402,F401,F403
-
-__all__ += [*_rnn.__all__]
-
-# attention and transformer layers
-from . import transformer as _transformer  # noqa: E402
-from .transformer import *  # noqa: E402,F401,F403
-
-__all__ += [*_transformer.__all__]
-
+__getattr__, __dir__ = attach(__name__, {**{sub: f".{sub}" for sub in LAZY_FAMILIES},
+                                         **{n: f".{sub}:{n}" for sub, names in LAZY_FAMILIES.items() for n in names}})
