@@ -229,14 +229,17 @@ def _tangent_slot(t: Tensor, level: "_DualLevel") -> Tensor:
     return ts
 
 
-def _after_inplace(target: Tensor, fw: dict) -> None:
-    """``target`` was overwritten by a result whose tangents are ``fw``: its tangents take their values."""
-    for level, t_out in list(fw.items()):
+def _after_inplace(target: Tensor, fw: dict, zero=()) -> None:
+    """``target`` was overwritten by a result whose tangents are ``fw``: its tangents take their values (those at
+    the levels in ``zero`` become zero)."""
+    for level, t_out in [*fw.items(), *((lv, None) for lv in zero)]:
         saved = _mode.interpose
         _mode.interpose = level.below
         try:
             ts = _tangent_slot(target, level)
-            if ts is not t_out:
+            if t_out is None:
+                ts.zero_()
+            elif ts is not t_out:
                 ts.copy_(t_out)
         finally:
             _mode.interpose = saved

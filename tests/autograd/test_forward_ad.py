@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from _compare import same
+from _compare import outcome, same
 from oracle import ember, torch
 
 import ember.autograd.forward_ad as efw
@@ -335,6 +335,71 @@ def test_custom_function_without_jvp_is_fine_on_plain_tensors() -> None:
         with fw(lib).dual_level():
             dual(lib)
             return nojvp.apply(t(lib, X))
+    same(fn)
+
+
+# ---------------------------------------------------------------- ops torch has no forward derivative for
+_REFUSED = {
+    "cdist small": lambda lib, d: lib.cdist(d, d[:2]),
+    "cdist 30 rows (torch's mm kernel)": lambda lib, d: lib.cdist(d.repeat(10, 1), d),
+    "cdist mm asked": lambda lib, d: lib.cdist(d, d, compute_mode="use_mm_for_euclid_dist"),
+    "cdist p=1 mm asked": lambda lib, d: lib.cdist(d, d, 1.0, compute_mode="use_mm_for_euclid_dist"),
+    "cdist donot": lambda lib, d: lib.cdist(d.repeat(10, 1), d, compute_mode="donot_use_mm_for_euclid_dist"),
+    "cdist tangent on x2 only": lambda lib, d: lib.cdist(d.detach() * 1, d),
+    "pdist": lambda lib, d: lib.pdist(d),
+    "igamma tangent on x only": lambda lib, d: lib.igamma(d.detach().abs() + 0.5, d.abs()),
+    "igammac tangent on a only": lambda lib, d: lib.igammac(d.abs() + 0.5, d.detach().abs()),
+    "index_reduce source": lambda lib, d: d.detach().index_reduce(0, lib.tensor([0, 0, 1]), d, "mean"),
+    "index_reduce_ amin": lambda lib, d: (d * 1).index_reduce_(1, lib.tensor([3, 0]), d[:, :2], "amin"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(_REFUSED))
+def test_ops_without_forward_derivative_raise_torchs_error(name: str) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            return _REFUSED[name](lib, dual(lib))
+    e, tt = outcome(fn)
+    assert isinstance(tt, NotImplementedError) and isinstance(e, NotImplementedError), (e, tt)
+    assert str(tt).startswith(str(e).split(" that ")[0] + " that does not support it"), f"{e} vs torch {tt}"
+
+
+@pytest.mark.parametrize("name", ["eq_", "ge_", "lt_", "logical_not_", "logical_or_", "logical_xor_"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_inplace_comparison_zeroes_the_tangent_unless_torch_declares_no_derivative(name: str, graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            v = d[1:]
+            getattr(v, name)(*(() if name == "logical_not_" else (t(lib, X[1:].round()),)))
+            return d, tangent(lib, d), tangent(lib, v)
+    same(fn)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_writes_through_as_strided_reach_the_tangent(graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            w = d.as_strided((2, 2), (1, 3), 2)
+            tw = tangent(lib, w)
+            w.mul_(t(lib, X[:2, :2]))
+            odd = fw(lib).make_dual(t(lib, X.T), t(lib, T.T))  # a non-contiguous primal and tangent
+            o = odd.as_strided((3, 2), (2, 1), 1)
+            return d, tangent(lib, d), tw, o, tangent(lib, o), lib.as_strided_scatter(d, w * 2, (2, 2), (2, 1), 1)
+    same(fn)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_inplace_view_metadata_changes_move_the_tangent(graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            d.t_()
+            a = tangent(lib, d)
+            d.unsqueeze_(1).transpose_(0, 2).squeeze_(0).swapdims_(0, 1)
+            return d, a, tangent(lib, d), tangent(lib, d * 2)
     same(fn)
 
 
