@@ -264,7 +264,9 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
     """Output tangents from the backward formula: J t = d<J^T u, t>/du (u a dummy cotangent)."""
     from . import grad as _grad
 
-    differentiable = _mode.grad_enabled
+    # the tangent needs a graph only if something outside can differentiate it (not the private u and inputs)
+    differentiable = _mode.grad_enabled and any(
+        isinstance(a, Tensor) and a._requires_grad for a in (*args, *tangents))
     with enable_grad():
         new = list(args)
         xs, ts = [], []
@@ -272,8 +274,11 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
             if t is None or not args[i]._dtype.is_floating_point:
                 continue
             a = args[i]
-            # an input of its own (a view of ``a`` keeps reverse mode flowing to ``a``'s history)
-            x = _view_op().apply(a, a._data.shape) if a._requires_grad else a.detach().requires_grad_()
+            # an input of its own: a view of ``a`` keeps reverse mode flowing to ``a``'s history and the tangents
+            # of outer dual levels (forward over forward); made a leaf of its own when ``a`` has no history
+            x = _view_op().apply(a, a._data.shape)
+            if not a._requires_grad:
+                x.requires_grad_()
             new[i] = x
             xs.append(x)
             ts.append(t)
