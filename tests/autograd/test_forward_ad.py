@@ -338,6 +338,77 @@ def test_custom_function_without_jvp_is_fine_on_plain_tensors() -> None:
     same(fn)
 
 
+def _setup_style(lib):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(x, w, scale=2.0, shift=0.5):
+            return x * w * scale + shift, (x * scale).exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, w, scale, _ = inputs
+            ctx.save_for_forward(x, w, output[1])
+            ctx.save_for_backward(x, w)
+            ctx.scale, ctx.n = scale, len(inputs)
+
+        @staticmethod
+        def backward(ctx, g, h):
+            x, w = ctx.saved_tensors
+            return g * w * ctx.scale, g * x * ctx.scale, None, None
+
+        @staticmethod
+        def jvp(ctx, tx, tw, tscale, tshift):
+            x, w, e = ctx.saved_tensors
+            assert tscale is None and tshift is None and ctx.n == 4
+            return (tx * w + x * tw) * ctx.scale, e * tx * ctx.scale
+
+    return Scale
+
+
+@pytest.mark.parametrize("call", ["positional", "keywords", "defaults"])
+def test_custom_function_setup_context_jvp_and_keyword_arguments(call: str) -> None:
+    def fn(lib):
+        scale = _setup_style(lib)
+        args = {"positional": lambda x, w: scale.apply(x, w, 3.0, 0.25),
+                "keywords": lambda x, w: scale.apply(x, w=w, shift=0.25, scale=3.0),
+                "defaults": lambda x, w: scale.apply(x, w)}[call]
+        with fw(lib).dual_level():
+            w = fw(lib).make_dual(t(lib, X[0], requires_grad=True), t(lib, T[0]))
+            a, b = args(dual(lib), w)
+            ta, tb = tangent(lib, a), tangent(lib, b)
+            g = lib.autograd.grad((a * b).sum(), w, create_graph=True)[0]
+            return a, ta, b, tb, g
+    same(fn)
+
+
+def test_custom_function_apply_keyword_errors_and_old_style_keywords() -> None:
+    def fn(lib):
+        class Old(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale=2.0, shift=0.0):
+                ctx.scale = scale
+                return x * scale + shift
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.scale, None
+
+            @staticmethod
+            def jvp(ctx, tx, tscale):
+                return tx * ctx.scale
+
+        x = t(lib, X, requires_grad=True)
+        y = Old.apply(x, scale=3.0, shift=1.0)
+        with fw(lib).dual_level():
+            z = Old.apply(dual(lib), scale=4.0)
+            tz = tangent(lib, z)
+        return y, lib.autograd.grad(y.sum(), x)[0], z, tz
+    same(fn)
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="got an unexpected keyword argument 'bogus'"):
+            _setup_style(lib).apply(t(lib, X), t(lib, X), bogus=1)
+
+
 # ---------------------------------------------------------------- ops torch has no forward derivative for
 _REFUSED = {
     "cdist small": lambda lib, d: lib.cdist(d, d[:2]),
