@@ -119,6 +119,7 @@ class _FunctionMeta(type):
         cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
                                  {"_forward_cls": cls, "_name": name + "Backward"})
         cls._custom_setup = None  # whether it defines setup_context: found on the first apply
+        cls._npositional = None  # forward's positional parameters: found by _signature
 
 
 class Function(metaclass=_FunctionMeta):
@@ -159,7 +160,8 @@ class Function(metaclass=_FunctionMeta):
         custom_setup = cls._custom_setup
         if custom_setup is None:
             custom_setup = cls._custom_setup = "setup_context" in _own_attrs(cls)
-        if kwargs or custom_setup:
+            _signature(cls)
+        if kwargs or (custom_setup and len(args) != cls._npositional):
             args, kwargs = _bind(cls, args, kwargs, custom_setup)
         lvl = _mode.interpose
         if lvl is not None:  # a vmap or forward-AD level sees the call first
@@ -182,14 +184,22 @@ class Function(metaclass=_FunctionMeta):
         return _wire(ctx, args, out, record)
 
 
+def _signature(cls) -> inspect.Signature:
+    """``forward``'s signature, cached on the class with its count of positional parameters (-1: ``*args``)."""
+    sig = cls.__dict__.get("_forward_signature")
+    if sig is None:
+        sig = cls._forward_signature = inspect.signature(cls.forward)
+        kinds = [p.kind for p in sig.parameters.values()]
+        cls._npositional = -1 if inspect.Parameter.VAR_POSITIONAL in kinds else sum(
+            k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+    return sig
+
+
 def _bind(cls, args: tuple, kwargs: dict, custom_setup: bool) -> tuple:
     """Keyword arguments of ``apply`` bound to ``forward``'s parameters, as torch does: with ``setup_context``
     every positional parameter becomes an input (defaults filled in); otherwise keywords become positional
     inputs too (so transform levels see them), keyword-only ones stay keywords."""
-    sig = cls.__dict__.get("_forward_signature")
-    if sig is None:
-        sig = inspect.signature(cls.forward)
-        cls._forward_signature = sig
+    sig = _signature(cls)
     try:
         bound = sig.bind(*args, **kwargs) if custom_setup else sig.bind(None, *args, **kwargs)
     except TypeError as e:
