@@ -46,8 +46,8 @@ def _jvp_impl(func: Callable, primals: tuple, tangents: tuple):
         touts = []
         for o in out_flat:
             if not isinstance(o, Tensor):
-                touts.append(None)
-                continue
+                raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
             t = _tangent(unwrap_all(o, levels) if levels else o, level)
             if t is None:
                 touts.append(zeros_like(o))
@@ -101,10 +101,6 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
             aux_box.append(out[1])
             return out[0]
     out, tout = _jvp_impl(f, primals, tangents)
-    for o in P.tree_flatten(out)[0]:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
-                               f"unsupported type {type(o)}")
     if has_aux:
         return out, tout, _aux(aux_box[0], pf)
     return out, tout

@@ -64,6 +64,9 @@ def test_per_example_jacobians_and_hessian_vector_products():
     lambda lib: lib.func.jvp(lambda a: a * 2, (lib.ones(3),), (lib.ones(3), lib.ones(3))),
     lambda lib: lib.func.jacrev(lambda a: a.sum(), argnums=1)(lib.ones(3)),
     lambda lib: lib.func.jacrev(lambda a: a.sum())(3.0),
+    lambda lib: lib.func.jvp(lambda a: (a * 2, 3.0), (lib.ones(3),), (lib.ones(3),)),
+    lambda lib: lib.func.jacfwd(lambda a: (a * 2, 1.0))(lib.ones(3)),
+    lambda lib: lib.func.vmap(lambda t: lib.func.jvp(lambda a: [a.sum(), None], (lib.ones(3),), (t,)))(lib.eye(3)),
 ])
 def test_errors_match_torch(fn):
     same_error(fn)
