@@ -366,6 +366,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor._data.shape)} while the "
                            f"given forward gradient is of size {list(tangent._data.shape)}.")
+    if hasattr(tensor, "_phys") or hasattr(tangent, "_phys"):  # a vmap-batched value (ember.func's BatchedTensor)
+        raise RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't work on "
+                           "out= or view ops.")
     if _tangent(tensor, lvl) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the "
                            f"same level {lvl.index} is not supported.")

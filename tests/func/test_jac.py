@@ -58,6 +58,12 @@ def test_per_example_jacobians_and_hessian_vector_products():
     compare(lambda lib, a, v: lib.func.jvp(lib.func.grad(lambda x: (x.sin() * x ** 2).sum()), (a,), (v,)), X, V)
 
 
+def _public_dual_inside(x, t):
+    fw = ember.autograd.forward_ad if isinstance(x, ember.Tensor) else torch.autograd.forward_ad
+    with fw.dual_level():
+        return fw.unpack_dual(fw.make_dual(x, t).sin()).tangent
+
+
 @pytest.mark.parametrize("fn", [
     lambda lib: lib.func.jvp(lambda a: a * 2, lib.ones(3), lib.ones(3)),
     lambda lib: lib.func.jvp(lambda a: a * 2, (lib.ones(3),), (lib.ones(4),)),
@@ -66,6 +72,7 @@ def test_per_example_jacobians_and_hessian_vector_products():
     lambda lib: lib.func.jacrev(lambda a: a.sum())(3.0),
     lambda lib: lib.func.jvp(lambda a: (a * 2, 3.0), (lib.ones(3),), (lib.ones(3),)),
     lambda lib: lib.func.jacfwd(lambda a: (a * 2, 1.0))(lib.ones(3)),
+    lambda lib: lib.func.vmap(_public_dual_inside)(lib.ones(2, 3), lib.ones(2, 3)),
     lambda lib: lib.func.vmap(lambda t: lib.func.jvp(lambda a: [a.sum(), None], (lib.ones(3),), (t,)))(lib.eye(3)),
 ])
 def test_errors_match_torch(fn):
