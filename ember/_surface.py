@@ -441,6 +441,16 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     t._data = new._data
     if new._grad_fn is not None:
         t._grad_fn, t._output_nr = new._grad_fn, new._output_nr
+    fw = new._ext.get("fw") if new._ext is not None else None
+    if fw:  # forward AD: the tangent changes its geometry in place too (the same tensor object), as in torch
+        from .autograd.forward_ad import _set_tangent, _tangent
+
+        for level, tangent in fw.items():
+            old = _tangent(t, level)
+            if old is None or old is tangent:
+                _set_tangent(t, level, tangent)
+            else:
+                _restride(old, tangent)
     t._bump()
     return t
 

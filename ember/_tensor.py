@@ -1289,8 +1289,9 @@ class Tensor:
                   "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr lu "
                   "lu_solve").split():
             table[n] = bind("_CO", n)
-        for n in ("renorm", "index_reduce", "put"):
+        for n in ("renorm", "put"):
             table[n + "_"] = bind("_CO", n, True)
+        table["index_reduce_"] = bind("_CO", "index_reduce_")
         for n in ("t transpose squeeze unsqueeze").split():
             table[n + "_"] = review("_S", n)
         table["swapdims_"] = table["swapaxes_"] = table["transpose_"]

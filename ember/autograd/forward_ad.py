@@ -229,14 +229,17 @@ def _tangent_slot(t: Tensor, level: "_DualLevel") -> Tensor:
     return ts
 
 
-def _after_inplace(target: Tensor, fw: dict) -> None:
-    """``target`` was overwritten by a result whose tangents are ``fw``: its tangents take their values."""
-    for level, t_out in list(fw.items()):
+def _after_inplace(target: Tensor, fw: dict, zero=()) -> None:
+    """``target`` was overwritten by a result whose tangents are ``fw``: its tangents take their values (those at
+    the levels in ``zero`` become zero)."""
+    for level, t_out in [*fw.items(), *((lv, None) for lv in zero)]:
         saved = _mode.interpose
         _mode.interpose = level.below
         try:
             ts = _tangent_slot(target, level)
-            if ts is not t_out:
+            if t_out is None:
+                ts.zero_()
+            elif ts is not t_out:
                 ts.copy_(t_out)
         finally:
             _mode.interpose = saved
@@ -261,7 +264,9 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
     """Output tangents from the backward formula: J t = d<J^T u, t>/du (u a dummy cotangent)."""
     from . import grad as _grad
 
-    differentiable = _mode.grad_enabled
+    # the tangent needs a graph only if something outside can differentiate it (not the private u and inputs)
+    differentiable = _mode.grad_enabled and any(
+        isinstance(a, Tensor) and a._requires_grad for a in (*args, *tangents))
     with enable_grad():
         new = list(args)
         xs, ts = [], []
@@ -269,8 +274,11 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
             if t is None or not args[i]._dtype.is_floating_point:
                 continue
             a = args[i]
-            # an input of its own (a view of ``a`` keeps reverse mode flowing to ``a``'s history)
-            x = _view_op().apply(a, a._data.shape) if a._requires_grad else a.detach().requires_grad_()
+            # an input of its own: a view of ``a`` keeps reverse mode flowing to ``a``'s history and the tangents
+            # of outer dual levels (forward over forward); made a leaf of its own when ``a`` has no history
+            x = _view_op().apply(a, a._data.shape)
+            if not a._requires_grad:
+                x.requires_grad_()
             new[i] = x
             xs.append(x)
             ts.append(t)
@@ -358,6 +366,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor._data.shape)} while the "
                            f"given forward gradient is of size {list(tangent._data.shape)}.")
+    if hasattr(tensor, "_phys") or hasattr(tangent, "_phys"):  # a vmap-batched value (ember.func's BatchedTensor)
+        raise RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't work on "
+                           "out= or view ops.")
     if _tangent(tensor, lvl) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the "
                            f"same level {lvl.index} is not supported.")

@@ -1,6 +1,8 @@
 """Custom differentiable functions: ``class F(ember.autograd.Function)`` with forward/backward."""
 from __future__ import annotations
 
+import inspect
+
 import functools
 import threading
 from typing import Any
@@ -116,6 +118,8 @@ class _FunctionMeta(type):
         super().__init__(name, bases, attrs)
         cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
                                  {"_forward_cls": cls, "_name": name + "Backward"})
+        cls._custom_setup = None  # whether it defines setup_context: found on the first apply
+        cls._npositional = None  # forward's positional parameters: found by _signature
 
 
 class Function(metaclass=_FunctionMeta):
@@ -153,6 +157,12 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, and wire one node whose backward is ``backward``."""
+        custom_setup = cls._custom_setup
+        if custom_setup is None:
+            custom_setup = cls._custom_setup = "setup_context" in _own_attrs(cls)
+            _signature(cls)
+        if kwargs or (custom_setup and len(args) != cls._npositional):
+            args, kwargs = _bind(cls, args, kwargs, custom_setup)
         lvl = _mode.interpose
         if lvl is not None:  # a vmap or forward-AD level sees the call first
             if hasattr(lvl, "process_function"):  # vmap: see ember/func/_vmap.py
@@ -165,7 +175,6 @@ class Function(metaclass=_FunctionMeta):
         needs = [isinstance(a, Tensor) and a._requires_grad for a in args]
         record = _mode.grad_enabled and any(needs)
         ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
-        custom_setup = "setup_context" in _own_attrs(cls)
         with no_grad():
             if custom_setup:
                 out = cls.forward(*args, **kwargs)
@@ -173,6 +182,32 @@ class Function(metaclass=_FunctionMeta):
             else:
                 out = cls.forward(ctx, *args, **kwargs)
         return _wire(ctx, args, out, record)
+
+
+def _signature(cls) -> inspect.Signature:
+    """``forward``'s signature, cached on the class with its count of positional parameters (-1: ``*args``)."""
+    sig = cls.__dict__.get("_forward_signature")
+    if sig is None:
+        sig = cls._forward_signature = inspect.signature(cls.forward)
+        kinds = [p.kind for p in sig.parameters.values()]
+        cls._npositional = -1 if inspect.Parameter.VAR_POSITIONAL in kinds else sum(
+            k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+    return sig
+
+
+def _bind(cls, args: tuple, kwargs: dict, custom_setup: bool) -> tuple:
+    """Keyword arguments of ``apply`` bound to ``forward``'s parameters, as torch does: with ``setup_context``
+    every positional parameter becomes an input (defaults filled in); otherwise keywords become positional
+    inputs too (so transform levels see them), keyword-only ones stay keywords."""
+    sig = _signature(cls)
+    try:
+        bound = sig.bind(*args, **kwargs) if custom_setup else sig.bind(None, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(str(e)) from None
+    if custom_setup:
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+    return bound.args[1:], bound.kwargs
 
 
 def _own_attrs(cls) -> set:

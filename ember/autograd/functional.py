@@ -134,9 +134,18 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     from ..ops.shape import stack
 
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
-                         'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer '
-                         'to use "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-'
+                                      'mode"` are not supported together (yet). Please either set `create_graph=False` '
+                                      'or `strategy="reverse-mode"`.')
+        return _jacfwd(func, inputs, strict, vectorize)
+    if vectorize and strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                           "together. Please either set `strict=False` or `vectorize=False`.")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         inputs = _prepare(inputs, create_graph, True)
@@ -177,22 +186,64 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     return jac
 
 
+def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
+    """The Jacobian by forward-mode AD: ember.func.jacfwd (a vmap of jvps over the inputs' standard basis)."""
+    from ..func import jacfwd
+
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+    in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")  # sic: torch's message
+    box = []
+
+    def outputs_tuple(*xs):
+        out_tuple, outs = _as_tuple(func(*xs), "outputs", "jacobian")
+        box.append(out_tuple)
+        return outs
+
+    jac = jacfwd(outputs_tuple, argnums=tuple(range(len(inputs))))(*inputs)
+    out_tuple = box[0]
+    if not out_tuple and not in_tuple:
+        return jac[0][0]
+    if not out_tuple:
+        return jac[0]
+    if not in_tuple:
+        return tuple(j[0] for j in jac)
+    return jac
+
+
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a scalar function ``func`` at ``inputs``."""
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     in_tuple, tinputs = _as_tuple(inputs, "inputs", "hessian")
 
-    def jac_func(*inp):
+    def single(*inp):
         out = func(*inp)
         if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor with a single element.")
+        return out
+
+    def jac_func(*inp):
         from . import grad as autograd_grad
         from .._factories import zeros_like
 
+        out = single(*inp)
         grads = autograd_grad(out, inp, create_graph=True, allow_unused=True)
         return tuple(zeros_like(i) if g is None else g for g, i in zip(grads, inp))
 
-    res = jacobian(jac_func, tinputs, create_graph=create_graph, strict=strict)
+    if outer_jacobian_strategy == "forward-mode":  # forward over reverse: the inner gradient as a transform
+        from ..func import grad as func_grad
+
+        def jac_func(*inp):  # noqa: F811 - the transform form works on the batched duals of the outer jacobian
+            return func_grad(lambda *a: single(*a).reshape(()), argnums=tuple(range(len(inp))))(*inp)
+
+    res = jacobian(jac_func, tinputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     if not in_tuple:
         return res[0][0]
     return res

@@ -15,7 +15,8 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _mode, enable_grad
 from ..autograd.graph import _reachable_leaves
 from . import _pytree as P
-from ._vmap import BatchedTensor, active_levels, lift, rewrap_all, unwrap_all
+from ..autograd.forward_ad import _set_tangent
+from ._vmap import BatchedTensor, _wrap_batched, active_levels, lift, rewrap_all, unwrap_all
 
 __all__ = ["grad", "grad_and_value", "vjp"]
 
@@ -54,6 +55,21 @@ def _replace(args: tuple, argnums, values) -> tuple:
     return tuple(new)
 
 
+def _cut(t: Tensor) -> Tensor:
+    """``t`` detached from the reverse-mode graph, keeping its forward-AD tangents (under a jvp, a gradient or
+    value computed here still carries them), at every vmap wrapper."""
+    if type(t) is BatchedTensor:
+        d = _wrap_batched(_cut(t._phys), t._lvl)
+    else:
+        d = t.detach()
+    if t._ext is not None:
+        fw = t._ext.get("fw")
+        if fw:
+            for level, tangent in fw.items():
+                _set_tangent(d, level, tangent)
+    return d
+
+
 def _innermost(t: Tensor) -> Tensor:
     while type(t) is BatchedTensor:
         t = t._phys
@@ -67,7 +83,7 @@ def _private_inputs(flat: list, levels) -> tuple[list, set]:
     for x in flat:
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-        leaf = x.view_as(x) if x.requires_grad else x.detach().requires_grad_()
+        leaf = x.view_as(x) if x.requires_grad else _cut(x).requires_grad_()
         ids.add(id(_innermost(leaf)))
         out.append(lift(leaf, levels))
     return out, ids
@@ -100,14 +116,14 @@ def _finish(grads, private, levels, keep_graph: bool) -> list:
             out.append(zeros_like(p).detach())
             continue
         g = rewrap_all(g, levels)
-        out.append(g if keep_graph else g.detach())
+        out.append(g if keep_graph else _cut(g))
     return out
 
 
 def _detach_tree(tree, keep_graph: bool):
     if keep_graph:
         return tree
-    return P.tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return P.tree_map(lambda t: _cut(t) if isinstance(t, Tensor) else t, tree)
 
 
 def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
@@ -142,7 +158,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
 
             grads = _engine_grads([out_p], phys_inputs, [ones_like(out_p)], keep)
             result = P.tree_unflatten(_finish(grads, private, levels, keep), spec)
-            value = output if keep else output.detach()
+            value = output if keep else _cut(output)
         if has_aux:
             return result, (value, _detach_tree(aux, keep))
         return result, value

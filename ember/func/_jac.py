@@ -2,34 +2,64 @@
 
 jacrev maps the pullback of one ``vjp`` over the rows of the identity (the backward pass runs batched);
 jacfwd maps ``_jvp_impl`` over its columns. ``_jvp_impl`` is the one place that computes forward-mode
-products: for now by the double-vjp trick on the reverse-mode engine (the pullback is linear in its
-cotangent, so the vjp of the pullback at any cotangent, applied to the tangent, is J·v); it is meant to
-switch to forward-mode AD (ember.autograd.forward_ad) when that lands.
+products: forward-mode AD (ember.autograd.forward_ad) in a dual level of its own, placed under the vmap levels.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from .._tensor import Tensor
+from ..autograd import _interpose
+from ..autograd.forward_ad import _DualLevel, _dual_at, _tangent
 from . import _pytree as P
-from ._grad import _check_argnums, _replace, _select, _vjp, vjp
-from ._vmap import vmap
+from ._grad import _check_argnums, _replace, _select, vjp
+from ._vmap import active_levels, rewrap_all, unwrap_all, vmap
 
 __all__ = ["jvp", "jacrev", "jacfwd", "hessian"]
 
 
 def _jvp_impl(func: Callable, primals: tuple, tangents: tuple):
-    """``(func(*primals), J·tangents)`` with ``tangents`` shaped like ``primals``."""
+    """``(func(*primals), J·tangents)`` with ``tangents`` shaped like ``primals``: one forward pass inside a
+    dual level of its own (NOTE [forward AD]).
+
+    The level sits inside every active vmap level (between them and the physical ops, above older dual levels):
+    under vmap, primals and tangents are lifted to all vmap levels and made dual on their physical values, so
+    tangents follow vmap's physical ops and the physical reverse-mode graphs grad/vjp run inside (jacfwd(jacrev),
+    vmap(jvp(grad))); vmap inside the function (jvp(vmap)) pushes its levels above as usual."""
     from .._factories import zeros_like
 
-    out, pullback = vjp(func, *primals)
-    out_flat, out_spec = P.tree_flatten(out)
-
-    def pull(*cts):
-        return pullback(P.tree_unflatten(list(cts), out_spec))
-
-    _, push = _vjp(pull, tuple(zeros_like(o) for o in out_flat), False, frozenset(pullback.private_ids))
-    return out, P.tree_unflatten(list(push(tuple(tangents))), out_spec)
+    levels = active_levels()
+    pf, pspec = P.tree_flatten(primals)
+    tf = P.tree_flatten(tangents)[0]
+    level = _DualLevel(0)
+    if levels:
+        outer = levels[0]
+        level.below, outer.below = outer.below, level
+        pf = [rewrap_all(_dual_at(level, unwrap_all(p, levels), unwrap_all(t, levels)), levels)
+              for p, t in zip(pf, tf)]
+    else:
+        _interpose.push(level)
+        pf = [_dual_at(level, p, t) for p, t in zip(pf, tf)]
+    try:
+        out = func(*P.tree_unflatten(pf, pspec))
+        out_flat, out_spec = P.tree_flatten(out)
+        touts = []
+        for o in out_flat:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
+            t = _tangent(unwrap_all(o, levels) if levels else o, level)
+            if t is None:
+                touts.append(zeros_like(o))
+            else:
+                touts.append(rewrap_all(t, levels) if levels else t)
+    finally:
+        if levels:
+            levels[0].below = level.below
+        else:
+            _interpose.pop(level)
+        level._clear()
+    return out, P.tree_unflatten(touts, out_spec)
 
 
 def _size_list(shape) -> str:
@@ -71,10 +101,6 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
             aux_box.append(out[1])
             return out[0]
     out, tout = _jvp_impl(f, primals, tangents)
-    for o in P.tree_flatten(out)[0]:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
-                               f"unsupported type {type(o)}")
     if has_aux:
         return out, tout, _aux(aux_box[0], pf)
     return out, tout

@@ -415,11 +415,21 @@ def _movedim(t: Tensor, src: int, dst: int) -> Tensor:
     if type(t) is BatchedTensor:
         return _wrap_batched(_movedim(t._phys, src + 1, dst + 1), t._lvl)
     saved = _mode.interpose
-    _mode.interpose = None
+    _mode.interpose = _below_vmaps()  # physical values: dual levels (which sit under the vmaps) still see them
     try:
         return t.movedim(src, dst)
     finally:
         _mode.interpose = saved
+
+
+def _below_vmaps():
+    """The level under the oldest active vmap level (a dual level or None): what sees physical values."""
+    lvl = found = _mode.interpose
+    while lvl is not None:
+        if type(lvl) is VmapLevel:
+            found = lvl.below
+        lvl = lvl.below
+    return found
 
 
 def rewrap_all(g: Tensor, levels: list[VmapLevel]) -> Tensor:

@@ -80,8 +80,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
         _shape_check(out, self)
         _write(self._data, out._data)
         self._bump()
-        if out._ext is not None:
-            _tangent_written(self, out)
+        _tangent_written(self, out, fn)
         return self
     if self._base is not None:
         return _inplace_on_view(self, fn, args, kwargs)
@@ -96,8 +95,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _retarget_saved_result(node, out, self)
     _rebase(self, node, out._output_nr if node is not None else 0)
     _rebase_views(self)
-    if out._ext is not None:
-        _tangent_written(self, out)
+    _tangent_written(self, out, fn)
     return self
 
 
@@ -107,6 +105,11 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
 # dtype or a Python number (a weak scalar either way); anything else, or an operand that does not
 # broadcast to ``self``, takes the general path (promotion, torch's errors).
 _IN_PLACE_UFUNCS: dict = {}  # arithmetic function (add, sub, mul) -> its silent ufunc; filled by ops.arithmetic
+
+
+# Functions torch declares no derivative for at all (logical_and ...): their in-place forms leave the target's
+# forward-AD tangent as it was, where a zero-derivative op (eq_) zeroes it. Filled by ops.comparison.
+_KEEPS_TANGENT: set = set()
 
 
 def _ufunc_in_place(self: Tensor, uf, other) -> bool:
@@ -146,13 +149,19 @@ def _alias(t: Tensor) -> Tensor:
     return a
 
 
-def _tangent_written(target: Tensor, out: Tensor) -> None:
-    """Forward AD: ``target`` now holds ``out``'s values, so its tangents become ``out``'s (NOTE [forward AD])."""
-    fw = out._ext.get("fw")
-    if fw:
+def _tangent_written(target: Tensor, out: Tensor, fn) -> None:
+    """Forward AD: ``target`` now holds ``out``'s values, so its tangents become ``out``'s, zero at a level where
+    ``out`` has none (e.g. a comparison written into a float tensor) (NOTE [forward AD])."""
+    base = target._base
+    if out._ext is None and (fn in _KEEPS_TANGENT or (target._ext is None and (base is None or base._ext is None))):
+        return
+    fw = out._ext.get("fw") if out._ext is not None else None
+    held = [t._ext.get("fw") for t in (target, target._base) if t is not None and t._ext is not None]
+    stale = {level for h in held if h for level in h if not fw or level not in fw}
+    if fw or stale:
         from ..autograd.forward_ad import _after_inplace
 
-        _after_inplace(target, fw)
+        _after_inplace(target, fw or {}, stale)
 
 
 def _protect_saved(node, alias: Tensor) -> None:
@@ -285,8 +294,7 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     _retarget_saved_result(out._grad_fn, out, self)
     _rebase(base, new_base._grad_fn, 0)
     _rebase_views(base)
-    if out._ext is not None:
-        _tangent_written(self, out)
+    _tangent_written(self, out, fn)
     return self
 
 

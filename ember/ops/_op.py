@@ -234,6 +234,20 @@ def unsupported(name: str, why: str = ""):
     return staticmethod(jvp)
 
 
+NOT_YET = " because it has not been implemented yet"
+
+
+def refuse_tangents(name: str, *tensors: Tensor) -> None:
+    """For composites whose torch counterpart has no forward derivative: torch's error when an input carries a
+    tangent (the composite's own ops would otherwise give one)."""
+    if _mode.interpose is None:
+        return
+    for t in tensors:
+        ext = t._ext
+        if ext is not None and ext.get("fw"):
+            raise NotImplementedError(f"Trying to use forward AD with {name} that does not support it{NOT_YET}.")
+
+
 def _record(cls, args):
     node = _new(cls)
     node._seq = _next_seq()

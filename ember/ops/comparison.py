@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _inplace as _IP
 from ._op import Op
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -142,3 +143,6 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: b
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """True when every element of ``input`` is close to ``other``'s (see ``isclose``)."""
     return input.allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+_IP._KEEPS_TANGENT.update({logical_and, logical_or, logical_xor, logical_not})

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .. import return_types as RT
+from ._op import refuse_tangents
 
 __all__ = [
     "aminmax", "mode", "nanmedian", "quantile", "nanquantile", "msort", "unique_consecutive", "logcumsumexp", "diff",
@@ -550,6 +551,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    mm = compute_mode == "use_mm_for_euclid_dist" or (compute_mode == "use_mm_for_euclid_dist_if_necessary"
+                                                      and (x1.shape[-2] > 25 or x2.shape[-2] > 25))
+    refuse_tangents("_euclidean_dist" if p == 2 and mm else "_cdist_forward", x1, x2)  # torch's kernel names
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
@@ -561,6 +565,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    refuse_tangents("_pdist_forward", input)
     i, j = np.triu_indices(input.shape[0], 1)
     return vector_norm(input[_long(i)] - input[_long(j)], p, dim=-1)
 
@@ -637,12 +642,22 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     """Reduce (prod, mean, amax, amin) the slices of ``source`` into ``input`` at ``index`` along ``dim``."""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    refuse_tangents("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
     shape = [1] * source.dim()
     if source.dim():
         shape[d] = -1
     idx = index.reshape(shape).expand(*source.shape) if source.dim() else index
     return input.scatter_reduce(d, idx, source, reduce, include_self=include_self)
+
+
+def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    """Tensor.index_reduce_: ``index_reduce`` written into ``input``."""
+    from ._inplace import inplace
+
+    refuse_tangents("index_reduce_", input, source)
+    return inplace(input, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

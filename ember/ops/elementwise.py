@@ -16,7 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
-from ._op import Op, silent, unsupported, wrap_raw
+from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
 from ._inplace import _title
 from . import arithmetic as _A
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
@@ -490,6 +490,7 @@ def _no_derivative(name: str):
 def _no_input_derivative(name: str):
     def bwd(g, *saved):
         raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
+    bwd.jvp = unsupported(name, NOT_YET)  # torch has no forward derivative for either argument
     return bwd
 
 
@@ -571,6 +572,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
           "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
     if hasattr(bwd, "aten"):
         ns["jvp"] = unsupported("aten::" + bwd.aten)
+    elif type(bwd) is tuple and hasattr(bwd[0], "jvp"):
+        ns["jvp"] = bwd[0].jvp
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)

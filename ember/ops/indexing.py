@@ -572,6 +572,26 @@ class AsStrided(Op):
         flat = flat_positions(geom)
         return IndexPutZeros.apply(grad.reshape(-1), (flat.reshape(-1),), (int(np.prod(shape)),)).reshape(shape)
 
+    @classmethod
+    def jvp(cls, args, out, tangents):
+        """The same view of the tangent when it is laid out as the input (a write through the view then reaches
+        the input's tangent), else its elements at the view's positions."""
+        from ._inplace import flat_positions, view_geometry
+        from .._surface import _storage, strided_view
+
+        t, (offset, shape, strides, _, bstrides) = tangents[0], args[1]
+        if t is None:
+            return None
+        ta = t._data
+        item = ta.itemsize
+        if ta.strides == tuple(s * item for s in bstrides):
+            store = _storage(t)
+            at = ta.__array_interface__["data"][0] - store.__array_interface__["data"][0] + offset * item
+            if at >= 0:
+                arr = strided_view(store, shape, tuple(s * item for s in strides), at)
+                return cls.apply(t, view_geometry(arr, ta), arr)
+        return t.reshape(-1)[_const(flat_positions(args[1]))]
+
 
 # ---------------------------------------------------------------- gather/scatter, index_*, masked_*, take, search
 __all__ += ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",

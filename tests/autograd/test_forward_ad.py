@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from _compare import same
+from _compare import outcome, same
 from oracle import ember, torch
 
 import ember.autograd.forward_ad as efw
@@ -335,6 +335,142 @@ def test_custom_function_without_jvp_is_fine_on_plain_tensors() -> None:
         with fw(lib).dual_level():
             dual(lib)
             return nojvp.apply(t(lib, X))
+    same(fn)
+
+
+def _setup_style(lib):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(x, w, scale=2.0, shift=0.5):
+            return x * w * scale + shift, (x * scale).exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, w, scale, _ = inputs
+            ctx.save_for_forward(x, w, output[1])
+            ctx.save_for_backward(x, w)
+            ctx.scale, ctx.n = scale, len(inputs)
+
+        @staticmethod
+        def backward(ctx, g, h):
+            x, w = ctx.saved_tensors
+            return g * w * ctx.scale, g * x * ctx.scale, None, None
+
+        @staticmethod
+        def jvp(ctx, tx, tw, tscale, tshift):
+            x, w, e = ctx.saved_tensors
+            assert tscale is None and tshift is None and ctx.n == 4
+            return (tx * w + x * tw) * ctx.scale, e * tx * ctx.scale
+
+    return Scale
+
+
+@pytest.mark.parametrize("call", ["positional", "keywords", "defaults"])
+def test_custom_function_setup_context_jvp_and_keyword_arguments(call: str) -> None:
+    def fn(lib):
+        scale = _setup_style(lib)
+        args = {"positional": lambda x, w: scale.apply(x, w, 3.0, 0.25),
+                "keywords": lambda x, w: scale.apply(x, w=w, shift=0.25, scale=3.0),
+                "defaults": lambda x, w: scale.apply(x, w)}[call]
+        with fw(lib).dual_level():
+            w = fw(lib).make_dual(t(lib, X[0], requires_grad=True), t(lib, T[0]))
+            a, b = args(dual(lib), w)
+            ta, tb = tangent(lib, a), tangent(lib, b)
+            g = lib.autograd.grad((a * b).sum(), w, create_graph=True)[0]
+            return a, ta, b, tb, g
+    same(fn)
+
+
+def test_custom_function_apply_keyword_errors_and_old_style_keywords() -> None:
+    def fn(lib):
+        class Old(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale=2.0, shift=0.0):
+                ctx.scale = scale
+                return x * scale + shift
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.scale, None
+
+            @staticmethod
+            def jvp(ctx, tx, tscale):
+                return tx * ctx.scale
+
+        x = t(lib, X, requires_grad=True)
+        y = Old.apply(x, scale=3.0, shift=1.0)
+        with fw(lib).dual_level():
+            z = Old.apply(dual(lib), scale=4.0)
+            tz = tangent(lib, z)
+        return y, lib.autograd.grad(y.sum(), x)[0], z, tz
+    same(fn)
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="got an unexpected keyword argument 'bogus'"):
+            _setup_style(lib).apply(t(lib, X), t(lib, X), bogus=1)
+
+
+# ---------------------------------------------------------------- ops torch has no forward derivative for
+_REFUSED = {
+    "cdist small": lambda lib, d: lib.cdist(d, d[:2]),
+    "cdist 30 rows (torch's mm kernel)": lambda lib, d: lib.cdist(d.repeat(10, 1), d),
+    "cdist mm asked": lambda lib, d: lib.cdist(d, d, compute_mode="use_mm_for_euclid_dist"),
+    "cdist p=1 mm asked": lambda lib, d: lib.cdist(d, d, 1.0, compute_mode="use_mm_for_euclid_dist"),
+    "cdist donot": lambda lib, d: lib.cdist(d.repeat(10, 1), d, compute_mode="donot_use_mm_for_euclid_dist"),
+    "cdist tangent on x2 only": lambda lib, d: lib.cdist(d.detach() * 1, d),
+    "pdist": lambda lib, d: lib.pdist(d),
+    "igamma tangent on x only": lambda lib, d: lib.igamma(d.detach().abs() + 0.5, d.abs()),
+    "igammac tangent on a only": lambda lib, d: lib.igammac(d.abs() + 0.5, d.detach().abs()),
+    "index_reduce source": lambda lib, d: d.detach().index_reduce(0, lib.tensor([0, 0, 1]), d, "mean"),
+    "index_reduce_ amin": lambda lib, d: (d * 1).index_reduce_(1, lib.tensor([3, 0]), d[:, :2], "amin"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(_REFUSED))
+def test_ops_without_forward_derivative_raise_torchs_error(name: str) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            return _REFUSED[name](lib, dual(lib))
+    e, tt = outcome(fn)
+    assert isinstance(tt, NotImplementedError) and isinstance(e, NotImplementedError), (e, tt)
+    assert str(tt).startswith(str(e).split(" that ")[0] + " that does not support it"), f"{e} vs torch {tt}"
+
+
+@pytest.mark.parametrize("name", ["eq_", "ge_", "lt_", "logical_not_", "logical_or_", "logical_xor_"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_inplace_comparison_zeroes_the_tangent_unless_torch_declares_no_derivative(name: str, graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            v = d[1:]
+            getattr(v, name)(*(() if name == "logical_not_" else (t(lib, X[1:].round()),)))
+            return d, tangent(lib, d), tangent(lib, v)
+    same(fn)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_writes_through_as_strided_reach_the_tangent(graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            w = d.as_strided((2, 2), (1, 3), 2)
+            tw = tangent(lib, w)
+            w.mul_(t(lib, X[:2, :2]))
+            odd = fw(lib).make_dual(t(lib, X.T), t(lib, T.T))  # a non-contiguous primal and tangent
+            o = odd.as_strided((3, 2), (2, 1), 1)
+            return d, tangent(lib, d), tw, o, tangent(lib, o), lib.as_strided_scatter(d, w * 2, (2, 2), (2, 1), 1)
+    same(fn)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_inplace_view_metadata_changes_move_the_tangent(graph: bool) -> None:
+    def fn(lib):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(t(lib, X, requires_grad=graph), t(lib, T)) * 1
+            d.t_()
+            a = tangent(lib, d)
+            d.unsqueeze_(1).transpose_(0, 2).squeeze_(0).swapdims_(0, 1)
+            return d, a, tangent(lib, d), tangent(lib, d * 2)
     same(fn)
 
 

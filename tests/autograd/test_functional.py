@@ -85,3 +85,42 @@ def test_create_graph_keeps_graph_and_strict_errors():
             lib.autograd.functional.jacobian(lambda x, y: x * 2, (lib.tensor(X), lib.tensor(X)), strict=True)
         with pytest.raises(RuntimeError, match="v can only be None"):
             lib.autograd.functional.vjp(f_vec(lib), lib.tensor(X))
+
+
+def f_tuple_out(lib):
+    return lambda x: (x.exp() * x.sum(), x[:2].sin(), lib.cumprod(x, 0))
+
+
+def f_indep(lib):
+    return lambda x, y: (x * 2, y.detach() * 3)
+
+
+@pytest.mark.parametrize("build,args", [(f_vec, (X,)), (f_pair, (X, Y)), (f_scalar, (X,)), (f_tuple_out, (X,)),
+                                        (f_indep, (X, Y))], ids=["vec", "pair", "scalar", "tuple_out", "indep"])
+def test_forward_mode_jacobian_matches_torch(build, args):
+    _cmp(*_both("jacobian", build, *args, vectorize=True, strategy="forward-mode"))
+
+
+@pytest.mark.parametrize("build,args", [(f_scalar, (X,)), (f_scalar2, (X, Y))], ids=["one", "two"])
+def test_forward_over_reverse_hessian_matches_torch(build, args):
+    # values compared (torch's result also keeps a grad_fn from the inputs it sets requires_grad on internally)
+    _cmp(*_both("hessian", build, *args, vectorize=True, outer_jacobian_strategy="forward-mode"))
+
+
+@pytest.mark.parametrize("kw", [dict(strategy="forward-mode"), dict(strategy="forward-mode", vectorize=True,
+                                                                    create_graph=True),
+                                dict(strategy="forward-mode", vectorize=True, strict=True), dict(strategy="sideways"),
+                                dict(vectorize=True, strict=True)], ids=str)
+def test_jacobian_strategy_errors_as_torch(kw):
+    got = []
+    for lib in (ember, torch):
+        with pytest.raises(Exception) as info:
+            lib.autograd.functional.jacobian(lambda x: x * 2, lib.tensor(X), **kw)
+        got.append((type(info.value), str(info.value)))
+    assert got[0] == got[1]
+    got = []
+    for lib in (ember, torch):
+        with pytest.raises(Exception) as info:
+            lib.autograd.functional.hessian(lambda x: x.sum(), lib.tensor(X), outer_jacobian_strategy="up")
+        got.append((type(info.value), str(info.value)))
+    assert got[0] == got[1]

@@ -58,12 +58,22 @@ def test_per_example_jacobians_and_hessian_vector_products():
     compare(lambda lib, a, v: lib.func.jvp(lib.func.grad(lambda x: (x.sin() * x ** 2).sum()), (a,), (v,)), X, V)
 
 
+def _public_dual_inside(x, t):
+    fw = ember.autograd.forward_ad if isinstance(x, ember.Tensor) else torch.autograd.forward_ad
+    with fw.dual_level():
+        return fw.unpack_dual(fw.make_dual(x, t).sin()).tangent
+
+
 @pytest.mark.parametrize("fn", [
     lambda lib: lib.func.jvp(lambda a: a * 2, lib.ones(3), lib.ones(3)),
     lambda lib: lib.func.jvp(lambda a: a * 2, (lib.ones(3),), (lib.ones(4),)),
     lambda lib: lib.func.jvp(lambda a: a * 2, (lib.ones(3),), (lib.ones(3), lib.ones(3))),
     lambda lib: lib.func.jacrev(lambda a: a.sum(), argnums=1)(lib.ones(3)),
     lambda lib: lib.func.jacrev(lambda a: a.sum())(3.0),
+    lambda lib: lib.func.jvp(lambda a: (a * 2, 3.0), (lib.ones(3),), (lib.ones(3),)),
+    lambda lib: lib.func.jacfwd(lambda a: (a * 2, 1.0))(lib.ones(3)),
+    lambda lib: lib.func.vmap(_public_dual_inside)(lib.ones(2, 3), lib.ones(2, 3)),
+    lambda lib: lib.func.vmap(lambda t: lib.func.jvp(lambda a: [a.sum(), None], (lib.ones(3),), (t,)))(lib.eye(3)),
 ])
 def test_errors_match_torch(fn):
     same_error(fn)
@@ -97,3 +107,81 @@ def test_outer_autograd_through_vmap_of_grad():
         assert g.requires_grad
         res.append(lib.autograd.grad(g.sum(), x)[0].numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-10)
+
+
+# ---------------------------------------------------------------- forward mode under and over the other transforms
+def _fwd_only(lib):
+    """A Function with a forward formula and no backward: only real forward-mode AD can push a tangent through."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * tx
+
+    return Cube
+
+
+def test_jvp_is_forward_mode():
+    compare(lambda lib, a, v: lib.func.jvp(lambda x: _fwd_only(lib).apply(x.sin()) * 2, (a,), (v,)), X, V)
+
+
+COMPOSITIONS = {
+    "vmap(jvp)": lambda lib, b, v, w: lib.func.vmap(lambda x, t: lib.func.jvp(lambda y: (y @ w).tanh(), (x,), (t,)))(
+        b, v),
+    "vmap(jvp) tangents only batched": lambda lib, b, v, w: lib.func.vmap(
+        lambda t: lib.func.jvp(lambda y: (y @ w).sin() * y.sum(), (b[0],), (t,))[1])(v),
+    "vmap(jvp) in_dims 1": lambda lib, b, v, w: lib.func.vmap(
+        lambda x: lib.func.jvp(lambda y: y.exp() * y[0], (x,), (x.cos(),)), in_dims=1)(b),
+    "jvp(vmap)": lambda lib, b, v, w: lib.func.jvp(lib.func.vmap(lambda x: (x @ w).tanh() * x.sum()), (b,), (v,)),
+    "jvp(vmap(grad))": lambda lib, b, v, w: lib.func.jvp(
+        lib.func.vmap(lib.func.grad(lambda x: (x @ w).sin().sum() * x.norm())), (b,), (v,)),
+    "vmap(jvp(grad))": lambda lib, b, v, w: lib.func.vmap(
+        lambda x, t: lib.func.jvp(lib.func.grad(lambda y: (y.exp() * y).sum()), (x,), (t,)))(b, v),
+    "jvp(grad) argnums": lambda lib, b, v, w: lib.func.jvp(
+        lambda x: lib.func.grad(lambda m, y: ((y @ m).sin() ** 2).sum(), argnums=(0, 1))(w, x), (b[0],), (v[0],)),
+    "jvp(jvp)": lambda lib, b, v, w: lib.func.jvp(
+        lambda x: lib.func.jvp(lambda y: (y @ w).sin(), (x,), (v[1],))[1], (b[0],), (v[0],)),
+    "jacfwd(jacfwd)": lambda lib, b, v, w: lib.func.jacfwd(lib.func.jacfwd(lambda x: (x @ w).sin().sum()))(b[0]),
+    "jacfwd(jacrev) argnums has_aux": lambda lib, b, v, w: lib.func.jacfwd(
+        lib.func.jacrev(lambda x, m: (((x @ m).tanh() ** 2).sum(), x.sum()), argnums=1, has_aux=True),
+        argnums=1, has_aux=True)(b[0], w),
+    "vmap(hessian)": lambda lib, b, v, w: lib.func.vmap(lib.func.hessian(lambda x: (x @ w).sin().sum() * x.norm()))(b),
+    "jacfwd through derived formulas": lambda lib, b, v, w: lib.func.jacfwd(
+        lambda x: lib.cumprod(x, 0) + lib.linalg.det(lib.outer(x, x) + lib.eye(3, dtype=x.dtype)))(b[0]),
+    "jvp has_aux under vmap": lambda lib, b, v, w: lib.func.vmap(
+        lambda x: lib.func.jvp(lambda y: (y.sin(), y * 2), (x,), (x,), has_aux=True))(b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_forward_mode_compositions(name):
+    compare(lambda lib, b, v, w: COMPOSITIONS[name](lib, b, v, w), rand(4, 3, seed=3), rand(4, 3, seed=4), W)
+
+
+def test_jvp_keeps_outer_reverse_mode():
+    res = []
+    for lib in (ember, torch):
+        w = lib.tensor(W, requires_grad=True)
+        x, v = lib.tensor(X), lib.tensor(V)
+        out, tan = lib.func.jvp(lambda y: (y @ w).sin() * y.sum(), (x,), (v,))
+        assert tan.requires_grad and out.requires_grad
+        res.append([g.numpy() for g in lib.autograd.grad((tan ** 2).sum() + out.sum(), w)])
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-10)
+
+
+def test_jvp_of_op_without_forward_formula_raises_torchs_error():
+    e, t = [], []
+    for lib, out in ((ember, e), (torch, t)):
+        try:
+            lib.func.jvp(lambda y: lib.cdist(y[None], y[None] * 2), (lib.tensor(X),), (lib.tensor(V),))
+        except NotImplementedError as err:
+            out.append(str(err).split(" that ")[0])
+    assert e == t == ["Trying to use forward AD with _cdist_forward"]
