@@ -438,6 +438,8 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     from .ops import _inplace as _IP
 
     _IP.check_inplace(t)
+    if type(t._data) is not np.ndarray:  # a batched tensor under vmap: it takes over the view's physical value
+        return t._take_over(new)
     t._data = new._data
     if new._grad_fn is not None:
         t._grad_fn, t._output_nr = new._grad_fn, new._output_nr

@@ -145,6 +145,20 @@ class BatchedTensor(Tensor):
                                f"{list(out.shape)}")
         return self._write(out, None)
 
+    def _rewrap(self, phys: Tensor) -> "BatchedTensor":
+        """``phys`` (batch dim first, like ``_phys``) as a tensor of this one's level."""
+        return _wrap_batched(phys, self._lvl)
+
+    def _take_over(self, new: "BatchedTensor") -> "BatchedTensor":
+        """In-place view ops (``t_``, ``transpose_`` ...): this tensor becomes ``new``, a view of it."""
+        bt = batched_at(new, self._lvl)
+        if bt is None:
+            raise RuntimeError("vmap: an in-place view op changed which levels a batched tensor is batched at")
+        self._phys = bt._phys
+        self._data = _placeholder(self, bt._data.shape, bt._data.dtype)
+        self._requires_grad, self._grad_fn, self._output_nr = bt._requires_grad, bt._grad_fn, bt._output_nr
+        return self
+
     def zero_(self) -> "BatchedTensor":
         return self._write(0, None)
 

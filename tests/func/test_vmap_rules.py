@@ -1,0 +1,73 @@
+"""Batching rules and batchable compositions (issue 8) against torch.func.vmap: values, in_dims/out_dims variants,
+nesting and per-example gradients, each also asserting that ember ran no per-example fallback."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import ember, same_error
+from func_util import compare, rand
+
+
+def _no_fallback(fn, *arrays, **kw):
+    """compare() that also fails when ember fell back to a per-example loop."""
+    ember.func.reset_vmap_fallback_counts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns of its own fallbacks (isclose ...)
+        out = compare(fn, *arrays, **kw)
+    assert ember.func.vmap_fallback_counts() == {}
+    return out
+
+
+def _with_nans(*shape, seed=0):
+    a = rand(*shape, seed=seed)
+    a[np.random.default_rng(seed).random(shape) < 0.3] = np.nan
+    return a
+
+
+X = rand(4, 3, 5)
+N = _with_nans(4, 3, 5)
+
+
+@pytest.mark.parametrize("in_dims,out_dims", [(0, 0), (1, 0), (2, -1)])
+def test_isclose_both_batched(in_dims, out_dims):
+    a = rand(4, 4, 4)
+    b = a.copy()
+    b[::2] += 1e-3
+    b[1, 1, 1] = np.nan
+    a[1, 1, 1] = np.nan
+    for kw in ({}, {"equal_nan": True}, {"rtol": 1e-2, "atol": 0}):
+        _no_fallback(lambda lib, x, y: lib.func.vmap(lambda p, q: lib.isclose(p, q, **kw), in_dims=in_dims,
+                                                     out_dims=out_dims)(x, y), a, b)
+        _no_fallback(lambda lib, x, y: lib.func.vmap(lambda p: p.isclose(y[0, 0], **kw), in_dims=in_dims)(x), a, b)
+
+
+def test_isclose_errors_and_eager():
+    compare(lambda lib: lib.isclose(lib.tensor([1, 2, 100]), lib.tensor([1, 3, 101]), rtol=0.01, atol=0))
+    compare(lambda lib: lib.isclose(lib.tensor([True, False]), lib.tensor([True, True])))
+    inf, nan = float("inf"), float("nan")
+    compare(lambda lib: lib.isclose(lib.tensor([inf, -inf, nan, 1., inf, 3e38]),
+                                    lib.tensor([inf, inf, nan, inf, 1e38, -3e38]), equal_nan=True))
+    same_error(lambda lib: lib.isclose(lib.tensor([1, 2]), lib.tensor([1., 2.])))
+
+
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, True), ((0, -1), False), (-1, False)])
+@pytest.mark.parametrize("in_dims", [0, 2])
+def test_nanmean_and_isnan(dim, keepdim, in_dims):
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (r.nanmean(dim, keepdim), r.isnan(), r.isfinite(),
+                                                         r.isinf()), in_dims=in_dims)(x), N)
+
+
+def test_nanmean_nested_and_per_example_grad():
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda r: r.nanmean()), in_dims=1)(x), N)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: r.nanmean(0).sin().sum()))(x), N)
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1])
+def test_inplace_view_metadata_ops(in_dims):
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (r * 1).t_()[0] * 2, in_dims=in_dims)(x), rand(3, 4, 5))
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (r * 1).transpose_(0, 1).unsqueeze_(0).squeeze_(0).cos(),
+                                              in_dims=in_dims)(x), rand(3, 4, 5))
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (r.exp()).swapdims_(0, 1) @ r, in_dims=in_dims)(x),
+                 rand(3, 3, 3))
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: (r * r).t_()[0].sum()))(x), rand(3, 4, 5))
