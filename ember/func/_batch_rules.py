@@ -651,6 +651,11 @@ def _register_late() -> None:
     RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
     RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
     RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
+    from ..ops import composites
+
+    for c in (composites.Mode, composites.NanmedianDim):
+        RULES[c] = _dim_rule(1, "one")
+        _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
     RULES[_shape.Rot90] = _shift_attr(2)

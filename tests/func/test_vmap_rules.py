@@ -71,3 +71,44 @@ def test_inplace_view_metadata_ops(in_dims):
     _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (r.exp()).swapdims_(0, 1) @ r, in_dims=in_dims)(x),
                  rand(3, 3, 3))
     _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: (r * r).t_()[0].sum()))(x), rand(3, 4, 5))
+
+
+TIES = np.random.default_rng(3).integers(0, 3, (4, 3, 6)).astype(np.float64)
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1])
+def test_mode_and_nanmedian(in_dims):
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (tuple(r.mode(-1)), tuple(lib.mode(r, 0, True))),
+                                              in_dims=in_dims)(x), TIES)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: (tuple(r.nanmedian(1)), r.nanmedian(),
+                                                         tuple(r[0].nanmedian(0, True))), in_dims=in_dims)(x), N)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: tuple(r[0, 0].mode()), in_dims=in_dims)(x), TIES)  # 0-d
+
+
+def test_mode_nanmedian_nested_grad_and_eager_edges():
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda r: r.nanmedian(0).values), in_dims=2)(x), N)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: (r.mode(0).values * r[0]).sum()))(x), TIES)
+    compare(lambda lib, x: (tuple(x.mode(1)), x.nanmedian(), x[:0].nanmedian()), N[0])
+    compare(lambda lib, x: tuple(lib.nanmedian(x, 1)), np.full((2, 3), np.nan))
+    same_error(lambda lib: lib.mode(lib.zeros(3, 0), 1))
+    same_error(lambda lib: lib.nanmedian(lib.zeros(3, 0), 1))
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_rules(fn, interpolation):
+    q = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
+    qs = np.stack([q, q[::-1], q * 0.5, q, 1 - q[::-1]])[:4]
+    kw = {"interpolation": interpolation}
+    for data in (X, N):
+        _no_fallback(lambda lib, x: lib.func.vmap(lambda r: getattr(lib, fn)(r, 0.3, **kw))(x), data)
+        _no_fallback(lambda lib, x, qq: lib.func.vmap(lambda r: getattr(r, fn)(qq, 1, True, **kw), in_dims=2)(x),
+                     data, q)
+        _no_fallback(lambda lib, x, qq: lib.func.vmap(lambda r, k: getattr(lib, fn)(r, k, -1, **kw))(x, qq), data, qs)
+        _no_fallback(lambda lib, x, qq: lib.func.vmap(lambda k: getattr(lib, fn)(x[0], k, 0, **kw))(qq), data, qs)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_quantile_grad_and_q_range_error():
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: lib.quantile(r, 0.4, 1).sum()))(x), X)
+    same_error(lambda lib: lib.func.vmap(lambda k: lib.quantile(lib.ones(3), k))(lib.tensor([[0.5], [1.5]])))
