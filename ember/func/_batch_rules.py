@@ -635,6 +635,25 @@ def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
     return rule
 
 
+def _searchsorted_rule(level, cls, args):
+    """Unbatched 1-d boundaries take any values as they are; otherwise both sides become batched n-d (a 1-d
+    sequence per example searched by that example's values, flattened)."""
+    seq, vals, right, out_int32 = args
+    bs, bv = _bt(seq, level), _bt(vals, level)
+    if bs is None and seq.ndim <= 1:
+        return level.wrap(cls.apply(seq, bv._phys, right, out_int32))
+    b = level.size
+    ps = bs._phys if bs is not None else seq.unsqueeze(0).expand((b,) + tuple(seq.shape))
+    if not isinstance(vals, Tensor):
+        pv = ps.new_full((b,), vals)
+    else:
+        pv = bv._phys if bv is not None else vals.unsqueeze(0).expand((b,) + tuple(vals.shape))
+    if seq.ndim <= 1:
+        vshape = tuple(pv.shape)
+        return level.wrap(cls.apply(ps.reshape(b, -1), pv.reshape(b, -1), right, out_int32).reshape(vshape))
+    return level.wrap(cls.apply(ps, pv, right, out_int32))
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -658,6 +677,7 @@ def _register_late() -> None:
         _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
+    RULES[indexing.SearchSorted] = _searchsorted_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

@@ -1383,22 +1383,36 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
             raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                                "while right was True")
         right = side == "right"
-    seq = sorted_sequence._data
-    scalar = not isinstance(input, Tensor)
-    vals = np.asarray(input) if scalar else input._data
     if sorter is not None:
-        seq = np.take_along_axis(seq, sorter._data, -1)
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    seq = sorted_sequence._data  # shapes only below: the values are read inside the op (so vmap can batch it)
+    vals = np.asarray(input) if not isinstance(input, Tensor) else input._data
     if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
                            f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
-    s = "right" if right else "left"
-    if seq.ndim <= 1:
-        res = np.searchsorted(seq.reshape(-1), vals, side=s)
-    else:
-        s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
-        res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
-    return _wrap_any(np.asarray(res, np.int32 if out_int32 else np.int64))
+    return SearchSorted.apply(sorted_sequence, input, bool(right), bool(out_int32))
+
+
+class SearchSorted(Op):
+    """Insertion points of ``vals`` into the last dim of ``seq`` (integer result: no gradient)."""
+
+    __slots__ = ()
+    nattrs = 2
+    inputs = ("sorted_sequence", "self")
+
+    @staticmethod
+    def forward(ctx, seq, vals, right, out_int32):
+        s = "right" if right else "left"
+        if seq.ndim <= 1:
+            res = np.searchsorted(seq.reshape(-1), vals, side=s)
+        else:
+            s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+            res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
+        return np.asarray(res, np.int32 if out_int32 else np.int64)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None, None
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:

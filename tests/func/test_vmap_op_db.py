@@ -20,9 +20,7 @@ FALLBACKS: dict = {}
 _READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
     **{(n, "*"): _READS for n in (
-        "argwhere", "bucketize", "bucketize right",
-        "searchsorted", "searchsorted right", "searchsorted side sorter", "searchsorted n-d int32",
-        "linalg.pinv", "pinverse", "linalg.cholesky upper", "F.embedding padding_idx",
+        "argwhere", "linalg.pinv", "pinverse", "linalg.cholesky upper", "F.embedding padding_idx",
         "setitem adv non-leaf", "setitem mixed non-leaf")},
     # ops of the API-surface sweep that landed alongside vmap in the same session: no batching rule yet and
     # their compositions read values or strides in Python (TODO(issue 8): rules for these)

@@ -112,3 +112,36 @@ def test_quantile_rules(fn, interpolation):
 def test_quantile_grad_and_q_range_error():
     _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: lib.quantile(r, 0.4, 1).sum()))(x), X)
     same_error(lambda lib: lib.func.vmap(lambda k: lib.quantile(lib.ones(3), k))(lib.tensor([[0.5], [1.5]])))
+
+
+SEQ = np.sort(rand(4, 6, seed=5), -1)
+SEQ3 = np.sort(rand(4, 3, 6, seed=6), -1)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_and_bucketize(right):
+    v = rand(4, 3, 5, seed=7)
+    v[:, 0, :3] = SEQ[:, :3]  # hits on boundaries: left and right differ
+    kw = {"right": right}
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda a, b: lib.searchsorted(a, b, **kw))(s, x), SEQ, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda a: lib.searchsorted(a, x[0], out_int32=True, **kw))(s),
+                 SEQ, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda b: lib.searchsorted(s[0], b, **kw), in_dims=2)(x), SEQ, v)
+    _no_fallback(lambda lib, s: lib.func.vmap(lambda a: lib.searchsorted(a, 0.1, **kw))(s), SEQ)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda a, b: lib.bucketize(b, a, **kw), in_dims=(1, 0))(s.T, x),
+                 SEQ, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda a, b: lib.searchsorted(a, b, **kw))(s, x), SEQ3, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda a: lib.searchsorted(a, x[0], **kw))(s), SEQ3, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lambda b: lib.searchsorted(s[0], b, **kw))(x), SEQ3, v)
+    _no_fallback(lambda lib, s, x: lib.func.vmap(lib.func.vmap(lambda a, b: lib.searchsorted(a, b, **kw)),
+                                                 in_dims=(None, 1))(s, x), SEQ, v)
+
+
+def test_searchsorted_sorter_batched():
+    s = rand(4, 6, seed=8)
+    order = np.argsort(s, -1)
+    _no_fallback(lambda lib, a, o, x: lib.func.vmap(lambda p, q, r: lib.searchsorted(p, r, sorter=q))(a, o, x),
+                 s, order, rand(4, 5, seed=9))
+    _no_fallback(lambda lib, a, o, x: lib.func.vmap(lambda p, q: lib.searchsorted(p, x[0], side="right",
+                                                                                 sorter=q))(a, o),
+                 s, order, rand(4, 5, seed=9))
