@@ -672,6 +672,7 @@ def _register_late() -> None:
     RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
     from ..ops import composites
 
+    RULES[composites.LuPivots] = RULES[composites.LuPermutation] = _passthrough  # any leading batch dims
     for c in (composites.Mode, composites.NanmedianDim):
         RULES[c] = _dim_rule(1, "one")
         _KEEPDIM_POS[c] = 2

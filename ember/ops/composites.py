@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .. import return_types as RT
+from ._op import Op
 from . import reduction as _R
 
 __all__ = [
@@ -592,7 +593,8 @@ def matrix_exp(A: Tensor) -> Tensor:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
     n = A.shape[-1]
-    norm = float(np.max(np.abs(A._data).sum(-1))) if A.numel() else 0.0
+    # one scaling for the whole batch (under vmap: every example's), from the largest 1-norm of a row
+    norm = float(np.max(np.abs(_all_examples(A)).sum(-1))) if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
     X = A / (2.0 ** s) if s else A
     eye = E.eye(n, dtype=A.dtype)
@@ -829,9 +831,38 @@ def _permutation(piv: np.ndarray, m: int) -> np.ndarray:
     return perm
 
 
-def _rows(A: Tensor, perm: np.ndarray) -> Tensor:
-    idx = _long(perm[..., :, None].repeat(A.shape[-1], -1))
-    return A.gather(-2, idx)
+class LuPivots(Op):
+    """LAPACK's 1-based pivots of partial pivoting (int32, no gradient); any leading batch dims."""
+
+    __slots__ = ()
+    _name = "LuPivots"
+
+    @staticmethod
+    def forward(ctx, self):
+        return _pivots(self)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
+class LuPermutation(Op):
+    """The row order (int64) that ``m``-row pivots produce; any leading batch dims."""
+
+    __slots__ = ()
+    nattrs = 1
+    _name = "LuPermutation"
+
+    @staticmethod
+    def forward(ctx, piv, m):
+        return _permutation(piv, m)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
+def _rows(A: Tensor, perm: Tensor) -> Tensor:
+    """``A``'s rows in the order ``perm`` (int64, leading dims as A's)."""
+    return A.gather(-2, perm.unsqueeze(-1).expand(tuple(perm.shape) + (A.shape[-1],)))
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
@@ -847,8 +878,8 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
         raise RuntimeError("torch.linalg.lu_factor: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2:]
     k = min(m, n)
-    piv = _pivots(A._data)
-    PA = _rows(A, _permutation(piv, m))
+    piv = LuPivots.apply(A.detach())  # ops (values read inside them), so vmap batches lu
+    PA = _rows(A, LuPermutation.apply(piv, m))
     batch = tuple(A.shape[:-2])
     u_rows, l_cols = [], []
     for j in range(k):
@@ -869,10 +900,9 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     L = E.stack(l_cols, -1) if k else E.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
     LU = (E.cat([L, E.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
         (E.cat([U, E.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
-    pivots = _wrap(piv, D.int32)
     if get_infos:
-        return LU, pivots, _wrap(np.zeros(batch, np.int32), D.int32)
-    return LU, pivots
+        return LU, piv, _wrap(np.zeros(batch, np.int32), D.int32)
+    return LU, piv
 
 
 def _u_block(u_rows: list, j: int, start: int) -> Tensor:
@@ -886,17 +916,15 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     E = _E()
     m, n = LU_data.shape[-2:]
     k = min(m, n)
-    batch = tuple(LU_data.shape[:-2])
     if unpack_data:
         L = LU_data.tril(-1)[..., :, :k] + E.eye(m, k, dtype=LU_data.dtype)
         U = LU_data.triu()[..., :k, :]
     else:
         L = U = E.zeros(0, dtype=LU_data.dtype)
     if unpack_pivots:
-        perm = _permutation(LU_pivots._data, m)
-        P = np.zeros(batch + (m, m), LU_data._data.dtype)
-        np.put_along_axis(P, perm[..., :, None], 1.0, -1)  # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
-        P = _wrap(np.ascontiguousarray(np.swapaxes(P, -1, -2)), LU_data._dtype)
+        perm = LuPermutation.apply(LU_pivots, m)
+        # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
+        P = (perm.unsqueeze(-1) == E.arange(m)).to(LU_data.dtype).mT.contiguous()
     else:
         P = E.zeros(0, dtype=LU_data.dtype)
     return RT.lu_unpack(P, L, U)
@@ -911,9 +939,8 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     n = LU_data.shape[-1]
     if LU_data.shape[-2] != n:
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
-    Pb = _rows(b.expand(*np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])), *b.shape[-2:]),
-               np.broadcast_to(_permutation(LU_pivots._data, n),
-                               np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])) + (n,)))
+    batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2]))
+    Pb = _rows(b.expand(*batch, *b.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
     L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)

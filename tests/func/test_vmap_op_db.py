@@ -20,7 +20,7 @@ FALLBACKS: dict = {}
 _READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
     **{(n, "*"): _READS for n in (
-        "argwhere", "linalg.pinv", "pinverse", "linalg.cholesky upper", "F.embedding padding_idx",
+        "argwhere", "F.embedding padding_idx",
         "setitem adv non-leaf", "setitem mixed non-leaf")},
     # ops of the API-surface sweep that landed alongside vmap in the same session: no batching rule yet and
     # their compositions read values or strides in Python (TODO(issue 8): rules for these)
@@ -33,10 +33,6 @@ KNOWN = {
         "Tensor.unfold step",
         "Tensor.unfold empty windows",
         "torch.unfold_copy",
-        "torch.matrix_exp",
-        "torch.lu",
-        "Tensor.lu get_infos",
-        "torch.lu_unpack",
     )},
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "
