@@ -145,6 +145,27 @@ class BatchedTensor(Tensor):
                                f"{list(out.shape)}")
         return self._write(out, None)
 
+    def stride(self, dim: int | None = None):
+        """One example's strides (its physical value's, without the batch dim), as torch reports them."""
+        st = tuple(self._phys.stride())[1:]
+        if dim is None:
+            return st
+        from .._tensor import _wrap_dim_strict
+
+        return st[_wrap_dim_strict(dim, len(st))]
+
+    def storage_offset(self) -> int:
+        """The physical value's storage offset (the first example's), as torch's vmap reports it."""
+        return self._phys.storage_offset()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        expect = 1
+        for n, st in zip(reversed(self.shape), reversed(self.stride())):
+            if n != 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
     def _rewrap(self, phys: Tensor) -> "BatchedTensor":
         """``phys`` (batch dim first, like ``_phys``) as a tensor of this one's level."""
         return _wrap_batched(phys, self._lvl)

@@ -1455,6 +1455,10 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
+    if type(a) is not np.ndarray:  # batched under vmap: windows of each example, on the physical value
+        if not a.ndim:
+            return input._rewrap(unfold(input._phys.unsqueeze(1), 1, size, step).reshape(input._phys.shape[0], size))
+        return input._rewrap(unfold(input._phys, d + 1, size, step))
     shape, strides = list(a.shape), list(a.strides)
     st = strides[d] if a.ndim else a.itemsize
     windows = (n - size) // step + 1

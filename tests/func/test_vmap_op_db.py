@@ -22,18 +22,6 @@ KNOWN = {
     **{(n, "*"): _READS for n in (
         "argwhere", "F.embedding padding_idx",
         "setitem adv non-leaf", "setitem mixed non-leaf")},
-    # ops of the API-surface sweep that landed alongside vmap in the same session: no batching rule yet and
-    # their compositions read values or strides in Python (TODO(issue 8): rules for these)
-    **{(n, "*"): "surface op without a vmap rule yet" for n in (
-        "torch.as_strided",
-        "as_strided overlapping",
-        "as_strided 2-d",
-        "torch.as_strided_copy",
-        "Tensor.unfold",
-        "Tensor.unfold step",
-        "Tensor.unfold empty windows",
-        "torch.unfold_copy",
-    )},
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "
                                           "(1, 1) eager result",

@@ -198,3 +198,47 @@ def test_lu_solve_batched_and_per_example_grad():
     _no_fallback(lambda lib, x, y: lib.func.vmap(lambda q: lib.lu_solve(q, *lib.lu(x[0])))(y), a, b)
     _no_fallback(lambda lib, x, y: lib.func.vmap(lib.func.grad(lambda p, q: lib.lu_solve(q, *lib.lu(p)).sum()))(x, y),
                  a, b)
+
+
+def _meta(lib, x):
+    """An example's strides, storage offset and contiguity as a tensor (vmap must return tensors)."""
+    return lib.tensor(list(x.stride()) + [x.storage_offset(), int(x.is_contiguous())]) + 0 * x.sum().long()
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1])
+def test_as_strided_and_metadata(in_dims):
+    a = np.ascontiguousarray(np.moveaxis(rand(3, 4, 6, seed=16), 0, in_dims))
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: _meta(lib, r), in_dims=in_dims)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: _meta(lib, r[1:, ::2]), in_dims=in_dims)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r.as_strided((3, 2), (2, 1), 1), in_dims=in_dims)(x), a)
+    if in_dims == 0:  # (an op's result keeps its input's memory order: batch dims not in front are layout-defined)
+        _no_fallback(lambda lib, x: lib.func.vmap(lambda r: lib.as_strided(r.exp(), (3, 3), (1, 1)))(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r[1:].as_strided((2, 2), (6, 1)), in_dims=in_dims)(x), a)
+
+
+def test_as_strided_nested_inplace_and_grad():
+    a = rand(3, 2, 4, 6, seed=17)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda r: r.as_strided((2, 5), (1, 1), 1)))(x), a)
+    def f(r):
+        return (r * 1).as_strided_((2, 2, 3), (1, 6, 2)) + 1
+
+    # torch's vmap keeps the old shape after as_strided_ (unlike its eager mode): ember against eager per example
+    _no_fallback(lambda lib, x: lib.func.vmap(f)(x) if lib is ember else lib.stack([f(r) for r in x]), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: r.as_strided((3, 3), (1, 1)).pow(2).sum()))(x),
+                 a)
+
+
+@pytest.mark.parametrize("dim,size,step", [(0, 2, 1), (1, 3, 2), (-1, 0, 1), (1, 3, 1)])
+@pytest.mark.parametrize("in_dims", [0, 2])
+def test_unfold(dim, size, step, in_dims):
+    a = rand(4, 3, 6, seed=18)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r.unfold(dim, size, step), in_dims=in_dims)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: lib.unfold_copy(r.cos(), dim, size, step) * 2,
+                                              in_dims=in_dims)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: r.unfold(dim, size, step).pow(2).sum()))(x), a)
+
+
+def test_unfold_zero_dim_and_nested():
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r[0, 0].unfold(0, 1, 1))(x), rand(4, 3, 6, seed=19))
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda r: r.unfold(0, 2, 2)), in_dims=2)(x),
+                 rand(4, 3, 6, seed=19))
