@@ -1364,13 +1364,35 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim."""
     a = input._data
+    if type(a) is not np.ndarray:  # batched under vmap: the result's shape depends on each example's values
+        if as_tuple:
+            raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
+                               "fallback.")
+        raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           "vmap over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                           "if you need this feature.")
     if as_tuple:
         return tuple(_wrap_any(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
     return _wrap_any(np.argwhere(a).astype(np.int64))
 
 
+class Argwhere(Op):
+    """Indices of the non-zero elements, (n, ndim) int64 (no gradient). Under vmap it runs once per example (the
+    counted fallback) and the results stack only when every example has as many, as torch's fallback."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, self):
+        return np.argwhere(self).astype(np.int64)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
 def argwhere(input: Tensor) -> Tensor:
-    return nonzero(input)
+    """Indices of the non-zero elements as an (n, ndim) int64 tensor."""
+    return Argwhere.apply(input)
 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,

@@ -20,7 +20,7 @@ FALLBACKS: dict = {}
 _READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
     **{(n, "*"): _READS for n in (
-        "argwhere", "F.embedding padding_idx",
+        "F.embedding padding_idx",
         "setitem adv non-leaf", "setitem mixed non-leaf")},
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "

@@ -242,3 +242,17 @@ def test_unfold_zero_dim_and_nested():
     _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r[0, 0].unfold(0, 1, 1))(x), rand(4, 3, 6, seed=19))
     _no_fallback(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda r: r.unfold(0, 2, 2)), in_dims=2)(x),
                  rand(4, 3, 6, seed=19))
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_argwhere_falls_back_and_nonzero_raises_as_torch():
+    same = np.stack([np.eye(3)] * 4)
+    ember.func.reset_vmap_fallback_counts()
+    compare(lambda lib, x: lib.func.vmap(lib.argwhere)(x), same)
+    compare(lambda lib, x: lib.func.vmap(lambda r: lib.argwhere(r.T) * 2, in_dims=2)(x), same)
+    assert ember.func.vmap_fallback_counts() == {"ArgwhereBackward0": 2}  # counted, as torch's fallback
+    ragged = np.tril(np.ones((3, 3)))
+    same_error(lambda lib: lib.func.vmap(lib.argwhere)(lib.tensor(ragged)))
+    same_error(lambda lib: lib.func.vmap(lib.nonzero)(lib.tensor(same)))
+    same_error(lambda lib: lib.func.vmap(lambda r: r.nonzero(as_tuple=True))(lib.tensor(same)))
+    compare(lambda lib, x: (lib.argwhere(x), x.nonzero(), lib.nonzero(x, as_tuple=True)), ragged)
