@@ -590,13 +590,35 @@ def _map_out(out, fn):
 
 
 def _embedding_rule(level, cls, args):
-    weight, idx = args[0], args[1]
-    if _bt(weight, level) is not None:
+    """Unbatched weight: the indices' batch dim is one more index dim. Batched weight: each example's rows picked
+    by advanced indexing (batch, index); a padding row's picks are detached, so it gets no gradient."""
+    weight, idx, padding_idx = args[0], args[1], args[2]
+    bw, bi = _bt(weight, level), _bt(idx, level)
+    if bw is None:
+        new = list(args)
+        new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
+        return level.wrap(cls.apply(*new))
+    if args[4]:  # scale_grad_by_freq counts indices per example: not expressible this way
         return NotImplemented
-    bi = _bt(idx, level)
-    new = list(args)
-    new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
-    return level.wrap(cls.apply(*new))
+    b = level.size
+    if bi is not None:
+        pi = bi._phys
+    else:
+        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        pi = _as_tensor(np.broadcast_to(arr, (b,) + arr.shape))
+    ar = np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1))
+    out = bw._phys[ar, pi]
+    if padding_idx is not None:
+        from .. import where
+
+        out = where((pi == padding_idx).unsqueeze(-1), out.detach(), out)
+    return level.wrap(out)
+
+
+def _as_tensor(arr: np.ndarray) -> Tensor:
+    from .._tensor import _wrap_any
+
+    return _wrap_any(np.ascontiguousarray(arr))
 
 
 def _linalg_rule(level, cls, args):

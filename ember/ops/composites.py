@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ._op import Op
 from . import reduction as _R
@@ -103,13 +103,6 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _all_examples(t: Tensor) -> np.ndarray:
-    """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
-    while type(t._data) is not np.ndarray:
-        t = t._phys
-    return t._data
 
 
 def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:

@@ -20,7 +20,6 @@ FALLBACKS: dict = {}
 _READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
     **{(n, "*"): _READS for n in (
-        "F.embedding padding_idx",
         "setitem adv non-leaf", "setitem mixed non-leaf")},
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "
@@ -31,7 +30,6 @@ KNOWN = {
     ("diagonal then inplace", "*"): "in-place write through a diagonal view of a batched tensor",
     # modes the alternation does not run today, listed so the table stays complete
     ("setitem mask non-leaf", "first-last"): "indexed assignment with tensor indices into a batched tensor",
-    ("F.embedding", "all"): _READS + " (batched weight and indices)",
 }
 
 

@@ -256,3 +256,30 @@ def test_argwhere_falls_back_and_nonzero_raises_as_torch():
     same_error(lambda lib: lib.func.vmap(lib.nonzero)(lib.tensor(same)))
     same_error(lambda lib: lib.func.vmap(lambda r: r.nonzero(as_tuple=True))(lib.tensor(same)))
     compare(lambda lib, x: (lib.argwhere(x), x.nonzero(), lib.nonzero(x, as_tuple=True)), ragged)
+
+
+W = rand(3, 5, 4, seed=20)
+IDX = np.random.default_rng(21).integers(0, 5, (3, 2, 6))
+IDX[:, 0, :2] = 1  # the padding row is picked
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -4])
+def test_embedding_batched_weight(padding_idx):
+    def emb(lib):
+        return lambda i, w: lib.nn.functional.embedding(i, w, padding_idx=padding_idx)
+
+    _no_fallback(lambda lib, w, i: lib.func.vmap(emb(lib))(i, w), W, IDX)
+    _no_fallback(lambda lib, w, i: lib.func.vmap(emb(lib), in_dims=(None, 0))(i[0], w), W, IDX)
+    _no_fallback(lambda lib, w, i: lib.func.vmap(emb(lib), in_dims=(2, None))(i, w[0]), W, IDX)
+    _no_fallback(lambda lib, w, i: lib.func.vmap(emb(lib), in_dims=(0, 2))(i, w.permute(1, 2, 0)), W, IDX)
+    # per-example gradients of the weight (the padding row gets none)
+    _no_fallback(lambda lib, w, i: lib.func.vmap(lib.func.grad(lambda ww, ii: emb(lib)(ii, ww).pow(2).sum()))(w, i),
+                 W, IDX)
+    _no_fallback(lambda lib, w, i: lib.func.vmap(lib.func.vmap(emb(lib)), in_dims=(1, None))(i, w), W, IDX)
+
+
+def test_embedding_index_errors_under_vmap():
+    bad = IDX.copy()
+    bad[2, 1, 3] = 5
+    same_error(lambda lib: lib.func.vmap(lambda i, w: lib.nn.functional.embedding(i, w))(lib.tensor(bad),
+                                                                                        lib.tensor(W)))
