@@ -190,11 +190,26 @@ class BatchedTensor(Tensor):
         return self._write(value, None)
 
     def _setitem_batched(self, key, value) -> None:
+        """``self[key] = value``: the physical value written at the key with the batch dim in front. Index tensors
+        must be adjacent (so NumPy keeps their result dims in place); batched ones must also lead the key, and
+        join an arange over the batch (each example writes its own slice)."""
         if not isinstance(key, tuple):
             key = (key,)
-        if any(isinstance(k, (Tensor, np.ndarray, list)) for k in key):
-            raise RuntimeError("vmap: indexed assignment with tensor indices into a batched tensor is not supported")
-        self._write(value, (slice(None),) + key)
+        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, np.ndarray, list))]
+        if adv and adv[-1] - adv[0] + 1 != len(adv):
+            raise RuntimeError("vmap: indexed assignment into a batched tensor with index tensors separated by "
+                               "slices is not supported")
+        level = self._lvl
+        batched = [i for i in adv if isinstance(key[i], Tensor) and _is_batched_at(key[i], level)]
+        if not batched:
+            return self._write(value, (slice(None),) + key)
+        if adv[0] != 0 or any(key[i]._dtype.name == "bool" for i in batched):
+            raise RuntimeError("vmap: indexed assignment with batched index tensors is supported only for integer "
+                               "indices leading the key")
+        nd = max(np.ndim(k) for k in (key[i] for i in adv))
+        ar = np.arange(self._lvl.size).reshape((self._lvl.size,) + (1,) * nd)
+        phys_key = tuple(batched_at(k, level)._phys if i in batched else k for i, k in enumerate(key))
+        self._write(value, (ar,) + phys_key)
 
     def _write(self, value, key) -> "BatchedTensor":
         level = self._lvl

@@ -17,10 +17,7 @@ B = 3
 FALLBACKS: dict = {}
 
 # op_db entries ember cannot vmap yet, with the reason (kept small; each one is a TODO)
-_READS = "the ember function reads array values in Python before any op (nothing for vmap to batch)"
 KNOWN = {
-    **{(n, "*"): _READS for n in (
-        "setitem adv non-leaf", "setitem mixed non-leaf")},
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "
                                           "(1, 1) eager result",
@@ -28,8 +25,6 @@ KNOWN = {
                                      "where eager selects one column (3, 1)",
     ("addmm beta=0", "*"): "torch's vmap rule propagates NaN from self when beta=0; ember keeps addmm's meaning",
     ("diagonal then inplace", "*"): "in-place write through a diagonal view of a batched tensor",
-    # modes the alternation does not run today, listed so the table stays complete
-    ("setitem mask non-leaf", "first-last"): "indexed assignment with tensor indices into a batched tensor",
 }
 
 

@@ -283,3 +283,54 @@ def test_embedding_index_errors_under_vmap():
     bad[2, 1, 3] = 5
     same_error(lambda lib: lib.func.vmap(lambda i, w: lib.nn.functional.embedding(i, w))(lib.tensor(bad),
                                                                                         lib.tensor(W)))
+
+
+def _set(x, key, v):
+    x[key] = v
+    return x
+
+
+@pytest.mark.parametrize("in_dims", [0, -1])
+def test_setitem_index_tensors_on_batched(in_dims):
+    x, v = rand(3, 4, 5, seed=22), rand(3, 5, seed=23)
+    x = np.ascontiguousarray(np.moveaxis(x, 0, in_dims))
+    mask = rand(4, 5, seed=24) > 0
+
+    def both_dims(lib, f):
+        return lib.func.vmap(f, in_dims=(in_dims, 0))
+
+    _no_fallback(lambda lib, a, b: both_dims(lib, lambda r, s: _set(r * 1, [0, 2, 3], s))(a, b), x, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda r: _set(r * 1, [0, 2], b[0]), in_dims=in_dims)(a), x, v)
+    _no_fallback(lambda lib, a, b: both_dims(lib, lambda r, s: _set(r * 1, (slice(1, None), [0, 3]), s[:2]))(a, b),
+                 x, v)
+    _no_fallback(lambda lib, a, m: lib.func.vmap(lambda r: _set(r.exp(), m, 0.5), in_dims=in_dims)(a), x, mask)
+    _no_fallback(lambda lib, a, m, b: both_dims(lib, lambda r, s: _set(r * 1, (m,), s.sum()))(a, b), x, mask, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda r, s: _set(r * 2, lib.tensor([1, 3]), s[:1]
+                                                                                 * 3).pow(2).sum(), argnums=(0, 1)))(
+        a, b), rand(3, 4, 5, seed=22), v)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # the raising nested case reads r[k] first
+def test_setitem_batched_index_tensors():
+    x, v = rand(3, 4, 5, seed=25), rand(3, 2, 5, seed=26)
+    idx = np.array([[0, 3], [2, 2], [1, 0]])
+    _no_fallback(lambda lib, a, i, b: lib.func.vmap(lambda r, k, s: _set(r * 1, k, s))(a, i, b), x, idx, v)
+    _no_fallback(lambda lib, a, i: lib.func.vmap(lambda r, k: _set(r * 1, (k, lib.tensor([1, 4])), -1.0))(a, i),
+                 x, idx)
+    same_error(lambda lib: lib.func.vmap(lambda k: _set(lib.zeros(4, 5), k, 7.0))(lib.tensor(idx)),
+               match_words=["vmap", "index_put_"])  # writing batched values into an unbatched tensor
+    same_error(lambda lib: lib.func.vmap(lib.func.vmap(lambda r, k: _set(r * 1, k, 0.0), in_dims=(0, None)),
+                                         in_dims=(None, 0))(lib.tensor(x), lib.tensor(idx)),
+               match_words=["vmap", "index_put_"])  # r is not batched over k's level
+    _no_fallback(lambda lib, a: lib.func.vmap(lib.func.vmap(lambda r: _set(r * 1, [0, 2], r[1] * 2)), in_dims=1)(a),
+                 rand(3, 2, 4, 5, seed=27))
+
+
+def test_writes_of_batched_values_into_unbatched_tensors_raise_as_torch():
+    def add_(lib, r):
+        z = lib.zeros(4)
+        z.copy_(r)
+        return z
+
+    same_error(lambda lib: lib.func.vmap(lambda r: add_(lib, r))(lib.ones(3, 4)))
+    same_error(lambda lib: lib.func.vmap(lambda r: _set(lib.zeros(4), 0, r[0]))(lib.ones(3, 4)))
