@@ -138,11 +138,16 @@ class BatchedTensor(Tensor):
         return iter(self.unbind(0))
 
     def _inplace_batched(self, fn, args, kwargs) -> "BatchedTensor":
-        """``self.op_(...)``: the op out of place at this level, its value copied into the physical tensor."""
-        out = fn(self, *args, **kwargs)
+        """``self.op_(...)``: the op out of place at this level, its value copied into the physical tensor. As in
+        eager mode the op sees an alias of ``self``, given its own copy of the old values if the op saved it."""
+        from ..ops import _inplace as _IP
+
+        alias = _alias_batched(self)
+        out = fn(alias, *args, **kwargs)
         if tuple(out.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(out.shape)}")
+        _IP._protect_saved(_innermost(out)._grad_fn, _innermost(alias))
         return self._write(out, None)
 
     def stride(self, dim: int | None = None):
@@ -239,6 +244,21 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={self._lvl.depth}, bdim=0, value=\n{self._phys!r}\n)"
 
     __str__ = __repr__
+
+
+def _alias_batched(t: Tensor) -> Tensor:
+    """A tensor with ``t``'s values, graph position and batching whose innermost physical tensor is a new object."""
+    if type(t) is BatchedTensor:
+        return _wrap_batched(_alias_batched(t._phys), t._lvl)
+    from ..ops._inplace import _alias
+
+    return _alias(t)
+
+
+def _innermost(t: Tensor) -> Tensor:
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return t
 
 
 def _wrap_batched(phys: Tensor, level: "VmapLevel") -> BatchedTensor:

@@ -24,7 +24,6 @@ KNOWN = {
     ("index_select 0-d index", "*"): "torch's vmap of index_select with a 0-d index returns the whole dim (B, 3, 4) "
                                      "where eager selects one column (3, 1)",
     ("addmm beta=0", "*"): "torch's vmap rule propagates NaN from self when beta=0; ember keeps addmm's meaning",
-    ("diagonal then inplace", "*"): "in-place write through a diagonal view of a batched tensor",
 }
 
 

@@ -334,3 +334,28 @@ def test_writes_of_batched_values_into_unbatched_tensors_raise_as_torch():
 
     same_error(lambda lib: lib.func.vmap(lambda r: add_(lib, r))(lib.ones(3, 4)))
     same_error(lambda lib: lib.func.vmap(lambda r: _set(lib.zeros(4), 0, r[0]))(lib.ones(3, 4)))
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1])
+@pytest.mark.parametrize("offset,d1,d2", [(0, 0, 1), (1, 0, 1), (-1, 1, 0), (2, 1, 0)])
+def test_inplace_through_diagonal_of_batched(in_dims, offset, d1, d2):
+    def f(r):
+        t = r * 1
+        t.diagonal(offset, d1, d2).mul_(3).add_(r[0, :1])
+        return t
+
+    a = np.ascontiguousarray(np.moveaxis(rand(3, 4, 4, seed=28), 0, in_dims))
+    _no_fallback(lambda lib, x: lib.func.vmap(f, in_dims=in_dims)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: f(r).pow(2).sum()), in_dims=in_dims)(x), a)
+
+
+def test_inplace_through_diagonal_of_permuted_tensor():
+    from oracle import check
+
+    def fn(lib, x):
+        y = x.permute(2, 0, 1) * 1
+        y.diagonal(1, 1, 2).mul_(2)
+        y.diagonal(-1, 0, 2).zero_()
+        return y
+
+    check(fn, rand(3, 4, 5, seed=29))
