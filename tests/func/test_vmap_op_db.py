@@ -16,7 +16,7 @@ from ops.op_db import OPS, call
 B = 3
 FALLBACKS: dict = {}
 
-# op_db entries ember cannot vmap yet, with the reason (kept small; each one is a TODO)
+# op_db entries where ember.func.vmap and torch.func.vmap differ, with the reason (each checked by hand)
 KNOWN = {
     # torch.func.vmap itself disagrees with torch eager here (checked with torch 2.13): ember gives eager's result
     ("Tensor.aminmax all keepdim", "*"): "torch's vmap drops a keepdim dim of aminmax(dim=None): (B, 1) for a "
