@@ -676,10 +676,30 @@ def _searchsorted_rule(level, cls, args):
     return level.wrap(cls.apply(ps, pv, right, out_int32))
 
 
+_FOLD_CONV = _fold((0,))
+
+
+def _conv_rule(level, cls, args):
+    """A batched input alone: the batch folds into N. A batched weight (per-example parameters, as under
+    vmap(grad)): one grouped convolution, each example's channels a group block (B * groups groups)."""
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
+    bw, bb = _bt(w, level), _bt(bias, level)
+    if bw is None and bb is None:
+        return _FOLD_CONV(level, cls, args)
+    b = level.size
+    px, pw = _batched_all(level, (x, w))
+    n = x.shape[0]
+    px = px.movedim(0, 1).reshape((n, b * x.shape[1]) + tuple(x.shape[2:]))
+    pw = pw.reshape((b * w.shape[0],) + tuple(w.shape[1:]))
+    pb = None if bias is None else _batched_all(level, (bias,))[0].reshape(-1)
+    out = cls.apply(px, pw, pb, stride, padding, dilation, transposed, output_padding, b * groups)
+    return level.wrap(out.reshape((n, b, out.shape[1] // b) + tuple(out.shape[2:])).movedim(1, 0))
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
-    RULES[conv.Convolution] = _fold((0,))
+    RULES[conv.Convolution] = _conv_rule
     for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
               pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
         RULES[c] = _fold((0,))

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import ember, same_error
+from oracle import assert_close, check, ember, same_error, torch
 from func_util import compare, rand
 
 
@@ -350,7 +350,6 @@ def test_inplace_through_diagonal_of_batched(in_dims, offset, d1, d2):
 
 
 def test_inplace_through_diagonal_of_permuted_tensor():
-    from oracle import check
 
     def fn(lib, x):
         y = x.permute(2, 0, 1) * 1
@@ -359,3 +358,49 @@ def test_inplace_through_diagonal_of_permuted_tensor():
         return y
 
     check(fn, rand(3, 4, 5, seed=29))
+
+
+@pytest.mark.parametrize("kind,kw", [
+    ("conv2d", {}), ("conv2d", {"stride": 2, "padding": 1, "dilation": 2}), ("conv2d", {"groups": 2}),
+    ("conv1d", {"padding": 1}), ("conv_transpose2d", {"stride": 2, "output_padding": 1}),
+    ("conv_transpose1d", {"groups": 2}),
+])
+def test_conv_batched_weight_and_bias(kind, kw):
+    one_d = kind.endswith("1d")
+    sp = (7,) if one_d else (6, 7)
+    x = rand(3, 2, 4, *sp, seed=30)
+    w_shape = (4, 4 // kw.get("groups", 1)) if "transpose" in kind else (6, 4 // kw.get("groups", 1))
+    w = rand(3, *w_shape, *((3,) if one_d else (3, 2)), seed=31)
+    b = rand(3, w_shape[1] * kw.get("groups", 1) if "transpose" in kind else w_shape[0], seed=32)
+
+    def f(lib):
+        return lambda xx, ww, bb: getattr(lib.nn.functional, kind)(xx, ww, bb, **kw)
+
+    _no_fallback(lambda lib, xx, ww, bb: lib.func.vmap(f(lib))(xx, ww, bb), x, w, b)
+    _no_fallback(lambda lib, xx, ww, bb: lib.func.vmap(f(lib), in_dims=(None, 0, None))(xx[0], ww, bb[0]), x, w, b)
+    _no_fallback(lambda lib, xx, ww, bb: lib.func.vmap(f(lib), in_dims=(None, None, 0))(xx[0], ww[0], bb), x, w, b)
+    _no_fallback(lambda lib, xx, ww, bb: lib.func.vmap(lib.func.grad(lambda a, c, d: f(lib)(a, c, d).tanh().sum(),
+                                                                     argnums=(0, 1, 2)))(xx, ww, bb), x, w, b)
+
+
+def test_per_sample_grads_of_a_small_cnn():
+    def run(lib):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Conv2d(1, 3, 3), lib.nn.ReLU(), lib.nn.Conv2d(3, 2, 2, stride=2),
+                                lib.nn.Flatten(0), lib.nn.Linear(8, 2)).double()
+        params = {k: lib.tensor(np.random.default_rng(i).standard_normal(tuple(v.shape)))
+                  for i, (k, v) in enumerate(net.named_parameters())}
+
+        def loss(p, xx, yy):
+            return lib.nn.functional.cross_entropy(lib.func.functional_call(net, p, (xx.unsqueeze(0),))
+                                                   .unsqueeze(0), yy.unsqueeze(0))
+
+        xs = lib.tensor(rand(5, 1, 7, 7, seed=33))
+        ys = lib.tensor(np.array([0, 1, 1, 0, 1]))
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+
+    ember.func.reset_vmap_fallback_counts()
+    e, t = run(ember), run(torch)
+    assert ember.func.vmap_fallback_counts() == {}
+    for k in t:
+        assert_close(e[k], t[k], rtol=1e-8, atol=1e-10)
