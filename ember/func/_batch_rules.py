@@ -446,8 +446,6 @@ _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 Hards
 RULES[indexing.Where] = _elementwise((2,))
 RULES[indexing.MaskedFill] = _elementwise((1,))
 _MASKED_FILL_TENSOR = _elementwise((2,))
-RULES[indexing.MaskedFillTensor] = lambda level, cls, args: (
-    NotImplemented if _bt(args[1], level) is not None else _MASKED_FILL_TENSOR(level, cls, args))
 _register("MseLossBackward0", _reduced(2))
 
 # reductions (dim at 1) and ops of one dim
@@ -696,6 +694,66 @@ def _conv_rule(level, cls, args):
     return level.wrap(out.reshape((n, b, out.shape[1] // b) + tuple(out.shape[2:])).movedim(1, 0))
 
 
+def _median_all_rule(level, cls, args):
+    """median() of each example: the lower median's value (MedianDim on the flattened examples), then every
+    element equal to it (NaN matching NaN) takes an even share of the gradient, as the op's backward does."""
+    x = _only_self(level, args)
+    if x is None or x.numel() == 0:
+        return NotImplemented
+    p = x._phys
+    flat = p.reshape(p.shape[0], -1)
+    v = reduction.MedianDim.apply(flat.detach(), 1, True, None)[0]
+    tie = (flat == v) | (flat.isnan() & v.isnan())
+    out = indexing.Where.apply(flat, 0.0, tie).sum(1) / tie.sum(1)
+    keepdim = len(args) > 2 and bool(args[2])
+    return level.wrap(out.reshape((p.shape[0],) + ((1,) * x.ndim if keepdim else ())).to(p._dtype))
+
+
+def _take_rule(level, cls, args):
+    """take(x, idx) = the flattened example indexed by idx (advanced indexing; batched idx with an arange)."""
+    x, idx = args
+    bx, bi = _bt(x, level), _bt(idx, level)
+    b = level.size
+    if bx is not None:
+        flat = bx._phys.reshape(b, -1)
+        if bi is None:
+            return level.wrap(flat[:, idx])
+        pi = bi._phys
+        return level.wrap(flat[np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1)), pi])
+    return level.wrap(x.reshape(-1)[bi._phys])
+
+
+def _diag_embed_rule(level, cls, args):
+    x = _only_self(level, args)
+    _, offset, dim1, dim2 = args
+    n = x.ndim + 1  # (a 0-d example raises torch's range error, as in eager mode)
+    return level.wrap(cls.apply(x._phys, offset, _wrap_dim(dim1, n) + 1, _wrap_dim(dim2, n) + 1))
+
+
+def _cross_rule(level, cls, args):
+    a, b, dim = args
+    pa, pb = _batched_all(level, (a, b))
+    return level.wrap(cls.apply(pa, pb, _wrap_dim(dim, a.ndim) + 1))
+
+
+def _masked_fill_tensor_rule(level, cls, args):
+    """A batched value: where(mask, value, self) at the level (its rules batch it; the gradient is the same)."""
+    x, value, mask = args
+    if _bt(value, level) is None:
+        return _MASKED_FILL_TENSOR(level, cls, args)
+    cond = _bt(mask, level)
+    if cond is None:
+        from .._tensor import _wrap_any
+
+        cond = _wrap_any(np.asarray(mask))
+    saved = _mode.interpose
+    _mode.interpose = level
+    try:
+        return indexing.Where.apply(value.to(x.dtype), x, cond)
+    finally:
+        _mode.interpose = saved
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -721,6 +779,11 @@ def _register_late() -> None:
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
     RULES[indexing.SearchSorted] = _searchsorted_rule
+    RULES[indexing.MaskedFillTensor] = _masked_fill_tensor_rule
+    RULES[reduction.MedianAll] = _median_all_rule
+    RULES[indexing.Take] = _take_rule
+    RULES[_shape.DiagEmbed] = _diag_embed_rule
+    RULES[linalg.LinalgCross] = _cross_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

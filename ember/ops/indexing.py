@@ -6,7 +6,7 @@ import re as _re
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_any
+from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
@@ -1328,9 +1328,13 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if a.dtype != np.int64:
         raise RuntimeError("take(): Expected a long tensor for index, but got " + index._dtype.name.capitalize())
     n = input._data.size
-    if a.size and ((a < -n) | (a >= n)).any():
-        bad = int(a[(a < -n) | (a >= n)].flat[0])
+    every = _all_examples(index)  # (under vmap: every example's indices)
+    if every.size and ((every < -n) | (every >= n)).any():
+        bad = int(every[(every < -n) | (every >= n)].flat[0])
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    if type(a) is not np.ndarray:  # batched indices under vmap: wrapped by an op, so the level sees them
+        wrapped = index % max(n, 1)
+        return Take.apply(input, wrapped._data)
     return Take.apply(input, a % max(n, 1))
 
 

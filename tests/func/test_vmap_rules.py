@@ -404,3 +404,47 @@ def test_per_sample_grads_of_a_small_cnn():
     assert ember.func.vmap_fallback_counts() == {}
     for k in t:
         assert_close(e[k], t[k], rtol=1e-8, atol=1e-10)
+
+
+def test_median_all_ties_nan_and_grad():
+    a = np.round(rand(4, 3, 5, seed=34))  # many ties
+    a[3, 1, 2] = np.nan
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r.median())(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: lib.median(r.T), in_dims=2)(x), a)
+    _no_fallback(lambda lib, x: lib.func.vmap(lib.func.grad(lambda r: r.median() * 3))(x), a)  # shares among ties
+    _no_fallback(lambda lib, x: lib.func.vmap(lambda r: r.median())(x), np.nan_to_num(a).astype(np.int64))
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_take_rules():
+    x = rand(4, 3, 5, seed=35)
+    idx = np.random.default_rng(36).integers(-15, 15, (4, 2, 3))
+    _no_fallback(lambda lib, a, i: lib.func.vmap(lib.take)(a, i), x, idx)
+    _no_fallback(lambda lib, a, i: lib.func.vmap(lambda r: lib.take(r, i[0]), in_dims=2)(a[..., :3]), x, idx)
+    _no_fallback(lambda lib, a, i: lib.func.vmap(lambda k: lib.take(a[0], k))(i), x, idx)
+    _no_fallback(lambda lib, a, i: lib.func.vmap(lib.func.grad(lambda r, k: lib.take(r, k).pow(2).sum()),
+                                                 in_dims=(0, 0))(a, i), x, idx)
+    same_error(lambda lib: lib.func.vmap(lambda k: lib.take(lib.zeros(3, 5), k))(lib.tensor(idx + 20)))
+
+
+@pytest.mark.parametrize("offset,d1,d2", [(0, -2, -1), (1, 0, 2), (-2, 2, 0)])
+def test_diag_embed_and_cross(offset, d1, d2):
+    x = rand(4, 3, 5, seed=37)
+    _no_fallback(lambda lib, a: lib.func.vmap(lambda r: lib.diag_embed(r, offset, d1, d2))(a), x)
+    _no_fallback(lambda lib, a: lib.func.vmap(lib.func.grad(lambda r: lib.diag_embed(r, offset, d1, d2).exp().sum()),
+                                              in_dims=1)(a), x)
+    same_error(lambda lib: lib.func.vmap(lambda r: r[0, 0].diag_embed())(lib.tensor(x)))  # 0-d example
+    u, v = rand(4, 2, 3, seed=38), rand(4, 2, 3, seed=39)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda p, q: lib.linalg.cross(p, q))(a, b), u, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda p: lib.cross(p, b[0], dim=-1), in_dims=1)(a.permute(1, 0, 2)),
+                 u, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda p, q: lib.linalg.cross(p, q).sum(),
+                                                               argnums=(0, 1)))(a, b), u, v)
+
+
+def test_masked_fill_batched_tensor_value():
+    x, m, v = rand(4, 3, 5, seed=40), rand(4, 3, 5, seed=41) > 0, rand(4, seed=42)
+    _no_fallback(lambda lib, a, mm, vv: lib.func.vmap(lambda r, k, s: r.masked_fill(k, s))(a, mm, vv), x, m, v)
+    _no_fallback(lambda lib, a, mm, vv: lib.func.vmap(lambda s: a[0].masked_fill(mm[0], s))(vv), x, m, v)
+    _no_fallback(lambda lib, a, mm, vv: lib.func.vmap(lib.func.grad(lambda r, s: r.masked_fill(mm[0], s).exp().sum(),
+                                                                    argnums=(0, 1)))(a, vv), x, m, v)
