@@ -754,6 +754,16 @@ def _masked_fill_tensor_rule(level, cls, args):
         _mode.interpose = saved
 
 
+def _solve_rule(level, cls, args):
+    """linalg.solve: both sides batched (expanded when not), their logical batch ranks padded to match after the
+    vmap dim; whether B is a vector was decided on the logical shapes."""
+    a, b, vec, left = args
+    pa, pb = _batched_all(level, (a, b))
+    ra, rb = a.ndim - 2, b.ndim - (1 if vec else 2)
+    t = max(ra, rb)
+    return level.wrap(cls.apply(_pad(pa, ra, t), _pad(pb, rb, t), vec, left))
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -784,6 +794,7 @@ def _register_late() -> None:
     RULES[indexing.Take] = _take_rule
     RULES[_shape.DiagEmbed] = _diag_embed_rule
     RULES[linalg.LinalgCross] = _cross_rule
+    RULES[dec.LinalgSolveEx] = _solve_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

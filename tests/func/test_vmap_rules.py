@@ -448,3 +448,25 @@ def test_masked_fill_batched_tensor_value():
     _no_fallback(lambda lib, a, mm, vv: lib.func.vmap(lambda s: a[0].masked_fill(mm[0], s))(vv), x, m, v)
     _no_fallback(lambda lib, a, mm, vv: lib.func.vmap(lib.func.grad(lambda r, s: r.masked_fill(mm[0], s).exp().sum(),
                                                                     argnums=(0, 1)))(a, vv), x, m, v)
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_linalg_solve_rules(left):
+    a = rand(4, 3, 3, seed=43) + 3 * np.eye(3)
+    bm, bv, b2 = rand(4, 3, 2, seed=44), rand(4, 3, seed=45), rand(4, 2, 3, 3, seed=46)
+    if not left:
+        bm = bm.transpose(0, 2, 1).copy()
+
+    def solve(lib):
+        return lambda p, q: lib.linalg.solve(p, q, left=left)
+
+    _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib))(x, y), a, bm)
+    _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(0, None))(x, y[0]), a, bm)
+    _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(None, 0))(x[0], y), a, bm)
+    _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(None, 0))(x[:2], y), a, b2)  # batch ranks
+    _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(0, None))(x, y), a, b2)
+    if left:
+        _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib))(x, y), a, bv)  # vector right-hand sides
+        _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(None, 0))(x[:1], y), a, bv)
+    _no_fallback(lambda lib, x, y: lib.func.vmap(lib.func.grad(lambda p, q: solve(lib)(p, q).sum(), argnums=(0, 1)))(
+        x, y), a, bm)
