@@ -764,6 +764,37 @@ def _solve_rule(level, cls, args):
     return level.wrap(cls.apply(_pad(pa, ra, t), _pad(pb, rb, t), vec, left))
 
 
+def _masked_scatter_rule(level, cls, args):
+    """Each example's masked positions take its source's elements in order: position = running count of the
+    mask - 1, gathered from the flattened source, then where(mask, gathered, self) (ember ops, so the gradient is
+    the op's: zero at masked positions of self, picked positions of source)."""
+    from .._tensor import _all_examples, _wrap_any
+
+    x, source, mask = args
+    b = level.size
+    shape = tuple(x.shape)
+    bm = _bt(mask, level)
+    if bm is not None:
+        pm = _pad(bm._phys, bm.ndim, len(shape)).expand((b,) + shape)
+    else:
+        try:
+            arr = np.broadcast_to(mask, shape)
+        except ValueError:
+            return NotImplemented  # the op's own broadcast error
+        pm = _wrap_any(np.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
+    counts = _all_examples(pm).reshape(b if pm.ndim else 1, -1).sum(-1)
+    m = source.numel()
+    if counts.size and counts.max() > m:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    px, ps = _batched_all(level, (x, source))
+    if m == 0:
+        return level.wrap(px.clone())
+    flat = pm.reshape(b, -1).long()
+    pos = (flat.cumsum(1) - 1).clamp(0, m - 1)
+    picked = ps.reshape(b, -1).gather(1, pos).reshape((b,) + shape)
+    return level.wrap(indexing.Where.apply(picked, px, pm))
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -795,6 +826,7 @@ def _register_late() -> None:
     RULES[_shape.DiagEmbed] = _diag_embed_rule
     RULES[linalg.LinalgCross] = _cross_rule
     RULES[dec.LinalgSolveEx] = _solve_rule
+    RULES[indexing.MaskedScatter] = _masked_scatter_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

@@ -470,3 +470,15 @@ def test_linalg_solve_rules(left):
         _no_fallback(lambda lib, x, y: lib.func.vmap(solve(lib), in_dims=(None, 0))(x[:1], y), a, bv)
     _no_fallback(lambda lib, x, y: lib.func.vmap(lib.func.grad(lambda p, q: solve(lib)(p, q).sum(), argnums=(0, 1)))(
         x, y), a, bm)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # torch's own fallback in the error case
+def test_masked_scatter_rules():
+    x, m, src = rand(4, 3, 5, seed=47), rand(4, 3, 5, seed=48) > 0, rand(4, 20, seed=49)
+    _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lambda r, k, q: r.masked_scatter(k, q))(a, mm, s), x, m, src)
+    _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lambda r: r.masked_scatter(mm[0, 0], s[0]))(a), x, m, src)
+    _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lambda k: a[0].masked_scatter(k, s[0, :15]))(mm), x, m, src)
+    _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lambda r, q: (r * 1).masked_scatter_(mm[0], q))(a, s), x, m, src)
+    _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lib.func.grad(lambda r, q: r.masked_scatter(mm[1], q).exp().sum(),
+                                                                   argnums=(0, 1)))(a, s), x, m, src)
+    same_error(lambda lib: lib.func.vmap(lambda k: lib.zeros(3, 5).masked_scatter(k, lib.ones(4)))(lib.tensor(m)))
