@@ -795,6 +795,24 @@ def _masked_scatter_rule(level, cls, args):
     return level.wrap(indexing.Where.apply(picked, px, pm))
 
 
+def _index_put_rule(level, cls, args):
+    """index_put with an unbatched key of adjacent index arrays: the batch dim is one more leading slice (NumPy
+    keeps the indexed dims in place); batched values get unit dims up to the indexed region's rank."""
+    x, values, key, accumulate = args
+    if any(_bt(k, level) is not None for k in key if type(k) is _Placeholder):
+        return NotImplemented
+    adv = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    if adv and adv[-1] - adv[0] + 1 != len(adv):
+        return NotImplemented
+    bv = _bt(values, level)
+    px = _batched_all(level, (x,))[0]  # (the op writes into a copy of it)
+    pv = values
+    if bv is not None:
+        region = np.shape(np.empty(tuple(x.shape), np.bool_)[key])
+        pv = _pad(bv._phys, bv.ndim, len(region))
+    return level.wrap(cls.apply(px, pv, (slice(None),) + tuple(key), accumulate))
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -827,6 +845,7 @@ def _register_late() -> None:
     RULES[linalg.LinalgCross] = _cross_rule
     RULES[dec.LinalgSolveEx] = _solve_rule
     RULES[indexing.MaskedScatter] = _masked_scatter_rule
+    RULES[indexing.IndexPutFunctional] = _index_put_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

@@ -482,3 +482,24 @@ def test_masked_scatter_rules():
     _no_fallback(lambda lib, a, mm, s: lib.func.vmap(lib.func.grad(lambda r, q: r.masked_scatter(mm[1], q).exp().sum(),
                                                                    argnums=(0, 1)))(a, s), x, m, src)
     same_error(lambda lib: lib.func.vmap(lambda k: lib.zeros(3, 5).masked_scatter(k, lib.ones(4)))(lib.tensor(m)))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_rules(accumulate):
+    x, v, v0 = rand(4, 3, 5, seed=50), rand(4, 3, seed=51), rand(4, seed=52)
+    m = rand(3, 5, seed=53) > 0
+    kw = {"accumulate": accumulate}
+
+    def key(lib):
+        return (lib.tensor([0, 2, 0]), lib.tensor([1, 4, 1]))
+
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda r, s: r.index_put(key(lib), s, **kw))(a, b), x, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda s: a[0].index_put(key(lib), s, **kw))(b), x, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda r: lib.index_put(r, key(lib)[:1], b[0], **kw),
+                                                 in_dims=1)(a.permute(1, 0, 2).contiguous()), x, v0)
+    _no_fallback(lambda lib, a, b, mm: lib.func.vmap(lambda r, s: (r * 1).index_put_((mm,), s, **kw))(a, b), x, v0, m)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda r, s: (r * 1).put_(lib.tensor([[1, 1], [2, 11]]),
+                                                                          s[:2].reshape(2, 1).expand(2, 2), **kw))(
+        a, b), x, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda r, s: r.index_put(key(lib), s, **kw).exp().sum(),
+                                                               argnums=(0, 1)))(a, b), x, v)
