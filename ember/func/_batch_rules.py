@@ -531,7 +531,12 @@ def _index_rule(level, cls, args):
     bx = _bt(x, level)
     batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
-        return NotImplemented
+        if batched_key:
+            return NotImplemented
+        # separated index arrays: NumPy puts their result dims first, before the batch dim (a leading slice)
+        nd = max(1 if isinstance(k, np.ndarray) and k.dtype == np.bool_ else np.ndim(k) for k in
+                 (key[i] for i in adv))
+        return level.wrap(cls.apply(bx._phys, (slice(None),) + key).movedim(nd, 0))
     if not batched_key:
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
     if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):

@@ -503,3 +503,18 @@ def test_index_put_rules(accumulate):
         a, b), x, v)
     _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda r, s: r.index_put(key(lib), s, **kw).exp().sum(),
                                                                argnums=(0, 1)))(a, b), x, v)
+
+
+@pytest.mark.parametrize("in_dims", [0, 2])
+def test_getitem_separated_index_arrays(in_dims):
+    x = rand(4, 3, 5, 4, seed=54)
+    i, j = np.array([[0, 2], [1, 1]]), np.array([3, 0])
+
+    def keys(lib):
+        return [(lib.tensor(i), slice(None), lib.tensor(j)), (lib.tensor(i), slice(1, 3), lib.tensor(j)),
+                (lib.tensor([2]), slice(None), lib.tensor([True, False, True, True]))]
+
+    for k in range(3):
+        _no_fallback(lambda lib, a: lib.func.vmap(lambda r: r[keys(lib)[k]], in_dims=in_dims)(a),
+                     x if in_dims == 0 else x.transpose(1, 2, 0, 3).copy())
+    _no_fallback(lambda lib, a: lib.func.vmap(lib.func.grad(lambda r: r[keys(lib)[0]].pow(2).sum()))(a), x)
