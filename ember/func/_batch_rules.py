@@ -818,6 +818,20 @@ def _index_put_rule(level, cls, args):
     return level.wrap(cls.apply(px, pv, (slice(None),) + tuple(key), accumulate))
 
 
+def _masked_select_rule(level, cls, args):
+    """An unbatched mask selects as many elements from every example: a leading slice, then the mask."""
+    x, mask = args
+    bx = _bt(x, level)
+    if bx is None or _bt(mask, level) is not None:
+        return NotImplemented  # (a batched mask: counts may differ per example, as torch, once per example)
+    try:
+        shape = np.broadcast_shapes(tuple(x.shape), np.shape(mask))
+    except ValueError:
+        return NotImplemented  # the op's own broadcast error
+    px = _pad(bx._phys, x.ndim, len(shape)).expand((level.size,) + shape)
+    return level.wrap(px[(slice(None), np.broadcast_to(mask, shape))])
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -851,6 +865,7 @@ def _register_late() -> None:
     RULES[dec.LinalgSolveEx] = _solve_rule
     RULES[indexing.MaskedScatter] = _masked_scatter_rule
     RULES[indexing.IndexPutFunctional] = _index_put_rule
+    RULES[indexing.MaskedSelect] = _masked_select_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

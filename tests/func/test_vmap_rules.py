@@ -518,3 +518,11 @@ def test_getitem_separated_index_arrays(in_dims):
         _no_fallback(lambda lib, a: lib.func.vmap(lambda r: r[keys(lib)[k]], in_dims=in_dims)(a),
                      x if in_dims == 0 else x.transpose(1, 2, 0, 3).copy())
     _no_fallback(lambda lib, a: lib.func.vmap(lib.func.grad(lambda r: r[keys(lib)[0]].pow(2).sum()))(a), x)
+
+
+def test_masked_select_unbatched_mask():
+    x, m = rand(4, 3, 5, seed=55), rand(3, 5, seed=56) > 0
+    _no_fallback(lambda lib, a, mm: lib.func.vmap(lambda r: r.masked_select(mm))(a), x, m)
+    _no_fallback(lambda lib, a, mm: lib.func.vmap(lambda r: lib.masked_select(r[0], mm), in_dims=1)(a), x, m)
+    _no_fallback(lambda lib, a, mm: lib.func.vmap(lambda r: r[:, :1].masked_select(mm))(a), x, m)  # broadcast
+    _no_fallback(lambda lib, a, mm: lib.func.vmap(lib.func.grad(lambda r: r.masked_select(mm).exp().sum()))(a), x, m)
