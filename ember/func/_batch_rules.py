@@ -832,6 +832,30 @@ def _masked_select_rule(level, cls, args):
     return level.wrap(px[(slice(None), np.broadcast_to(mask, shape))])
 
 
+_INDEX_FILL_TENSOR = _along(2, 3, False, (0,))
+
+
+def _index_fill_tensor_rule(level, cls, args):
+    """A batched 0-d value: where(the filled slices, value, self) at the level (same values and gradients)."""
+    x, value, dim, idx = args
+    if _bt(value, level) is None:
+        return _INDEX_FILL_TENSOR(level, cls, args)
+    if type(idx) is _Placeholder:
+        return NotImplemented
+    from .._tensor import _wrap_any
+
+    shape = tuple(x.shape)
+    mask = np.zeros(shape if shape else (1,), np.bool_)
+    d = _wrap_dim(dim, len(shape))
+    mask[(slice(None),) * d + (np.asarray(idx),)] = True
+    saved = _mode.interpose
+    _mode.interpose = level
+    try:
+        return indexing.Where.apply(value.to(x.dtype), x, _wrap_any(mask.reshape(shape)))
+    finally:
+        _mode.interpose = saved
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
@@ -847,7 +871,7 @@ def _register_late() -> None:
     RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
     RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
     RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
-    RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
+    RULES[indexing.IndexFillTensor] = _index_fill_tensor_rule
     from ..ops import composites
 
     RULES[composites.LuPivots] = RULES[composites.LuPermutation] = _passthrough  # any leading batch dims

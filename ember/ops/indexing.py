@@ -1075,7 +1075,8 @@ class IndexFillTensor(Op):
     def backward(ctx, grad):
         n0, n1 = ctx._next
         gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
-        gv = IndexSelect.apply(grad, ctx.dim, ctx.idx).sum() if n1[0] is not None else None
+        # (each filled slice once, however often its index repeats, as torch)
+        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if n1[0] is not None else None
         return gs, gv
 
 

@@ -526,3 +526,17 @@ def test_masked_select_unbatched_mask():
     _no_fallback(lambda lib, a, mm: lib.func.vmap(lambda r: lib.masked_select(r[0], mm), in_dims=1)(a), x, m)
     _no_fallback(lambda lib, a, mm: lib.func.vmap(lambda r: r[:, :1].masked_select(mm))(a), x, m)  # broadcast
     _no_fallback(lambda lib, a, mm: lib.func.vmap(lib.func.grad(lambda r: r.masked_select(mm).exp().sum()))(a), x, m)
+
+
+def test_index_fill_batched_value():
+    x, v = rand(4, 3, 5, seed=57), rand(4, seed=58)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lambda r, s: r.index_fill(1, lib.tensor([0, 3]), s))(a, b), x, v)
+    # torch's vmap fills every example with the last example's value here: ember against eager per example
+    _no_fallback(lambda lib, a, b: (lib.func.vmap if lib is ember else lambda f: lambda t: lib.stack([f(s) for s in t]))(
+        lambda s: a[0].index_fill(-2, lib.tensor([2]), s))(b), x, v)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda r, s: r.index_fill(1, lib.tensor([4, 0]), s)
+                                                               .exp().sum(), argnums=(0, 1)))(a, b), x, v)
+    # a repeated index fills its slice once: the value's gradient counts it once (eager too)
+    _no_fallback(lambda lib, a, b: lib.func.vmap(lib.func.grad(lambda r, s: r.index_fill(1, lib.tensor([1, 1]), s)
+                                                               .exp().sum(), argnums=(0, 1)))(a, b), x, v)
+    check(lambda lib, a, b: a.index_fill(1, lib.tensor([1, 3, 1]), b), x[0], np.array(v[0]))
