@@ -412,15 +412,22 @@ def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -
     """An ndarray over ``store``'s memory (``offset`` and ``strides`` in bytes) whose ``.base`` chain leads to it."""
     try:
         return np.ndarray(shape, store.dtype, buffer=store, offset=offset, strides=strides)
-    except (TypeError, ValueError):  # a store NumPy cannot use as a buffer (not contiguous): same memory anyway
-        flat = store.reshape(-1)
-        return np.lib.stride_tricks.as_strided(flat[offset // store.itemsize:] if flat.size else flat, shape,
-                                               strides, writeable=True)
+    except (TypeError, ValueError):  # a store NumPy cannot use as a buffer (dense, but neither C nor F order, as a
+        # ufunc's result on a permuted input): its memory in address order from its first element (no negative
+        # strides), which a reshape would have copied
+        item = store.itemsize
+        extent = 1 + sum((n - 1) * st for n, st in zip(store.shape, store.strides)) // item if store.size else 0
+        flat = np.lib.stride_tricks.as_strided(store, (extent,), (item,), writeable=True)
+        return np.lib.stride_tricks.as_strided(flat[offset // item:], shape, strides, writeable=True)
 
 
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes, strides and offset (in elements)."""
     _tensor_arg("as_strided", input)
+    if type(input._data) is not np.ndarray:  # batched under vmap: one more leading dim over the physical storage
+        p = input._phys  # (torch's rule: each example's view starts at its own offset, a batch stride apart)
+        off = p.storage_offset() if storage_offset is None else storage_offset
+        return input._rewrap(as_strided(p, (p.shape[0],) + tuple(size), (p.stride(0),) + tuple(stride), off))
     from .ops.indexing import AsStridedView
     from .ops._inplace import view_geometry
 
@@ -438,6 +445,8 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     from .ops import _inplace as _IP
 
     _IP.check_inplace(t)
+    if type(t._data) is not np.ndarray:  # a batched tensor under vmap: it takes over the view's physical value
+        return t._take_over(new)
     t._data = new._data
     if new._grad_fn is not None:
         t._grad_fn, t._output_nr = new._grad_fn, new._output_nr

@@ -1631,6 +1631,13 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
     return t
 
 
+def _all_examples(t: Tensor) -> np.ndarray:
+    """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
+    while type(t._data) is not np.ndarray:
+        t = t._phys
+    return t._data
+
+
 def _wrap_any(arr: np.ndarray) -> Tensor:
     return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 

@@ -446,8 +446,6 @@ _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 Hards
 RULES[indexing.Where] = _elementwise((2,))
 RULES[indexing.MaskedFill] = _elementwise((1,))
 _MASKED_FILL_TENSOR = _elementwise((2,))
-RULES[indexing.MaskedFillTensor] = lambda level, cls, args: (
-    NotImplemented if _bt(args[1], level) is not None else _MASKED_FILL_TENSOR(level, cls, args))
 _register("MseLossBackward0", _reduced(2))
 
 # reductions (dim at 1) and ops of one dim
@@ -533,7 +531,12 @@ def _index_rule(level, cls, args):
     bx = _bt(x, level)
     batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
-        return NotImplemented
+        if batched_key:
+            return NotImplemented
+        # separated index arrays: NumPy puts their result dims first, before the batch dim (a leading slice)
+        nd = max(1 if isinstance(k, np.ndarray) and k.dtype == np.bool_ else np.ndim(k) for k in
+                 (key[i] for i in adv))
+        return level.wrap(cls.apply(bx._phys, (slice(None),) + key).movedim(nd, 0))
     if not batched_key:
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
     if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
@@ -590,13 +593,35 @@ def _map_out(out, fn):
 
 
 def _embedding_rule(level, cls, args):
-    weight, idx = args[0], args[1]
-    if _bt(weight, level) is not None:
+    """Unbatched weight: the indices' batch dim is one more index dim. Batched weight: each example's rows picked
+    by advanced indexing (batch, index); a padding row's picks are detached, so it gets no gradient."""
+    weight, idx, padding_idx = args[0], args[1], args[2]
+    bw, bi = _bt(weight, level), _bt(idx, level)
+    if bw is None:
+        new = list(args)
+        new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
+        return level.wrap(cls.apply(*new))
+    if args[4]:  # scale_grad_by_freq counts indices per example: not expressible this way
         return NotImplemented
-    bi = _bt(idx, level)
-    new = list(args)
-    new[1] = bi._phys._data if type(idx) is _Placeholder else bi._phys
-    return level.wrap(cls.apply(*new))
+    b = level.size
+    if bi is not None:
+        pi = bi._phys
+    else:
+        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        pi = _as_tensor(np.broadcast_to(arr, (b,) + arr.shape))
+    ar = np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1))
+    out = bw._phys[ar, pi]
+    if padding_idx is not None:
+        from .. import where
+
+        out = where((pi == padding_idx).unsqueeze(-1), out.detach(), out)
+    return level.wrap(out)
+
+
+def _as_tensor(arr: np.ndarray) -> Tensor:
+    from .._tensor import _wrap_any
+
+    return _wrap_any(np.ascontiguousarray(arr))
 
 
 def _linalg_rule(level, cls, args):
@@ -635,10 +660,206 @@ def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
     return rule
 
 
+def _searchsorted_rule(level, cls, args):
+    """Unbatched 1-d boundaries take any values as they are; otherwise both sides become batched n-d (a 1-d
+    sequence per example searched by that example's values, flattened)."""
+    seq, vals, right, out_int32 = args
+    bs, bv = _bt(seq, level), _bt(vals, level)
+    if bs is None and seq.ndim <= 1:
+        return level.wrap(cls.apply(seq, bv._phys, right, out_int32))
+    b = level.size
+    ps = bs._phys if bs is not None else seq.unsqueeze(0).expand((b,) + tuple(seq.shape))
+    if not isinstance(vals, Tensor):
+        pv = ps.new_full((b,), vals)
+    else:
+        pv = bv._phys if bv is not None else vals.unsqueeze(0).expand((b,) + tuple(vals.shape))
+    if seq.ndim <= 1:
+        vshape = tuple(pv.shape)
+        return level.wrap(cls.apply(ps.reshape(b, -1), pv.reshape(b, -1), right, out_int32).reshape(vshape))
+    return level.wrap(cls.apply(ps, pv, right, out_int32))
+
+
+_FOLD_CONV = _fold((0,))
+
+
+def _conv_rule(level, cls, args):
+    """A batched input alone: the batch folds into N. A batched weight (per-example parameters, as under
+    vmap(grad)): one grouped convolution, each example's channels a group block (B * groups groups)."""
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
+    bw, bb = _bt(w, level), _bt(bias, level)
+    if bw is None and bb is None:
+        return _FOLD_CONV(level, cls, args)
+    b = level.size
+    px, pw = _batched_all(level, (x, w))
+    n = x.shape[0]
+    px = px.movedim(0, 1).reshape((n, b * x.shape[1]) + tuple(x.shape[2:]))
+    pw = pw.reshape((b * w.shape[0],) + tuple(w.shape[1:]))
+    pb = None if bias is None else _batched_all(level, (bias,))[0].reshape(-1)
+    out = cls.apply(px, pw, pb, stride, padding, dilation, transposed, output_padding, b * groups)
+    return level.wrap(out.reshape((n, b, out.shape[1] // b) + tuple(out.shape[2:])).movedim(1, 0))
+
+
+def _median_all_rule(level, cls, args):
+    """median() of each example: the lower median's value (MedianDim on the flattened examples), then every
+    element equal to it (NaN matching NaN) takes an even share of the gradient, as the op's backward does."""
+    x = _only_self(level, args)
+    if x is None or x.numel() == 0:
+        return NotImplemented
+    p = x._phys
+    flat = p.reshape(p.shape[0], -1)
+    v = reduction.MedianDim.apply(flat.detach(), 1, True, None)[0]
+    tie = (flat == v) | (flat.isnan() & v.isnan())
+    out = indexing.Where.apply(flat, 0.0, tie).sum(1) / tie.sum(1)
+    keepdim = len(args) > 2 and bool(args[2])
+    return level.wrap(out.reshape((p.shape[0],) + ((1,) * x.ndim if keepdim else ())).to(p._dtype))
+
+
+def _take_rule(level, cls, args):
+    """take(x, idx) = the flattened example indexed by idx (advanced indexing; batched idx with an arange)."""
+    x, idx = args
+    bx, bi = _bt(x, level), _bt(idx, level)
+    b = level.size
+    if bx is not None:
+        flat = bx._phys.reshape(b, -1)
+        if bi is None:
+            return level.wrap(flat[:, idx])
+        pi = bi._phys
+        return level.wrap(flat[np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1)), pi])
+    return level.wrap(x.reshape(-1)[bi._phys])
+
+
+def _diag_embed_rule(level, cls, args):
+    x = _only_self(level, args)
+    _, offset, dim1, dim2 = args
+    n = x.ndim + 1  # (a 0-d example raises torch's range error, as in eager mode)
+    return level.wrap(cls.apply(x._phys, offset, _wrap_dim(dim1, n) + 1, _wrap_dim(dim2, n) + 1))
+
+
+def _cross_rule(level, cls, args):
+    a, b, dim = args
+    pa, pb = _batched_all(level, (a, b))
+    return level.wrap(cls.apply(pa, pb, _wrap_dim(dim, a.ndim) + 1))
+
+
+def _masked_fill_tensor_rule(level, cls, args):
+    """A batched value: where(mask, value, self) at the level (its rules batch it; the gradient is the same)."""
+    x, value, mask = args
+    if _bt(value, level) is None:
+        return _MASKED_FILL_TENSOR(level, cls, args)
+    cond = _bt(mask, level)
+    if cond is None:
+        from .._tensor import _wrap_any
+
+        cond = _wrap_any(np.asarray(mask))
+    saved = _mode.interpose
+    _mode.interpose = level
+    try:
+        return indexing.Where.apply(value.to(x.dtype), x, cond)
+    finally:
+        _mode.interpose = saved
+
+
+def _solve_rule(level, cls, args):
+    """linalg.solve: both sides batched (expanded when not), their logical batch ranks padded to match after the
+    vmap dim; whether B is a vector was decided on the logical shapes."""
+    a, b, vec, left = args
+    pa, pb = _batched_all(level, (a, b))
+    ra, rb = a.ndim - 2, b.ndim - (1 if vec else 2)
+    t = max(ra, rb)
+    return level.wrap(cls.apply(_pad(pa, ra, t), _pad(pb, rb, t), vec, left))
+
+
+def _masked_scatter_rule(level, cls, args):
+    """Each example's masked positions take its source's elements in order: position = running count of the
+    mask - 1, gathered from the flattened source, then where(mask, gathered, self) (ember ops, so the gradient is
+    the op's: zero at masked positions of self, picked positions of source)."""
+    from .._tensor import _all_examples, _wrap_any
+
+    x, source, mask = args
+    b = level.size
+    shape = tuple(x.shape)
+    bm = _bt(mask, level)
+    if bm is not None:
+        pm = _pad(bm._phys, bm.ndim, len(shape)).expand((b,) + shape)
+    else:
+        try:
+            arr = np.broadcast_to(mask, shape)
+        except ValueError:
+            return NotImplemented  # the op's own broadcast error
+        pm = _wrap_any(np.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
+    counts = _all_examples(pm).reshape(b if pm.ndim else 1, -1).sum(-1)
+    m = source.numel()
+    if counts.size and counts.max() > m:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    px, ps = _batched_all(level, (x, source))
+    if m == 0:
+        return level.wrap(px.clone())
+    flat = pm.reshape(b, -1).long()
+    pos = (flat.cumsum(1) - 1).clamp(0, m - 1)
+    picked = ps.reshape(b, -1).gather(1, pos).reshape((b,) + shape)
+    return level.wrap(indexing.Where.apply(picked, px, pm))
+
+
+def _index_put_rule(level, cls, args):
+    """index_put with an unbatched key of adjacent index arrays: the batch dim is one more leading slice (NumPy
+    keeps the indexed dims in place); batched values get unit dims up to the indexed region's rank."""
+    x, values, key, accumulate = args
+    if any(_bt(k, level) is not None for k in key if type(k) is _Placeholder):
+        return NotImplemented
+    adv = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    if adv and adv[-1] - adv[0] + 1 != len(adv):
+        return NotImplemented
+    bv = _bt(values, level)
+    px = _batched_all(level, (x,))[0]  # (the op writes into a copy of it)
+    pv = values
+    if bv is not None:
+        region = np.shape(np.empty(tuple(x.shape), np.bool_)[key])
+        pv = _pad(bv._phys, bv.ndim, len(region))
+    return level.wrap(cls.apply(px, pv, (slice(None),) + tuple(key), accumulate))
+
+
+def _masked_select_rule(level, cls, args):
+    """An unbatched mask selects as many elements from every example: a leading slice, then the mask."""
+    x, mask = args
+    bx = _bt(x, level)
+    if bx is None or _bt(mask, level) is not None:
+        return NotImplemented  # (a batched mask: counts may differ per example, as torch, once per example)
+    try:
+        shape = np.broadcast_shapes(tuple(x.shape), np.shape(mask))
+    except ValueError:
+        return NotImplemented  # the op's own broadcast error
+    px = _pad(bx._phys, x.ndim, len(shape)).expand((level.size,) + shape)
+    return level.wrap(px[(slice(None), np.broadcast_to(mask, shape))])
+
+
+_INDEX_FILL_TENSOR = _along(2, 3, False, (0,))
+
+
+def _index_fill_tensor_rule(level, cls, args):
+    """A batched 0-d value: where(the filled slices, value, self) at the level (same values and gradients)."""
+    x, value, dim, idx = args
+    if _bt(value, level) is None:
+        return _INDEX_FILL_TENSOR(level, cls, args)
+    if type(idx) is _Placeholder:
+        return NotImplemented
+    from .._tensor import _wrap_any
+
+    shape = tuple(x.shape)
+    mask = np.zeros(shape if shape else (1,), np.bool_)
+    d = _wrap_dim(dim, len(shape))
+    mask[(slice(None),) * d + (np.asarray(idx),)] = True
+    saved = _mode.interpose
+    _mode.interpose = level
+    try:
+        return indexing.Where.apply(value.to(x.dtype), x, _wrap_any(mask.reshape(shape)))
+    finally:
+        _mode.interpose = saved
+
+
 def _register_late() -> None:
     from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
 
-    RULES[conv.Convolution] = _fold((0,))
+    RULES[conv.Convolution] = _conv_rule
     for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
               pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
         RULES[c] = _fold((0,))
@@ -650,9 +871,25 @@ def _register_late() -> None:
     RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
     RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
     RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
-    RULES[indexing.IndexFillTensor] = _along(2, 3, False, (0,))
+    RULES[indexing.IndexFillTensor] = _index_fill_tensor_rule
+    from ..ops import composites
+
+    RULES[composites.LuPivots] = RULES[composites.LuPermutation] = _passthrough  # any leading batch dims
+    for c in (composites.Mode, composites.NanmedianDim):
+        RULES[c] = _dim_rule(1, "one")
+        _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule
     RULES[indexing.IndexSelect] = _shift_attr(1)
+    RULES[indexing.SearchSorted] = _searchsorted_rule
+    RULES[indexing.MaskedFillTensor] = _masked_fill_tensor_rule
+    RULES[reduction.MedianAll] = _median_all_rule
+    RULES[indexing.Take] = _take_rule
+    RULES[_shape.DiagEmbed] = _diag_embed_rule
+    RULES[linalg.LinalgCross] = _cross_rule
+    RULES[dec.LinalgSolveEx] = _solve_rule
+    RULES[indexing.MaskedScatter] = _masked_scatter_rule
+    RULES[indexing.IndexPutFunctional] = _index_put_rule
+    RULES[indexing.MaskedSelect] = _masked_select_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd):

@@ -138,12 +138,52 @@ class BatchedTensor(Tensor):
         return iter(self.unbind(0))
 
     def _inplace_batched(self, fn, args, kwargs) -> "BatchedTensor":
-        """``self.op_(...)``: the op out of place at this level, its value copied into the physical tensor."""
-        out = fn(self, *args, **kwargs)
+        """``self.op_(...)``: the op out of place at this level, its value copied into the physical tensor. As in
+        eager mode the op sees an alias of ``self``, given its own copy of the old values if the op saved it."""
+        from ..ops import _inplace as _IP
+
+        alias = _alias_batched(self)
+        out = fn(alias, *args, **kwargs)
         if tuple(out.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(out.shape)}")
+        _IP._protect_saved(_innermost(out)._grad_fn, _innermost(alias))
         return self._write(out, None)
+
+    def stride(self, dim: int | None = None):
+        """One example's strides (its physical value's, without the batch dim), as torch reports them."""
+        st = tuple(self._phys.stride())[1:]
+        if dim is None:
+            return st
+        from .._tensor import _wrap_dim_strict
+
+        return st[_wrap_dim_strict(dim, len(st))]
+
+    def storage_offset(self) -> int:
+        """The physical value's storage offset (the first example's), as torch's vmap reports it."""
+        return self._phys.storage_offset()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        expect = 1
+        for n, st in zip(reversed(self.shape), reversed(self.stride())):
+            if n != 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
+    def _rewrap(self, phys: Tensor) -> "BatchedTensor":
+        """``phys`` (batch dim first, like ``_phys``) as a tensor of this one's level."""
+        return _wrap_batched(phys, self._lvl)
+
+    def _take_over(self, new: "BatchedTensor") -> "BatchedTensor":
+        """In-place view ops (``t_``, ``transpose_`` ...): this tensor becomes ``new``, a view of it."""
+        bt = batched_at(new, self._lvl)
+        if bt is None:
+            raise RuntimeError("vmap: an in-place view op changed which levels a batched tensor is batched at")
+        self._phys = bt._phys
+        self._data = _placeholder(self, bt._data.shape, bt._data.dtype)
+        self._requires_grad, self._grad_fn, self._output_nr = bt._requires_grad, bt._grad_fn, bt._output_nr
+        return self
 
     def zero_(self) -> "BatchedTensor":
         return self._write(0, None)
@@ -155,11 +195,26 @@ class BatchedTensor(Tensor):
         return self._write(value, None)
 
     def _setitem_batched(self, key, value) -> None:
+        """``self[key] = value``: the physical value written at the key with the batch dim in front. Index tensors
+        must be adjacent (so NumPy keeps their result dims in place); batched ones must also lead the key, and
+        join an arange over the batch (each example writes its own slice)."""
         if not isinstance(key, tuple):
             key = (key,)
-        if any(isinstance(k, (Tensor, np.ndarray, list)) for k in key):
-            raise RuntimeError("vmap: indexed assignment with tensor indices into a batched tensor is not supported")
-        self._write(value, (slice(None),) + key)
+        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, np.ndarray, list))]
+        if adv and adv[-1] - adv[0] + 1 != len(adv):
+            raise RuntimeError("vmap: indexed assignment into a batched tensor with index tensors separated by "
+                               "slices is not supported")
+        level = self._lvl
+        batched = [i for i in adv if isinstance(key[i], Tensor) and _is_batched_at(key[i], level)]
+        if not batched:
+            return self._write(value, (slice(None),) + key)
+        if adv[0] != 0 or any(key[i]._dtype.name == "bool" for i in batched):
+            raise RuntimeError("vmap: indexed assignment with batched index tensors is supported only for integer "
+                               "indices leading the key")
+        nd = max(np.ndim(k) for k in (key[i] for i in adv))
+        ar = np.arange(self._lvl.size).reshape((self._lvl.size,) + (1,) * nd)
+        phys_key = tuple(batched_at(k, level)._phys if i in batched else k for i, k in enumerate(key))
+        self._write(value, (ar,) + phys_key)
 
     def _write(self, value, key) -> "BatchedTensor":
         level = self._lvl
@@ -189,6 +244,21 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={self._lvl.depth}, bdim=0, value=\n{self._phys!r}\n)"
 
     __str__ = __repr__
+
+
+def _alias_batched(t: Tensor) -> Tensor:
+    """A tensor with ``t``'s values, graph position and batching whose innermost physical tensor is a new object."""
+    if type(t) is BatchedTensor:
+        return _wrap_batched(_alias_batched(t._phys), t._lvl)
+    from ..ops._inplace import _alias
+
+    return _alias(t)
+
+
+def _innermost(t: Tensor) -> Tensor:
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return t
 
 
 def _wrap_batched(phys: Tensor, level: "VmapLevel") -> BatchedTensor:

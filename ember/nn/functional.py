@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from .. import _dtype as _D  # noqa: E402
 from .. import _factories as _F  # noqa: E402
-from .._tensor import _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
+from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
@@ -464,8 +464,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         if not -n <= padding_idx < n:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
-    idx = input._data
-    if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
+    idx = input._data  # (under vmap a placeholder the embedding's batching rule recognises)
+    every = _all_examples(input)
+    if every.size and (every.min() < 0 or every.max() >= n):
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm(weight, idx, max_norm, norm_type)

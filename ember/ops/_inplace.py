@@ -63,10 +63,29 @@ def _others_need_grad(args) -> bool:
     return False
 
 
+def _is_batched(x) -> bool:
+    """``x`` is (or, as a key, holds) a batched tensor of some vmap level: its values are only a placeholder."""
+    if isinstance(x, Tensor):
+        return type(x._data) is not np.ndarray
+    if isinstance(x, tuple):
+        return any(_is_batched(k) for k in x)
+    return False
+
+
+def _vmap_write_error(what: str) -> RuntimeError:
+    return RuntimeError(f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` in "
+                        f"extra_args that has more elements than `self`. This happened due to `other` being vmapped "
+                        f"over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators "
+                        f"instead of {what}. If said operator is being called inside the PyTorch framework, please "
+                        f"file a bug report instead.")
+
+
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
     if type(self._data) is not np.ndarray:  # a batched tensor under vmap: its level writes the physical value
         return self._inplace_batched(fn, args, kwargs)
+    if _mode.interpose is not None and (_is_batched(args) or _is_batched(tuple(kwargs.values()))):
+        raise _vmap_write_error("inplace arithmetic")  # an unbatched tensor cannot hold every example's result
     check_inplace(self)
     graph = _mode.grad_enabled and (self._requires_grad or _others_need_grad(args)
                                     or (bool(kwargs) and _others_need_grad(kwargs.values())))
@@ -360,6 +379,11 @@ def _setitem(self: Tensor, key, value) -> None:
 
     if type(self._data) is not np.ndarray:  # a batched tensor under vmap
         return self._setitem_batched(key, value)
+    if _mode.interpose is not None:  # an unbatched tensor cannot hold every example's write
+        if _is_batched(key if isinstance(key, tuple) else (key,)):
+            raise _vmap_write_error("index_put_")
+        if _is_batched(value):
+            raise _vmap_write_error("inplace arithmetic")
 
     k, basic = _convert_key(key)
     node = setitem_node(k, basic, self._data.shape)

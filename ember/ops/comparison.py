@@ -135,9 +135,20 @@ def equal(input, other) -> bool:
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     """Elementwise |input - other| <= atol + rtol * |other| (bool tensor)."""
-    from .._tensor import _wrap_any
+    if input._dtype is not other._dtype:
+        from ._inplace import _title
 
-    return _wrap_any(np.asarray(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+        raise RuntimeError(f"{_title(input._dtype)} did not match {_title(other._dtype)}")
+    close = input == other  # equal values (infinities of one sign too) are close
+    if input._dtype.name == "bool":
+        return close
+    if input._dtype.is_floating_point or rtol or atol:
+        a = input if input._dtype.is_floating_point else input.double()
+        b = other if other._dtype.is_floating_point else other.double()
+        close = close | (b.isfinite() & ((a - b).abs() <= atol + rtol * b.abs()))
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

@@ -15,9 +15,10 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
-from ._op import refuse_tangents
+from ._op import Op, refuse_tangents
+from . import reduction as _R
 
 __all__ = [
     "aminmax", "mode", "nanmedian", "quantile", "nanquantile", "msort", "unique_consecutive", "logcumsumexp", "diff",
@@ -58,52 +59,47 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
     return RT.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
-def _pick(input: Tensor, idx: np.ndarray, d: int, keepdim: bool):
-    """values (gathered from ``input``, so differentiable) and indices at ``idx`` (keepdim shape) along ``d``."""
-    if input.dim() == 0:
-        return input * 1, _long(idx.reshape(()))
-    ind = _long(idx)
-    vals = input.gather(d, ind)
-    if not keepdim:
-        vals, ind = vals.squeeze(d), ind.squeeze(d)
-    return vals, ind
-
-
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
-    """The most frequent value along ``dim`` (the smallest on ties) and the index of its last occurrence."""
-    a = input._data
-    d = _wrap_dim(dim, a.ndim)
-    moved = np.moveaxis(a if a.ndim else a.reshape(1), d if a.ndim else 0, -1)
+def _mode_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
+    """Index (keepdim shape) of the last occurrence of the most frequent value along ``d`` (smallest on ties)."""
+    if a.shape[d] == 0:
+        raise _R._empty_dim_error("mode", d)
+    moved = np.moveaxis(a, d, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     idx = np.empty(flat.shape[0], np.int64)
     for r, row in enumerate(flat):
         vals, counts = np.unique(row, return_counts=True)
         best = vals[np.argmax(counts)]  # np.unique sorts: argmax takes the smallest of the most frequent
         idx[r] = len(row) - 1 - int(np.argmax(row[::-1] == best))
-    idx = np.expand_dims(idx.reshape(moved.shape[:-1]), d if a.ndim else 0)
-    return RT.mode(*_pick(input, idx, d if a.ndim else 0, keepdim))
+    return np.expand_dims(idx.reshape(moved.shape[:-1]), d)
 
 
-def _nan_last_order(a: np.ndarray, d: int) -> np.ndarray:
-    return np.argsort(a, axis=d, kind="stable")  # NumPy sorts NaN last
+def _nan_lower_median_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
+    """Index (keepdim shape) of the lower median of the non-NaN values along ``d`` (the first element if all NaN)."""
+    if a.shape[d] == 0:
+        raise _R._empty_dim_error("median", d)
+    order = np.argsort(a, axis=d, kind="stable")  # NaN sorts last
+    valid = np.sum(~np.isnan(a), axis=d, keepdims=True)
+    return np.take_along_axis(order, np.maximum(valid - 1, 0) // 2, d)
+
+
+# index rules of the _Selection family (reduction.py): values gathered at computed indices, batched by vmap's dim rule
+Mode = _R._selection("Mode", _mode_idx, torch_name="ModeBackward0", result_type=RT.mode)
+NanmedianDim = _R._selection("NanmedianDim", _nan_lower_median_idx, torch_name="NanmedianBackward1",
+                             result_type=RT.nanmedian)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along ``dim`` (the smallest on ties) and the index of its last occurrence."""
+    return Mode.run(input, dim, keepdim)
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """The lower median ignoring NaN (NaN only when all are NaN); with ``dim``: (values, indices)."""
-    x = input.reshape(-1) if dim is None else input
-    a = x._data
-    d = 0 if dim is None or a.ndim == 0 else _wrap_dim(dim, a.ndim)
-    arr = a if a.ndim else a.reshape(1)
-    if arr.shape[d] == 0:
-        raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
-    order = _nan_last_order(arr, d)
-    valid = np.sum(~np.isnan(arr), axis=d, keepdims=True)
-    k = np.where(valid > 0, (valid - 1) // 2, arr.shape[d] - 1 if dim is None else 0)
-    idx = np.take_along_axis(order, k, d)
     if dim is None:
-        return x.gather(0, _long(idx)).reshape(())
-    vals, ind = _pick(input, idx if a.ndim else idx.reshape(1), d, keepdim)
-    return RT.nanmedian(vals, ind)
+        if input.numel() == 0:
+            return input.reshape(-1).sum() * float("nan")  # torch: NaN for an empty input
+        return NanmedianDim.run(input.reshape(-1), 0, False).values
+    return NanmedianDim.run(input, dim, keepdim)
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -116,49 +112,51 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: st
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
     scalar_q = not isinstance(q, Tensor)
-    qa = np.asarray(q, np.float64).reshape(-1) if scalar_q else q._data.astype(np.float64).reshape(-1)
     if not scalar_q and q.dim() > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    qa = np.asarray(q, np.float64) if scalar_q else _all_examples(q)
     if np.any((qa < 0) | (qa > 1)):
         if scalar_q:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {float(q)}")
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    qt = _const(qa.reshape(-1)) if scalar_q else q.detach().to(D.float64).reshape(-1)
+    nq = qt.shape[0]
     x = input.reshape(-1) if dim is None else input
     if x.dim() == 0:
         x = x.reshape(1)
     d = 0 if dim is None else _wrap_dim(dim, max(input.dim(), 1))
     if x.shape[d] == 0:
         raise IndexError(f"{name}() input tensor must be non-empty")
-    xs = x.movedim(d, -1)
-    srt = xs.sort(-1).values  # NaN last
-    arr = srt._data
-    n = arr.shape[-1]
-    nan_count = np.sum(np.isnan(arr), axis=-1, keepdims=True)
-    valid = n - nan_count if ignore_nan else np.full_like(nan_count, n)
-    pos = qa.reshape((-1,) + (1,) * arr.ndim) * (valid - 1)  # (nq, ..., 1)
+    # ember ops only from here (no reads of values), so vmap batches it
+    srt = x.movedim(d, -1).sort(-1).values  # NaN last
+    n = srt.shape[-1]
+    rest = tuple(srt.shape[:-1])
+    nan_count = srt.isnan().sum(-1, keepdim=True)  # (..., 1)
+    valid = n - nan_count if ignore_nan else n
+    pos = qt.reshape((nq,) + (1,) * srt.dim()) * (valid - 1)  # (nq, ..., 1)
     if interpolation == "nearest":
-        pos = np.round(pos)
-    bad = (valid == 0) if ignore_nan else (nan_count > 0)
-    pos = np.where(bad, n - 1, pos)  # a slice giving NaN takes its last (NaN) element, as torch's does
-    lo = np.floor(pos).astype(np.int64)
-    hi = np.ceil(pos).astype(np.int64)
-    lo, hi = np.clip(lo, 0, n - 1), np.clip(hi, 0, n - 1)
-    srt_b = srt.unsqueeze(0).expand(len(qa), *srt.shape)
-    v_lo = srt_b.gather(-1, _long(np.broadcast_to(lo, (len(qa),) + arr.shape[:-1] + (1,)).copy()))
-    v_hi = srt_b.gather(-1, _long(np.broadcast_to(hi, (len(qa),) + arr.shape[:-1] + (1,)).copy()))
+        pos = pos.round()
+    bad = (nan_count == n) if ignore_nan else (nan_count > 0)
+    pos = _E().where(bad, float(n - 1), pos)  # a slice giving NaN takes its last (NaN) element, as torch's does
+    pos = pos.expand((nq,) + rest + (1,))
+    lo = pos.floor().long().clamp(0, n - 1)
+    hi = pos.ceil().long().clamp(0, n - 1)
+    srt_b = srt.unsqueeze(0).expand((nq,) + tuple(srt.shape))
+    v_lo = srt_b.gather(-1, lo)
     if interpolation in ("lower", "nearest"):
         res = v_lo
-    elif interpolation == "higher":
-        res = v_hi
-    elif interpolation == "midpoint":
-        res = (v_lo + v_hi) * 0.5
     else:
-        w = _wrap((pos - lo).astype(arr.dtype), srt._dtype)
-        res = v_lo + (v_hi - v_lo) * w
+        v_hi = srt_b.gather(-1, hi)
+        if interpolation == "higher":
+            res = v_hi
+        elif interpolation == "midpoint":
+            res = (v_lo + v_hi) * 0.5
+        else:
+            res = v_lo + (v_hi - v_lo) * (pos - lo).to(srt._dtype)
     res = res.squeeze(-1)  # (nq, ...rest)
     if keepdim:
         if dim is None:
-            res = res.reshape((len(qa),) + (1,) * input.dim())
+            res = res.reshape((nq,) + (1,) * input.dim())
         else:
             res = res.unsqueeze(d + 1)
     return res[0] if scalar_q else res
@@ -592,7 +590,8 @@ def matrix_exp(A: Tensor) -> Tensor:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
     n = A.shape[-1]
-    norm = float(np.max(np.abs(A._data).sum(-1))) if A.numel() else 0.0
+    # one scaling for the whole batch (under vmap: every example's), from the largest 1-norm of a row
+    norm = float(np.max(np.abs(_all_examples(A)).sum(-1))) if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
     X = A / (2.0 ** s) if s else A
     eye = E.eye(n, dtype=A.dtype)
@@ -839,9 +838,38 @@ def _permutation(piv: np.ndarray, m: int) -> np.ndarray:
     return perm
 
 
-def _rows(A: Tensor, perm: np.ndarray) -> Tensor:
-    idx = _long(perm[..., :, None].repeat(A.shape[-1], -1))
-    return A.gather(-2, idx)
+class LuPivots(Op):
+    """LAPACK's 1-based pivots of partial pivoting (int32, no gradient); any leading batch dims."""
+
+    __slots__ = ()
+    _name = "LuPivots"
+
+    @staticmethod
+    def forward(ctx, self):
+        return _pivots(self)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
+class LuPermutation(Op):
+    """The row order (int64) that ``m``-row pivots produce; any leading batch dims."""
+
+    __slots__ = ()
+    nattrs = 1
+    _name = "LuPermutation"
+
+    @staticmethod
+    def forward(ctx, piv, m):
+        return _permutation(piv, m)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
+def _rows(A: Tensor, perm: Tensor) -> Tensor:
+    """``A``'s rows in the order ``perm`` (int64, leading dims as A's)."""
+    return A.gather(-2, perm.unsqueeze(-1).expand(tuple(perm.shape) + (A.shape[-1],)))
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
@@ -857,8 +885,8 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
         raise RuntimeError("torch.linalg.lu_factor: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2:]
     k = min(m, n)
-    piv = _pivots(A._data)
-    PA = _rows(A, _permutation(piv, m))
+    piv = LuPivots.apply(A.detach())  # ops (values read inside them), so vmap batches lu
+    PA = _rows(A, LuPermutation.apply(piv, m))
     batch = tuple(A.shape[:-2])
     u_rows, l_cols = [], []
     for j in range(k):
@@ -879,10 +907,9 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     L = E.stack(l_cols, -1) if k else E.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
     LU = (E.cat([L, E.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
         (E.cat([U, E.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
-    pivots = _wrap(piv, D.int32)
     if get_infos:
-        return LU, pivots, _wrap(np.zeros(batch, np.int32), D.int32)
-    return LU, pivots
+        return LU, piv, _wrap(np.zeros(batch, np.int32), D.int32)
+    return LU, piv
 
 
 def _u_block(u_rows: list, j: int, start: int) -> Tensor:
@@ -896,17 +923,15 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     E = _E()
     m, n = LU_data.shape[-2:]
     k = min(m, n)
-    batch = tuple(LU_data.shape[:-2])
     if unpack_data:
         L = LU_data.tril(-1)[..., :, :k] + E.eye(m, k, dtype=LU_data.dtype)
         U = LU_data.triu()[..., :k, :]
     else:
         L = U = E.zeros(0, dtype=LU_data.dtype)
     if unpack_pivots:
-        perm = _permutation(LU_pivots._data, m)
-        P = np.zeros(batch + (m, m), LU_data._data.dtype)
-        np.put_along_axis(P, perm[..., :, None], 1.0, -1)  # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
-        P = _wrap(np.ascontiguousarray(np.swapaxes(P, -1, -2)), LU_data._dtype)
+        perm = LuPermutation.apply(LU_pivots, m)
+        # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
+        P = (perm.unsqueeze(-1) == E.arange(m)).to(LU_data.dtype).mT.contiguous()
     else:
         P = E.zeros(0, dtype=LU_data.dtype)
     return RT.lu_unpack(P, L, U)
@@ -921,9 +946,8 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     n = LU_data.shape[-1]
     if LU_data.shape[-2] != n:
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
-    Pb = _rows(b.expand(*np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])), *b.shape[-2:]),
-               np.broadcast_to(_permutation(LU_pivots._data, n),
-                               np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2])) + (n,)))
+    batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2]))
+    Pb = _rows(b.expand(*batch, *b.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
     L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)

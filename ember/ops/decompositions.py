@@ -318,7 +318,8 @@ class LinalgCholeskyEx(Op):
             ctx.upper = upper
         _square_check(self, "linalg.cholesky")
         try:
-            low = np.linalg.cholesky(self)
+            # as LAPACK's uplo: the lower factor reads the lower triangle, the upper one the upper triangle
+            low = np.linalg.cholesky(self.swapaxes(-1, -2) if upper else self)
         except np.linalg.LinAlgError:
             raise _not_pd_error(self, "linalg.cholesky") from None
         return np.ascontiguousarray(low.swapaxes(-1, -2)) if upper else low
@@ -609,8 +610,8 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(A._data.dtype).eps * max(A.shape[-2:])
-    cutoff = np.maximum(0.0 if atol is None else atol, rtol * smax._data)
-    keep = _const(s._data > cutoff)
+    cutoff = (smax.detach() * rtol).clamp(min=0.0 if atol is None else atol)
+    keep = s.detach() > cutoff  # ember ops (no reads of values): vmap batches it
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
 

@@ -400,6 +400,8 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 def _predicate(pub: str, fn):
     def pred(input: Tensor) -> Tensor:
         x = input._data
+        if type(x) is not np.ndarray:  # a batched tensor under vmap: elementwise, so on its physical value
+            return input._rewrap(pred(input._phys))
         if x.dtype == np.bool_:
             x = x.view(np.uint8)
         return _wrap(np.asarray(fn(x)), D.bool)

@@ -6,7 +6,7 @@ import re as _re
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_any
+from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
@@ -1095,7 +1095,8 @@ class IndexFillTensor(Op):
     def backward(ctx, grad):
         n0, n1 = ctx._next
         gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
-        gv = IndexSelect.apply(grad, ctx.dim, ctx.idx).sum() if n1[0] is not None else None
+        # (each filled slice once, however often its index repeats, as torch)
+        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if n1[0] is not None else None
         return gs, gv
 
 
@@ -1348,9 +1349,13 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if a.dtype != np.int64:
         raise RuntimeError("take(): Expected a long tensor for index, but got " + index._dtype.name.capitalize())
     n = input._data.size
-    if a.size and ((a < -n) | (a >= n)).any():
-        bad = int(a[(a < -n) | (a >= n)].flat[0])
+    every = _all_examples(index)  # (under vmap: every example's indices)
+    if every.size and ((every < -n) | (every >= n)).any():
+        bad = int(every[(every < -n) | (every >= n)].flat[0])
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    if type(a) is not np.ndarray:  # batched indices under vmap: wrapped by an op, so the level sees them
+        wrapped = index % max(n, 1)
+        return Take.apply(input, wrapped._data)
     return Take.apply(input, a % max(n, 1))
 
 
@@ -1384,13 +1389,35 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim."""
     a = input._data
+    if type(a) is not np.ndarray:  # batched under vmap: the result's shape depends on each example's values
+        if as_tuple:
+            raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
+                               "fallback.")
+        raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           "vmap over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                           "if you need this feature.")
     if as_tuple:
         return tuple(_wrap_any(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
     return _wrap_any(np.argwhere(a).astype(np.int64))
 
 
+class Argwhere(Op):
+    """Indices of the non-zero elements, (n, ndim) int64 (no gradient). Under vmap it runs once per example (the
+    counted fallback) and the results stack only when every example has as many, as torch's fallback."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, self):
+        return np.argwhere(self).astype(np.int64)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None
+
+
 def argwhere(input: Tensor) -> Tensor:
-    return nonzero(input)
+    """Indices of the non-zero elements as an (n, ndim) int64 tensor."""
+    return Argwhere.apply(input)
 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
@@ -1403,22 +1430,36 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
             raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                                "while right was True")
         right = side == "right"
-    seq = sorted_sequence._data
-    scalar = not isinstance(input, Tensor)
-    vals = np.asarray(input) if scalar else input._data
     if sorter is not None:
-        seq = np.take_along_axis(seq, sorter._data, -1)
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    seq = sorted_sequence._data  # shapes only below: the values are read inside the op (so vmap can batch it)
+    vals = np.asarray(input) if not isinstance(input, Tensor) else input._data
     if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
                            f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
-    s = "right" if right else "left"
-    if seq.ndim <= 1:
-        res = np.searchsorted(seq.reshape(-1), vals, side=s)
-    else:
-        s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
-        res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
-    return _wrap_any(np.asarray(res, np.int32 if out_int32 else np.int64))
+    return SearchSorted.apply(sorted_sequence, input, bool(right), bool(out_int32))
+
+
+class SearchSorted(Op):
+    """Insertion points of ``vals`` into the last dim of ``seq`` (integer result: no gradient)."""
+
+    __slots__ = ()
+    nattrs = 2
+    inputs = ("sorted_sequence", "self")
+
+    @staticmethod
+    def forward(ctx, seq, vals, right, out_int32):
+        s = "right" if right else "left"
+        if seq.ndim <= 1:
+            res = np.searchsorted(seq.reshape(-1), vals, side=s)
+        else:
+            s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+            res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
+        return np.asarray(res, np.int32 if out_int32 else np.int64)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None, None
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
@@ -1461,6 +1502,10 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
+    if type(a) is not np.ndarray:  # batched under vmap: windows of each example, on the physical value
+        if not a.ndim:
+            return input._rewrap(unfold(input._phys.unsqueeze(1), 1, size, step).reshape(input._phys.shape[0], size))
+        return input._rewrap(unfold(input._phys, d + 1, size, step))
     shape, strides = list(a.shape), list(a.strides)
     st = strides[d] if a.ndim else a.itemsize
     windows = (n - size) // step + 1

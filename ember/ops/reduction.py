@@ -837,12 +837,11 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of the non-NaN elements."""
-    a = input._data
-    if dtype is None and a.dtype.kind not in "fc":
+    if dtype is None and not input._dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{D.from_numpy_dtype(a.dtype).name.capitalize()}")
-    count = np.sum(~np.isnan(a), axis=_dims(dim, a.ndim), keepdims=keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / _const(np.asarray(count, np.int64))
+                           f"{input._dtype.name.capitalize()}")
+    count = input.isnan().logical_not().sum(dim, keepdim)  # ember ops: batches under vmap
+    return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
 def _logical_reduce(fn, name: str):

@@ -963,13 +963,15 @@ def _diag_geometry(shape: tuple, offset: int, d1: int, d2: int):
 
 def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     """A writable view of the diagonal (NumPy's own diagonal view is read-only)."""
-    shape, strides, start = _diag_geometry(arr.shape, offset, d1, d2)
-    isz = arr.itemsize
-    if arr.flags.c_contiguous:
-        flat = arr.reshape(-1)
-        return np.lib.stride_tricks.as_strided(flat[start:] if flat.size else flat, shape,
-                                               tuple(s * isz for s in strides), writeable=arr.flags.writeable)
-    return np.diagonal(arr, offset, d1, d2)
+    shape, _, _ = _diag_geometry(arr.shape, offset, d1, d2)
+    st = arr.strides  # any layout (a batched tensor's physical value under vmap is often permuted)
+    strides = tuple(st[i] for i in range(arr.ndim) if i not in (d1, d2)) + (st[d1] + st[d2],)
+    start = arr
+    if shape[-1]:  # a view starting at the diagonal's first element
+        key = [slice(None)] * arr.ndim
+        key[d2 if offset >= 0 else d1] = slice(abs(offset), None)
+        start = arr[tuple(key)]
+    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=arr.flags.writeable)
 
 
 def _dims2(ndim: int, dim1: int, dim2: int) -> tuple:

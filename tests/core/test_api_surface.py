@@ -216,6 +216,14 @@ def test_as_strided_and_unfold_share_memory_and_check_arguments() -> None:
     same_error(lambda lib: lib.split_with_sizes(lib.zeros(4), [1, 2]), match_words=["split_with_sizes expects"])
 
 
+def test_strided_views_of_a_permuted_ufunc_result() -> None:
+    # an elementwise result keeps a permuted input's memory order (neither C nor F contiguous): strided views must
+    # read that memory, not a C-order copy of it
+    a = np.random.default_rng(0).standard_normal((4, 3, 6))
+    check(lambda lib, x: x.permute(2, 0, 1).cos().unfold(1, 2, 1), a)
+    check(lambda lib, x: x.permute(2, 0, 1).cos().as_strided((3, 5), (6, 1), 2), a)
+
+
 def test_unfold_view_write_reaches_base_with_autograd() -> None:
     def fn(lib, x):
         y = x * 1
