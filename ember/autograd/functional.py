@@ -176,7 +176,11 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
                     j = zeros(tuple(out.shape) + tuple(inp.shape), dtype=out.dtype)
                 per_input.append(j)
             jac.append(tuple(per_input))
-    jac = _finish(tuple(jac), create_graph)
+    return _unnest(_finish(tuple(jac), create_graph), out_tuple, in_tuple)
+
+
+def _unnest(jac: tuple, out_tuple: bool, in_tuple: bool):
+    """The (outputs x inputs) nest of Jacobian blocks, without the levels the caller passed as bare tensors."""
     if not out_tuple and not in_tuple:
         return jac[0][0]
     if not out_tuple:
@@ -205,14 +209,7 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
         return outs
 
     jac = jacfwd(outputs_tuple, argnums=tuple(range(len(inputs))))(*inputs)
-    out_tuple = box[0]
-    if not out_tuple and not in_tuple:
-        return jac[0][0]
-    if not out_tuple:
-        return jac[0]
-    if not in_tuple:
-        return tuple(j[0] for j in jac)
-    return jac
+    return _unnest(jac, box[0], in_tuple)
 
 
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
