@@ -25,8 +25,8 @@ Backward formulas never unbroadcast: the engine sums each gradient back to its i
 # NOTE [raw backward]
 A backward formula is written in ember ops so that create_graph=True differentiates it again. Without a
 graph (grad mode off while the engine runs) and with no forward-AD / vmap level active (``_mode.interpose``
-is None: a level must see every op), a few hot formulas (mm/addmm, log_softmax, nll_loss, the engine's
-broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. An op
+is None: a level must see every op), a few hot formulas (mm/addmm, log_softmax, nll_loss, the elementwise
+mul/div/sub/rsub/neg/exp/log/tanh/sigmoid/sqrt/reciprocal, the engine's broadcast reductions) compute the same NumPy kernels on arrays directly, skipping the dispatches. An op
 declares such a path as ``raw(ctx, grad, *saved)`` next to its ``backward``: the same formula with the saved
 values as arrays (``_apply`` calls it instead of ``backward`` in that case), each step the ``forward`` kernel
 of the op the differentiable formula dispatches to, on the arrays that dispatch would see, results wrapped
