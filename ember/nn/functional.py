@@ -405,26 +405,60 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
 
 
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels (of (N, C, H, W) or (C, H, W) inputs) with probability p."""
+_CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated and will result in an error in a "
+                 "future release. To retain the behavior and silence this warning, please use dropout instead. "
+                 "Note that {name} exists to provide channel-wise dropout on inputs with {k} spatial "
+                 "dimension{s}, a channel dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).")
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: int | None) -> Tensor:
+    """Zero whole channels: dropout{k}d's shape rules (k=None: dims 0 and 1 are sampled whatever the rank)."""
     _check_p(p)
-    if input.dim() not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
-                      "result in an error in a future release. To retain the behavior and silence this warning, "
-                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
-                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    d = input.dim()
+    lead = 2
+    if k is not None:
+        name, lo, hi = f"dropout{k}d", k + 1, k + 2
+        if d not in (lo, hi):
+            msg = _CHANNEL_WARN.format(name=name, d=d, k=k, s="s" if k > 1 else "", lo=lo, hi=hi)
+            if k == 1:
+                raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that "
+                                   "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                                   "dimension, a channel dimension, and an optional batch dimension "
+                                   "(i.e. 2D or 3D inputs).")
+            warnings.warn(msg, stacklevel=3)
+        if k == 2 and d == 3:
+            warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                          "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+                          "dim. This behavior will change in a future release to interpret the input as one without "
+                          "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                          "behavior, please switch to using dropout1d instead.", stacklevel=3)
+        elif k != 2 and d != hi:
+            lead = 1  # unbatched: torch adds a batch dim of one
     if not training or p == 0:
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    lead = 2 if input.dim() == 4 else 1
-    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
     return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Dropout that keeps a SELU network's zero mean and unit variance (dropped values go to SELU's low value)."""
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability p, scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) inputs with probability p, scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability p."""
+    return _channel_dropout(input, p, training, inplace, 3)
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, lead: int | None) -> Tensor:
+    """alpha dropout with one draw per element (lead=None) or per index of the first ``lead`` dims."""
     _check_p(p)
     if not training or p == 0:
         return input
@@ -432,12 +466,26 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
         return input.mul_(0) if inplace else input * 0
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = _keep_mask(input, p, tuple(input.shape))
+    shape = tuple(input.shape) if lead is None else tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    keep = _keep_mask(input, p, shape)
     b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
     m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
     if inplace:
         return input.mul_(m).add_(b)
     return input * m + b
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps a SELU network's zero mean and unit variance (dropped values go to SELU's low value)."""
+    return _alpha_dropout(input, p, training, inplace, None)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels: one draw per (sample, channel) pair."""
+    return _alpha_dropout(input, p, training, inplace, 2)
+
+
+__all__ += ["dropout1d", "dropout3d", "feature_alpha_dropout"]
 
 
 # ------------------------------------------------------------------------------------------------ embedding

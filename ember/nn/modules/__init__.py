@@ -20,7 +20,7 @@ LAZY_FAMILIES = {
                    "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Tanhshrink", "Softmax",
                    "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance"),
     "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"),
-    "dropout": ("Dropout", "Dropout2d", "AlphaDropout"),
+    "dropout": ("Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"),
     "sparse": ("Embedding", "EmbeddingBag"),
     "flatten": ("Flatten", "Unflatten"),
     "loss": ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
