@@ -380,6 +380,29 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     return _affine(out, weight, bias, _channel_shape(input))
 
 
+from ..ops.shape import cat as _cat  # noqa: E402
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x**2 over a window of ``size`` neighbouring channels) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    c, sq = input.shape[1], input * input
+    rest = tuple(input.shape[2:])
+    parts = [sq.new_zeros((input.shape[0], n) + rest) for n in (size // 2, (size - 1) // 2)]
+    padded = _cat([parts[0], sq, parts[1]], 1)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    return input / (window * (alpha / size) + k).pow(beta)
+
+
+__all__ += ["local_response_norm"]
+
+
 # ------------------------------------------------------------------------------------------------ dropout
 def _check_p(p: float) -> None:
     if p < 0.0 or p > 1.0:
