@@ -999,9 +999,12 @@ CONV_NAMES = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfol
               "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
               "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
-              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle")
+              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "max_unpool1d",
+              "max_unpool2d")
 __getattr__, __dir__ = _attach(__name__, {
     **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
     "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
-    "ctc_loss": "._functional_ctc:ctc_loss"})
+    "ctc_loss": "._functional_ctc:ctc_loss",
+    "pdist": "..ops.composites:pdist", "channel_shuffle": ".._surface:channel_shuffle",
+    "native_channel_shuffle": ".._surface:native_channel_shuffle"})
