@@ -463,6 +463,7 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
 # ------------------------------------------------------------------ power-average pooling, max unpooling
 from .. import _dtype as _D  # noqa: E402
 
+
 def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, nd: int) -> Tensor:
     if norm_type == math.inf:
         return _max_pool(input.abs(), nd, kernel_size, stride, 0, 1, ceil_mode, f"max_pool{nd}d")[0]

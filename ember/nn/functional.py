@@ -434,33 +434,30 @@ _CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated 
                  "dimension{s}, a channel dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).")
 
 
-def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: int | None) -> Tensor:
-    """Zero whole channels: dropout{k}d's shape rules (k=None: dims 0 and 1 are sampled whatever the rank)."""
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: int) -> Tensor:
+    """dropout{k}d: zero whole channels of (N, C, *spatial) inputs with k spatial dims (or unbatched (C, *spatial))."""
     _check_p(p)
-    d = input.dim()
-    lead = 2
-    if k is not None:
-        name, lo, hi = f"dropout{k}d", k + 1, k + 2
-        if d not in (lo, hi):
-            msg = _CHANNEL_WARN.format(name=name, d=d, k=k, s="s" if k > 1 else "", lo=lo, hi=hi)
-            if k == 1:
-                raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that "
-                                   "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
-                                   "dimension, a channel dimension, and an optional batch dimension "
-                                   "(i.e. 2D or 3D inputs).")
-            warnings.warn(msg, stacklevel=3)
-        if k == 2 and d == 3:
-            warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
-                          "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
-                          "dim. This behavior will change in a future release to interpret the input as one without "
-                          "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                          "behavior, please switch to using dropout1d instead.", stacklevel=3)
-        elif k != 2 and d != hi:
-            lead = 1  # unbatched: torch adds a batch dim of one
+    d, lo, hi = input.dim(), k + 1, k + 2
+    if d not in (lo, hi):
+        if k == 1:
+            raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that "
+                               "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                               "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+        warnings.warn(_CHANNEL_WARN.format(name=f"dropout{k}d", d=d, k=k, s="s" if k > 1 else "", lo=lo, hi=hi),
+                      stacklevel=3)
+    elif k == 2 and d == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+                      "dim. This behavior will change in a future release to interpret the input as one without "
+                      "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=3)
     if not training or p == 0:
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
+    # dropout2d samples dims 0 and 1 at every rank (torch's historical reading of 3-D input as (N, C, L)); 1d/3d
+    # treat any rank but the batched one as unbatched (torch adds a batch dim of one)
+    lead = 2 if k == 2 or d == hi else 1
     shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
     return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
 
