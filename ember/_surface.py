@@ -610,6 +610,8 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of ``groups`` groups: (N, g*k, ...) -> channel c*g + i from group i."""
     _tensor_arg("channel_shuffle", input)
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
     c = input.shape[1]

@@ -172,11 +172,19 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 # ------------------------------------------------------------------ pooling
 def _pool_input(input: Tensor, nd: int, name: str) -> Tensor:
     """The input as 2-d planes (batched or not); 1-d pools run on a height of one."""
-    if input.dim() not in (nd + 1, nd + 2) or input.numel() == 0 and 0 in input.shape[1:]:
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
-                           f"size for input, but got: {_shape_str(input)}" if nd == 1 else
-                           "non-empty 3D or 4D (batch mode) tensor expected for input")
-    return input.unsqueeze(-2) if nd == 1 else input
+    if name == "avg_pool1d" and input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for avg_pool1d)")
+    x = input.unsqueeze(-2) if nd == 1 else input
+    if x.dim() not in (3, 4) or x.numel() == 0 and 0 in x.shape[1:]:
+        if name == "max_pool1d":
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got: {_shape_str(input)}")
+        if name == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(x.shape)}")
+    return x
 
 
 def _pool_back(y: Tensor, nd: int) -> Tensor:
@@ -450,3 +458,93 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ------------------------------------------------------------------ power-average pooling, max unpooling
+from .. import _dtype as _D  # noqa: E402
+
+
+def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, nd: int) -> Tensor:
+    if norm_type == math.inf:
+        return _max_pool(input.abs(), nd, kernel_size, stride, 0, 1, ceil_mode, f"max_pool{nd}d")[0]
+    if norm_type == -math.inf:
+        return -_max_pool(-input.abs(), nd, kernel_size, stride, 0, 1, ceil_mode, f"max_pool{nd}d")[0]
+    out = _avg_pool(input.pow(norm_type), nd, kernel_size, stride, 0, ceil_mode, True, None, f"avg_pool{nd}d")
+    # sign * relu(abs): the value itself, with gradient zero where the window's power sum is zero (as torch)
+    return (out.sign() * out.abs().relu()).mul(math.prod(_tuple(kernel_size, nd))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """(sum of x**p over sliding windows of (N, C, L) input) ** (1/p)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """(sum of x**p over sliding windows of (N, C, H, W) input) ** (1/p)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def _unpool_size(input: Tensor, k: tuple, s: tuple, p: tuple, output_size) -> tuple:
+    nd = len(k)
+    default = [(input.shape[-nd + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(nd)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)
+        if len(size) == nd + 2:
+            size = size[2:]
+        if len(size) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                             f"length of '{len(size)}'")
+        for d in range(nd):
+            lo, hi = default[d] - s[d], default[d] + s[d]
+            if not lo < size[d] < hi:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    for d in range(nd):
+        if size[d] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={size[d]}")
+    return tuple(int(v) for v in size)
+
+
+def _max_unpool2d(input: Tensor, indices: Tensor, size: tuple) -> Tensor:
+    """Scatter ``input`` into zero planes of ``size`` at the flat positions ``indices`` (max_pool's)."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
+                           f"{input.dim()} dimensions.")
+    if indices.dtype != _D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {_title(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    for d in range(1 if input.dim() == 4 else 0, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but got {list(input.shape)} with dimension {d} being empty.")
+    plane = size[0] * size[1]
+    idx = indices._data
+    bad = (idx < 0) | (idx >= plane)
+    if bad.any():
+        raise RuntimeError(f"Found an invalid max index: {int(idx[bad].flat[0])} (output volumes are of size "
+                           f"{size[0]}x{size[1]})")
+    lead = tuple(input.shape[:-2])
+    out = input.new_zeros(lead + (plane,)).scatter(-1, indices.flatten(-2), input.flatten(-2))
+    return out.reshape(lead + size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """Partial inverse of max_pool1d: each value back at its arg-max position, zeros elsewhere."""
+    k = _tuple(kernel_size, 1)
+    s = k if stride is None else _tuple(stride, 1)
+    size = _unpool_size(input, k, s, _tuple(padding, 1), output_size)
+    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + (1,)).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """Partial inverse of max_pool2d: each value back at its arg-max position, zeros elsewhere."""
+    k = _tuple(kernel_size, 2)
+    s = k if stride is None else _tuple(stride, 2)
+    return _max_unpool2d(input, indices, _unpool_size(input, k, s, _tuple(padding, 2), output_size))
+
+
+__all__ += ["lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d"]

@@ -380,6 +380,29 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     return _affine(out, weight, bias, _channel_shape(input))
 
 
+from ..ops.shape import cat as _cat  # noqa: E402
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x**2 over a window of ``size`` neighbouring channels) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    c, sq = input.shape[1], input * input
+    rest = tuple(input.shape[2:])
+    parts = [sq.new_zeros((input.shape[0], n) + rest) for n in (size // 2, (size - 1) // 2)]
+    padded = _cat([parts[0], sq, parts[1]], 1)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    return input / (window * (alpha / size) + k).pow(beta)
+
+
+__all__ += ["local_response_norm"]
+
+
 # ------------------------------------------------------------------------------------------------ dropout
 def _check_p(p: float) -> None:
     if p < 0.0 or p > 1.0:
@@ -405,26 +428,57 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
 
 
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels (of (N, C, H, W) or (C, H, W) inputs) with probability p."""
+_CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated and will result in an error in a "
+                 "future release. To retain the behavior and silence this warning, please use dropout instead. "
+                 "Note that {name} exists to provide channel-wise dropout on inputs with {k} spatial "
+                 "dimension{s}, a channel dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).")
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: int) -> Tensor:
+    """dropout{k}d: zero whole channels of (N, C, *spatial) inputs with k spatial dims (or unbatched (C, *spatial))."""
     _check_p(p)
-    if input.dim() not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
-                      "result in an error in a future release. To retain the behavior and silence this warning, "
-                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
-                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    d, lo, hi = input.dim(), k + 1, k + 2
+    if d not in (lo, hi):
+        if k == 1:
+            raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that "
+                               "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                               "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+        warnings.warn(_CHANNEL_WARN.format(name=f"dropout{k}d", d=d, k=k, s="s" if k > 1 else "", lo=lo, hi=hi),
+                      stacklevel=3)
+    elif k == 2 and d == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+                      "dim. This behavior will change in a future release to interpret the input as one without "
+                      "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=3)
     if not training or p == 0:
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    lead = 2 if input.dim() == 4 else 1
-    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    # dropout2d samples dims 0 and 1 at every rank (torch's historical reading of 3-D input as (N, C, L)); 1d/3d
+    # treat any rank but the batched one as unbatched (torch adds a batch dim of one)
+    lead = 2 if k == 2 or d == hi else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
     return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Dropout that keeps a SELU network's zero mean and unit variance (dropped values go to SELU's low value)."""
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability p, scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) inputs with probability p, scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability p."""
+    return _channel_dropout(input, p, training, inplace, 3)
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, lead: int | None) -> Tensor:
+    """alpha dropout with one draw per element (lead=None) or per index of the first ``lead`` dims."""
     _check_p(p)
     if not training or p == 0:
         return input
@@ -432,12 +486,26 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
         return input.mul_(0) if inplace else input * 0
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = _keep_mask(input, p, tuple(input.shape))
+    shape = tuple(input.shape) if lead is None else tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    keep = _keep_mask(input, p, shape)
     b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
     m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
     if inplace:
         return input.mul_(m).add_(b)
     return input * m + b
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps a SELU network's zero mean and unit variance (dropped values go to SELU's low value)."""
+    return _alpha_dropout(input, p, training, inplace, None)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels: one draw per (sample, channel) pair."""
+    return _alpha_dropout(input, p, training, inplace, 2)
+
+
+__all__ += ["dropout1d", "dropout3d", "feature_alpha_dropout"]
 
 
 # ------------------------------------------------------------------------------------------------ embedding
@@ -928,9 +996,12 @@ CONV_NAMES = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfol
               "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
               "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
-              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle")
+              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "max_unpool1d",
+              "max_unpool2d")
 __getattr__, __dir__ = _attach(__name__, {
     **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
     "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
-    "ctc_loss": "._functional_ctc:ctc_loss"})
+    "ctc_loss": "._functional_ctc:ctc_loss",
+    "pdist": "..ops.composites:pdist", "channel_shuffle": ".._surface:channel_shuffle",
+    "native_channel_shuffle": ".._surface:native_channel_shuffle"})

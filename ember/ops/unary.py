@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._op import Op
-from .elementwise import _floating
+from .elementwise import _floating, _zeros
 
 __all__ = ["relu", "abs", "absolute", "clamp", "clamp_min", "clamp_max", "clip", "sign"]
 
@@ -27,14 +27,14 @@ class Abs(Op):
 
 
 class Sign(Op):
-    """d sign(x) = 0"""
+    """d sign(x) = 0 (zeros, not grad * 0: an inf or nan incoming gradient still gives zero, as torch)"""
 
     __slots__ = ()
     save = ("self",)
     forward = staticmethod(lambda ctx, self: np.sign(self) if self.dtype != np.bool_ else self.copy())
 
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad)
 
 
 class Relu(Op):

@@ -1,6 +1,8 @@
 """Dropout family (train/eval, edge p, statistics, gradients) and Embedding (padding, max_norm, pretrained)."""
 from __future__ import annotations
 
+import warnings as _w
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,71 @@ def test_embedding_errors_like_torch():
     same_error(lambda lib: lib.nn.functional.embedding(lib.tensor([-1]), lib.randn(3, 2)))
     same_error(lambda lib: lib.nn.functional.embedding(lib.tensor([1.0]), lib.randn(3, 2)))
     same_error(lambda lib: lib.nn.Embedding(3, 2, padding_idx=5))
+
+
+# ---------------------------------------------------------------- channel dropout of every rank, feature alpha dropout
+CHANNEL = [("Dropout1d", "dropout1d", (6, 40, 7), 2), ("Dropout1d", "dropout1d", (40, 7), 1),
+           ("Dropout2d", "dropout2d", (6, 40, 3, 4), 2), ("Dropout2d", "dropout2d", (6, 40, 7), 2),
+           ("Dropout3d", "dropout3d", (6, 40, 2, 3, 2), 2), ("Dropout3d", "dropout3d", (40, 2, 3, 2), 1),
+           ("FeatureAlphaDropout", "feature_alpha_dropout", (6, 40, 3, 2), 2),
+           ("FeatureAlphaDropout", "feature_alpha_dropout", (5, 40), 2)]
+
+
+@pytest.mark.parametrize("cls,fname,shape,lead", CHANNEL, ids=[f"{c[0]}-{len(c[2])}d" for c in CHANNEL])
+def test_channel_dropout_masks_whole_channels(cls, fname, shape, lead):
+    p = float(rng.uniform(0.2, 0.6))
+    x = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    for lib in (ember, torch):
+        lib.manual_seed(int(rng.integers(1 << 30)))
+        xt = lib.tensor(x, requires_grad=True)
+        with _w.catch_warnings():
+            _w.simplefilter("ignore")
+            out = getattr(lib.nn, cls)(p)(xt)
+        out.backward(lib.tensor(g))
+        y, factor = out.detach().numpy(), xt.grad.numpy() / g
+        per_channel = factor.reshape(shape[:lead] + (-1,))  # one mask factor per channel
+        np.testing.assert_allclose(per_channel, per_channel[..., :1].repeat(per_channel.shape[-1], -1), rtol=1e-4)
+        if cls == "FeatureAlphaDropout":  # kept: a * x + alpha a p; dropped: the constant SELU low value
+            alpha = 1.6732632423543772 * 1.0507009873554805
+            a = 1 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+            kept = np.isclose(factor, a, rtol=1e-4)
+            assert (kept | (factor == 0)).all()
+            np.testing.assert_allclose(y[kept], a * x[kept] + alpha * a * p, rtol=1e-5)
+            np.testing.assert_allclose(y[~kept], -alpha * a + alpha * a * p, rtol=1e-5)
+        else:  # kept channels scaled by 1 / (1 - p), dropped all zero; the gradient is the same mask
+            kept = factor != 0
+            np.testing.assert_allclose(factor[kept], 1 / (1 - p), rtol=1e-4)
+            np.testing.assert_allclose(y, x * factor, rtol=1e-5)
+        kept = per_channel[..., 0] != 0
+        assert (shape[:lead] == (40,) or kept.mean() > 0.1) and kept.mean() < 0.95
+    xe = ember.tensor(x)
+    for lib in (ember, torch):
+        with _w.catch_warnings():
+            _w.simplefilter("ignore")
+            assert getattr(ember.nn, cls)(p).eval()(xe) is xe
+            assert getattr(ember.nn.functional, fname)(xe, 0.0, True) is xe
+            assert not getattr(lib.nn, cls)(1.0)(lib.tensor(x)).numpy().any()
+    assert repr(getattr(ember.nn, cls)(0.25, True)) == repr(getattr(torch.nn, cls)(0.25, True))
+    same_error(lambda lib: getattr(lib.nn.functional, fname)(lib.ones(*shape), 1.5))
+
+
+def test_channel_dropout_inplace_and_wrong_ranks():
+    for lib in (ember, torch):
+        x = lib.ones(4, 8, 3)
+        assert lib.nn.functional.dropout1d(x, 0.5, True, True) is x
+        assert set(np.unique(x.numpy())) <= {0.0, 2.0}
+    for fname, shape in [("dropout1d", (2, 3, 4, 5)), ("dropout1d", (3,))]:
+        same_error(lambda lib: getattr(lib.nn.functional, fname)(lib.ones(*shape)))
+    for fname, shape in [("dropout2d", (2, 3)), ("dropout2d", (2, 3, 4)), ("dropout3d", (2, 3, 4)),
+                         ("dropout3d", (2, 3, 4, 5, 6, 2))]:
+        msgs = []
+        for lib in (ember, torch):
+            with _w.catch_warnings(record=True) as rec:
+                _w.simplefilter("always")
+                getattr(lib.nn.functional, fname)(lib.ones(*shape), 0.5, False)
+            msgs.append([str(w.message) for w in rec])
+        assert msgs[0] == msgs[1] and msgs[0]
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        ember.nn.functional.dropout3d(ember.ones(2, 3, 4, 5), 0.5)

@@ -101,3 +101,54 @@ def test_errors_like_torch():
     same_error(lambda lib: lib.nn.functional.layer_norm(lib.randn(2, 3), (4,)))
     same_error(lambda lib: lib.nn.functional.group_norm(lib.randn(2, 6), 4))
     same_error(lambda lib: lib.nn.GroupNorm(4, 6))
+
+
+# ---------------------------------------------------------------- BatchNorm3d, InstanceNorm1d/3d, LocalResponseNorm
+MORE_NORMS = [
+    ("bn3d", lambda nn: nn.BatchNorm3d(3, momentum=0.2), (2, 3, 2, 3, 2)),
+    ("bn3d cumulative no bias", lambda nn: nn.BatchNorm3d(2, momentum=None, bias=False), (3, 2, 2, 2, 3)),
+    ("in1d", lambda nn: nn.InstanceNorm1d(3), (4, 3, 6)),
+    ("in1d affine stats", lambda nn: nn.InstanceNorm1d(3, affine=True, track_running_stats=True), (4, 3, 6)),
+    ("in1d unbatched stats", lambda nn: nn.InstanceNorm1d(3, track_running_stats=True, momentum=None), (3, 5)),
+    ("in3d", lambda nn: nn.InstanceNorm3d(2, eps=1e-3), (2, 2, 3, 2, 3)),
+    ("in3d affine stats", lambda nn: nn.InstanceNorm3d(2, affine=True, track_running_stats=True), (2, 2, 2, 3, 2)),
+    ("in3d unbatched", lambda nn: nn.InstanceNorm3d(2, affine=True), (2, 3, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("name,ctor,shape", MORE_NORMS, ids=[b[0] for b in MORE_NORMS])
+def test_batch_norm_3d_and_instance_norm_1d_3d(name, ctor, shape):
+    test_batch_and_instance_norm(name, ctor, shape)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 4), (3, 6, 2, 3), (2, 4, 2, 3, 2)])
+@pytest.mark.parametrize("size,alpha,beta,k", [(2, 1e-4, 0.75, 1.0), (3, 0.5, 0.6, 2.0), (5, 1.0, 1.3, 0.5),
+                                               (8, 0.3, 0.75, 1.0)])
+def test_local_response_norm(shape, size, alpha, beta, k):
+    x = r(*shape).astype(np.float64)
+    check(lambda lib, x: lib.nn.functional.local_response_norm(x, size, alpha, beta, k), x, gradgrad=True)
+    module_parity(lambda lib: lib.nn.LocalResponseNorm(size, alpha, beta, k), x.astype(np.float32), rtol=1e-4,
+                  atol=1e-5)
+    assert repr(ember.nn.LocalResponseNorm(size, alpha, beta, k)) == repr(torch.nn.LocalResponseNorm(size, alpha,
+                                                                                                       beta, k))
+
+
+def test_more_norm_errors_like_torch():
+    import warnings
+
+    same_error(lambda lib: lib.nn.BatchNorm3d(3)(lib.randn(2, 3, 4, 4)))
+    same_error(lambda lib: lib.nn.InstanceNorm1d(3)(lib.randn(2, 3, 4, 4)))
+    same_error(lambda lib: lib.nn.InstanceNorm3d(3)(lib.randn(3, 4, 4)))
+    same_error(lambda lib: lib.nn.InstanceNorm2d(3)(lib.randn(2, 3)))
+    same_error(lambda lib: lib.nn.InstanceNorm1d(3, affine=True)(lib.randn(2, 4, 5)))
+    same_error(lambda lib: lib.nn.InstanceNorm3d(3, affine=True)(lib.randn(4, 2, 2, 2)))
+    same_error(lambda lib: lib.nn.functional.local_response_norm(lib.randn(2, 3), 2))
+    msgs = []
+    for lib in (ember, torch):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            lib.nn.InstanceNorm1d(3)(lib.randn(2, 4, 5))
+        msgs.append([str(w.message) for w in rec])
+    assert msgs[0] == msgs[1] and msgs[0]
+    e = ember.randn(0, 3, 4)
+    assert ember.nn.functional.local_response_norm(e, 2) is e

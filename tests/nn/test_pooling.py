@@ -202,3 +202,108 @@ ERRORS = [
 @pytest.mark.parametrize("fn", ERRORS, ids=range(len(ERRORS)))
 def test_errors_match_torch(fn):
     same_error(fn)
+
+
+# ---------------------------------------------------------------- power-average pooling, max unpooling, shuffling
+_lp_rng = np.random.default_rng(11)
+
+LP = [  # (module, norm_type, kernel_size, stride, ceil_mode, shape, positive input)
+    ("LPPool2d", 2, 2, None, False, (2, 3, 6, 5), False),
+    ("LPPool2d", 3, (2, 3), (1, 2), True, (2, 2, 5, 7), False),
+    ("LPPool2d", 1.5, 3, 2, True, (3, 7, 6), True),
+    ("LPPool2d", 1, 2, 1, False, (1, 2, 4, 4), False),
+    ("LPPool2d", float("inf"), 2, 1, False, (2, 2, 4, 5), False),
+    ("LPPool1d", 2, 3, 2, False, (2, 3, 9), False),
+    ("LPPool1d", 2.5, 2, None, True, (3, 7), True),
+    ("LPPool1d", 4, 4, 3, True, (2, 2, 10), False),
+]
+
+
+@pytest.mark.parametrize("cls,p,k,s,ceil,shape,pos", LP, ids=[f"{c[0]}-{c[1]}-{len(c[5])}d" for c in LP])
+def test_lp_pool(cls, p, k, s, ceil, shape, pos):
+    x = _lp_rng.uniform(0.2, 2.0, shape) if pos else _lp_rng.standard_normal(shape)
+    fname = cls.replace("LPPool", "lp_pool")
+    check(lambda lib, x: getattr(lib.nn.functional, fname)(x, p, k, s, ceil), x, gradgrad=True)
+    check(lambda lib, x: getattr(lib.nn, cls)(p, k, s, ceil)(x), x.astype(np.float32))
+    assert repr(getattr(ember.nn, cls)(p, k, s, ceil)) == repr(getattr(torch.nn, cls)(p, k, s, ceil))
+
+
+def test_lp_pool_zero_window_has_zero_gradient():
+    x = _lp_rng.standard_normal((1, 2, 4, 4))
+    x[0, 0, :2, :2] = 0
+    check(lambda lib, x: lib.nn.functional.lp_pool2d(x, 2, 2), x)
+    same_error(lambda lib: lib.nn.functional.lp_pool1d(lib.randn(2, 3, 2), 2, 3))
+    same_error(lambda lib: lib.nn.functional.lp_pool2d(lib.randn(2, 3, 4, 4, 4), 2, 2))
+
+
+UNPOOL = [  # (nd, kernel_size, stride, padding, output_size, shape)
+    (2, 2, None, 0, None, (2, 3, 6, 4)),
+    (2, 3, 2, 1, (7, 8), (2, 2, 7, 8)),
+    (2, 3, 2, 0, None, (2, 2, 7, 7)),
+    (2, (2, 3), (2, 2), 0, (7, 9), (1, 3, 7, 9)),
+    (2, 2, None, 0, (2, 3, 5, 5), (2, 3, 5, 5)),
+    (2, 2, 1, 0, None, (3, 5, 4)),  # unbatched, overlapping windows (repeated indices)
+    (1, 2, None, 0, None, (2, 3, 8)),
+    (1, 3, 2, 1, (10,), (2, 2, 10)),
+    (1, 2, None, 0, None, (3, 7)),
+]
+
+
+@pytest.mark.parametrize("nd,k,s,pad,size,shape", UNPOOL, ids=[f"{u[0]}d-{i}" for i, u in enumerate(UNPOOL)])
+def test_max_unpool_inverts_max_pool(nd, k, s, pad, size, shape):
+    x = _lp_rng.standard_normal(shape)
+
+    def fn(lib, x):
+        F = lib.nn.functional
+        y, idx = getattr(F, f"max_pool{nd}d")(x, k, s, pad, return_indices=True)
+        return getattr(F, f"max_unpool{nd}d")(y * 2, idx, k, s, pad, output_size=size)
+
+    check(fn, x, gradgrad=True)
+
+    def mod(lib, x):
+        y, idx = getattr(lib.nn, f"MaxPool{nd}d")(k, s, pad, return_indices=True)(x)
+        return getattr(lib.nn, f"MaxUnpool{nd}d")(k, s, pad)(y, idx, size)
+
+    check(mod, x.astype(np.float32))
+    assert repr(getattr(ember.nn, f"MaxUnpool{nd}d")(k, s, pad)) == repr(getattr(torch.nn, f"MaxUnpool{nd}d")(k, s,
+                                                                                                               pad))
+
+
+def test_max_unpool_errors_like_torch():
+    x = _lp_rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+
+    def unpool(lib, f=lambda y, i: (y, i), **kw):
+        y, i = lib.nn.functional.max_pool2d(lib.tensor(x), 2, return_indices=True)
+        return lib.nn.functional.max_unpool2d(*f(y, i), 2, **kw)
+
+    same_error(lambda lib: unpool(lib, lambda y, i: (y, i.float())))
+    same_error(lambda lib: unpool(lib, lambda y, i: (y, i[:, :, :1])))
+    same_error(lambda lib: unpool(lib, lambda y, i: (y, i * 0 + 150)))
+    same_error(lambda lib: unpool(lib, lambda y, i: (y, i * 0 - 3)))
+    same_error(lambda lib: unpool(lib, lambda y, i: (y[0, 0], i[0, 0])))
+    same_error(lambda lib: unpool(lib, lambda y, i: (y[:, :0], i[:, :0])))
+    same_error(lambda lib: unpool(lib, output_size=(9, 9)))
+    same_error(lambda lib: unpool(lib, output_size=(5,)))
+    same_error(lambda lib: lib.nn.functional.max_unpool1d(lib.ones(2, 3, 2), lib.zeros(2, 3, 1, dtype=lib.int64), 2))
+
+
+@pytest.mark.parametrize("groups,shape", [(2, (2, 4, 3)), (3, (1, 6, 2, 2)), (1, (3, 5, 2)), (4, (2, 8, 1, 2, 2)),
+                                          (5, (5, 3))])
+def test_channel_shuffle(groups, shape):
+    x = _lp_rng.standard_normal(shape)
+    if len(shape) < 3:
+        same_error(lambda lib: lib.nn.ChannelShuffle(groups)(lib.tensor(x)))
+        return
+    check(lambda lib, x: lib.nn.functional.channel_shuffle(x, groups), x, gradgrad=True)
+    check(lambda lib, x: lib.nn.ChannelShuffle(groups)(x), x)
+    assert repr(ember.nn.ChannelShuffle(groups)) == repr(torch.nn.ChannelShuffle(groups))
+    same_error(lambda lib: lib.nn.functional.channel_shuffle(lib.tensor(x), 0))
+    same_error(lambda lib: lib.nn.ChannelShuffle(shape[1] + 1)(lib.tensor(x)))
+
+
+@pytest.mark.parametrize("p", [2, 1, 3.5, 0.5])
+def test_functional_pdist(p):
+    x = _lp_rng.standard_normal((5, 3))
+    assert ember.nn.functional.pdist is ember.pdist
+    check(lambda lib, x: lib.nn.functional.pdist(x, p), x)  # torch has no second derivative of pdist
+    same_error(lambda lib: lib.nn.functional.pdist(lib.ones(2, 3, 4), p))

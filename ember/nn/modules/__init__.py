@@ -9,7 +9,7 @@ from .linear import Identity, Linear, Bilinear, LazyLinear
 LAZY_FAMILIES = {
     "conv": ("Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"),
     "pooling": ("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"),
+                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"),
     "padding": ("ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
                 "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
                 "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"),
@@ -19,8 +19,9 @@ LAZY_FAMILIES = {
     "activation": ("ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
                    "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Tanhshrink", "Softmax",
                    "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance"),
-    "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"),
-    "dropout": ("Dropout", "Dropout2d", "AlphaDropout"),
+    "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
+                      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm"),
+    "dropout": ("Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"),
     "sparse": ("Embedding", "EmbeddingBag"),
     "flatten": ("Flatten", "Unflatten"),
     "loss": ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -30,6 +31,7 @@ LAZY_FAMILIES = {
     "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
     "transformer": ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
                     "TransformerDecoder", "Transformer"),
+    "channelshuffle": ("ChannelShuffle",),
 }
 LAZY_NAMES = tuple(n for names in LAZY_FAMILIES.values() for n in names)
 

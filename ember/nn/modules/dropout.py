@@ -5,7 +5,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout2d", "AlphaDropout"]
+__all__ = ["Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -38,3 +38,21 @@ class AlphaDropout(_DropoutNd):
     """Dropout keeping zero mean and unit variance (for SELU networks)."""
 
     _fn = staticmethod(F.alpha_dropout)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p, scale the rest by 1 / (1 - p)."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels (one draw per sample and channel)."""
+
+    _fn = staticmethod(F.feature_alpha_dropout)

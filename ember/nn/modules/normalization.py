@@ -1,7 +1,8 @@
-"""Normalization layers: BatchNorm1d/2d, InstanceNorm2d, LayerNorm, GroupNorm, RMSNorm."""
+"""Normalization layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import _dtype as D
 from ... import _factories as F_
@@ -11,7 +12,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm3d",
+           "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm"]
 
 
 
@@ -81,8 +83,12 @@ class _NormBase(Module):
             if self.bias is not None:
                 init.zeros_(self.bias)
 
-    def _check_input_dim(self, input: Tensor) -> None:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
+    _dims: tuple = ()  # the input ranks the layer accepts
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {want} input (got {input.dim()}D input)")
 
     def _factor(self, count: bool = True) -> float:
         """The running-average weight of this batch (momentum, or 1/n batches seen for momentum=None)."""
@@ -99,13 +105,6 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    _dims: tuple = ()
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() not in self._dims:
-            want = " or ".join(f"{d}D" for d in self._dims)
-            raise ValueError(f"expected {want} input (got {input.dim()}D input)")
-
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         factor = self._factor()
@@ -127,8 +126,14 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
-class InstanceNorm2d(_NormBase):
-    """Normalise each channel of each sample over H, W ((N, C, H, W) or (C, H, W) inputs)."""
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) inputs."""
+
+    _dims = (5,)
+
+
+class _InstanceNorm(_NormBase):
+    """Normalise each channel of each sample over its spatial dims; the lower rank in ``_dims`` is unbatched."""
 
     _default_affine = False
     _default_track = False
@@ -139,14 +144,54 @@ class InstanceNorm2d(_NormBase):
                          affine if bias is None else bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.dim() not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
-        if input.dim() == 3:
-            return self.forward(input.unsqueeze(0)).squeeze(0)
+        self._check_input_dim(input)
+        unbatched = input.dim() == self._dims[0]
+        feature_dim = 0 if unbatched else 1
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        x = input.unsqueeze(0) if unbatched else input
         factor = self._factor(count=False)  # instance norm does not count batches (as torch)
         use_stats = self.training or not self.track_running_stats
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
-                               factor, self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_stats, factor,
+                              self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) or (C, L) inputs."""
+
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) or (C, H, W) inputs."""
+
+    _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _dims = (4, 5)
+
+
+class LocalResponseNorm(Module):
+    """Divide each value by a power of the mean square over neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 def _shape(normalized_shape) -> tuple:

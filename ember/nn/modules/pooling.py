@@ -6,7 +6,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -117,3 +117,64 @@ class AdaptiveMaxPool1d(_AdaptivePool):
 class AdaptiveMaxPool2d(_AdaptivePool):
     _fn = staticmethod(F.adaptive_max_pool2d)
     _with_indices = True
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, L) input."""
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, H, W) input."""
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        def tup(v):
+            return tuple(v) * (self._nd if len(v) == 1 else 1) if isinstance(v, (tuple, list)) else (v,) * self._nd
+
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool1d: values back at their arg-max positions, zeros elsewhere."""
+
+    _fn = staticmethod(F.max_unpool1d)
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool2d: values back at their arg-max positions, zeros elsewhere."""
+
+    _fn = staticmethod(F.max_unpool2d)
+    _nd = 2
