@@ -232,40 +232,19 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     _tensor_arg("hardshrink", input)
-    from .ops.indexing import where
-
-    return where((input > lambd) | (input < -lambd), input, 0.0)
-
-
-def _rrelu_slopes(input: Tensor, lower: float, upper: float, training: bool, generator):
-    if not training:
-        return (lower + upper) / 2
-    from .ops.random import uniform_value
-
-    return uniform_value(input.detach(), lower, upper, generator=generator)
+    return _F().hardshrink(input, lambd)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           generator=None) -> Tensor:
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training, else the mean."""
     _tensor_arg("rrelu", input)
-    if not training:
-        return _F().leaky_relu(input, (lower + upper) / 2)
-    return rrelu_value(input, _rrelu_slopes(input, lower, upper, training, generator))
+    return _F()._rrelu(input, lower, upper, training, False, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
            generator=None) -> Tensor:
-    from .ops import _inplace as _IP
-
-    slopes = _rrelu_slopes(input, lower, upper, training, generator)
-    return _IP.inplace(input, lambda x: rrelu_value(x, slopes))
-
-
-def rrelu_value(x: Tensor, slopes) -> Tensor:
-    from .ops.indexing import where
-
-    return where(x >= 0, x, x * slopes)
+    return _F()._rrelu(input, lower, upper, training, True, generator)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

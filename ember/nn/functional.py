@@ -934,3 +934,54 @@ __getattr__, __dir__ = _attach(__name__, {
     "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
     "ctc_loss": "._functional_ctc:ctc_loss"})
+
+
+# ---------------------------------------------------------------- more activations: log-sigmoid, shrinks, rrelu
+from ..ops.random import uniform_value as _uniform_value  # noqa: E402
+
+__all__ += ["logsigmoid", "hardshrink", "softshrink", "rrelu", "rrelu_"]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), finite for any finite input."""
+    return _N.activation("LogSigmoid", input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _N.activation("Hardshrink", input, lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    if input._dtype.is_floating_point:
+        fmax = float(np.finfo(input._data.dtype).max)
+        if not 0 <= lambd <= fmax:
+            raise RuntimeError(f"lambda must be in range [0, {fmax:g}] for input dtype {_IP._title(input._dtype)}, "
+                               f"but found {lambd:g}")
+    return _N.activation("Softshrink", input, lambd)
+
+
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool, inplace: bool, generator=None) -> Tensor:
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not input._dtype.is_floating_point:
+        kernel = "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_IP._title(input._dtype)}\'')
+    if training:  # one slope drawn from U(lower, upper) per element, used where x <= 0
+        slope = _uniform_value(input.detach(), lower, upper, generator=generator)._data
+    else:
+        slope = (lower + upper) / 2
+    if inplace:
+        return _IP.inplace(input, lambda x: _N._ACT["RreluWithNoise"].apply(x, slope))
+    return _N._ACT["RreluWithNoise"].apply(input, slope)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """leaky_relu whose negative slope is drawn from U(lower, upper) per element when training, else their mean."""
+    return _rrelu(input, lower, upper, training, inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return _rrelu(input, lower, upper, training, True)
