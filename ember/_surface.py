@@ -264,26 +264,9 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "mean":
-        return loss.mean()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction=1) -> Tensor:
-    """x where target is 1, max(0, margin - x) where it is -1 (both terms as torch sums them)."""
     _tensor_arg("hinge_embedding_loss", input)
-    from .ops.indexing import where
-    from .ops.unary import clamp_min
-
-    zeros = input * 0
-    margin_term = where(target != 1, clamp_min(margin - input, 0), zeros)
-    self_term = where(target != -1, input, zeros)
-    return _reduce(margin_term + self_term, _reduction(reduction))
+    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
