@@ -286,3 +286,18 @@ def test_names_exist():
     for name in ("HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
                  "MultiMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d"):
         assert issubclass(getattr(ember.nn, name), ember.nn.Module) and hasattr(torch.nn, name)
+
+
+@pytest.mark.parametrize("name", ["hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+                                  "multilabel_margin_loss", "multi_margin_loss", "triplet_margin_with_distance_loss"])
+def test_float32_keeps_dtype(name):
+    x = r(4, 5).astype(np.float32)
+    target = {"multilabel_margin_loss": multilabel_targets(4, 5), "multi_margin_loss": rng.integers(0, 5, 4),
+              "multilabel_soft_margin_loss": rng.integers(0, 2, (4, 5)).astype(np.float32)}.get(
+                  name, signs(4, 5).astype(np.float32))
+
+    def fn(lib, a, b):
+        if name == "triplet_margin_with_distance_loss":
+            return F(lib).triplet_margin_with_distance_loss(a, b, a.flip(0), swap=True)
+        return getattr(F(lib), name)(a, lib.tensor(target))
+    check(fn, x, r(4, 5).astype(np.float32))
