@@ -232,40 +232,19 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     _tensor_arg("hardshrink", input)
-    from .ops.indexing import where
-
-    return where((input > lambd) | (input < -lambd), input, 0.0)
-
-
-def _rrelu_slopes(input: Tensor, lower: float, upper: float, training: bool, generator):
-    if not training:
-        return (lower + upper) / 2
-    from .ops.random import uniform_value
-
-    return uniform_value(input.detach(), lower, upper, generator=generator)
+    return _F().hardshrink(input, lambd)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           generator=None) -> Tensor:
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training, else the mean."""
     _tensor_arg("rrelu", input)
-    if not training:
-        return _F().leaky_relu(input, (lower + upper) / 2)
-    return rrelu_value(input, _rrelu_slopes(input, lower, upper, training, generator))
+    return _F()._rrelu(input, lower, upper, training, False, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
            generator=None) -> Tensor:
-    from .ops import _inplace as _IP
-
-    slopes = _rrelu_slopes(input, lower, upper, training, generator)
-    return _IP.inplace(input, lambda x: rrelu_value(x, slopes))
-
-
-def rrelu_value(x: Tensor, slopes) -> Tensor:
-    from .ops.indexing import where
-
-    return where(x >= 0, x, x * slopes)
+    return _F()._rrelu(input, lower, upper, training, True, generator)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -285,26 +264,9 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "mean":
-        return loss.mean()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction=1) -> Tensor:
-    """x where target is 1, max(0, margin - x) where it is -1 (both terms as torch sums them)."""
     _tensor_arg("hinge_embedding_loss", input)
-    from .ops.indexing import where
-    from .ops.unary import clamp_min
-
-    zeros = input * 0
-    margin_term = where(target != 1, clamp_min(margin - input, 0), zeros)
-    self_term = where(target != -1, input, zeros)
-    return _reduce(margin_term + self_term, _reduction(reduction))
+    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,

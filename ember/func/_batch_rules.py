@@ -442,7 +442,8 @@ for _c in _all_ops():
         RULES[_c] = _EW
 _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 HardsigmoidBackward0 HardswishBackward0 "
           "SoftplusBackward0 GeluBackward0 SiluBackward0 MishBackward0 ThresholdBackward0 CloneBackward0 "
-          "AliasBackward0 ToCopyBackward0", _EW)
+          "AliasBackward0 ToCopyBackward0 LogSigmoidBackward0 HardshrinkBackward0 SoftshrinkBackward0 "
+          "RreluWithNoiseBackward0", _EW)
 RULES[indexing.Where] = _elementwise((2,))
 RULES[indexing.MaskedFill] = _elementwise((1,))
 _MASKED_FILL_TENSOR = _elementwise((2,))

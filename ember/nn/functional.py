@@ -1005,3 +1005,192 @@ __getattr__, __dir__ = _attach(__name__, {
     "ctc_loss": "._functional_ctc:ctc_loss",
     "pdist": "..ops.composites:pdist", "channel_shuffle": ".._surface:channel_shuffle",
     "native_channel_shuffle": ".._surface:native_channel_shuffle"})
+
+
+# ---------------------------------------------------------------- more activations: log-sigmoid, shrinks, rrelu
+from ..ops.random import uniform_value as _uniform_value  # noqa: E402
+
+__all__ += ["logsigmoid", "hardshrink", "softshrink", "rrelu", "rrelu_"]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), finite for any finite input."""
+    return _N.activation("LogSigmoid", input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _N.activation("Hardshrink", input, lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    if input._dtype.is_floating_point:
+        fmax = float(np.finfo(input._data.dtype).max)
+        if not 0 <= lambd <= fmax:
+            raise RuntimeError(f"lambda must be in range [0, {fmax:g}] for input dtype {_IP._title(input._dtype)}, "
+                               f"but found {lambd:g}")
+    return _N.activation("Softshrink", input, lambd)
+
+
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool, inplace: bool, generator=None) -> Tensor:
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not input._dtype.is_floating_point:
+        kernel = "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_IP._title(input._dtype)}\'')
+    if training:  # one slope drawn from U(lower, upper) per element, used where x <= 0
+        slope = _uniform_value(input.detach(), lower, upper, generator=generator)._data
+    else:
+        slope = (lower + upper) / 2
+    if inplace:
+        return _IP.inplace(input, lambda x: _N._ACT["RreluWithNoise"].apply(x, slope))
+    return _N._ACT["RreluWithNoise"].apply(input, slope)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """leaky_relu whose negative slope is drawn from U(lower, upper) per element when training, else their mean."""
+    return _rrelu(input, lower, upper, training, inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return _rrelu(input, lower, upper, training, True)
+
+
+# ---------------------------------------------------------------- margin losses (compositions of ember ops)
+__all__ += ["hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss",
+            "multi_margin_loss", "triplet_margin_with_distance_loss"]
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """x where target is 1, max(0, margin - x) where it is -1 (other targets get both terms, as torch's)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    zeros = _F.zeros_like(input)
+    margin_term = _I.where(target != 1, (margin - input).clamp_min(0), zeros)
+    self_term = _I.where(target != -1, input, zeros)
+    return _reduce(margin_term + self_term, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input)), reduced."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """Binary cross entropy of sigmoid(input) against 0/1 targets, averaged over the classes (last dim), reduced."""
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    return _reduce(loss, reduction)
+
+
+def _margin_frames(input: Tensor) -> tuple:
+    """(frames, classes) of a multi-class margin loss input: (C), (N, C) or a 0-d single score; torch's error else."""
+    nd = input.dim()
+    if not ((nd == 2 and input.shape[1] != 0) or (nd == 1 and input.shape[0] != 0) or nd == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if nd <= 1:
+        return 1, input.shape[0] if nd else 1
+    return input.shape[0], input.shape[1]
+
+
+def _long_target(target: Tensor) -> np.ndarray:
+    if target._dtype != _D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_IP._title(target._dtype)}")
+    return target._data
+
+
+def _frame_losses(loss: Tensor, scalar: bool, reduction: str) -> Tensor:
+    """Per-frame losses (N,) reduced; ``scalar``: the one frame of an unbatched input is returned 0-d."""
+    return _reduce(loss.reshape(()) if scalar else loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """sum over target classes j (listed in ``target`` up to the first -1) and non-target classes i of
+    max(0, 1 - (x[j] - x[i])), divided by the number of classes, per sample; reduced."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    nf, c = _margin_frames(input)
+    t = _long_target(target)
+    ok = t.ndim <= 1 and t.size == c if input.dim() <= 1 else t.shape == (nf, c)
+    if not ok:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    t = t.reshape(nf, c)
+    if t.size and (t.min() < -1 or t.max() >= c):
+        raise RuntimeError("argument #2 'target' is out of range")
+    listed = np.cumprod(t != -1, axis=1).astype(bool)  # entries before the first -1
+    counts = np.zeros((nf, c), input._data.dtype)
+    np.add.at(counts, (np.nonzero(listed)[0], t[listed]), 1)  # a class listed twice counts twice
+    pairs = counts[:, :, None] * (counts == 0)[:, None, :]  # (frame, target class j, non-target class i)
+    x = input.reshape(nf, c)
+    hinge = _N.activation("Threshold", 1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0, 0.0)  # its gradient joins x's graph
+    loss = (hinge * _wrap(pairs, input._dtype)).sum((1, 2)) / c
+    return _frame_losses(loss, input.dim() <= 1, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """sum over classes i != y of max(0, margin - x[y] + x[i])**p (times weight[y]) over the number of classes, per
+    sample; reduced. p is 1 or 2."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    nf, c = _margin_frames(input)
+    t = _long_target(target)
+    if t.ndim > 1 or t.size != nf:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nf}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    t = t.reshape(nf)
+    if t.size and (t.min() < 0 or t.max() >= c):
+        raise RuntimeError("target out of range")
+    x = input.reshape(nf, c)
+    idx = _wrap(t.astype(np.int64), _D.int64)
+    hinge = _N.activation("Threshold", margin - x.gather(1, idx.unsqueeze(1)) + x, 0.0, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    others = _wrap((np.arange(c) != t[:, None]).astype(input._data.dtype), input._dtype)
+    hinge = hinge * others
+    if weight is not None:
+        hinge = hinge * weight[idx].unsqueeze(1)
+    return _frame_losses(hinge.sum(1) / c, target.dim() == 0, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin) for any distance function d (default: pairwise_distance); swap uses
+    min(d(a, n), d(p, n))."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
+                           "inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _E.minimum(d_neg, dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)

@@ -91,6 +91,21 @@ def _hardswish_bwd(g, x):
     return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g))
 
 
+def _softshrink_fwd(x, lambd):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+
+
+def _shrink_bwd(g, x, lambd):
+    return where((x >= -lambd) & (x <= lambd), 0.0, g)
+
+
+def _rrelu_bwd(g, x, slope):
+    """``slope``: one number (eval: the mean slope) or an array of per-element slopes drawn in training."""
+    if isinstance(slope, np.ndarray):
+        slope = _wrap(slope.astype(x._data.dtype, copy=False), x._dtype)
+    return where(x > 0, g, g * slope)
+
+
 def _raw_ok(grad: Tensor, r: Tensor) -> bool:
     """Whether a raw-array backward applies: non-0-d arrays of one floating dtype (else the ops' promotion)."""
     g, a = grad._data, r._data
@@ -141,6 +156,10 @@ _ACTIVATIONS = {
     "Silu": (lambda x: x * _sigmoid(x), _silu_bwd, 0, ""),
     "Mish": (_mish_fwd, _mish_bwd, 0, ""),
     "Threshold": (lambda x, th, v: np.where(x > th, x, v), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
+    "LogSigmoid": (lambda x: -np.logaddexp(0, -x), lambda g, x: g * sigmoid(-x), 0, ""),
+    "Hardshrink": (lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x), _shrink_bwd, 1, ""),
+    "Softshrink": (_softshrink_fwd, _shrink_bwd, 1, ""),
+    "RreluWithNoise": (lambda x, slope: np.where(x > 0, x, x * slope), _rrelu_bwd, 1, ""),
 }
 _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
 
@@ -148,7 +167,8 @@ _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n
 # torch's kernel names in its "not implemented for 'Long'" errors; ops absent here accept integer inputs
 _FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_cpu", "Hardsigmoid": "hardsigmoid_cpu",
                   "Hardswish": "hardswish_cpu", "Softplus": "softplus_cpu", "Gelu": "GeluKernelImpl",
-                  "Silu": "silu_cpu", "Mish": "mish_cpu"}
+                  "Silu": "silu_cpu", "Mish": "mish_cpu", "LogSigmoid": "log_sigmoid_cpu", "Hardshrink": "hardshrink_cpu",
+                  "Softshrink": "softshrink_check"}
 
 
 def activation(name: str, input: Tensor, *attrs) -> Tensor:

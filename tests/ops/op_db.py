@@ -1311,12 +1311,9 @@ def _surface_binding_entries():
         OpInfo("torch.celu", lambda lib, x: lib.celu(x, 0.7), unary_samples(away=True)),
         OpInfo("torch.threshold", lambda lib, x: lib.threshold(x, 0.2, -1.0), unary_samples(away=True)),
         OpInfo("torch.hardshrink", lambda lib, x: lib.hardshrink(x, 0.3) * 1,
-               fixed(lambda rng: Sample((np.array([-1.2, -0.5, -0.1, 0.2, 0.31, 2.0], F64),), "around lambd")),
-               check_grad_fn=False, gradgrad=False),
-        OpInfo("Tensor.hardshrink", lambda lib, x: x.hardshrink(), unary_samples(away=True), check_grad_fn=False,
-               gradgrad=False),
-        OpInfo("torch.rrelu eval", lambda lib, x: lib.rrelu(x, 0.1, 0.3, False), unary_samples(away=True),
-               check_grad_fn=False),
+               fixed(lambda rng: Sample((np.array([-1.2, -0.5, -0.1, 0.2, 0.31, 2.0], F64),), "around lambd"))),
+        OpInfo("Tensor.hardshrink", lambda lib, x: x.hardshrink(), unary_samples(away=True)),
+        OpInfo("torch.rrelu eval", lambda lib, x: lib.rrelu(x, 0.1, 0.3, False), unary_samples(away=True)),
         OpInfo("torch.bilinear", lambda lib, a, b, w, c: lib.bilinear(a, b, w, c),
                fixed(s((4, 3), (4, 2), (5, 3, 2), (5,), dtype=F64)), check_grad_fn=False),
         OpInfo("torch.binary_cross_entropy_with_logits", lambda lib, x, t: lib.binary_cross_entropy_with_logits(
@@ -1637,6 +1634,23 @@ def _ctc_entries():
         x.log_softmax(-1), tg, il, tl, reduction=r), samples, gradgrad=False) for red in ("mean", "sum", "none")]
 
 
+def _nn_more_entries():
+    """log-sigmoid, the shrinks and rrelu (eval; training draws random slopes: tests/nn/test_activation_more.py)."""
+    def fn(name, *args, **kwargs):
+        return lambda lib, x: getattr(lib.nn.functional, name)(x, *args, **kwargs)
+
+    away = unary_samples(away=True)
+    big = fixed(lambda rng: Sample((np.array([-100.0, -30.0, -1.0, 0.0, 2.0, 40.0, 800.0], F32),), "large |x|"))
+    return [OpInfo("F.logsigmoid", fn("logsigmoid"), unary_samples()),
+            OpInfo("F.logsigmoid large", fn("logsigmoid"), big),
+            OpInfo("F.hardshrink", fn("hardshrink", 0.3), away),
+            OpInfo("F.hardshrink default", fn("hardshrink"), away),
+            OpInfo("F.softshrink", fn("softshrink", 0.3), away),
+            OpInfo("F.softshrink zero", fn("softshrink", 0.0), away),
+            OpInfo("F.rrelu eval", fn("rrelu", 0.1, 0.3), away),
+            OpInfo("F.rrelu eval default", fn("rrelu"), away)]
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1667,6 +1681,7 @@ OPS: list[OpInfo] = [
     *_family_entries(),
     *_surface_entries(),
     *_ctc_entries(),
+    *_nn_more_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

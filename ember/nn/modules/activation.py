@@ -10,13 +10,17 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
            "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Tanhshrink", "Softmax",
            "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance"]
+__all__ += ["LogSigmoid", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"]
 
 
-def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = ""):
+def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = "", call: tuple | None = None,
+           bare: bool = False):
     """A Module class whose ``__init__`` takes ``params`` ((name, default) pairs, in torch's order) and whose
-    forward is ``fn(input, *those attributes)``; ``shown``: the attributes extra_repr prints (default: all but
-    inplace=False, which torch omits)."""
+    forward is ``fn(input, *those attributes)`` (``call``: other attribute names to pass, e.g. ``training``);
+    ``shown``: the attributes extra_repr prints (default: all but inplace=False, which torch omits); ``bare``:
+    values printed without their names."""
     names = tuple(p for p, _ in params)
+    args = names if call is None else call
 
     def __init__(self, *args, **kwargs) -> None:
         Module.__init__(self)
@@ -33,7 +37,7 @@ def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = 
             setattr(self, k, values[k])
 
     def forward(self, input: Tensor) -> Tensor:
-        return fn(input, *(getattr(self, k) for k in names))
+        return fn(input, *(getattr(self, k) for k in args))
 
     def extra_repr(self) -> str:
         keys = shown if shown is not None else names
@@ -44,7 +48,7 @@ def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = 
                 if v:
                     parts.append("inplace=True")
                 continue
-            parts.append(f"{k}={v!r}")
+            parts.append(f"{v}" if bare else f"{k}={v!r}")
         return ", ".join(parts)
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
@@ -74,6 +78,21 @@ GLU = _layer("GLU", F.glu, (("dim", -1),))
 Softmax = _layer("Softmax", F.softmax, (("dim", None),))
 LogSoftmax = _layer("LogSoftmax", F.log_softmax, (("dim", None),))
 Softmin = _layer("Softmin", F.softmin, (("dim", None),))
+LogSigmoid = _layer("LogSigmoid", F.logsigmoid, ())
+Hardshrink = _layer("Hardshrink", F.hardshrink, (("lambd", 0.5),), bare=True)
+Softshrink = _layer("Softshrink", F.softshrink, (("lambd", 0.5),), bare=True)
+RReLU = _layer("RReLU", F.rrelu, (("lower", 1.0 / 8), ("upper", 1.0 / 3)) + _INPLACE,
+               call=("lower", "upper", "training", "inplace"),
+               doc="leaky_relu with random negative slopes from U(lower, upper) in training, their mean in eval.")
+
+
+def _softmax2d(input: Tensor) -> Tensor:
+    if input.dim() not in (3, 4):
+        raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+    return F.softmax(input, -3)
+
+
+Softmax2d = _layer("Softmax2d", _softmax2d, (), doc="Softmax over the channels (dim -3) at each spatial location.")
 
 
 class Hardtanh(Module):
