@@ -1637,6 +1637,34 @@ def _ctc_entries():
         x.log_softmax(-1), tg, il, tl, reduction=r), samples, gradgrad=False) for red in ("mean", "sum", "none")]
 
 
+def _special_entries():
+    """ember.special (the torch.special namespace): aliases of core ops, then its own ops."""
+    sp = lambda name, *a, **k: (lambda lib, x: getattr(lib.special, name)(x, *a, **k))  # noqa: E731
+    pos = dict(ints=True)
+    out = [OpInfo(f"special.{n}", sp(n), unary_samples(*rng, **kw)) for n, rng, kw in (
+        ("expit", (), pos), ("erf", (), pos), ("erfc", (), pos), ("erfinv", (-0.9, 0.9), {}), ("exp2", (), pos),
+        ("expm1", (), pos), ("log1p", (0.2, 3.0), pos), ("gammaln", (0.2, 6.0), pos), ("digamma", (0.5, 6.0), pos),
+        ("psi", (0.5, 6.0), {}), ("i0", (-4.0, 4.0), dict(f16=False)), ("i1", (-4.0, 4.0), dict(f16=False)),
+        ("sinc", (0.1, 3.0), pos), ("round", (), {}))]
+    out += [
+        OpInfo("special.logit eps", sp("logit", 0.1), unary_samples(0.02, 0.98)),
+        OpInfo("special.polygamma", lambda lib, x: lib.special.polygamma(2, x), unary_samples(0.5, 4.0, f16=False),
+               rtol=1e-3),
+        OpInfo("special.multigammaln", sp("multigammaln", 2), unary_samples(1.5, 5.0, f16=False),
+               check_grad_fn=False),
+        OpInfo("special.softmax", lambda lib, x: lib.special.softmax(x, 1), fixed(s((3, 4)), s((2, 3), dtype=F64))),
+        OpInfo("special.log_softmax dtype", lambda lib, x: lib.special.log_softmax(x, 0, dtype=lib.float64),
+               fixed(s((3, 4)))),
+        OpInfo("special.logsumexp", lambda lib, x: lib.special.logsumexp(x, (0, 1), keepdim=True),
+               fixed(s((3, 4)), s((2, 3, 2), dtype=F64))),
+        OpInfo("special.xlogy", lambda lib, a, b: lib.special.xlogy(a, b), binary_samples(0.2, 2.0, ints=False)),
+        OpInfo("special.gammainc gammaincc", lambda lib, a, x: (lib.special.gammainc(a.detach(), x),
+                                                                lib.special.gammaincc(a.detach(), x)),
+               fixed(s((3, 4), (4,), dtype=F64, lo=0.2, hi=4.0))),
+    ]
+    return out
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1667,6 +1695,7 @@ OPS: list[OpInfo] = [
     *_family_entries(),
     *_surface_entries(),
     *_ctc_entries(),
+    *_special_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
