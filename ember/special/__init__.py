@@ -8,11 +8,12 @@ from ..ops.elementwise import (_UOPS, _out, digamma, erf, erfc, erfinv, exp2, ex
 from ..ops.elementwise import round as _round
 from ..ops.elementwise import igamma as gammainc, igammac as gammaincc, sigmoid as expit
 from ..ops.reduction import logsumexp
+from ..ops.special import entr, erfcx, i0e, i1e, log_ndtr, ndtr, ndtri, xlog1py
 from .._surface import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = ["digamma", "psi", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "gammainc", "gammaincc",
            "i0", "i1", "log1p", "logit", "logsumexp", "multigammaln", "polygamma", "round", "sinc", "softmax",
-           "log_softmax", "xlogy"]
+           "log_softmax", "xlogy", "entr", "erfcx", "i0e", "i1e", "log_ndtr", "ndtr", "ndtri", "xlog1py"]
 
 psi = digamma
 
