@@ -10,8 +10,11 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap
 from . import _special as _sp
+from ._op import silent
+from .arithmetic import _rt
 from .elementwise import (_ANY, _SO, _X, _R, _binary, _erfc64, _erfinv64, _exp_neg_sq, _in_float64, _not_implemented,
                           _out, _renamed,
                           _safe, _to_float, _unary, exp, log, where)
@@ -158,3 +161,165 @@ def xlog1py(input, other, *, out: Tensor | None = None) -> Tensor:
     if not isinstance(other, Tensor):
         return _out(_Xlog1pyTensorScalar.apply(input, other), out)
     return _out(_Xlog1py.apply(input, other), out)
+
+
+# ------------------------------------------------------------------ functions torch does not differentiate
+# (their results never require grad): orthogonal polynomials of integer degree n, Bessel functions
+def _no_grad_result(arr: np.ndarray, dtype) -> Tensor:
+    return _wrap(np.ascontiguousarray(arr), D.from_numpy_dtype(dtype))
+
+
+def _float_dtype(dt):
+    return D.get_default_dtype().np if dt.kind in "biu" else dt
+
+
+def _no_grad_unary(pub: str, kernel):
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        x = input._data
+        dt = _float_dtype(x.dtype)
+        return _out(_no_grad_result(silent(kernel)(x.astype(np.float64)).astype(dt), dt), out)
+
+    fn.__name__ = fn.__qualname__ = pub
+    fn.__doc__ = f"Elementwise {pub} (torch.special.{pub}; not differentiable in torch)."
+    return fn
+
+
+def _spherical_j0(x):
+    """sin(x) / x, by its Taylor series near 0; 0 at infinity."""
+    small = np.abs(x) < 0.5
+    x2 = x * x
+    series = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42 * (1 - x2 / 72 * (1 - x2 / 110 * (1 - x2 / 156)))))
+    safe = np.where(small | np.isinf(x), 1.0, x)
+    return np.where(small, series, np.where(np.isinf(x), 0.0, np.sin(safe) / safe))
+
+
+modified_bessel_i0 = _no_grad_unary("modified_bessel_i0", _sp.i0)
+modified_bessel_i1 = _no_grad_unary("modified_bessel_i1", _sp.i1)
+spherical_bessel_j0 = _no_grad_unary("spherical_bessel_j0", _spherical_j0)
+
+
+def _three_term(x, n, p0, p1, step):
+    """p_n(x) for integer degrees n >= 0 by p_{k+1} = step(k, x, p_k, p_{k-1}) from p_0, p_1 (elementwise n)."""
+    p, q = (np.broadcast_to(v, x.shape).astype(np.float64) for v in (p0, p1))
+    first = p
+    for k in range(1, int(n.max(initial=1))):
+        r = step(k, x, q, p)
+        live = k + 1 <= n
+        p, q = np.where(live, q, p), np.where(live, r, q)
+    return np.where(n == 0, first, q)
+
+
+def _trig_or(x, n, recurrence, trig, threshold: int):
+    """recurrence(x, n) everywhere, except trig(x, theta, n) where |x| < 1 and n > threshold (as torch)."""
+    use = (np.abs(x) < 1) & (n > threshold)
+    out = recurrence(x, np.where(use, 0, n))
+    theta = np.arccos(np.where(use, x, 0.0))
+    return np.where(use, trig(x, theta, n), out)
+
+
+def _poly(p0, p1, step):
+    def run(x, n):
+        x, n = np.broadcast_arrays(x, n)
+        return _three_term(x, n, p0(x), p1(x), step)
+    return run
+
+
+_cheb_step = lambda k, x, q, p: (x + x) * q - p  # noqa: E731
+_cheb_t = _poly(np.ones_like, lambda x: x, _cheb_step)
+_cheb_u = _poly(np.ones_like, lambda x: x + x, _cheb_step)
+_cheb_v = _poly(np.ones_like, lambda x: x + x - 1, _cheb_step)
+_cheb_w = _poly(np.ones_like, lambda x: x + x + 1, _cheb_step)
+
+
+def _chebyshev(kind: str):
+    rec = {"t": _cheb_t, "u": _cheb_u, "v": _cheb_v, "w": _cheb_w}[kind]
+
+    def at_one(x, n):
+        """Values at x = +-1 (exact, as torch special-cases them)."""
+        odd = n % 2 == 1
+        plus = {"t": 1.0, "u": n + 1.0, "v": 1.0, "w": 2.0 * n + 1}[kind]
+        minus = {"t": np.where(odd, -1.0, 1.0), "u": np.where(odd, -(n + 1.0), n + 1.0),
+                 "v": np.where(odd, -(2.0 * n + 1), 2.0 * n + 1), "w": np.where(odd, -1.0, 1.0)}[kind]
+        return np.where(x > 0, plus, minus)
+
+    def trig(x, th, n):
+        with np.errstate(all="ignore"):
+            if kind == "t":
+                return np.cos(n * th)
+            if kind == "u":
+                s = np.sin(th)
+                return np.where(s != 0, np.sin((n + 1) * th) / np.where(s != 0, s, 1.0), (n + 1) * np.cos((n + 1) * th) * x)
+            if kind == "v":
+                return np.cos((n + 0.5) * th) / np.cos(th / 2)
+            return np.sin((n + 0.5) * th) / np.sin(th / 2)
+
+    def run(x, n):
+        x, n = np.broadcast_arrays(x, n)
+        out = _trig_or(x, n, rec, trig, 6 if kind == "t" else 8)
+        return np.where(np.abs(x) == 1, at_one(x, n), out)
+    return run
+
+
+def _hermite_h(x, n):
+    return _poly(np.ones_like, lambda x: x + x, lambda k, x, q, p: (x + x) * q - (2 * k) * p)(x, n)
+
+
+def _hermite_he(x, n):
+    return _poly(np.ones_like, lambda x: x, lambda k, x, q, p: x * q - k * p)(x, n)
+
+
+def _laguerre(x, n):
+    return _poly(np.ones_like, lambda x: 1 - x, lambda k, x, q, p: ((2 * k + 1 - x) * q - k * p) / (k + 1))(x, n)
+
+
+def _legendre(x, n):
+    out = _poly(np.ones_like, lambda x: x, lambda k, x, q, p: ((2 * k + 1) * x * q - k * p) / (k + 1))(x, n)
+    return np.where(np.abs(x) == 1, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
+
+
+def _shifted(kernel):
+    return lambda x, n: kernel(x + x - 1, n)
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": _chebyshev("t"), "chebyshev_polynomial_u": _chebyshev("u"),
+    "chebyshev_polynomial_v": _chebyshev("v"), "chebyshev_polynomial_w": _chebyshev("w"),
+    "shifted_chebyshev_polynomial_t": _shifted(_chebyshev("t")),
+    "shifted_chebyshev_polynomial_u": _shifted(_chebyshev("u")),
+    "shifted_chebyshev_polynomial_v": _shifted(_chebyshev("v")),
+    "shifted_chebyshev_polynomial_w": _shifted(_chebyshev("w")),
+    "hermite_polynomial_h": _hermite_h, "hermite_polynomial_he": _hermite_he, "laguerre_polynomial_l": _laguerre,
+    "legendre_polynomial_p": _legendre,
+}
+
+
+def _polynomial(pub: str):
+    kernel = silent(_POLYNOMIALS[pub])
+
+    def fn(input, n, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"special_{pub}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(n).__name__}), but expected one of:\n"
+                            " * (Tensor x, Tensor n, *, Tensor out = None)\n"
+                            " * (Number x, Tensor n, *, Tensor out = None)\n"
+                            " * (Tensor x, Number n, *, Tensor out = None)\n")
+        x = input._data if isinstance(input, Tensor) else input
+        k = n._data if isinstance(n, Tensor) else n
+        dt = _float_dtype(np.dtype(_rt(x, k)))
+        with np.errstate(invalid="ignore"):
+            degree = np.asarray(k, np.float64)
+            degree = np.where(np.isfinite(degree), np.trunc(degree), -1).astype(np.int64)
+        xs = np.asarray(x, np.float64)
+        res = np.where(degree < 0, 0.0, kernel(xs, np.maximum(degree, 0)))
+        return _out(_no_grad_result(np.asarray(res).astype(dt), dt), out)
+
+    fn.__name__ = fn.__qualname__ = pub
+    fn.__doc__ = f"The {pub.replace('_', ' ')} of integer degree ``n`` (truncated; 0 for n < 0) at ``input``."
+    return fn
+
+
+(chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+ shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+ legendre_polynomial_p) = (_polynomial(n) for n in _POLYNOMIALS)
+__all__ += ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0", *_POLYNOMIALS]

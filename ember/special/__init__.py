@@ -9,11 +9,20 @@ from ..ops.elementwise import round as _round
 from ..ops.elementwise import igamma as gammainc, igammac as gammaincc, sigmoid as expit
 from ..ops.reduction import logsumexp
 from ..ops.special import entr, erfcx, i0e, i1e, log_ndtr, ndtr, ndtri, xlog1py
+from ..ops.special import (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+                           chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+                           legendre_polynomial_p, modified_bessel_i0, modified_bessel_i1,
+                           shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+                           shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w, spherical_bessel_j0)
 from .._surface import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = ["digamma", "psi", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "gammainc", "gammaincc",
            "i0", "i1", "log1p", "logit", "logsumexp", "multigammaln", "polygamma", "round", "sinc", "softmax",
-           "log_softmax", "xlogy", "entr", "erfcx", "i0e", "i1e", "log_ndtr", "ndtr", "ndtri", "xlog1py"]
+           "log_softmax", "xlogy", "entr", "erfcx", "i0e", "i1e", "log_ndtr", "ndtr", "ndtri", "xlog1py",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+           "modified_bessel_i0", "modified_bessel_i1", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "spherical_bessel_j0"]
 
 psi = digamma
 
