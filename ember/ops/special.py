@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _special as _sp
-from ._op import silent
+from ._op import NOT_YET, silent, unsupported
 from .arithmetic import _rt
 from .elementwise import (_ANY, _SO, _X, _R, _binary, _erfc64, _erfinv64, _exp_neg_sq, _in_float64, _not_implemented,
                           _out, _renamed,
@@ -323,3 +323,82 @@ def _polynomial(pub: str):
  shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
  legendre_polynomial_p) = (_polynomial(n) for n in _POLYNOMIALS)
 __all__ += ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0", *_POLYNOMIALS]
+
+
+# ------------------------------------------------------------------ Hurwitz zeta
+# Euler-Maclaurin correction coefficients (2j)! / B_2j, j = 1 .. 12
+_EM = tuple(math.factorial(2 * j + 2) / b for j, b in enumerate(_sp._B2K[:12]))
+
+
+def _zeta64(x, q):
+    """zeta(x, q) = sum_k (q + k)^-x: the first terms directly (at least 9, until q + k > 9), then the
+    Euler-Maclaurin tail; (1/(x-1) + 1/(2q)) q^(1-x) for q > 1e8. inf at x = 1 and at poles q = 0, -1, ...;
+    NaN for x < 1 and for q <= 0 with non-integer x."""
+    x, q = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(q, np.float64))
+    s = q ** -x
+    a = q.copy()
+    # direct terms needed: up to 9 - q (poles aside); non-integer q below -1e5 would need more: NaN there
+    far_left = q < -1e5
+    finite = q[np.isfinite(q) & (q != np.floor(q)) & ~far_left]
+    steps = int(max(9, math.ceil(9.0 - finite.min(initial=9.0)) + 1))
+    for i in range(1, steps + 1):
+        live = (i - 1 < 9) | (a <= 9)
+        a = np.where(live, a + 1, a)
+        s = s + np.where(live, a ** -x, 0.0)
+    w = a
+    b = w ** -x
+    s = s + b * w / (x - 1) - 0.5 * b
+    rising = np.ones_like(x)
+    k = 0.0
+    for coeff in _EM:
+        rising = rising * (x + k)
+        b = b / w
+        s = s + rising * b / coeff
+        rising = rising * (x + k + 1)
+        b = b / w
+        k += 2.0
+    far = (1 / (x - 1) + 1 / (2 * q)) * q ** (1 - x)
+    s = np.where(q > 1e8, far, s)
+    pole = (q <= 0) & (q == np.floor(q))
+    s = np.where(((q <= 0) & (x != np.floor(x))) | far_left, np.nan, s)
+    s = np.where(pole, np.inf, s)
+    s = np.where((x < 1) | (q == np.inf), np.nan, s)  # torch: NaN at q = inf as well
+    return np.where(x == 1, np.inf, s)
+
+
+def _zeta_no_x_derivative(g, x, q):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+_zeta_no_x_derivative.jvp = unsupported("special_zeta", NOT_YET)
+
+def _zeta_kernel(x, q):
+    dt = np.result_type(x, q)
+    if dt == np.float16:
+        raise _not_implemented("zeta_cpu", dt)
+    return _zeta64(x, q).astype(dt, copy=False)
+
+
+_Zeta = _binary("SpecialZeta", _zeta_kernel, _ANY, True,
+                "zeta_cpu", (_zeta_no_x_derivative, lambda g, x, q: g * -x * zeta(x + 1, q)), _SO, "")
+_Zeta.__module__ = __name__
+_ZetaScalarTensor = _renamed(_Zeta, "SpecialZetaBackward1")
+_ZetaTensorScalar = _renamed(_Zeta, "SpecialZetaBackward2")
+
+
+def zeta(input, other, *, out: Tensor | None = None) -> Tensor:
+    """The Hurwitz zeta function sum_k (other + k)^-input; either may be a Python number."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+                            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            " * (Number self, Tensor other, *, Tensor out = None)\n"
+                            " * (Tensor input, Number other, *, Tensor out = None)\n")
+        return _out(_ZetaScalarTensor.apply(input, other), out)
+    if not isinstance(other, Tensor):
+        return _out(_ZetaTensorScalar.apply(input, other), out)
+    return _out(_Zeta.apply(input, other), out)
+
+
+__all__ += ["zeta"]

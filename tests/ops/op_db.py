@@ -1684,6 +1684,14 @@ def _special_entries():
                fixed(lambda rng: Sample((np.array([0.0, 0.0, 2.0, 0.0]), np.array([-1.0, 3.0, 0.5, -2.0])), "0*"))),
         OpInfo("special.xlog1py scalars", lambda lib, a, b: (lib.special.xlog1py(a, 0.5), lib.special.xlog1py(2.0, b)),
                fixed(s((3, 4), (4,), lo=0.1, hi=2.0), s((2,), (2,), dtype=F64, lo=0.1, hi=2.0))),
+        # zeta: torch has no derivative for its first argument (x)
+        OpInfo("special.zeta", lambda lib, x, q: lib.special.zeta(x.detach() * 0 + x.detach().abs() + 1.5, q),
+               fixed(s((3, 4), (3, 4), lo=0.2, hi=4.0), s((3, 1, 4), (5, 1), lo=0.2, hi=4.0), s((), (2, 3), lo=0.2, hi=4.0),
+                     s((2, 3), (3,), dtype=F64, lo=0.2, hi=4.0), snc((3, 4), (3, 4)))),
+        OpInfo("special.zeta scalars", lambda lib, x, q: (lib.special.zeta(2.5, q), lib.special.zeta(x.detach() + 1.5, 3.0)),
+               fixed(s((3, 4), (4,), dtype=F64, lo=0.2, hi=4.0))),
+        OpInfo("special.zeta ints", lambda lib, x, q: lib.special.zeta(x, q),
+               fixed(lambda rng: Sample((rng.integers(2, 6, (3,)), rng.integers(1, 4, (3,))), "int64")), grad=False),
     ]
     return out
 

@@ -112,7 +112,7 @@ def test_incomplete_gamma() -> None:
 
 # torch.special functions ember.special does not provide yet (shrinks as ops are added; never grows)
 SPECIAL_MISSING = {"airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-                   "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "zeta"}
+                   "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"}
 
 
 def test_special_namespace_covers_torch_special() -> None:
@@ -218,3 +218,24 @@ def test_results_do_not_require_grad_like_torch(name: str) -> None:
 @pytest.mark.parametrize("name", POLYNOMIALS)
 def test_polynomial_errors_match_torch(name: str) -> None:
     same_error(lambda lib: getattr(lib.special, name)(0.5, 2))
+
+
+def test_zeta_matches_torch() -> None:
+    rng = np.random.default_rng(7)
+    q = rng.uniform(-20, 40, 3000) * np.where(rng.random(3000) < 0.5, 1, 0.01)
+    x = np.where(q < 0, np.round(rng.uniform(1, 30, 3000)), rng.uniform(1, 30, 3000))  # q < 0 needs integer x
+    x = np.concatenate([x, [1.0, 0.5, 2, 2, 3, 2.5, 4, 2, 50, 1.0001, 3, 2, np.nan, 2, np.inf, 1.5]])
+    q = np.concatenate([q, [1.0, 1, 0, -1, -1.5, -1.5, -2.5, 1e9, 0.3, 1e-3, -7.25, np.inf, 1, np.nan, 2, 1e5]])
+    _compare(ember.special.zeta(ember.tensor(x), ember.tensor(q)), torch.special.zeta(torch.tensor(x), torch.tensor(q)),
+             1e-12, 0)
+    same_error(lambda lib: lib.special.zeta(2.0, 3.0))
+    same_error(lambda lib: lib.special.zeta(lib.ones(2, dtype=lib.float16), lib.ones(2, dtype=lib.float16)))
+    same_error(lambda lib: lib.autograd.grad(lib.special.zeta(lib.tensor([2.0], requires_grad=True), lib.ones(1)).sum(),
+                                             lib.ones(1)))
+
+
+def test_zeta_has_no_derivative_for_x() -> None:
+    def f(lib):
+        x = lib.tensor([2.5, 3.0], requires_grad=True)
+        lib.special.zeta(x, lib.tensor([1.0, 2.0])).sum().backward()
+    same_error(f)
