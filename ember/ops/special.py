@@ -483,7 +483,8 @@ def _j_integral(x, nu: int):
 
 
 def _j_asymptotic(x, nu: int):
-    """Hankel's expansion for x > 25: sqrt(2/(pi x)) (P cos chi - Q sin chi), chi = x - (nu/2 + 1/4) pi."""
+    """Hankel's expansions for x > 25: J_nu, Y_nu = sqrt(2/(pi x)) (P cos chi - Q sin chi, P sin chi + Q cos chi),
+    chi = x - (nu/2 + 1/4) pi."""
     mu = 4.0 * nu * nu
     p, q = np.ones_like(x), np.zeros_like(x)
     term = np.ones_like(x)
@@ -497,7 +498,8 @@ def _j_asymptotic(x, nu: int):
     phase = (0.5 * nu + 0.25) * np.pi  # cos/sin of chi = x - phase, from those of x (exact argument reduction)
     c, s = np.cos(x), np.sin(x)
     cos_chi, sin_chi = c * math.cos(phase) + s * math.sin(phase), s * math.cos(phase) - c * math.sin(phase)
-    return np.sqrt(2.0 / (np.pi * x)) * (p * cos_chi - q * sin_chi)
+    amp = np.sqrt(2.0 / (np.pi * x))
+    return amp * (p * cos_chi - q * sin_chi), amp * (p * sin_chi + q * cos_chi)  # J_nu, Y_nu
 
 
 def _j_series(x, nu: int):
@@ -521,11 +523,65 @@ def _j(nu: int):
         small = (a > 2) & (a <= 25)
         out[small] = _j_integral(a[small], nu)
         big = (a > 25) & np.isfinite(a)
-        out[big] = _j_asymptotic(a[big], nu)
+        out[big] = _j_asymptotic(a[big], nu)[0]
         return np.where(x < 0, -out, out) if nu % 2 else out  # NaN at +-inf, as torch
     return kernel
 
 
+# Bessel functions of the second kind (x > 0; -inf at 0, NaN below)
+_GL_T, _GL_W = np.polynomial.legendre.leggauss(80)
+
+
+def _gauss(f, lo: float, hi: float):
+    """int_lo^hi f(t) dt by 80-point Gauss-Legendre (f maps nodes of shape (m,) to (..., m))."""
+    half = 0.5 * (hi - lo)
+    return f(lo + half * (_GL_T + 1.0)) @ (_GL_W * half)
+
+
+def _y_integral(x, nu: int):
+    """Y_nu(x) = (1/pi) int_0^pi sin(x sin t - nu t) dt - (1/pi) int_0^inf (e^(nu t) + (-1)^nu e^(-nu t)) e^(-x sinh t)
+    dt, for 2 < x <= 25."""
+    xe = x[..., None]
+    first = _gauss(lambda t: np.sin(xe * np.sin(t) - nu * t), 0.0, np.pi)
+    second = _gauss(lambda t: (np.exp(nu * t) + (-1) ** nu * np.exp(-nu * t)) * np.exp(-xe * np.sinh(t)), 0.0, 4.5)
+    return (first - second) / np.pi
+
+
+def _y_series(x, nu: int):
+    """Y_0, Y_1 for 0 < x <= 2 from their series (a logarithm times J plus a power series)."""
+    h = 0.5 * x
+    q = -h * h
+    euler = _sp._EULER_GAMMA
+    j = _j_series(x, nu)
+    term = h ** nu  # (-1)^k (x/2)^(2k+nu) / (k! (k+nu)!)
+    h_k, h_kn = 0.0, float(nu)
+    total = np.zeros_like(x)
+    for k in range(25):
+        if k:
+            term = term * q / (k * (k + nu))
+            h_k += 1.0 / k
+            h_kn += 1.0 / (k + nu)
+        total += term * (h_k + h_kn)  # psi(k+1) + psi(k+nu+1) + 2 gamma
+    series = (2.0 / np.pi) * (np.log(h) + euler) * j - total / np.pi
+    return series - 2.0 / (np.pi * x) if nu else series
+
+
+def _y(nu: int):
+    def kernel(x):
+        out = np.full_like(x, np.nan)
+        tiny = (x > 0) & (x <= 2)
+        out[tiny] = _y_series(x[tiny], nu)
+        mid = (x > 2) & (x <= 25)
+        out[mid] = _y_integral(x[mid], nu)
+        big = (x > 25) & np.isfinite(x)
+        out[big] = _j_asymptotic(x[big], nu)[1]
+        out[x == 0] = -np.inf
+        return out
+    return kernel
+
+
+bessel_y0 = _no_grad_unary("bessel_y0", _y(0))
+bessel_y1 = _no_grad_unary("bessel_y1", _y(1))
 bessel_j0 = _no_grad_unary("bessel_j0", _j(0))
 bessel_j1 = _no_grad_unary("bessel_j1", _j(1))
-__all__ += ["bessel_j0", "bessel_j1"]
+__all__ += ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
