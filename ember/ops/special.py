@@ -585,3 +585,63 @@ bessel_y1 = _no_grad_unary("bessel_y1", _y(1))
 bessel_j0 = _no_grad_unary("bessel_j0", _j(0))
 bessel_j1 = _no_grad_unary("bessel_j1", _j(1))
 __all__ += ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
+
+
+# ------------------------------------------------------------------ Airy function Ai
+_AI0 = 0.355028053887817239  # Ai(0) = 1 / (3^(2/3) Gamma(2/3))
+_DAI0 = 0.258819403792806798  # -Ai'(0) = 1 / (3^(1/3) Gamma(1/3))
+
+
+def _airy_series(x):
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x) from the Maclaurin series of f and g (-7 <= x <= 2)."""
+    x3 = x * x * x
+    f, g = np.ones_like(x), x.copy()
+    tf, tg = np.ones_like(x), x.copy()
+    for k in range(1, 60):
+        tf = tf * x3 / ((3 * k - 1) * (3 * k))
+        tg = tg * x3 / ((3 * k) * (3 * k + 1))
+        f += tf
+        g += tg
+    return _AI0 * f - _DAI0 * g
+
+
+def _airy_positive(x):
+    """Ai(x) = sqrt(x/3) / pi K_(1/3)(zeta), zeta = 2/3 x^(3/2), for x > 2 (K from its integral or expansion)."""
+    zeta = (2.0 / 3.0) * x * np.sqrt(x)
+    scaled = np.where(zeta <= 30, _k_integral_scaled(np.minimum(zeta, 30.0), 1.0 / 3.0),
+                      _k_asymptotic_scaled(np.maximum(zeta, 30.0), 1.0 / 3.0))
+    with np.errstate(under="ignore"):
+        return np.sqrt(x / 3.0) / np.pi * scaled * np.exp(-zeta)
+
+
+def _airy_negative(x):
+    """Ai(-y) ~ (pi^2 y)^(-1/4) (sin(zeta + pi/4) P - cos(zeta + pi/4) Q), zeta = 2/3 y^(3/2), for y > 7."""
+    y = -x
+    zeta = (2.0 / 3.0) * y * np.sqrt(y)
+    u, p, q = 1.0, np.ones_like(y), np.zeros_like(y)
+    power = np.ones_like(y)
+    for k in range(1, 30):
+        u = u * (6 * k - 5) * (6 * k - 3) * (6 * k - 1) / ((2 * k - 1) * 216 * k)
+        power = power / zeta
+        sign = -1.0 if (k // 2) % 2 else 1.0
+        if k % 2:
+            q += sign * u * power
+        else:
+            p += sign * u * power
+    phase = zeta + 0.25 * np.pi
+    return (np.sin(phase) * p - np.cos(phase) * q) / (np.sqrt(np.pi) * np.sqrt(np.sqrt(y)))
+
+
+def _airy(x):
+    out = np.full_like(x, np.nan)
+    mid = (x >= -7) & (x <= 2)
+    out[mid] = _airy_series(x[mid])
+    pos = (x > 2) & np.isfinite(x)
+    out[pos] = _airy_positive(x[pos])
+    neg = (x < -7) & np.isfinite(x)
+    out[neg] = _airy_negative(x[neg])
+    return out
+
+
+airy_ai = _no_grad_unary("airy_ai", _airy)
+__all__ += ["airy_ai"]

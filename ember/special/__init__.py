@@ -9,7 +9,7 @@ from ..ops.elementwise import round as _round
 from ..ops.elementwise import igamma as gammainc, igammac as gammaincc, sigmoid as expit
 from ..ops.reduction import logsumexp
 from ..ops.special import entr, erfcx, i0e, i1e, log_ndtr, ndtr, ndtri, xlog1py, zeta
-from ..ops.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+from ..ops.special import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
                            chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
                            legendre_polynomial_p, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0,
                            modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1,
@@ -25,7 +25,7 @@ __all__ = ["digamma", "psi", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", 
            "modified_bessel_i0", "modified_bessel_i1", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "zeta",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
+           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai"]
 
 psi = digamma
 
