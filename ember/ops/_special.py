@@ -191,8 +191,9 @@ def _bessel_series(x, nu: int):
     return total
 
 
-def _bessel_asymptotic(x, nu: int):
-    """I_nu(x) ~ e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4nu^2 - (2j-1)^2) / (k! (8x)^k), x > 30."""
+def _bessel_asymptotic(x, nu: int, scaled: bool = False):
+    """I_nu(x) ~ e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4nu^2 - (2j-1)^2) / (k! (8x)^k), x > 30 (without the
+    factor e^x when ``scaled``)."""
     mu = 4.0 * nu * nu
     inv8 = 1.0 / (8.0 * x)
     term = np.ones_like(x)
@@ -200,19 +201,23 @@ def _bessel_asymptotic(x, nu: int):
     for k in range(1, 25):
         term = term * -(mu - (2 * k - 1) ** 2) * inv8 / k
         total += term
+    if scaled:
+        return total / np.sqrt(2.0 * np.pi * x)
     with np.errstate(over="ignore"):
         half = np.exp(0.5 * x)  # e^x as a product of halves: finite further
         return half * (total / np.sqrt(2.0 * np.pi * x)) * half
 
 
-def _bessel(x, nu: int):
+def _bessel(x, nu: int, scaled: bool = False):
+    """I_nu(x), or e^-|x| I_nu(x) when ``scaled`` (0 at infinity)."""
     x = np.asarray(x, np.float64)
     a = np.abs(x)
-    out = np.full_like(x, np.nan)
+    out = np.full_like(x, 0.0 if scaled else np.nan)
     small = a <= 30.0
-    out[small] = _bessel_series(a[small], nu)
+    out[small] = _bessel_series(a[small], nu) * np.exp(-a[small]) if scaled else _bessel_series(a[small], nu)
     big = (a > 30.0) & np.isfinite(a)
-    out[big] = _bessel_asymptotic(a[big], nu)
+    out[big] = _bessel_asymptotic(a[big], nu, scaled)
+    out[np.isnan(x)] = np.nan
     if nu % 2 == 1:
         out = np.where(x < 0, -out, out)
     return out
@@ -224,6 +229,14 @@ def i0(x: np.ndarray) -> np.ndarray:
 
 def i1(x: np.ndarray) -> np.ndarray:
     return _bessel(x, 1)
+
+
+def i0e(x: np.ndarray) -> np.ndarray:
+    return _bessel(x, 0, True)
+
+
+def i1e(x: np.ndarray) -> np.ndarray:
+    return _bessel(x, 1, True)
 
 
 # ---------------------------------------------------------------- regularized incomplete gamma P(a, x), Q(a, x)

@@ -15,7 +15,8 @@ LAZY = {
               "linalg": ("ember.linalg", None), "distributed": ("ember.distributed", None),
               "func": ("ember.func", None), "serialization": ("ember.serialization", None),
               "save": ("ember.serialization", "save"), "load": ("ember.serialization", "load"),
-              "from_dlpack": ("ember.utils.dlpack", "from_dlpack")},
+              "from_dlpack": ("ember.utils.dlpack", "from_dlpack"), "special": ("ember.special", None),
+              "testing": ("ember.testing", None)},
     "ember.utils": {n: (f"ember.utils.{n}", None) for n in ("checkpoint", "data", "dlpack", "safetensors")},
     "ember.nn": {"utils": ("ember.nn.utils", None), "parallel": ("ember.nn.parallel", None), "DataParallel": ("ember.nn.parallel", "DataParallel")},
     "ember.nn.utils": {"stateless": ("ember.nn.utils.stateless", None)},
@@ -35,6 +36,7 @@ LAZY = {
 
 NOT_LOADED = ["ember.optim", "ember.utils.data", "ember.utils.safetensors", "ember.utils.checkpoint",
               "ember.distributed", "ember.func", "ember.serialization", "ember.viz", "ember.linalg",
+              "ember.special", "ember.testing",
               "ember.nn.parallel", "ember.nn.utils", "ember.nn.utils.stateless",
               "ember.autograd.functional", "ember.autograd.forward_ad", "ember.autograd._explain",
               "ember.nn._functional_attention", "ember.nn._functional_ctc", "ember.ops.ctc",

@@ -1651,6 +1651,65 @@ def _nn_more_entries():
             OpInfo("F.rrelu eval default", fn("rrelu"), away)]
 
 
+def _special_entries():
+    """ember.special (the torch.special namespace): aliases of core ops, then its own ops."""
+    sp = lambda name, *a, **k: (lambda lib, x: getattr(lib.special, name)(x, *a, **k))  # noqa: E731
+    pos = dict(ints=True)
+    out = [OpInfo(f"special.{n}", sp(n), unary_samples(*rng, **kw)) for n, rng, kw in (
+        ("expit", (), pos), ("erf", (), pos), ("erfc", (), pos), ("erfinv", (-0.9, 0.9), {}), ("exp2", (), pos),
+        ("expm1", (), pos), ("log1p", (0.2, 3.0), pos), ("gammaln", (0.2, 6.0), pos), ("digamma", (0.5, 6.0), pos),
+        ("psi", (0.5, 6.0), {}), ("i0", (-4.0, 4.0), dict(f16=False)), ("i1", (-4.0, 4.0), dict(f16=False)),
+        ("sinc", (0.1, 3.0), pos), ("round", (), {}))]
+    out += [
+        OpInfo("special.logit eps", sp("logit", 0.1), unary_samples(0.02, 0.98)),
+        OpInfo("special.polygamma", lambda lib, x: lib.special.polygamma(2, x), unary_samples(0.5, 4.0, f16=False),
+               rtol=1e-3),
+        OpInfo("special.multigammaln", sp("multigammaln", 2), unary_samples(1.5, 5.0, f16=False),
+               check_grad_fn=False),
+        OpInfo("special.softmax", lambda lib, x: lib.special.softmax(x, 1), fixed(s((3, 4)), s((2, 3), dtype=F64))),
+        OpInfo("special.log_softmax dtype", lambda lib, x: lib.special.log_softmax(x, 0, dtype=lib.float64),
+               fixed(s((3, 4)))),
+        OpInfo("special.logsumexp", lambda lib, x: lib.special.logsumexp(x, (0, 1), keepdim=True),
+               fixed(s((3, 4)), s((2, 3, 2), dtype=F64))),
+        OpInfo("special.xlogy", lambda lib, a, b: lib.special.xlogy(a, b), binary_samples(0.2, 2.0, ints=False)),
+        OpInfo("special.gammainc gammaincc", lambda lib, a, x: (lib.special.gammainc(a.detach(), x),
+                                                                lib.special.gammaincc(a.detach(), x)),
+               fixed(s((3, 4), (4,), dtype=F64, lo=0.2, hi=4.0))),
+        # ops of ember/ops/special.py
+        # torch's ndtr is a composite recorded as MulBackward1 (mul by a Scalar overload Python cannot spell)
+        OpInfo("special.ndtr", sp("ndtr"), unary_samples(-3.0, 3.0, **pos), check_grad_fn=False),
+        OpInfo("special.log_ndtr", sp("log_ndtr"), unary_samples(-6.0, 3.0, ints=True, f16=False), rtol=1e-3),
+        OpInfo("log_ndtr tails", sp("log_ndtr"), fixed(_special(-40.0, -12.5, -1.0, 0.0, 6.0, 12.0))),
+        OpInfo("special.ndtri", sp("ndtri"), unary_samples(0.05, 0.95, f16=False)),
+        OpInfo("ndtri tails", sp("ndtri"), fixed(_special(1e-200, 1e-12, 0.3, 0.5, 0.9, 1 - 1e-12)), rtol=1e-6),
+        OpInfo("special.erfcx", sp("erfcx"), unary_samples(-2.0, 3.0, ints=True, f16=False)),
+        OpInfo("erfcx wide", sp("erfcx"), fixed(_special(-5.0, -0.5, 0.0, 1.4, 1.6, 30.0, 1e4))),
+        OpInfo("special.entr", sp("entr"), unary_samples(0.1, 3.0)),
+        OpInfo("special.i0e", sp("i0e"), unary_samples(-4.0, 4.0, ints=True, f16=False)),
+        OpInfo("special.i0e float16", sp("i0e"), fixed(s((3, 4), dtype=F16, lo=-5.0, hi=5.0)), atol=1e-3,
+               gradgrad=False),  # its second derivative needs i1e_backward (no float16 kernel in torch)
+        # torch has no float16 backward for i1e (ember raises its error, tests/ops/test_special.py): values only
+        OpInfo("special.i1e float16", sp("i1e"), fixed(s((3, 4), dtype=F16, lo=-5.0, hi=5.0)), grad=False, atol=1e-3),
+        OpInfo("i0e wide", sp("i0e"), fixed(_special(-45.0, -30.5, -29.5, -1e-3, 2.5, 29.9, 30.1, 800.0))),
+        OpInfo("special.i1e", sp("i1e"), unary_samples(-4.0, 4.0, ints=True, f16=False)),
+        OpInfo("i1e wide", sp("i1e"), fixed(_special(-45.0, -30.5, -29.5, -1e-3, 2.5, 29.9, 30.1, 800.0))),
+        OpInfo("special.xlog1py", lambda lib, a, b: lib.special.xlog1py(a, b), binary_samples(-0.5, 2.0)),
+        OpInfo("special.xlog1py zeros", lambda lib, a, b: lib.special.xlog1py(a, b),
+               fixed(lambda rng: Sample((np.array([0.0, 0.0, 2.0, 0.0]), np.array([-1.0, 3.0, 0.5, -2.0])), "0*"))),
+        OpInfo("special.xlog1py scalars", lambda lib, a, b: (lib.special.xlog1py(a, 0.5), lib.special.xlog1py(2.0, b)),
+               fixed(s((3, 4), (4,), lo=0.1, hi=2.0), s((2,), (2,), dtype=F64, lo=0.1, hi=2.0))),
+        # zeta: torch has no derivative for its first argument (x)
+        OpInfo("special.zeta", lambda lib, x, q: lib.special.zeta(x.detach() * 0 + x.detach().abs() + 1.5, q),
+               fixed(s((3, 4), (3, 4), lo=0.2, hi=4.0), s((3, 1, 4), (5, 1), lo=0.2, hi=4.0), s((), (2, 3), lo=0.2, hi=4.0),
+                     s((2, 3), (3,), dtype=F64, lo=0.2, hi=4.0), snc((3, 4), (3, 4)))),
+        OpInfo("special.zeta scalars", lambda lib, x, q: (lib.special.zeta(2.5, q), lib.special.zeta(x.detach() + 1.5, 3.0)),
+               fixed(s((3, 4), (4,), dtype=F64, lo=0.2, hi=4.0))),
+        OpInfo("special.zeta ints", lambda lib, x, q: lib.special.zeta(x, q),
+               fixed(lambda rng: Sample((rng.integers(2, 6, (3,)), rng.integers(1, 4, (3,))), "int64")), grad=False),
+    ]
+    return out
+
+
 OPS: list[OpInfo] = [
     *(OpInfo(n, f, binary_samples(0.5, 2.0) if "div" in n else binary_samples()) for n, f in BINARY.items()),
     OpInfo("pow tensor", lambda lib, a, b: a ** b, binary_samples(0.5, 2.0, -2.0, 2.0, ints=False)),
@@ -1682,6 +1741,7 @@ OPS: list[OpInfo] = [
     *_surface_entries(),
     *_ctc_entries(),
     *_nn_more_entries(),
+    *_special_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

@@ -1,0 +1,7 @@
+"""ember.testing: the ``torch.testing`` namespace (assert_close, make_tensor)."""
+from __future__ import annotations
+
+from ._comparison import assert_close
+from ._creation import make_tensor
+
+__all__ = ["assert_close", "make_tensor"]
