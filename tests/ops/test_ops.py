@@ -1,7 +1,9 @@
 """Every op of the table in op_db.py against torch: values, dtypes, shapes, grads, second grads, grad_fn names."""
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 
 import numpy as np
 import pytest
@@ -68,6 +70,10 @@ EXEMPT: set[str] = set()
 
 
 def _all_op_classes():
+    # op modules that `import ember` loads lazily (convolution, pooling, special ...) register their classes on
+    # first use: load them all first, or which classes exist would depend on the tests run before this one
+    for mod in pkgutil.iter_modules(ember.ops.__path__):
+        importlib.import_module(f"ember.ops.{mod.name}")
     seen, todo = [], [_op.Op]
     while todo:
         c = todo.pop()
