@@ -148,19 +148,28 @@ _Xlog1pyTensorScalar = _renamed(_Xlog1py, "SpecialXlog1PyBackward2")
 _Xlog1pyScalarTensor = _renamed(_Xlog1py, "SpecialXlog1PyBackward1")
 
 
-def xlog1py(input, other, *, out: Tensor | None = None) -> Tensor:
-    """input * log1p(other), 0 where input is 0 (unless other is NaN); either may be a Python number."""
-    if not isinstance(input, Tensor):
+def _binary_function(pub: str, doc: str, cls: type, scalar_tensor: type, tensor_scalar: type):
+    """torch.special.``pub`` of two operands, either of which (not both) may be a Python number."""
+    def fn(input, other, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor):
+            if not isinstance(other, Tensor):
+                raise TypeError(f"special_{pub}() received an invalid combination of arguments - got "
+                                f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+                                " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                                " * (Number self, Tensor other, *, Tensor out = None)\n"
+                                " * (Tensor input, Number other, *, Tensor out = None)\n")
+            return _out(scalar_tensor.apply(input, other), out)
         if not isinstance(other, Tensor):
-            raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-                            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-                            " * (Number self, Tensor other, *, Tensor out = None)\n"
-                            " * (Tensor input, Number other, *, Tensor out = None)\n")
-        return _out(_Xlog1pyScalarTensor.apply(input, other), out)
-    if not isinstance(other, Tensor):
-        return _out(_Xlog1pyTensorScalar.apply(input, other), out)
-    return _out(_Xlog1py.apply(input, other), out)
+            return _out(tensor_scalar.apply(input, other), out)
+        return _out(cls.apply(input, other), out)
+
+    fn.__name__ = fn.__qualname__ = pub
+    fn.__doc__ = doc
+    return fn
+
+
+xlog1py = _binary_function("xlog1py", "input * log1p(other), 0 where input is 0 (unless other is NaN); either may be a "
+                           "Python number.", _Xlog1py, _Xlog1pyScalarTensor, _Xlog1pyTensorScalar)
 
 
 # ------------------------------------------------------------------ functions torch does not differentiate
@@ -386,19 +395,8 @@ _ZetaScalarTensor = _renamed(_Zeta, "SpecialZetaBackward1")
 _ZetaTensorScalar = _renamed(_Zeta, "SpecialZetaBackward2")
 
 
-def zeta(input, other, *, out: Tensor | None = None) -> Tensor:
-    """The Hurwitz zeta function sum_k (other + k)^-input; either may be a Python number."""
-    if not isinstance(input, Tensor):
-        if not isinstance(other, Tensor):
-            raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-                            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-                            " * (Number self, Tensor other, *, Tensor out = None)\n"
-                            " * (Tensor input, Number other, *, Tensor out = None)\n")
-        return _out(_ZetaScalarTensor.apply(input, other), out)
-    if not isinstance(other, Tensor):
-        return _out(_ZetaTensorScalar.apply(input, other), out)
-    return _out(_Zeta.apply(input, other), out)
+zeta = _binary_function("zeta", "The Hurwitz zeta function sum_k (other + k)^-input; either may be a Python number.",
+                        _Zeta, _ZetaScalarTensor, _ZetaTensorScalar)
 
 
 __all__ += ["zeta"]
