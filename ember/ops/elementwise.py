@@ -352,14 +352,15 @@ for _pub, _formula in _RAW.items():
     _UOPS[_pub].raw = _raw_method(_formula)
 
 
-def _unary_function(pub: str):
-    cls = _UOPS[pub]
+def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch"):
+    """The public function of the unary op ``ops[pub]`` (default: this module's table)."""
+    cls = (_UOPS if ops is None else ops)[pub]
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return _out(cls.apply(input), out)
 
     fn.__name__ = fn.__qualname__ = pub
-    fn.__doc__ = f"Elementwise {pub} (torch.{pub})."
+    fn.__doc__ = f"Elementwise {pub} ({namespace}.{pub})."
     return fn
 
 

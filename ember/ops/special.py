@@ -16,7 +16,7 @@ from . import _special as _sp
 from ._op import NOT_YET, silent, unsupported
 from .arithmetic import _rt
 from .elementwise import (_ANY, _SO, _X, _R, _binary, _erfc64, _erfinv64, _exp_neg_sq, _in_float64, _not_implemented,
-                          _out, _renamed,
+                          _out, _renamed, _unary_function,
                           _safe, _to_float, _unary, exp, log, where)
 from .unary import sign
 
@@ -126,18 +126,7 @@ for _cls in _UOPS.values():
     _cls.__module__ = __name__
 
 
-def _unary_function(pub: str):
-    cls = _UOPS[pub]
-
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return _out(cls.apply(input), out)
-
-    fn.__name__ = fn.__qualname__ = pub
-    fn.__doc__ = f"Elementwise {pub} (torch.special.{pub})."
-    return fn
-
-
-ndtr, log_ndtr, ndtri, erfcx, entr, i0e, i1e = (_unary_function(n) for n in _UNARY)
+ndtr, log_ndtr, ndtri, erfcx, entr, i0e, i1e = (_unary_function(n, _UOPS, "torch.special") for n in _UNARY)
 
 # ------------------------------------------------------------------ xlog1py
 _Xlog1py = _binary("SpecialXlog1Py", _xlog1py, _ANY, True, "xlog1py_cpu",
