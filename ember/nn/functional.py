@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ..ops import linalg as _linalg
 
 __all__ = ["linear"]
-_addmm = getattr(_linalg, "addmm", None)  # torch's node for 2-d linear with bias is AddmmBackward0
+_addmm = _linalg.addmm  # torch's node for 2-d linear with bias is AddmmBackward0
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -13,8 +13,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         a = "x".join(map(str, (input.numel() // max(input.shape[-1], 1), input.shape[-1]))) if input.dim() else ""
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a} and {weight.shape[-1]}x{weight.shape[0]})")
-    if bias is not None and input.dim() == 2 and _addmm is not None:
-        return _addmm(bias, input, weight.t())
+    if bias is not None and input.dim() >= 2:
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous():  # torch's graph: the rows as one matrix, one addmm, the result viewed back
+            k = input.shape[-1]
+            out = _addmm(bias, input.view(input.numel() // k if k else -1, k), weight.t())
+            return out.view(*input.shape[:-1], weight.shape[0])
     out = input @ weight.t()
     return out if bias is None else out + bias
 

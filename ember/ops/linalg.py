@@ -2,6 +2,8 @@
 einsum, tensordot, kron, cross."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as D
@@ -63,6 +65,10 @@ def _matmul_forward(a, b):
         # b is one matrix broadcast along its batch dims (an expanded parameter under vmap): one GEMM
         m = b[(0,) * (b.ndim - 2)]
         return _matmul(a.reshape(-1, k_a), m).reshape(a.shape[:-1] + (m.shape[-1],))
+    if b.ndim == 2 and a.ndim >= 3 and a.size and b.size:
+        # NOTE [folded matmul]: a batch of matrices times one matrix is one GEMM over all the rows (NumPy's matmul
+        # loops over the batch with a small GEMM each); torch folds it the same way. The backward folds too.
+        return _matmul(a.reshape(-1, k_a), b).reshape(a.shape[:-1] + (b.shape[1],))
     if k_a == 1 and a.ndim >= 3 and b.ndim >= 2:
         # batched outer products: NumPy's matmul loops slowly over k == 1; the broadcast product is the same sum
         return np.multiply(a, b)
@@ -241,20 +247,33 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2:  # NOTE [raw backward]
+    if not _mode.grad_enabled and _mode.interpose is None and b.ndim == 2:  # NOTE [raw backward]
         return _mm_grads_raw(g, a, b, need_a, need_b)
+    if b.ndim == 2 and a.ndim > 2 and need_b:  # NOTE [folded matmul]: b's gradient sums over every row at once
+        rows = math.prod(a.shape[:-1])
+        gb = a.reshape(rows, a.shape[-1]).mT @ g.reshape(rows, g.shape[-1])
+        return g @ b.mT if need_a else None, gb
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
 
 def _mm_grads_raw(g, a, b, need_a, need_b):
-    """``_mm_grads`` of 2-d factors without a graph (create_graph=False): the same NumPy products the
-    ops compute, without the transpose and product dispatches (tests/ops/test_raw_backward.py)."""
+    """``_mm_grads`` of a matrix or a batch of matrices times a matrix without a graph (create_graph=False): the
+    same NumPy products the ops compute, without the transpose, reshape and product dispatches
+    (tests/ops/test_raw_backward.py)."""
     ga = gb = None
     dt = g._dtype
+    a_, b_, g_ = a._data, b._data, g._data
+    if a_.ndim > 2:
+        if need_a:
+            ga = _wrap(_matmul_forward(g_, b_.T), dt)
+        if need_b:
+            rows = math.prod(a_.shape[:-1])
+            gb = _wrap(_matmul(a_.reshape(rows, a_.shape[-1]).T, g_.reshape(rows, g_.shape[-1])), dt)
+        return ga, gb
     if need_a:
-        ga = _wrap(_matmul(g._data, b._data.T), dt)
+        ga = _wrap(_matmul(g_, b_.T), dt)
     if need_b:
-        gb = _wrap(_matmul(a._data.T, g._data), dt)
+        gb = _wrap(_matmul(a_.T, g_), dt)
     return ga, gb
 
 

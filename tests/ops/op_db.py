@@ -400,6 +400,15 @@ def _linalg_entries():
         OpInfo("matmul int", lambda lib, a, b: a @ b,
                fixed(lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3, 2))), "int64"))),
         OpInfo("linear-style X@w.t()+b", lambda lib, x, w, b: x @ w.t() + b, fixed(s((10, 2), (1, 2), (1, 1)))),
+        # 3-d+ input: one GEMM over all rows (NOTE [folded matmul]); torch's graph (addmm between views) when
+        # the input is contiguous and has a bias, else matmul (+ add)
+        OpInfo("F.linear", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+               fixed(s((4, 3), (5, 3), (5,)), s((2, 4, 3), (5, 3), (5,)), s((2, 3, 4, 3), (5, 3), (5,)),
+                     s((2, 4, 3), (5, 3), (5,), dtype=F64), s((0, 4, 3), (5, 3), (5,)))),
+        OpInfo("F.linear no bias", lambda lib, x, w: lib.nn.functional.linear(x, w),
+               fixed(s((2, 4, 3), (5, 3)), s((2, 3, 4, 3), (5, 3)))),
+        OpInfo("F.linear non-contiguous 3-d", lambda lib, x, w, b: lib.nn.functional.linear(x.transpose(0, 1), w, b),
+               fixed(s((4, 2, 3), (5, 3), (5,)))),
     ]
 
 
