@@ -37,6 +37,8 @@ from .. import _factories as _F  # noqa: E402
 from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
+from ..ops import norms as _NORM  # noqa: E402
+from ..autograd.grad_mode import _mode  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
 
 __all__ += [
@@ -288,6 +290,14 @@ def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
     return xc * (var + eps).rsqrt(), mean, var
 
 
+def _fused_norm(input: Tensor, *params) -> bool:
+    """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
+    outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
+    return (_mode.interpose is None and input._dtype.is_floating_point and input.numel() > 0
+            and type(input._data) is np.ndarray
+            and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
+
+
 def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
@@ -311,6 +321,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"{_size(input.shape)}")
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    c = input.shape[1] if input.dim() > 1 else 0
+    if input.dim() >= 2 and _fused_norm(input, weight, bias) and all(
+            p is None or p.numel() == c for p in (weight, bias, running_mean, running_var)):
+        batch = training or running_mean is None
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(input.shape), 0)
+        running = None if batch else (running_mean._data, running_var._data)
+        out, mean, var = _NORM.NativeBatchNorm.apply(input, weight, bias, layout, axes, wshape, eps, running)
+        if training:
+            n = input.numel() / c
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
+        return out
     if training or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         if training:
@@ -358,6 +380,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
     dims = _check_normalized_shape(input, normalized_shape)
+    ns = tuple(input.shape[dims[0]:]) if dims else ()
+    if dims and _fused_norm(input, weight, bias) and all(p is None or tuple(p.shape) == ns for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("layer", tuple(input.shape), math.prod(ns))
+        return _NORM.NativeLayerNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     out = _normalized(input, dims, eps)[0]
     if weight is not None:
         out = out * weight
@@ -379,6 +405,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    if _fused_norm(input, weight, bias) and all(p is None or p.numel() == input.shape[1] for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("group", tuple(input.shape), num_groups)
+        return _NORM.NativeGroupNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     n = input.shape[0]
     x = input.reshape(n, num_groups, -1)
     out = _normalized(x, (2,), eps)[0].reshape(input.shape)
