@@ -33,6 +33,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .. import _dtype as _D  # noqa: E402
+from .. import _kernels  # noqa: E402
 from .. import _factories as _F  # noqa: E402
 from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
@@ -761,6 +762,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if _fused_ce(input, target, weight):
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     cdim = 1 if input.dim() > 1 else 0
     logp = _N.log_softmax(input, cdim, None)
     c = input.shape[cdim] if input.dim() else 1
@@ -778,18 +781,66 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
-    valid = _wrap((target._data != ignore_index).astype(input._data.dtype), input._dtype)
+    kept = target != ignore_index  # (ember ops: under vmap the target's values cannot be read here)
+    valid = kept.to(input.dtype)
     terms = logp if weight is None else logp * weight.reshape(wshape)
     smooth = -terms.sum(cdim) * valid
     if reduction == "mean":
         if weight is None:
             smooth = smooth.sum() / valid.sum()
         else:
-            tt = np.where(target._data != ignore_index, target._data, 0)
-            smooth = smooth.sum() / float((weight._data[tt] * valid._data).sum())
+            tt = _I.where(kept, target, 0)
+            smooth = smooth.sum() / (weight.gather(0, tt.reshape(-1)).reshape(tt.shape) * valid).sum()
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
+    """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
+    / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
+    return (_mode.interpose is None and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
+            and type(input._data) is np.ndarray and type(target._data) is np.ndarray and not target._requires_grad
+            and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
+                                    and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
+
+
+def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
+                         eps: float) -> Tensor:
+    """cross_entropy as one fused node: the target weights of NOTE [fused cross-entropy], then the op."""
+    cdim = 1 if input.dim() > 1 else 0
+    c = input.shape[cdim]
+    acc = np.float32 if input._dtype is _D.float16 else input._data.dtype
+    w = None if weight is None else weight._data.astype(acc, copy=False)
+    idx = pick = smooth = q = None
+    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):  # class probabilities
+        q = target._data.astype(acc)  # (a copy: later changes of the target stay out)
+        if eps > 0:
+            q = q * (1 - eps) + eps / c
+        if w is not None:
+            q = q * _N._class_row(w, cdim, input.dim())
+        s = _kernels.fsum(q, (cdim,))
+        scale = 1.0 / (input.numel() // c) if reduction == "mean" else 1.0
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        _, valid = _class_targets(input, target, ignore_index)
+        t = target._data
+        tt = t.astype(np.int64) if valid.all() else np.where(valid, t, 0).astype(np.int64)
+        wt = valid.astype(acc) if w is None else w[tt] * valid
+        pick = wt * (1 - eps) if eps else wt
+        s = pick
+        if eps > 0:
+            smooth = valid * np.asarray(eps / c, acc)
+            s = pick + smooth * (c if w is None else w.sum())
+        idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
+        total = float(wt.sum()) if reduction == "mean" else 1.0
+        scale = 1.0 / total if total else math.nan
+        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
+    spec = (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
+    out = _N.cross_entropy_node(name).apply(input, spec)
+    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and q is None and eps == 0:
+        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
+    return out
 
 
 def _check_same_size(input: Tensor, target: Tensor) -> None:

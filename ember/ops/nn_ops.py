@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _kernels
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
 from ._inplace import _title
@@ -355,6 +356,110 @@ class NllLoss2D(NllLoss):
     _name = "NllLoss2DBackward0"
 
 
+# ---------------------------------------------------------------------------------------------- cross_entropy
+# NOTE [fused cross-entropy]: every form of cross_entropy is, per element i (a sample and its extra dims),
+# L_i = -sum_c Q_ic * log_softmax(x)_ic with target weights Q: class targets t give Q_ic = (1 - eps) * w[t_i] [c == t_i]
+# + eps / C * w[c] (eps: label smoothing, w: class weights or ones, both zero where t_i == ignore_index);
+# probability targets q give Q = (q * (1 - eps) + eps / C) * w. 'mean' divides by D (the summed w[t_i] of counted
+# targets, or the number of elements for probabilities). Its gradient is d x_ic = g_i * (S_i * softmax(x)_ic - Q_ic)
+# with S_i = sum_c Q_ic: one node, one pass forward (log_softmax, the picked and smoothed terms) and one backward
+# (exp of the saved log-probabilities, one put at the targets), where torch records log_softmax, nll_loss and, for
+# smoothing or probabilities, the arithmetic between them. The node shows the name torch's graph has on the loss
+# (NllLossBackward0, NllLoss2DBackward0, AddBackward0 for label smoothing, DivBackward1 or NegBackward0 for
+# probabilities). When every target is ignored, 'mean' gives nan and zero gradients, as torch. Without a graph the
+# backward runs on arrays (NOTE [raw backward]); with create_graph it is the same formula in ember ops over
+# softmax(x), so second derivatives are exact. Targets and weights never require grad here (functional.py keeps
+# the composition otherwise).
+class CrossEntropy(Op):
+    """d cross_entropy(x) = grad * (S * softmax(x) - Q): see NOTE [fused cross-entropy]"""
+
+    __slots__ = ("cdim", "logp", "idx", "pick", "smooth", "w", "q", "s")
+    nattrs = 1
+    save = ("self",)
+    _alias = True  # (a node class of its own under the names of other ops: not in the registry)
+
+    @staticmethod
+    def forward(ctx, self, spec):
+        # spec: (cdim, idx or None, pick, smooth, w, q, s, scale, reduction), per NOTE [fused cross-entropy]:
+        # idx (targets with a size-1 class dim) and pick (their coefficient (1 - eps) * w[t] per element), smooth
+        # (eps / C per element, zero where ignored) with w (class weights or None), q (dense Q for probability
+        # targets), s = S per element; scale multiplies the reduced loss (1 / D for 'mean', nan when D == 0)
+        cdim, idx, pick, smooth, w, q, s, scale, reduction = spec
+        x = self.astype(np.float32) if self.dtype == np.float16 else self
+        logp = _log_softmax_arr(x, cdim)
+        loss = None
+        if idx is not None:
+            picked = np.take_along_axis(logp, idx, cdim).squeeze(cdim)
+            loss = np.where(pick != 0, picked * -pick, 0)
+        if smooth is not None:
+            rows = np.einsum(logp, list(range(logp.ndim)), w, [cdim], [i for i in range(logp.ndim) if i != cdim]) \
+                if w is not None else _kernels.fsum(logp, (cdim,))
+            term = np.where(smooth != 0, rows * -smooth, 0)
+            loss = term if loss is None else loss + term
+        if q is not None:
+            loss = -_kernels.rowdot(logp, q, (cdim,))
+        if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
+            ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
+            ctx.logp = logp.astype(self.dtype, copy=False)
+            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
+            if reduction != "none":
+                f = scale if scale == scale else 0.0
+                ctx.s = ctx.s * f
+                ctx.pick = None if pick is None else pick * f
+                ctx.smooth = None if smooth is None else smooth * f
+                ctx.q = None if q is None else q * f
+        if reduction != "none":
+            loss = np.asarray(_kernels.fsum(loss, tuple(range(loss.ndim))) * scale, self.dtype)
+        return loss.astype(self.dtype, copy=False)
+
+    def backward(ctx, grad):
+        cdim = ctx.cdim
+        dt = grad._dtype
+        if not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray:  # NOTE [raw ...]
+            # the formula below on arrays, kernel for kernel (tests/ops/test_raw_backward.py)
+            c = lambda a: a.astype(dt.np, copy=False)  # noqa: E731
+            g = grad._data
+            ge = np.expand_dims(g, cdim) if g.ndim else g
+            out = np.exp(ctx.logp)
+            np.multiply(out, c(np.expand_dims(ctx.s, cdim)) * ge, out=out)
+            if ctx.idx is not None:
+                at = np.take_along_axis(out, ctx.idx, cdim)
+                np.put_along_axis(out, ctx.idx, at - c(np.expand_dims(ctx.pick, cdim)) * ge, cdim)
+            if ctx.smooth is not None:
+                sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+                np.subtract(out, sm * c(_class_row(ctx.w, cdim, out.ndim)) if ctx.w is not None else sm, out=out)
+            if ctx.q is not None:
+                np.subtract(out, c(ctx.q) * ge, out=out)
+            return _wrap(out, dt)
+        (x,) = ctx.saved_tensors
+        c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula
+        ge = grad.unsqueeze(cdim) if grad.ndim else grad
+        out = LogSoftmax.apply(x, cdim).exp() * (c(np.expand_dims(ctx.s, cdim)) * ge)
+        if ctx.idx is not None:
+            out = out - _PutAlong.apply(c(np.expand_dims(ctx.pick, cdim)) * ge, ctx.idx, cdim, tuple(x.shape), True)
+        if ctx.smooth is not None:
+            sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+            out = out - (sm * c(_class_row(ctx.w, cdim, x.ndim)) if ctx.w is not None else sm)
+        if ctx.q is not None:
+            out = out - c(ctx.q) * ge
+        return out
+
+
+def _class_row(w: np.ndarray, cdim: int, ndim: int) -> np.ndarray:
+    """Class weights shaped to broadcast along the class dim."""
+    return w.reshape((-1,) + (1,) * (ndim - cdim - 1))
+
+
+_CE_NODES = {name: type(name.replace("Backward0", "").replace("Backward1", "") + "CE", (CrossEntropy,),
+                        {"__slots__": (), "_name": name, "_alias": True, "__module__": __name__})
+             for name in ("NllLossBackward0", "NllLoss2DBackward0", "AddBackward0", "DivBackward1", "NegBackward0")}
+
+
+def cross_entropy_node(name: str):
+    """The fused cross-entropy node class that shows torch's node ``name`` (NOTE [fused cross-entropy])."""
+    return _CE_NODES[name]
+
+
 # ---------------------------------------------------------------------------------------------- mse_loss
 class MseLoss(Op):
     """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
@@ -380,4 +485,4 @@ class MseLoss(Op):
         return gx, -gx
 
 
-__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss"]
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "CrossEntropy", "cross_entropy_node"]

@@ -1660,6 +1660,58 @@ def _nn_more_entries():
             OpInfo("F.rrelu eval default", fn("rrelu"), away)]
 
 
+def _cross_entropy_entries():
+    """cross_entropy as one fused node (NOTE [fused cross-entropy]): class indices (with weights, ignore_index,
+    label smoothing) and probabilities, every reduction, 1-d to 5-d inputs; torch's node name on the loss."""
+    def ce(**kw):
+        def fn(lib, x, t, *w):
+            if w:
+                kw["weight"] = w[0].detach()
+            if t.dtype.is_floating_point:  # probabilities (no gradient: the fused node's case)
+                t = lib.softmax(t.detach(), 1 if t.ndim > 1 else 0)
+            return lib.nn.functional.cross_entropy(x, t, **kw)
+        return fn
+
+    def classes(*shapes_c):
+        def gen(rng):
+            for shape in shapes_c:
+                c = shape[1] if len(shape) > 1 else shape[0]
+                t = rng.integers(0, c, (shape[0],) + shape[2:] if len(shape) > 1 else ())
+                if t.ndim:
+                    t[..., ::3] = 1  # some targets on class 1 (the ignored class of some entries)
+                yield Sample((_r(rng, shape), t, _r(rng, (c,), lo=0.2, hi=2.0)), f"{shape}")
+            yield Sample((_r(rng, (4, 5), F64), rng.integers(0, 5, (4,)), _r(rng, (5,), F64, lo=0.2, hi=2.0)), "f64")
+        return gen
+
+    def probs(rng):
+        for shape in ((4, 5), (5,), (2, 4, 3, 2), (2, 4, 3)):
+            c = shape[1] if len(shape) > 1 else shape[0]
+            yield Sample((_r(rng, shape), _r(rng, shape), _r(rng, (c,), lo=0.2, hi=2.0)), f"{shape}")
+
+    shapes = ((6, 5), (5,), (3, 4, 2), (2, 4, 3, 2), (2, 3, 2, 2, 2))
+    out = []
+    for red in ("mean", "sum", "none"):
+        out += [
+            OpInfo(f"F.cross_entropy {red}", lambda lib, x, t, w, r=red: ce(reduction=r)(lib, x, t), classes(*shapes)),
+            OpInfo(f"F.cross_entropy weight ignore_index {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, ignore_index=1)(lib, x, t, w), classes(*shapes)),
+            OpInfo(f"F.cross_entropy label_smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.2, ignore_index=1)(lib, x, t),
+                   classes(*shapes)),
+            OpInfo(f"F.cross_entropy weight label_smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.3)(lib, x, t, w), classes(*shapes)),
+            OpInfo(f"F.cross_entropy probabilities {red}", lambda lib, x, t, w, r=red: ce(reduction=r)(lib, x, t), probs),
+            OpInfo(f"F.cross_entropy probabilities weight smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.1)(lib, x, t, w), probs),
+        ]
+    every_ignored = fixed(lambda rng: Sample((_r(rng, (4, 5)), np.full(4, 1), _r(rng, (5,), lo=0.2, hi=2.0)), "all 1"))
+    out += [OpInfo("F.cross_entropy every target ignored", lambda lib, x, t, w: ce(ignore_index=1)(lib, x, t, w),
+                   every_ignored),
+            OpInfo("F.cross_entropy every target ignored smoothing",
+                   lambda lib, x, t, w: ce(ignore_index=1, label_smoothing=0.2)(lib, x, t), every_ignored)]
+    return out
+
+
 def _special_entries():
     """ember.special (the torch.special namespace): aliases of core ops, then its own ops."""
     sp = lambda name, *a, **k: (lambda lib, x: getattr(lib.special, name)(x, *a, **k))  # noqa: E731
@@ -1750,6 +1802,7 @@ OPS: list[OpInfo] = [
     *_surface_entries(),
     *_ctc_entries(),
     *_nn_more_entries(),
+    *_cross_entropy_entries(),
     *_special_entries(),
 ]
 

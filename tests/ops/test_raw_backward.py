@@ -39,6 +39,17 @@ CASES = {
                                  [(6, 5), ("int", (6,), 5), ("const", (5,))]),
     "cross_entropy_ignore": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, ignore_index=2),
                              [(6, 5), ("int", (6,), 5)]),
+    "cross_entropy_smoothing_none": (lambda lib, x, t: lib.nn.functional.cross_entropy(
+        x, t, reduction="none", label_smoothing=0.2, ignore_index=1), [(6, 5), ("int", (6,), 5)]),
+    "cross_entropy_smoothing_weight": (lambda lib, x, t, w: lib.nn.functional.cross_entropy(
+        x, t, w, label_smoothing=0.2), [(6, 5), ("int", (6,), 5), ("const", (5,))]),
+    "cross_entropy_probabilities": (lambda lib, x, p: lib.nn.functional.cross_entropy(x, p),
+                                    [(6, 5), ("const", (6, 5))]),
+    "cross_entropy_probabilities_weight_sum": (lambda lib, x, p, w: lib.nn.functional.cross_entropy(
+        x, p, w, reduction="sum", label_smoothing=0.1), [(4, 5, 3), ("const", (4, 5, 3)), ("const", (5,))]),
+    "cross_entropy_4d_none": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, reduction="none"),
+                              [(2, 3, 4, 2), ("int", (2, 4, 2), 3)]),
+    "cross_entropy_1d": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), [(5,), ("int", (), 5)]),
     "nll_none_1d": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t, reduction="none"), [(5,), ("int", (), 5)]),
     "nll_2d_image": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t), [(2, 3, 4, 2), ("int", (2, 4, 2), 3)]),
     # elementwise ops with a ``raw`` formula: broadcasting, 0-d operands, Python scalars, mixed dtypes
