@@ -15,7 +15,8 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
 from ._inplace import _title
 from ..autograd.grad_mode import _mode
-from .elementwise import _erf_f, erf
+from ._erf import normal_cdf as _normal_cdf
+from .elementwise import erf
 from .indexing import where
 from .reduction import _PutAlong, Sum as _Sum
 from .arithmetic import _mul, _sub
@@ -61,7 +62,7 @@ def _softplus_bwd(g, x, beta, threshold):
 def _gelu_fwd(x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-    return 0.5 * x * (1 + _erf_f(x * _INV_SQRT2))
+    return x * _normal_cdf(x)
 
 
 def _gelu_bwd(g, x, approximate):
