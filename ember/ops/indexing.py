@@ -6,6 +6,7 @@ import re as _re
 import numpy as np
 
 from .. import _dtype as D
+from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
@@ -379,6 +380,8 @@ class Where(Op):
         dt = _rt(self, other)
         a, b = _prep(self, other, dt)
         try:
+            if dt.kind == "f":
+                return _kernels.select(cond, a, b, dt)  # NOTE [branch-free select]
             return np.asarray(np.where(cond, a, b), dt)
         except ValueError:
             try:

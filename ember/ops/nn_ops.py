@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _kernels
+from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
 from ._inplace import _title
@@ -42,7 +43,7 @@ def _upcast(fwd):
 
 
 def _elu_fwd(x, alpha, scale, input_scale):
-    return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
+    return _select(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale), x.dtype)
 
 
 def _elu_bwd(g, x, alpha, scale, input_scale):
@@ -52,7 +53,7 @@ def _elu_bwd(g, x, alpha, scale, input_scale):
 
 def _softplus_fwd(x, beta, threshold):
     xb = x * beta
-    return np.where(xb > threshold, x, np.logaddexp(0, xb) / beta)
+    return _select(xb > threshold, x, np.logaddexp(0, xb) / beta, x.dtype)
 
 
 def _softplus_bwd(g, x, beta, threshold):
@@ -147,7 +148,7 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
 _ACTIVATIONS = {
     "Elu": (_elu_fwd, _elu_bwd, 3, ""),
     "Celu": (_elu_fwd, _elu_bwd, 3, ""),
-    "LeakyRelu": (lambda x, s: np.where(x > 0, x, x * s), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
+    "LeakyRelu": (lambda x, s: _select(x > 0, x, x * s, x.dtype), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
     "Hardtanh": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
                  lambda g, x, lo, hi: where((x > lo) & (x < hi), g, 0.0), 2, ""),
     "Hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1),
@@ -157,11 +158,11 @@ _ACTIVATIONS = {
     "Gelu": (_gelu_fwd, _gelu_bwd, 1, ""),
     "Silu": (lambda x: x * _sigmoid(x), _silu_bwd, 0, ""),
     "Mish": (_mish_fwd, _mish_bwd, 0, ""),
-    "Threshold": (lambda x, th, v: np.where(x > th, x, v), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
+    "Threshold": (lambda x, th, v: _select(x > th, x, v, x.dtype), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
     "LogSigmoid": (lambda x: -np.logaddexp(0, -x), lambda g, x: g * sigmoid(-x), 0, ""),
     "Hardshrink": (lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x), _shrink_bwd, 1, ""),
     "Softshrink": (_softshrink_fwd, _shrink_bwd, 1, ""),
-    "RreluWithNoise": (lambda x, slope: np.where(x > 0, x, x * slope), _rrelu_bwd, 1, ""),
+    "RreluWithNoise": (lambda x, slope: _select(x > 0, x, x * slope, x.dtype), _rrelu_bwd, 1, ""),
 }
 _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
 
