@@ -33,6 +33,9 @@ CASES = {
     "addbmm": (lambda lib, s, a, b: lib.addbmm(s, a, b), [(4, 5), (2, 4, 3), (2, 3, 5)]),
     # ("int", shape, classes): a class-index target; ("const", shape): a float input that never requires grad
     "log_softmax": (lambda lib, x: lib.nn.functional.log_softmax(x, 1), [(4, 5)]),
+    "softmax": (lambda lib, x: lib.nn.functional.softmax(x, 1), [(4, 5)]),
+    "softmax_rows_of_16": (lambda lib, x: lib.nn.functional.softmax(x, -1) * 2, [(3, 5, 16)]),
+    "softmax_dim0_3d": (lambda lib, x: lib.nn.functional.softmax(x, 0), [(3, 2, 4)]),
     "log_softmax_dim0_3d": (lambda lib, x: lib.nn.functional.log_softmax(x, 0) * 2, [(3, 2, 4)]),
     "cross_entropy": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), [(6, 5), ("int", (6,), 5)]),
     "cross_entropy_sum_weight": (lambda lib, x, t, w: lib.nn.functional.cross_entropy(x, t, w, reduction="sum"),
