@@ -308,7 +308,7 @@ class IndexPutZeros(Op):
         if ctx is not None:
             ctx.key = key
         out = np.zeros(shape, self.dtype)
-        np.add.at(out, key, self)
+        _kernels.scatter_add(out, key, self)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
@@ -706,7 +706,7 @@ class _PutAlongDim(Op):
             ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, self.dtype)
         if idx.size:
-            np.add.at(out, _along_key(idx % shape[dim], dim), self)
+            _kernels.scatter_add(out, _along_key(idx % shape[dim], dim), self)
         return out
 
     def backward(ctx, grad):
@@ -732,7 +732,10 @@ def _scatter_forward(self, src, dim, idx, reduce):
     if reduce is None:
         o[key] = v
     elif reduce == "add":
-        np.add.at(o, key, v)
+        if o.flags.c_contiguous and o.flags.writeable:
+            _kernels.scatter_add(o, key, v)
+        else:
+            np.add.at(o, key, v)
     else:
         np.multiply.at(o, key, v)
     return out
@@ -1032,7 +1035,7 @@ class IndexAdd(Op):
             ctx.idx, ctx.dim, ctx.alpha, ctx.src_shape = idx, dim, alpha, src.shape
         out = self.copy()
         v = src if alpha == 1 else src * alpha
-        np.add.at(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
+        _kernels.scatter_add(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
         return out
 
     def backward(ctx, grad):
@@ -1162,7 +1165,7 @@ class IndexPutFunctional(Op):
         region = np.shape(_index_array(out, key))
         try:
             if accumulate:
-                np.add.at(out, key, np.broadcast_to(v, region))
+                _kernels.scatter_add(out, key, np.broadcast_to(v, region))
             else:
                 out[key] = v
         except ValueError:

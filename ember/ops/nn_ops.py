@@ -340,7 +340,7 @@ class EmbeddingDenseBackward(Op):
         if padding_idx is not None:
             keep = flat != padding_idx
             flat, rows = flat[keep], rows[keep]
-        np.add.at(out, flat, rows)
+        _kernels.scatter_add(out, flat, rows)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):

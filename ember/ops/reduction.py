@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._kernels import fsum as _fsum
+from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from ._op import Op, linear, silent
 from ._inplace import _title
 
@@ -224,7 +224,7 @@ class _PutAlong(Op):
         if unique:
             np.put_along_axis(out, idx, self, dim)
         else:
-            np.add.at(out, _along_key(idx, dim), self)
+            _scatter_add(out, _along_key(idx, dim), self)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
