@@ -359,6 +359,23 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     """Normalise each (sample, channel) over its spatial dims."""
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    n, c = (input.shape[0], input.shape[1]) if input.dim() >= 2 else (0, 0)
+    if input.dim() >= 3 and _fused_norm(input, weight, bias, running_mean, running_var) and all(
+            p is None or p.numel() == c for p in (weight, bias, running_mean, running_var)):
+        # as torch: batch norm of the (1, N*C, ...) view with the parameters repeated per sample, viewed back
+        batch = use_input_stats or running_mean is None
+        x = input.reshape(1, n * c, *input.shape[2:])
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(x.shape), 0)
+        running = None if batch else (np.tile(running_mean._data, n), np.tile(running_var._data, n))
+        out, mean, var = _NORM.NativeBatchNorm.apply(x, None if weight is None else weight.repeat(n),
+                                                     None if bias is None else bias.repeat(n), layout, axes, wshape,
+                                                     eps, running)
+        if batch:
+            m = math.prod(input.shape[2:])
+            _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
+            _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
+                            momentum)
+        return out.view(input.shape)
     if use_input_stats or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         n = math.prod(input.shape[2:])

@@ -155,3 +155,34 @@ def test_composition_remains_under_levels_and_for_odd_inputs():
     np.testing.assert_allclose(t.numpy(), 0, atol=1e-6)  # a constant shift of each row normalises away
     per_example = ember.func.vmap(lambda r: ember.nn.functional.layer_norm(r, (5,)))(x)
     np.testing.assert_allclose(per_example.numpy(), ember.nn.functional.layer_norm(x, (5,)).numpy(), atol=1e-6)
+
+
+def _in(use_stats):
+    def fn(lib, x, w, b):
+        c = x.shape[1]
+        rm = lib.linspace(-0.5, 0.5, c, dtype=x.dtype)
+        rv = lib.linspace(0.5, 2.0, c, dtype=x.dtype)
+        return lib.nn.functional.instance_norm(x, rm, rv, w, b, use_input_stats=use_stats, momentum=0.2, eps=1e-5)
+    return fn
+
+
+@pytest.mark.parametrize("use_stats", [True, False])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 4), (3, 2, 5)])
+def test_instance_norm_is_torchs_batch_norm_of_a_view(use_stats, shape, monkeypatch):
+    """instance_norm as torch records it: the fused batch norm of the (1, N*C, ...) view, the parameters repeated;
+    torch's values, gradients and second gradients, and the composition's."""
+    r = np.random.default_rng(6)
+    arrays = (r.standard_normal(shape) * 2 + 1, 1 + 0.3 * r.standard_normal(shape[1]), 0.3 * r.standard_normal(shape[1]))
+    check(_in(use_stats), *arrays, gradgrad=True)
+    ts = [ember.tensor(a, requires_grad=True) for a in arrays]
+    out = _in(use_stats)(ember, *ts)
+    g = out.grad_fn
+    assert type(g).__name__ == "ViewBackward0"
+    assert type(g.next_functions[0][0]).__name__ == "NativeBatchNormBackward0"
+    fused = [out.detach().numpy()] + [t.numpy() for t in ember.autograd.grad(out.sum() * 3, ts)]
+    _composite(monkeypatch)
+    ts = [ember.tensor(a, requires_grad=True) for a in arrays]
+    out = _in(use_stats)(ember, *ts)
+    composite = [out.detach().numpy()] + [t.numpy() for t in ember.autograd.grad(out.sum() * 3, ts)]
+    for a, b in zip(fused, composite):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
