@@ -11,9 +11,10 @@ bases, layer/batch/group norm at model sizes, indexing with many indices). Entri
 refuses, or that do little work (their outputs hold fewer than ``MIN_OUT`` elements, full reductions excepted),
 are listed apart and left out of the summary.
 
-Timing: one thread for both libraries; ``forward`` runs the op, ``forward + backward`` also sums every
-floating output that requires grad and calls backward. Blocks of ember and torch alternate (the order flips
-every block) and each library's best block counts. Ratios are ember / torch.
+Timing: one thread for both libraries, in CPU time of the process (``time.process_time``: a shared machine's
+waits for a core do not count); ``forward`` runs the op, ``forward + backward`` also sums every floating output
+that requires grad and calls backward. Blocks of ember and torch alternate (the order flips every block) and each
+library's best block counts. Ratios are ember / torch.
 """
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ MAX_OUT = 1 << 21  # elements of the largest output of a scaled sample
 MIN_OUT = 1024      # outputs smaller than this (and not a full reduction): little work, left out of the summary
 BLOCK_S = 0.004     # seconds per timed block
 SLOW_S = 0.25       # an op whose one call takes longer is timed once
+# The process's CPU time, not the wall clock: on a machine shared with other jobs a block's wall time includes the
+# time the process waited for a core, which lands on whichever library ran then (both run on one thread here).
+_clock = time.process_time
 F32 = np.float32
 
 
@@ -227,10 +231,10 @@ def _runner(lib, fn, arrays, backward: bool):
 
 
 def _block(run, n: int) -> float:
-    t = time.perf_counter()
+    t = _clock()
     for _ in range(n):
         run()
-    return (time.perf_counter() - t) / n
+    return (_clock() - t) / n
 
 
 def compare(runs: dict, blocks: int) -> dict:
