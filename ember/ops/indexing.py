@@ -1230,6 +1230,9 @@ class MaskedFill(Op):
         if ctx is not None:
             ctx.mask = mask
         shape = _broadcast_with(self, mask)
+        if self.dtype.kind == "f" and not isinstance(value, np.ndarray) or (
+                isinstance(value, np.ndarray) and value.dtype == self.dtype and value.ndim == 0):
+            return _kernels.select(mask, value, self, self.dtype)  # NOTE [branch-free select]
         out = np.array(np.broadcast_to(self, shape))
         out[np.broadcast_to(mask, shape)] = value
         return out
