@@ -553,6 +553,35 @@ def einsum(equation: str, *operands):
     return Einsum.run(subs, out, sizes, ops)
 
 
+class EuclideanDist(Op):
+    """d ||x1_i - x2_j|| = W (x1_i - x2_j), -W^T (...) with W = grad / dist (0 where the distance is 0)"""
+
+    __slots__ = ()
+    save = ("self", "other", "result")
+
+    @staticmethod
+    def forward(ctx, self, other):
+        # torch's matrix-product form (cdist for p = 2 beyond 25 rows), as torch groups it: one product of
+        # [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2], clamped at 0 before the square root
+        n1 = np.einsum("...i,...i->...", self, self)[..., None]
+        n2 = np.einsum("...i,...i->...", other, other)[..., None]
+        a = np.concatenate([self * -2.0, n1, np.ones_like(n1)], -1)
+        b = np.concatenate([other, np.ones_like(n2), n2], -1)
+        d2 = _matmul(a, np.swapaxes(b, -1, -2))
+        np.maximum(d2, 0.0, out=d2)
+        return np.sqrt(d2, out=d2)
+
+    def backward(ctx, grad):
+        from .indexing import where
+
+        x1, x2, dist = ctx.saved_tensors
+        n0, n1 = ctx._next
+        w = where(dist == 0, 0.0, grad / dist)
+        g1 = x1 * w.sum(-1, keepdim=True) - w @ x2 if n0[0] is not None else None
+        g2 = x2 * w.sum(-2).unsqueeze(-1) - w.mT @ x1 if n1[0] is not None else None
+        return g1, g2
+
+
 def tensordot(a, b, dims=2, out=None):
     """Sum over ``dims`` (a count of trailing/leading dims, or two lists of dims) of a and b."""
     if isinstance(dims, int):

@@ -1567,6 +1567,11 @@ def _surface_composite_entries():
                check_grad_fn=False, gradgrad=False),
         OpInfo("torch.cdist p=1", lambda lib, a, b: lib.cdist(a, b, 1.0), fixed(s((3, 4), (5, 4), **f64)),
                check_grad_fn=False, gradgrad=False),
+        # more than 25 rows: torch's matrix-product form (EuclideanDistBackward0 under a view), twice differentiable
+        OpInfo("torch.cdist matrix-product form", lambda lib, a, b: lib.cdist(a, b),
+               fixed(s((30, 4), (27, 4), **f64), s((2, 26, 3), (2, 31, 3), **f64), s((3, 40, 5), (1, 28, 5)))),
+        OpInfo("torch.cdist use_mm_for_euclid_dist", lambda lib, a, b: lib.cdist(
+            a, b, compute_mode="use_mm_for_euclid_dist"), fixed(s((3, 4), (5, 4), **f64))),
         OpInfo("torch.pdist", lambda lib, a: lib.pdist(a), fixed(s((4, 3), **f64)), check_grad_fn=False,
                gradgrad=False),
         OpInfo("torch.renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0), fixed(s((4, 3), **f64)), check_grad_fn=False),
