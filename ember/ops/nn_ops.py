@@ -52,8 +52,13 @@ def _elu_bwd(g, x, alpha, scale, input_scale):
 
 
 def _softplus_fwd(x, beta, threshold):
+    """torch's formula, log1p(exp(beta x)) / beta below the threshold (clipped there: no overflow), x above."""
     xb = x * beta
-    return _select(xb > threshold, x, np.logaddexp(0, xb) / beta, x.dtype)
+    soft = np.asarray(np.minimum(xb, threshold))  # (0-d: an array, for out=)
+    np.exp(soft, out=soft)
+    np.log1p(soft, out=soft)
+    soft /= beta
+    return _select(xb > threshold, x, soft, x.dtype)
 
 
 def _softplus_bwd(g, x, beta, threshold):
@@ -95,7 +100,10 @@ def _hardswish_bwd(g, x):
 
 
 def _softshrink_fwd(x, lambd):
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+    """x - lambd above lambd, x + lambd below -lambd, x * 0 between (torch's -0.0 for negative x): branch-free as
+    x - clip(x, -lambd, lambd) with x's sign."""
+    out = x - np.clip(x, -lambd, lambd)
+    return np.copysign(out, x, out=out) if type(out) is np.ndarray else np.copysign(out, x)
 
 
 def _shrink_bwd(g, x, lambd):
@@ -160,7 +168,7 @@ _ACTIVATIONS = {
     "Mish": (_mish_fwd, _mish_bwd, 0, ""),
     "Threshold": (lambda x, th, v: _select(x > th, x, v, x.dtype), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
     "LogSigmoid": (lambda x: -np.logaddexp(0, -x), lambda g, x: g * sigmoid(-x), 0, ""),
-    "Hardshrink": (lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x), _shrink_bwd, 1, ""),
+    "Hardshrink": (lambda x, lambd: _select(np.abs(x) <= lambd, 0.0, x, x.dtype), _shrink_bwd, 1, ""),
     "Softshrink": (_softshrink_fwd, _shrink_bwd, 1, ""),
     "RreluWithNoise": (lambda x, slope: _select(x > 0, x, x * slope, x.dtype), _rrelu_bwd, 1, ""),
 }
