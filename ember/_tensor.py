@@ -1582,7 +1582,18 @@ class Size(tuple):
         return _new_size(Size, tuple(self) + tuple(other))
 
 
+# NOTE [0-d results are arrays]
+# NumPy returns a scalar (np.float32 ...), not a 0-d array, from a ufunc or reduction whose result is 0-d, from
+# `arr[i]` to 0-d and from 0-d arithmetic. A tensor always holds an ndarray (in-place ops, `out=`, views and
+# `np.copyto` need one, and code that tells arrays from numbers by type would take the scalar for a number), so
+# the constructors below turn such a scalar into its 0-d array: one type test on the hot path, and kernels need
+# not care. (Batched tensors under vmap hold a placeholder, which is neither.)
+_NP_SCALAR = np.generic
+
+
 def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):
+        arr = np.asarray(arr)
     t._data = arr
     t._dtype = dtype
     t._requires_grad = requires_grad
@@ -1601,6 +1612,8 @@ _BY_NP = D._BY_NP
 
 def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     """A plain tensor around ``arr`` (no copy, no graph). The hot-path constructor."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype
@@ -1617,6 +1630,8 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
 
 def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tensor:
     """An op's output recorded in the graph: ``_wrap`` with its history set (one store per slot)."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype

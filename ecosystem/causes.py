@@ -1,0 +1,31 @@
+"""Failure reasons grouped into causes: a table of (pattern, cause, area) read top down; a reason no pattern
+matches is its own cause, with numbers and addresses blanked so that repeats of one failure group together."""
+from __future__ import annotations
+
+import re
+
+# area: who owns the fix (see ECOSYSTEM.md's legend).
+CAUSES = [
+    (r"No module named 'torch\.(amp|cuda\.amp|cpu\.amp)'|has no attribute '(amp|autocast|GradScaler)'",
+     "torch.amp missing", "bf16"),
+    (r"bfloat16", "bfloat16", "bf16"),
+    (r"complex", "complex dtypes", "cplx"),
+    (r"No module named 'torch\.(jit|_dynamo|compiler|_inductor)'|has no attribute '(jit|_dynamo|compile)'",
+     "torch.jit / torch._dynamo / torch.compile", "surf"),
+    (r"got an unexpected keyword argument|unexpected keyword|takes \d+ positional arguments? but|"
+     r"missing \d+ required positional argument",
+     "keyword or positional signature differs from torch", "sig"),
+    (r"Timeout", "hit the per-test time limit", "eco"),
+]
+_COMPILED = [(re.compile(p), c, a) for p, c, a in CAUSES]
+_ADDR = re.compile(r"0x[0-9a-fA-F]+")
+_NUM = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def classify(reason):
+    """(cause, area) for one failure reason."""
+    first = reason.strip().splitlines()[0] if reason.strip() else "no message"
+    for pattern, cause, area in _COMPILED:
+        if pattern.search(first):
+            return cause, area
+    return _NUM.sub("#", _ADDR.sub("0x…", first))[:200], "eco"
