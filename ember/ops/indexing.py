@@ -773,6 +773,8 @@ class Gather(Op):
         x, i = _as_nd(self), _as_nd(idx)
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
+        if not i.size:  # an empty index may have any number of dims (torch checks no ranks then)
+            return np.zeros(idx.shape, self.dtype)
         out = np.take_along_axis(_part(x, i.shape[:dim] + x.shape[dim:dim + 1] + i.shape[dim + 1:]), i % max(
             x.shape[dim], 1) if i.size else i, dim)
         return out.reshape(idx.shape)
@@ -831,6 +833,10 @@ def _pad_to(g: Tensor, shape: tuple) -> Tensor:
     """``g`` (the leading block of ``shape``) padded with zeros to ``shape``."""
     if tuple(g.shape) == tuple(shape):
         return g
+    if g._data.ndim != len(shape):  # from a 0-d or empty index, whose rank may differ from src's
+        if not g._data.size:
+            return _const(np.zeros(shape, g._data.dtype))
+        g = g.reshape((1,) * len(shape))
     return SliceScatter.apply(g, tuple(slice(0, s) for s in g.shape), shape)
 
 
@@ -1041,6 +1047,8 @@ def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
 def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:
     if tuple(src.shape) == idx.shape:
         return src
+    if src._data.ndim != idx.ndim:  # a 0-d or empty index, whose rank may differ from src's
+        return src.reshape(-1)[:idx.size].reshape(idx.shape)
     return BasicIndex.apply(src, tuple(slice(0, s) for s in idx.shape))
 
 
