@@ -9,12 +9,15 @@ CAUSES = [
     (r"No module named 'torch\.(amp|cuda\.amp|cpu\.amp)'|has no attribute '(amp|autocast|GradScaler)'",
      "torch.amp missing", "bf16"),
     (r"bfloat16", "bfloat16", "bf16"),
-    (r"complex", "complex dtypes", "cplx"),
-    (r"No module named 'torch\.(jit|_dynamo|compiler|_inductor)'|has no attribute '(jit|_dynamo|compile)'",
+    (r"complex|Complex", "complex dtypes", "cplx"),
+    (r"No module named 'torch\.(jit|_dynamo|compiler|_inductor)'|has no attribute '(jit|_dynamo|compile|compiler)'",
      "torch.jit / torch._dynamo / torch.compile", "surf"),
+    (r"_pytree|has no attribute '(ByteTensor|FloatTensor|LongTensor|DoubleTensor)'|to_sparse|is_sparse|sparse_coo",
+     "torch.utils._pytree / legacy tensor types / sparse", "surf"),
+    (r"No module named 'torch\.distributions'|distributions", "torch.distributions", "dist"),
     (r"got an unexpected keyword argument|unexpected keyword|takes \d+ positional arguments? but|"
-     r"missing \d+ required positional argument",
-     "keyword or positional signature differs from torch", "sig"),
+     r"missing \d+ required positional argument|received an invalid combination of arguments",
+     "keyword or positional signature differs from torch (incl. deprecated overloads, out=)", "sig"),
     (r"Timeout", "hit the per-test time limit", "eco"),
 ]
 _COMPILED = [(re.compile(p), c, a) for p, c, a in CAUSES]

@@ -65,7 +65,7 @@ def _cell(text, width=150):
 
 def write(path, libraries, results, timings, missing, versions):
     rows, all_causes, sections = [], Counter(), []
-    area_of, total = {}, [0, 0]
+    area_of, total, commits = {}, [0, 0], set()
     for lib in libraries:
         t_xml, e_xml = results / f"{lib.name}.torch.xml", results / f"{lib.name}.ember.xml"
         if lib.name in missing or not (t_xml.exists() and e_xml.exists()):
@@ -77,8 +77,10 @@ def write(path, libraries, results, timings, missing, versions):
         total[0] += len(t_pass)
         total[1] += len(both)
         ratio = f"{100 * len(both) / len(t_pass):.1f}%" if t_pass else "-"
-        tt, te = timings.get(f"{lib.name}.torch"), timings.get(f"{lib.name}.ember")
-        times = f"{tt:.0f} s / {te:.0f} s" if tt is not None and te is not None else ""
+        tt, te = (t if isinstance(t, dict) else None for t in (timings.get(f"{lib.name}.{s}") for s in ("torch", "ember")))
+        times = f"{tt['cpu']:.0f} s / {te['cpu']:.0f} s" if tt and te else ""
+        if te:
+            commits.add(te["commit"])
         rows.append(f"| {lib.name} | {lib.version} | {len(t_pass)} | {len(both)} | {ratio} | {len(extra)} | {times} |")
         causes, example = Counter(), {}
         for tid, reason in lost.items():
@@ -105,12 +107,12 @@ def write(path, libraries, results, timings, missing, versions):
     text = [
         "# ember and third-party libraries",
         "",
-        f"Written by `make ecosystem` (ecosystem/run.py) on {datetime.date.today()} at ember commit "
-        f"{versions.get('commit', '?')}. Each library's own tests run twice: in a venv with {torch_v}, and in a "
+        f"Written by `make ecosystem` (ecosystem/run.py) on {datetime.date.today()}; the ember side ran at commit "
+        f"{', '.join(sorted(commits)) or versions.get('commit', '?')} of this repository. Each library's own tests run twice: in a venv with {torch_v}, and in a "
         "venv without torch where `import torch` gives ember (ecosystem/torch_alias.py, installed by a `.pth` "
         "line before anything imports torch). A test counts for ember when it passes on torch and on ember.",
         "",
-        "| library | version | pass on torch | pass on ember (of those) | ratio | ember only | time torch / ember |",
+        "| library | version | pass on torch | pass on ember (of those) | ratio | ember only | CPU time torch / ember |",
         "|---|---|---:|---:|---:|---:|---:|",
         *rows,
         "",

@@ -1,6 +1,6 @@
 """`make ecosystem`: third-party libraries' own test suites, once on torch and once with ember as ``torch``.
 
-    python3 -m ecosystem.run [--libs a,b] [--sides torch,ember] [--repos DIR] [--report-only]
+    python3 -m ecosystem.run [--libs a,b] [--sides torch,ember] [--repos DIR] [--jobs N] [--report-only]
 
 Two venvs under ``.ecosystem/`` (ignored by git): ``torch`` has real torch 2.13.0 and the libraries with their
 requirements; ``ember`` has no torch at all: the libraries are installed with ``--no-deps`` plus their non-torch
@@ -18,6 +18,7 @@ library whose snapshot is missing is reported as not run.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -147,7 +148,7 @@ def _has_pytest_config(tree):
 
 
 def run_tests(lib, side, tree):
-    """One pytest run of the library's tests; returns its wall time in seconds."""
+    """One pytest run of the library's tests; returns its wall and CPU seconds and ember's commit."""
     results = WORK / "results"
     results.mkdir(parents=True, exist_ok=True)
     xml = results / f"{lib.name}.{side}.xml"
@@ -158,8 +159,10 @@ def run_tests(lib, side, tree):
     start = time.perf_counter()
     with open(results / f"{lib.name}.{side}.log", "w") as log:
         print("+", " ".join(map(str, cmd)), f"(in {tree})", flush=True)
-        subprocess.run(list(map(str, cmd)), cwd=tree, env=_clean_env(lib.env), stdout=log, stderr=subprocess.STDOUT)
-    return time.perf_counter() - start
+        proc = subprocess.Popen(list(map(str, cmd)), cwd=tree, env=_clean_env(lib.env), stdout=log,
+                                stderr=subprocess.STDOUT)
+        _, _, usage = os.wait4(proc.pid, 0)  # this run's own CPU time: wall time depends on the machine's load
+    return {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "commit": _commit()}
 
 
 def main(argv=None):
@@ -169,6 +172,7 @@ def main(argv=None):
     ap.add_argument("--repos", default=os.environ.get("ECO_REPOS") or "/work/.mirror")
     ap.add_argument("--report-only", action="store_true", help="rewrite ECOSYSTEM.md from the last results")
     ap.add_argument("--out", default=str(ROOT / "ECOSYSTEM.md"))
+    ap.add_argument("--jobs", type=int, default=2, help="pytest runs at a time (default 2: the machine's cores)")
     args = ap.parse_args(argv)
     libs = [BY_NAME[n] for n in args.libs.split(",")] if args.libs else list(LIBRARIES)
     sides = args.sides.split(",")
@@ -179,13 +183,17 @@ def main(argv=None):
         for side in SIDES:  # the torch venv also downloads the sdists
             if side in sides or side == "torch":
                 build_venv(side, libs)
+        runs = []
         for lib in libs:
             tree = source_tree(lib, args.repos)
             if tree is None:
                 missing[lib.name] = f"no snapshot of {lib.tests_from} under {args.repos}"
                 continue
-            for side in sides:
-                timings[f"{lib.name}.{side}"] = run_tests(lib, side, tree)
+            runs += [(lib, side, tree) for side in sides]
+        # one pytest process per (library, side), ``--jobs`` at a time (each is single-threaded: OMP_NUM_THREADS=1)
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            for (lib, side, _), secs in zip(runs, pool.map(lambda r: run_tests(*r), runs)):
+                timings[f"{lib.name}.{side}"] = secs
                 timings_file.write_text(json.dumps(timings, indent=1))
     report.write(Path(args.out), LIBRARIES, WORK / "results", timings, missing, _versions())
     print(f"wrote {args.out}")
@@ -198,10 +206,15 @@ def _versions():
         if _python(side).exists():
             out[side] = subprocess.run([_python(side), "-m", "pip", "freeze", "--exclude-editable"],
                                        capture_output=True, text=True, env=_clean_env()).stdout.split()
-    out["ember"] = out.get("ember", [])
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    out["commit"] = rev.stdout.strip()
+    out["commit"] = _commit()
     return out
+
+
+def _commit():
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "ember"],
+                           capture_output=True, text=True).stdout.strip()
+    return rev.stdout.strip() + ("+changes" if dirty else "")
 
 
 if __name__ == "__main__":
