@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._dtype import NotAScalar as _NotAScalar
-from ._device import device as _device_cls, _cpu, _check_device
+from ._device import device as _device_cls, _cpu, _check_device, NO_ATEN_CUDA
 from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
@@ -519,10 +519,19 @@ class Tensor:
         """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):
+                raise RuntimeError(NO_ATEN_CUDA)
+            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            if legacy is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
+        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
+            raise RuntimeError(NO_ATEN_CUDA)
+        elif not isinstance(dtype, (D.dtype, type)):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
