@@ -44,7 +44,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
-    "storage": ".storage"})
+    "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
+    "_inductor": "._inductor"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

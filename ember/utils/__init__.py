@@ -4,4 +4,4 @@ from .._lazy import attach
 __all__ = ["checkpoint", "data", "dlpack", "safetensors"]
 
 # each submodule loads on first use (data pulls in multiprocessing, safetensors tempfile)
-__getattr__, __dir__ = attach(__name__, {name: f".{name}" for name in __all__})
+__getattr__, __dir__ = attach(__name__, {name: f".{name}" for name in (*__all__, "_pytree")})
