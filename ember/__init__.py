@@ -45,7 +45,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
-    "_inductor": "._inductor", "profiler": ".profiler"})
+    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
