@@ -32,6 +32,9 @@ from ._device import device as _device_cls
 
 __version__ = "0.1.0"
 
+# torch.pi / e / inf / nan: Python floats, as torch's
+from math import pi, e, inf, nan  # noqa: E402
+
 # Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
 # optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
 __getattr__, __dir__ = _lazy.attach(__name__, {
@@ -45,7 +48,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
-    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub"})
+    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
+    "sparse": ".sparse", "UntypedStorage": ".storage:UntypedStorage", "TypedStorage": ".storage:TypedStorage"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

@@ -577,10 +577,28 @@ class Tensor:
         return self
 
     def share_memory_(self) -> "Tensor":
-        return self
+        """Move the memory to shared memory (NOTE [shared tensors] in ember/multiprocessing/_reductions.py)."""
+        from .multiprocessing._reductions import share_memory_
+
+        return share_memory_(self)
 
     def is_shared(self) -> bool:
-        return False
+        from .multiprocessing._reductions import is_shared_array
+
+        return type(self._data) is np.ndarray and is_shared_array(self._data)
+
+    def untyped_storage(self):
+        """The memory holding this tensor's elements, as bytes (shared with every view of it)."""
+        from .storage import UntypedStorage
+
+        return UntypedStorage._of(self._data)
+
+    def storage(self):
+        """The memory holding this tensor's elements, typed (torch's deprecated TypedStorage, with its warning)."""
+        from .storage import TypedStorage, _warn_typed_storage_removal
+
+        _warn_typed_storage_removal()
+        return TypedStorage._of(self._data, self._dtype)
 
     def is_pinned(self) -> bool:
         return False

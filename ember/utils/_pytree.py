@@ -288,6 +288,13 @@ def _flatten_up_to(spec: TreeSpec, tree, out: list) -> None:
     if kind is not spec.type:
         raise ValueError(f"Node type mismatch; expected {spec.type}, but got {type(tree)}.")
     children, context = SUPPORTED_NODES[kind].flatten(tree)
+    if kind in (dict, OrderedDict, defaultdict):  # keys compared as sets; children taken in the spec's order
+        keys, want = (context[1], spec.context[1]) if kind is defaultdict else (context, spec.context)
+        if set(keys) != set(want):
+            raise ValueError(f"Node keys mismatch; missing key(s): {set(want) - set(keys)}; extra key(s): "
+                             f"{set(keys) - set(want)}.")
+        by_key = dict(zip(keys, children))
+        children, context = [by_key[k] for k in want], spec.context
     if len(children) != spec.num_children:
         raise ValueError(f"Node arity mismatch; expected {spec.num_children}, but got {len(children)}.")
     if context != spec.context:
