@@ -124,9 +124,10 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
+    import builtins
     import os
 
-    return int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
+    return builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))  # (``int`` is ember.int32 here)
 
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
