@@ -49,7 +49,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
     "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
-    "sparse": ".sparse", "UntypedStorage": ".storage:UntypedStorage", "TypedStorage": ".storage:TypedStorage"})
+    "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
+    "UntypedStorage": ".storage:UntypedStorage", "TypedStorage": ".storage:TypedStorage"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

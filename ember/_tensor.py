@@ -1451,6 +1451,12 @@ class Tensor:
         """The tensor itself (strided tensors are dense)."""
         return self if dtype is None or dtype is self._dtype else self.to(dtype)
 
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """The nonzero entries as a sparse COO tensor (NOTE [sparse COO over dense storage])."""
+        from .sparse import to_sparse
+
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
