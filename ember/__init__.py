@@ -50,7 +50,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
     "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
-    "UntypedStorage": ".storage:UntypedStorage", "TypedStorage": ".storage:TypedStorage"})
+    "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

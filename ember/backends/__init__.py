@@ -447,6 +447,25 @@ class _OptEinsum(_Backend):
     def strategy(self):
         return self._values.get("strategy", "auto") if self.is_available() else None
 
+    def set_flags(self, _enabled=None, _strategy=None) -> tuple:
+        old = (self.enabled, self.strategy)
+        if _enabled is not None:
+            self.enabled = _enabled
+        if _strategy is not None and self.is_available():
+            self._values["strategy"] = _strategy
+        return old
+
+    @contextmanager
+    def flags(self, enabled=None, strategy=None):
+        """Set whether and how opt_einsum orders einsum contractions for the block (NumPy orders ember's)."""
+        with _unfrozen():
+            old = self.set_flags(enabled, strategy)
+        try:
+            yield
+        finally:
+            with _unfrozen():
+                self.set_flags(*old)
+
 
 class _Cusparselt(_Backend):
     is_available = staticmethod(_false)
