@@ -48,7 +48,7 @@ compat: $(STAMP)  # regenerate docs/compat.md (every torch name: supported / par
 	$(PY) tools/compat.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ember tests bench
+	$(VENV)/bin/ruff check ember tests bench tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info
