@@ -418,6 +418,8 @@ class Einsum(Op):
             ctx.subs, ctx.out, ctx.sizes = subs, out, sizes
         eq = ",".join(subs) + "->" + out
         big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
+        if big:  # a broadcast (stride-0) operand keeps NumPy in its own loops, which sum float32 naively: far less
+            ops = [np.ascontiguousarray(o) if 0 in o.strides else o for o in ops]  # accurate than torch's BLAS sums
         with np.errstate(all="ignore"):
             r = np.einsum(eq, *ops, optimize=big)
         return np.asarray(r, dtype=np.result_type(*ops))
