@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._data import astype as _astype
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -330,13 +331,14 @@ class ToCopy(Op):
     jvp = linear
     save = ()
     nattrs = 1
+    reduced_native = True  # converts the stored 16-bit values itself (NOTE [reduced precision] in ops/_op.py)
 
     @staticmethod
     @silent  # overflow to inf when narrowing (float64 -> float16), as torch
     def forward(ctx, self, dtype):
         if ctx is not None:
             ctx.dtype = D.from_numpy_dtype(self.dtype)
-        return self.astype(dtype.np)
+        return _astype(self, dtype.np)
 
     def backward(ctx, grad):
         return grad.to(ctx.dtype)
