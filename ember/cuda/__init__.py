@@ -86,3 +86,5 @@ class device:
 
     def __exit__(self, *exc) -> None:
         return None
+
+from . import amp  # noqa: E402,F401 - torch.cuda.amp (deprecated spellings of torch.amp)
