@@ -9,25 +9,39 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ml_dtypes
 import numpy as np
 import torch
 
 import ember
 
-__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember"]
+__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember", "BF16", "lib_tensor"]
+
+BF16 = np.dtype(ml_dtypes.bfloat16)  # NumPy's bfloat16 (ember.bfloat16's storage)
 
 
 def to_np(t) -> np.ndarray:
     if isinstance(t, torch.Tensor):
+        if t.dtype == torch.bfloat16:  # torch has no NumPy bfloat16: its bits, viewed as ml_dtypes'
+            return t.detach().cpu().view(torch.int16).numpy(force=True).view(BF16)
         return t.detach().cpu().numpy(force=True)  # force: torch's lazy ZeroTensor grads
     if isinstance(t, ember.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
 
 
+def lib_tensor(lib, arr: np.ndarray):
+    """``lib.tensor(arr)`` for either library, bfloat16 arrays included (torch takes them as their bits)."""
+    arr = np.asarray(arr)
+    if lib is torch and arr.dtype == BF16:
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    return lib.tensor(arr.copy())
+
+
 def _tol(dtype) -> tuple[float, float]:
     name = str(dtype).replace("torch.", "")
-    return {"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}.get(name, (0, 0))
+    return {"float16": (1e-2, 1e-2), "bfloat16": (1.6e-2, 1e-5), "float32": (1e-4, 1e-5),
+            "float64": (1e-7, 1e-9)}.get(name, (0, 0))
 
 
 def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> None:
@@ -46,8 +60,8 @@ def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> 
 
 
 def _make(lib, arr, requires_grad):
-    t = lib.tensor(arr.copy())
-    if requires_grad and arr.dtype.kind == "f":
+    t = lib_tensor(lib, arr)
+    if requires_grad and (arr.dtype.kind == "f" or arr.dtype == BF16):
         t.requires_grad_(True)
     return t
 
@@ -77,9 +91,9 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
         return eo, to
     rng = np.random.default_rng(seed)
     ups = [rng.standard_normal(t.shape).astype(to_np(t).dtype) for _, t in outs]
-    ge = ember.autograd.grad([e for e, _ in outs], diff_e, [ember.tensor(u) for u in ups],
+    ge = ember.autograd.grad([e for e, _ in outs], diff_e, [lib_tensor(ember, u) for u in ups],
                              create_graph=gradgrad, allow_unused=True)
-    gt = torch.autograd.grad([t for _, t in outs], diff_t, [torch.tensor(u) for u in ups],
+    gt = torch.autograd.grad([t for _, t in outs], diff_t, [lib_tensor(torch, u) for u in ups],
                              create_graph=gradgrad, allow_unused=True)
     for i, (a, b) in enumerate(zip(ge, gt)):
         if b is None:
@@ -92,8 +106,8 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
         if not pairs:
             return eo, to
         vs = [rng.standard_normal(b.shape).astype(to_np(b).dtype) for _, b in pairs]
-        se = sum(((a * ember.tensor(v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
-        st = sum(((b * torch.tensor(v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
+        se = sum(((a * lib_tensor(ember, v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
+        st = sum(((b * lib_tensor(torch, v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
         gge = ember.autograd.grad(se, diff_e, allow_unused=True)
         ggt = torch.autograd.grad(st, diff_t, allow_unused=True)
         for i, (a, b) in enumerate(zip(gge, ggt)):

@@ -35,8 +35,11 @@ LOWER_PRECISION_FP = (
     "F.conv_transpose1d F.conv_transpose2d F.conv_transpose3d conv_tbc F.conv_tbc "
     "bmm mm baddbmm addmm addbmm matmul linalg.vecdot F.linear prelu F.prelu F.scaled_dot_product_attention "
     "Tensor.bmm Tensor.mm Tensor.baddbmm Tensor.addmm Tensor.addbmm Tensor.matmul Tensor.__matmul__ "
-    "Tensor.__rmatmul__ Tensor.prelu"
+    "Tensor.__rmatmul__ Tensor.prelu "
+    # torch composites that always reach mm/bmm
+    "chain_matmul linalg.multi_dot"
 ).split()
+# composites that reach mm/bmm for some arguments only: name -> predicate on (args, kwargs)
 FP32 = (
     "F.avg_pool3d F.binary_cross_entropy F.grid_sample polar prod Tensor.prod quantile nanquantile Tensor.quantile "
     "Tensor.nanquantile stft Tensor.stft cdist F.cdist trace Tensor.trace view_as_complex cholesky Tensor.cholesky "
@@ -58,6 +61,34 @@ FP32 = (
     "linalg.inv_ex"
 ).split()
 PROMOTE = "stack cat concat concatenate index_copy Tensor.index_copy".split()
+def _einsum_contracts(args, kwargs) -> bool:
+    """torch's einsum reaches bmm when an index left out of the output appears in two operands or more."""
+    eq, ops = args[0], args[1:]
+    if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+        ops = ops[0]
+    if not isinstance(eq, str) or len(ops) < 2:
+        return False
+    lhs, _, out = eq.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if "->" not in eq:
+        out = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    return any(sum(c in t for t in terms) >= 2 for c in set(lhs) if c.isalpha() and c not in out)
+
+
+def _inner_is_mm(args, kwargs) -> bool:
+    a, b = args[0], args[1] if len(args) > 1 else kwargs.get("other")
+    return isinstance(a, Tensor) and isinstance(b, Tensor) and a.ndim > 0 and b.ndim > 0 and (a.ndim, b.ndim) != (1, 1)
+
+
+def _tensordot_is_mm(args, kwargs) -> bool:
+    a, b = args[0], args[1] if len(args) > 1 else kwargs.get("b")
+    dims = args[2] if len(args) > 2 else kwargs.get("dims", 2)
+    n = dims if isinstance(dims, int) else len(dims[0])
+    return isinstance(a, Tensor) and isinstance(b, Tensor) and not (n == a.ndim and n == b.ndim)
+
+
+LOWER_PRECISION_FP_IF = {"einsum": _einsum_contracts, "inner": _inner_is_mm, "Tensor.inner": _inner_is_mm,
+                         "tensordot": _tensordot_is_mm}
 # F.pad reaches reflection_pad1d/2d and replication_pad1d/2d/3d (fp32) for these modes and padded dimensions
 _PAD_FP32 = {"reflect": (1, 2), "replicate": (1, 2, 3)}
 
@@ -101,17 +132,24 @@ def _fp32(args, kwargs, lowp):
     return _cast_tree(args, D.float32, False), {k: _cast_tree(v, D.float32, False) for k, v in kwargs.items()}
 
 
-def _widest(value, dtype: D.dtype) -> D.dtype:
+def _widest(value, dtype: D.dtype, lowp: D.dtype) -> D.dtype:
+    """torch's ``prioritize``: float32 if any eligible input is, the autocast dtype if all are, else an error."""
     if isinstance(value, Tensor):
-        return D.promote_types(dtype, value._dtype) if _eligible(value) else dtype
+        if not _eligible(value):
+            return dtype
+        if dtype is D.float32 or value._dtype is D.float32:
+            return D.float32
+        if dtype is lowp and value._dtype is lowp:
+            return lowp
+        raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
     if type(value) in (list, tuple):
         for v in value:
-            dtype = _widest(v, dtype)
+            dtype = _widest(v, dtype, lowp)
     return dtype
 
 
 def _promote(args, kwargs, lowp):
-    to = _widest(list(kwargs.values()), _widest(args, lowp))
+    to = _widest(list(kwargs.values()), _widest(args, lowp, lowp), lowp)
     return _cast_tree(args, to, False), {k: _cast_tree(v, to, False) for k, v in kwargs.items()}
 
 
@@ -121,6 +159,12 @@ def _pad(args, kwargs, lowp):
     if len(pad) // 2 in _PAD_FP32.get(mode, ()):
         return _fp32(args, kwargs, lowp)
     return args, kwargs
+
+
+def _lower_if(test):
+    def cast(args, kwargs, lowp):
+        return _lower(args, kwargs, lowp) if test(args, kwargs) else (args, kwargs)
+    return cast
 
 
 def _wrap(fn, cast):
@@ -166,7 +210,8 @@ def install() -> None:
             return
         wrappers = {}  # id(original) -> wrapper
         table = [(n, _lower) for n in LOWER_PRECISION_FP] + [(n, _fp32) for n in FP32] + \
-                [(n, _promote) for n in PROMOTE] + [("F.pad", _pad)]
+                [(n, _promote) for n in PROMOTE] + [("F.pad", _pad)] + \
+                [(n, _lower_if(test)) for n, test in LOWER_PRECISION_FP_IF.items()]
         for name, cast in table:
             found = _resolve(name)
             if found is None:
