@@ -20,7 +20,6 @@ import pickle
 import struct
 import sys
 import uuid
-import warnings
 import zipfile
 from typing import IO, Any, Callable, Union
 
