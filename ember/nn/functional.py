@@ -363,7 +363,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
     dims = _check_normalized_shape(input, normalized_shape)
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = _D.finfo(input._dtype).eps
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return out if weight is None else out * weight
 
@@ -1026,7 +1026,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, else 0."""
     if input._dtype.is_floating_point:
-        fmax = float(np.finfo(input._data.dtype).max)
+        fmax = _D.finfo(input._dtype).max
         if not 0 <= lambd <= fmax:
             raise RuntimeError(f"lambda must be in range [0, {fmax:g}] for input dtype {_IP._title(input._dtype)}, "
                                f"but found {lambd:g}")

@@ -91,6 +91,9 @@ class Op(G.Node):
     # Forward runs on the stored 16-bit arrays rather than float32 copies (views, the dtype cast): NOTE [reduced
     # precision]. Views are always native.
     reduced_native = False
+    # Tensor slots whose 0-d or Python-number operand enters in float32 as given rather than rounded to the 16-bit
+    # dtype first (torch's kernel reads the original value: mul's and div's CPU scalar, lerp's weight).
+    reduced_exact: tuple = ()
     # Indices of outputs that carry gradients (None: all floating outputs).
     differentiable_outputs: tuple | None = None
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
@@ -409,11 +412,16 @@ def _forward_reduced(cls, ctx, vals):
     back = _common_float(vals)
     up = []
     if back in _REDUCED_NP:
-        for v in vals:  # every floating array takes the common dtype first (as torch casts to it), then float32
-            if isinstance(v, np.ndarray) and v.dtype.kind in "fV" and v.dtype != _F32:
-                v = (v if v.dtype == back else v.astype(back)).astype(_F32)
-            elif isinstance(v, np.ndarray) and v.dtype == _F32:
-                v = v.astype(back).astype(_F32)
+        slots = len(vals) - cls.nattrs
+        for i, v in enumerate(vals):
+            if isinstance(v, np.ndarray):
+                if v.dtype.kind in "fV" and v.dtype != _F32:  # the common dtype first (torch casts to it), then f32
+                    exact = v.ndim == 0 and i in cls.reduced_exact
+                    v = (v if v.dtype == back or exact else v.astype(back)).astype(_F32)
+                elif v.dtype == _F32 and not (v.ndim == 0 and i in cls.reduced_exact):
+                    v = v.astype(back).astype(_F32)
+            elif i < slots and type(v) in (float, int) and i not in cls.reduced_exact:
+                v = float(np.asarray(v, _F32).astype(back))  # a wrapped scalar takes the common dtype too
             up.append(v)
         return _round_back(cls.forward(ctx, *up), back)
     for v in vals:  # a wider float meets a 16-bit one: the 16-bit arrays go up, the result is the wider dtype

@@ -71,7 +71,7 @@ _HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd":
 
 def _float_check(a: np.ndarray, fname: str) -> None:
     kernel = _HALF_KERNELS.get(fname)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" and a.dtype not in D._REDUCED_NP:
         if fname == "linalg.eigh":
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "

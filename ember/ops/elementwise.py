@@ -805,6 +805,7 @@ def _broadcastable(shapes) -> bool:
 
 _Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
                                         lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+_Lerp.reduced_exact = (2,)  # torch's kernel takes the weight as given (NOTE [reduced precision] in ops/_op.py)
 
 
 class _LerpScalar(_Lerp):
