@@ -256,6 +256,16 @@ def autocast_decrement_nesting() -> int:
     return _tls.nesting
 
 
+class _cpu_autocast_off:
+    """Run a block as inside an autocast-listed op: CPU autocast casts nothing there (restored after)."""
+
+    def __enter__(self):
+        self.prev, _tls.cpu = _tls.cpu, False
+
+    def __exit__(self, *exc) -> None:
+        _tls.cpu = self.prev
+
+
 def _refresh_cpu() -> None:
     """Recompute the flag the op wrappers read, loading and installing the CPU op policies on first use."""
     on = _tls.enabled.get("cpu", False)
