@@ -94,6 +94,8 @@ class Op(G.Node):
     # Tensor slots whose 0-d or Python-number operand enters in float32 as given rather than rounded to the 16-bit
     # dtype first (torch's kernel reads the original value: mul's and div's CPU scalar, lerp's weight).
     reduced_exact: tuple = ()
+    # Attribute positions (in ``apply``'s arguments) of numbers torch converts to the 16-bit dtype (add's alpha).
+    reduced_attrs: tuple = ()
     # Indices of outputs that carry gradients (None: all floating outputs).
     differentiable_outputs: tuple | None = None
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
@@ -420,7 +422,7 @@ def _forward_reduced(cls, ctx, vals):
                     v = (v if v.dtype == back or exact else v.astype(back)).astype(_F32)
                 elif v.dtype == _F32 and not (v.ndim == 0 and i in cls.reduced_exact):
                     v = v.astype(back).astype(_F32)
-            elif i < slots and type(v) in (float, int) and i not in cls.reduced_exact:
+            elif type(v) in (float, int) and ((i < slots and i not in cls.reduced_exact) or i in cls.reduced_attrs):
                 v = float(np.asarray(v, _F32).astype(back))  # a wrapped scalar takes the common dtype too
             up.append(v)
         return _round_back(cls.forward(ctx, *up), back)

@@ -137,6 +137,7 @@ class Add(Op):
 
     __slots__ = ("alpha",)
     nattrs = 1
+    reduced_attrs = (2,)  # alpha takes the 16-bit dtype, as torch's (NOTE [reduced precision] in _op.py)
 
     @staticmethod
     def forward(ctx, self, other, alpha):
@@ -184,6 +185,7 @@ class Sub(Op):
 
     __slots__ = ("alpha",)
     nattrs = 1
+    reduced_attrs = (2,)  # alpha takes the 16-bit dtype, as torch's (NOTE [reduced precision] in _op.py)
 
     @staticmethod
     def forward(ctx, self, other, alpha):

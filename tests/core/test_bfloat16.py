@@ -166,7 +166,9 @@ def test_kernels_round_once_as_torch(dtype) -> None:
     cases = [(n, lambda lib, a, n=n: getattr(lib, n)(a), (ins.get(n, x),)) for n in EXACT_UNARY]
     cases += [(n, lambda lib, a, n=n: getattr(lib.nn.functional, n)(a), (x,)) for n in EXACT_F]
     cases += [(n, lambda lib, a, b, n=n: getattr(lib, n)(a, b), (x, y)) for n in EXACT_BINARY]
-    cases += [("add alpha", lambda lib, a, b: lib.add(a, b, alpha=2.5), (x, y)),
+    cases += [("add alpha", lambda lib, a, b: lib.add(a, b, alpha=0.3), (x, y)),
+              ("sub alpha", lambda lib, a, b: lib.sub(a, b, alpha=0.3), (x, y)),
+              ("add_ alpha", lambda lib, a, b: a.clone().add_(b, alpha=0.3), (x, y)),
               ("scalar +", lambda lib, a: a + 1.37, (x,)), ("scalar *", lambda lib, a: a * 1.37, (x,)),
               ("scalar /", lambda lib, a: a / 3.0, (x,)), ("1 - x", lambda lib, a: 1 - a, (x,)),
               ("x ** 2", lambda lib, a: a ** 2, (x,)), ("x ** 0.5", lambda lib, a: a ** 0.5, (pos,)),
