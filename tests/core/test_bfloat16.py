@@ -266,3 +266,22 @@ def test_bfloat16_without_ml_dtypes() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**__import__("os").environ, "PYTHONPATH": ":".join(sys.path)})
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_view_dtype_reinterprets_bits_as_torch() -> None:
+    x = np.array([[1.0, -2.5, 3.0, 1e-3], [0.5, 7.0, -0.0, 2.0]], np.float32)
+    for make in (lambda lib, t: t.view(lib.int32), lambda lib, t: t.bfloat16().view(lib.int16),
+                 lambda lib, t: t.half().view(lib.bfloat16), lambda lib, t: t.view(lib.float64),
+                 lambda lib, t: t.view(lib.int16), lambda lib, t: t.t().view(lib.int32), lambda lib, t: t.view(lib.uint8)):
+        e, t = make(ember, ember.tensor(x)), make(torch, torch.tensor(x))
+        assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride()
+        np.testing.assert_array_equal(_bits(e), _bits(t))
+    for lib in LIBS:
+        z = lib.zeros(4, requires_grad=True)
+        w = z.detach().view(lib.int32)
+        w[0] = 1065353216  # the bits of 1.0: the view shares storage
+        assert z[0].item() == 1.0 and not z.view(lib.int32).requires_grad
+    same_error(lambda lib: lib.ones(3, 5)[:, :3].view(lib.float64))
+    same_error(lambda lib: lib.ones(()).view(lib.int16))
+    same_error(lambda lib: lib.ones(2, 3).t().view(lib.float64))
+    same_error(lambda lib: lib.ones(2, 4)[:, 1:3].view(lib.float64))
