@@ -388,3 +388,37 @@ def test_backward_of_an_autocast_region() -> None:
 def test_bfloat16_in_torch_module_and_lib_tensor_roundtrip() -> None:
     t = lib_tensor(torch, np.array([1.5, -2.25], BF16))
     assert t.dtype == torch.bfloat16 and t.tolist() == [1.5, -2.25]
+
+
+def test_cnn_training_with_autocast_and_grad_scaler_matches_torch() -> None:
+    """Conv, BatchNorm, pooling, Linear, LayerNorm, GELU under bfloat16 autocast with AdamW, GradScaler, unscale_ and
+    clipping, backward inside the region: the same losses as torch step after step."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 3, 8, 8)).astype(np.float32)
+    y = rng.integers(0, 4, 8)
+    res = {}
+    for lib in (ember, torch):
+        nn = lib.nn
+        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(36, 16), nn.LayerNorm(16), nn.GELU(), nn.Linear(16, 4))
+        init = np.random.default_rng(7)
+        with lib.no_grad():
+            for p in m.parameters():
+                p.copy_(lib.tensor(init.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        opt = lib.optim.AdamW(m.parameters(), lr=1e-2)
+        scaler = lib.amp.GradScaler("cpu")
+        losses = []
+        for _ in range(6):
+            opt.zero_grad()
+            with lib.autocast("cpu", dtype=lib.bfloat16):
+                out = m(lib.tensor(x))
+                loss = _F(lib).cross_entropy(out, lib.tensor(y))
+                scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            lib.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            losses.append(loss.item())
+        assert out.dtype is lib.bfloat16 and all(p.grad.dtype is lib.float32 for p in m.parameters())
+        res[lib] = losses
+    np.testing.assert_allclose(res[ember], res[torch], rtol=2e-3)
