@@ -52,7 +52,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
     # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
-    "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast"})
+    "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

@@ -296,6 +296,7 @@ def test_amp_modules_import_as_torch() -> None:
     for name in ("amp", "amp.autocast_mode", "amp.grad_scaler", "cpu.amp", "cuda.amp"):
         importlib.import_module("ember." + name)
     assert ember.autocast is ember.amp.autocast is ember.amp.autocast_mode.autocast
+    assert ember.GradScaler is ember.amp.GradScaler
     assert issubclass(ember.cuda.amp.autocast, ember.amp.autocast)
     assert ember.cuda.amp.amp_definitely_not_available() == torch.cuda.amp.amp_definitely_not_available()
 
