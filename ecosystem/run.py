@@ -156,13 +156,13 @@ def run_tests(lib, side, tree):
     cmd = [_python(side), "-m", "pytest", *lib.tests, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
            "--continue-on-collection-errors",
            f"--junitxml={xml}", f"--timeout={lib.timeout}", *lib.pytest_args]
-    start = time.perf_counter()
+    start, commit = time.perf_counter(), _commit()
     with open(results / f"{lib.name}.{side}.log", "w") as log:
         print("+", " ".join(map(str, cmd)), f"(in {tree})", flush=True)
         proc = subprocess.Popen(list(map(str, cmd)), cwd=tree, env=_clean_env(lib.env), stdout=log,
                                 stderr=subprocess.STDOUT)
         _, _, usage = os.wait4(proc.pid, 0)  # this run's own CPU time: wall time depends on the machine's load
-    return {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "commit": _commit()}
+    return {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "commit": commit}
 
 
 def main(argv=None):
