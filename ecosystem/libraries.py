@@ -28,6 +28,7 @@ LIBRARIES = (
                                      "tests/norm_tests.py", "tests/odeint_tests.py"),
             tests_from="rtqichen/torchdiffeq@a88aac53cae738addee44251288ce5be9a018af3",
             test_deps=("scipy",), pytest_args=("--deselect", "tests/odeint_tests.py::TestSolverError::test_odeint"),
+            timeout=1800,  # one unittest method runs dozens of solver subtests (5 minutes on torch)
             note="ODE solvers with adjoint gradients. Left out: TestSolverError.test_odeint, which fails on torch "
                  "2.13 too (a float32 adaptive_heun tolerance) after 8 minutes"),
     Library("torch-optimizer", "0.3.0", ("tests",), note="a collection of optimizers (pulls in pytorch_ranger)"),
