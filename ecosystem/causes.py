@@ -19,8 +19,17 @@ CAUSES = [
      r"missing \d+ required positional argument|received an invalid combination of arguments",
      "keyword or positional signature differs from torch (incl. deprecated overloads, out=)", "sig"),
     (r"Timeout", "hit the per-test time limit", "eco"),
+    (r"assert .* > \(.*\* nan\)",
+     "a training loss turns NaN: binary_cross_entropy's gradient is 0/0 where the sigmoid saturates to 0 or 1 "
+     "(torch's kernel clamps; rel's one-node BCE fixes it)", "rel"),
+]
+# Matched against the whole message when the first line says too little (an `assert False` and its explanation).
+DETAILED = [
+    (r"allclose.*tensor\(\[nan",
+     "an optimizer's state never grows: torch.max(a, b, out=a) accepts out= and does not write it (SWATS)", "sig"),
 ]
 _COMPILED = [(re.compile(p), c, a) for p, c, a in CAUSES]
+_DETAILED = [(re.compile(p, re.S), c, a) for p, c, a in DETAILED]
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _NUM = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?")
 
@@ -30,5 +39,8 @@ def classify(reason):
     first = reason.strip().splitlines()[0] if reason.strip() else "no message"
     for pattern, cause, area in _COMPILED:
         if pattern.search(first):
+            return cause, area
+    for pattern, cause, area in _DETAILED:
+        if pattern.search(reason):
             return cause, area
     return _NUM.sub("#", _ADDR.sub("0x…", first))[:200], "eco"

@@ -118,8 +118,10 @@ def write(path, libraries, results, timings, missing, versions):
         "",
         "## Causes, by tests lost (all libraries)",
         "",
-        "`area` names who owns the fix: eco (ecosystem helper), sig (signatures/keywords), bf16 (bfloat16, amp), "
-        "surf (jit/_dynamo/cuda surface), cplx (complex), dist (distributions), lib (the library's test, not ember).",
+        "`area` names who owns the fix: eco (ecosystem helper), sig (signatures, keywords, out=, deprecated "
+        "overloads), bf16 (bfloat16, amp), surf (jit/_dynamo/pytree/cuda/sparse surface), cplx (complex), dist "
+        "(distributions), rel (reliability: NaN gradients, index bounds). A cause whose fix is on another helper's "
+        "branch, not yet on main, still counts here.",
         "",
         "| tests | cause | area |",
         "|---:|---|---|",
