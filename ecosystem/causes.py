@@ -31,7 +31,7 @@ DETAILED = [
 _COMPILED = [(re.compile(p), c, a) for p, c, a in CAUSES]
 _DETAILED = [(re.compile(p, re.S), c, a) for p, c, a in DETAILED]
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
-_NUM = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?")
+_NUM = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?(?!\w)")
 
 
 def classify(reason):
