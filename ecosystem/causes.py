@@ -15,6 +15,8 @@ CAUSES = [
     (r"_pytree|has no attribute '(ByteTensor|FloatTensor|LongTensor|DoubleTensor)'|to_sparse|is_sparse|sparse_coo",
      "torch.utils._pytree / legacy tensor types / sparse", "surf"),
     (r"No module named 'torch\.distributions'|distributions", "torch.distributions", "dist"),
+    (r"Cannot initialize CUDA without ATen_cuda",
+     "Tensor.type(torch.Tensor) refused as a CUDA type (the Tensor class's is_cuda property reads as true)", "surf"),
     (r"got an unexpected keyword argument|unexpected keyword|takes \d+ positional arguments? but|"
      r"missing \d+ required positional argument|received an invalid combination of arguments",
      "keyword or positional signature differs from torch (incl. deprecated overloads, out=)", "sig"),
