@@ -129,7 +129,8 @@ def _log_diag_sum(L):
 
 def _check_event_shapes(p, q, what: str) -> None:
     if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between {what} with different event shapes cannot be computed")
+        # torch's message carries the indentation of its source line continuation
+        raise ValueError(f"KL-divergence between {what} with{' ' * 26}different event shapes cannot be computed")
 
 
 # ---------------------------------------------------------------- same family
@@ -206,8 +207,8 @@ def _kl_expfamily_expfamily(p, q):
     from ..autograd import grad as _grad
 
     if type(p) is not type(q):
-        raise NotImplementedError("The cross KL-divergence between different exponential families cannot be "
-                                  "computed using Bregman divergences")
+        raise NotImplementedError(f"The cross KL-divergence between different exponential families cannot{' ' * 29}"
+                                  "be computed using Bregman divergences")
     p_params = [t.detach().requires_grad_() for t in p._natural_params]
     q_params = q._natural_params
     lg_normal = p._log_normalizer(*p_params)

@@ -13,7 +13,7 @@ from .. import _dtype as D
 from . import _special as _sp
 from .._random import _rng
 from .._tensor import Tensor, _wrap, _CPP_NAMES
-from ._op import Op, unsupported
+from ._op import NOT_YET, Op, unsupported
 from ._inplace import _title
 from .arithmetic import _out as _arith_out
 
@@ -481,6 +481,7 @@ class StandardGamma(Op):
     __slots__ = ()
     nattrs = 1
     save = ("self", "result")
+    jvp = unsupported("_standard_gamma", NOT_YET)
 
     @staticmethod
     def forward(ctx, alpha, rng):
@@ -519,6 +520,7 @@ class LogStandardGamma(Op):
     __slots__ = ()
     nattrs = 1
     save = ("self", "result")
+    jvp = unsupported("_standard_gamma", NOT_YET)
 
     @staticmethod
     def forward(ctx, alpha, rng):
