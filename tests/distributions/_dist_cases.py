@@ -124,6 +124,15 @@ CASES = [
     Case("Multinomial", lambda lib, x: _d(lib).Multinomial(6, logits=x), (("r", (2, 4)),)),
     Case("NegativeBinomial", lambda lib, n, p: _d(lib).NegativeBinomial(n, probs=p), (("p", (3,)), ("u", (2, 3)))),
     Case("ContinuousBernoulli", lambda lib, p: _d(lib).ContinuousBernoulli(probs=p), (("u", (2, 3)),)),
+    # float32: torch's GeneralizedPareto.log_prob compares float64 parameters with a float32 zero and raises
+    Case("GeneralizedPareto", lambda lib, loc, s, xi: _d(lib).GeneralizedPareto(loc, s, xi * 0.3),
+         (("r", (3,)), ("p", (2, 3)), ("r", (3,))), dtype=np.float32, rtol=1e-3),
+    Case("GeneralizedPareto xi 0", lambda lib, loc, s: _d(lib).GeneralizedPareto(loc, s, 0.0),
+         (("r", (3,)), ("p", (3,))), dtype=np.float32, rtol=1e-3),
+    Case("LKJCholesky", lambda lib, c: _d(lib).LKJCholesky(3, c), (("p", (2,)),)),
+    Case("Wishart covariance", lambda lib, df, A: _d(lib).Wishart(df + 3, _cov(lib, A)), (("p", (2,)), ("m", (3, 3)))),
+    Case("Wishart scale_tril", lambda lib, A: _d(lib).Wishart(4.5, scale_tril=_tril(lib, A)), (("m", (2, 3, 3)),)),
+    Case("Wishart precision", lambda lib, A: _d(lib).Wishart(5.0, precision_matrix=_cov(lib, A)), (("m", (3, 3)),)),
     Case("ContinuousBernoulli near 1/2", lambda lib, p: _d(lib).ContinuousBernoulli(probs=p * 0.001 + 0.4995),
          (("u", (5,)),)),
 ]
