@@ -465,13 +465,20 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 # returns log x (log G(a+1) + log(U) / a below a = 1) with gradient d log x / da, and a Dirichlet sample is the
 # softmax of those logs; its gradient is the chain rule through the softmax.
 def _log_gamma_draw(alpha: np.ndarray, rng) -> np.ndarray:
+    """log of Gamma(alpha, 1) draws in float64. As torch's kernel: alpha = inf gives inf; alpha <= 0 or NaN gives the
+    smallest normal number of ``alpha``'s dtype (a degenerate Gamma at 0, kept positive)."""
     a = alpha.astype(np.float64, copy=False)
+    valid = (a > 0) & np.isfinite(a)
+    a = np.where(valid, a, 1.0)
     small = a < 1.0
     boosted = np.where(small, a + 1.0, a)
     with np.errstate(divide="ignore"):
         logs = np.log(rng.standard_gamma(boosted))
         if small.any():  # G(a) = G(a + 1) U^(1/a); 1 - U lies in (0, 1]
             logs = logs + np.where(small, np.log1p(-rng.random(a.shape)) / np.where(small, a, 1.0), 0.0)
+    if not valid.all():
+        floor = np.log(np.finfo(alpha.dtype).tiny)
+        logs = np.where(valid, logs, np.where(alpha == np.inf, np.inf, floor))
     return logs
 
 
@@ -558,8 +565,13 @@ def _draw_dirichlet(alpha, rng):
 
 
 def _draw_binomial(count, prob, rng):
-    n = np.broadcast_to(count, np.broadcast_shapes(count.shape, prob.shape)).astype(np.int64)
-    return rng.binomial(n, np.clip(prob.astype(np.float64), 0.0, 1.0)).astype(count.dtype)
+    """Binomial draws; a count that is negative, NaN or infinite, or a NaN probability, gives NaN (torch's kernel
+    may not return for some of these)."""
+    shape = np.broadcast_shapes(count.shape, prob.shape)
+    n, p = np.broadcast_to(count, shape).astype(np.float64), np.broadcast_to(prob, shape).astype(np.float64)
+    valid = (n >= 0) & np.isfinite(n) & (n < 2.0 ** 62) & ~np.isnan(p)
+    draws = rng.binomial(np.where(valid, n, 0).astype(np.int64), np.clip(np.where(valid, p, 0.5), 0.0, 1.0))
+    return np.where(valid, draws, np.nan).astype(count.dtype)
 
 
 SampleDirichlet = _make("SampleDirichlet", _draw_dirichlet, 1, "NotImplemented")

@@ -743,7 +743,8 @@ def _random_entries():
                fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), grad=False),
         OpInfo("binomial(count, p in {0, 1})", lambda lib, n, p: lib.binomial(n.round(), p.round()),
                fixed(s((3, 4), (3, 4), lo=0.0, hi=20.0), s((2, 3), (3,), dtype=F64, lo=0.0, hi=1.0)), grad=False),
-        OpInfo("Dirichlet(one category).rsample", lambda lib, a: lib.distributions.Dirichlet(a).rsample((2,)),
+        OpInfo("Dirichlet(one category).rsample",
+               lambda lib, a: lib.distributions.Dirichlet(a, validate_args=False).rsample((2,)),
                fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), gradgrad=False,
                check_grad_fn=False),  # torch's node is its Python _DirichletBackward; ember's a softmax
     ]
