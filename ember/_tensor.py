@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._dtype import NotAScalar as _NotAScalar
-from ._device import device as _device_cls, _cpu, _check_device
+from ._device import device as _device_cls, _cpu, _check_device, NO_ATEN_CUDA
 from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
@@ -519,10 +519,19 @@ class Tensor:
         """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):
+                raise RuntimeError(NO_ATEN_CUDA)
+            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            if legacy is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
+        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
+            raise RuntimeError(NO_ATEN_CUDA)
+        elif not isinstance(dtype, (D.dtype, type)):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -546,6 +555,9 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(D.float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(D.bfloat16)
+
     def long(self) -> "Tensor":
         return self.to(D.int64)
 
@@ -568,10 +580,28 @@ class Tensor:
         return self
 
     def share_memory_(self) -> "Tensor":
-        return self
+        """Move the memory to shared memory (NOTE [shared tensors] in ember/multiprocessing/_reductions.py)."""
+        from .multiprocessing._reductions import share_memory_
+
+        return share_memory_(self)
 
     def is_shared(self) -> bool:
-        return False
+        from .multiprocessing._reductions import is_shared_array
+
+        return type(self._data) is np.ndarray and is_shared_array(self._data)
+
+    def untyped_storage(self):
+        """The memory holding this tensor's elements, as bytes (shared with every view of it)."""
+        from .storage import UntypedStorage
+
+        return UntypedStorage._of(self._data)
+
+    def storage(self):
+        """The memory holding this tensor's elements, typed (torch's deprecated TypedStorage, with its warning)."""
+        from .storage import TypedStorage, _warn_typed_storage_removal
+
+        _warn_typed_storage_removal()
+        return TypedStorage._of(self._data, self._dtype)
 
     def is_pinned(self) -> bool:
         return False
@@ -1424,6 +1454,12 @@ class Tensor:
         """The tensor itself (strided tensors are dense)."""
         return self if dtype is None or dtype is self._dtype else self.to(dtype)
 
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """The nonzero entries as a sparse COO tensor (NOTE [sparse COO over dense storage])."""
+        from .sparse import to_sparse
+
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
@@ -1582,7 +1618,18 @@ class Size(tuple):
         return _new_size(Size, tuple(self) + tuple(other))
 
 
+# NOTE [0-d results are arrays]
+# NumPy returns a scalar (np.float32 ...), not a 0-d array, from a ufunc or reduction whose result is 0-d, from
+# `arr[i]` to 0-d and from 0-d arithmetic. A tensor always holds an ndarray (in-place ops, `out=`, views and
+# `np.copyto` need one, and code that tells arrays from numbers by type would take the scalar for a number), so
+# the constructors below turn such a scalar into its 0-d array: one type test on the hot path, and kernels need
+# not care. (Batched tensors under vmap hold a placeholder, which is neither.)
+_NP_SCALAR = np.generic
+
+
 def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):
+        arr = np.asarray(arr)
     t._data = arr
     t._dtype = dtype
     t._requires_grad = requires_grad
@@ -1601,6 +1648,8 @@ _BY_NP = D._BY_NP
 
 def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     """A plain tensor around ``arr`` (no copy, no graph). The hot-path constructor."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype
@@ -1617,6 +1666,8 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
 
 def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tensor:
     """An op's output recorded in the graph: ``_wrap`` with its history set (one store per slot)."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype

@@ -224,7 +224,7 @@ class AccumulateGrad(Node):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
-                    old._data = arr + new._data
+                    old._data = _np.asarray(arr + new._data)  # NOTE [0-d results are arrays]
         ext = var._ext
         if ext is not None and ext.get("post_acc_hooks"):
             for fn in list(ext["post_acc_hooks"].values()):
@@ -372,9 +372,7 @@ def _short_name(fn: Node) -> str:
 
 
 def _type_name(dt) -> str:
-    return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-            "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}[dt.name]
+    return dt._scalar_name + "Tensor"
 
 
 class _HookState(threading.local):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
-from .._tensor import _wrap
+from .._tensor import _wrap, _CPP_NAMES
 from ..autograd.grad_mode import _mode
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
@@ -27,9 +27,7 @@ def _check_dtypes(a, b, name: str) -> None:
 
 
 def _long(d) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[d.name]
+    return _CPP_NAMES[d.name][0]
 
 
 def _matmul_forward(a, b):
@@ -160,8 +158,7 @@ def bmm(input, mat2):
 
 
 # ------------------------------------------------------------------ vector products
-_DT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_DT_NAMES = {n: scalar for n, (_, scalar) in _CPP_NAMES.items()}
 
 
 def _dt_title(t) -> str:
@@ -247,7 +244,8 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if not _mode.grad_enabled and _mode.interpose is None and b.ndim == 2:  # NOTE [raw backward]
+    if (not _mode.grad_enabled and _mode.interpose is None and b.ndim == 2  # NOTE [raw backward]
+            and not g._dtype._reduced):
         return _mm_grads_raw(g, a, b, need_a, need_b)
     if b.ndim == 2 and a.ndim > 2 and need_b:  # NOTE [folded matmul]: b's gradient sums over every row at once
         rows = math.prod(a.shape[:-1])
@@ -437,6 +435,8 @@ class Einsum(Op):
             ctx.subs, ctx.out, ctx.sizes = subs, out, sizes
         eq = ",".join(subs) + "->" + out
         big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
+        if big:  # a broadcast (stride-0) operand keeps NumPy in its own loops, which sum float32 naively: far less
+            ops = [np.ascontiguousarray(o) if 0 in o.strides else o for o in ops]  # accurate than torch's BLAS sums
         with np.errstate(all="ignore"):
             r = np.einsum(eq, *ops, optimize=big)
         return np.asarray(r, dtype=np.result_type(*ops))

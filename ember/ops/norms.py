@@ -41,8 +41,8 @@ _F32 = np.dtype(np.float32)
 
 
 def _acc(a: np.ndarray) -> np.ndarray:
-    """``a`` in the accumulation dtype: float16 computes in float32, as torch's kernels."""
-    return a.astype(_F32) if a.dtype == np.float16 else a
+    """``a`` in the accumulation dtype: 16-bit floats compute in float32, as torch's kernels."""
+    return a.astype(_F32) if a.dtype.itemsize == 2 else a
 
 
 def _kept(layout: tuple, axes: tuple) -> tuple:
@@ -96,7 +96,8 @@ class Norm(Op):
             return None, None, None
         x, w = ctx.saved_tensors
         need = tuple(e[0] is not None for e in ctx._next)
-        if not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray:
+        if (not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray
+                and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision])
             return _raw_backward(ctx, grad, x, w, need)  # NOTE [raw backward]
         return _graph_backward(ctx, grad, x, w, need)
 
