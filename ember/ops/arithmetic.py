@@ -342,7 +342,7 @@ def _int_pow(base, exponent):
 # remaining exponents compute |x|**e and fix the sign (odd integers: -|x|**e where x's sign bit is set; other
 # integers: |x|**e; non-integers: nan for finite x < 0, as pow's definition). Each path is tested against the
 # general power (tests/ops/test_pow_fast_paths.py); the backward formulas call pow again, so they take them too.
-# float16: the general power in float32, rounded once, as torch's half kernel.
+# float16/bfloat16: the general power in float32, rounded once, as torch's 16-bit kernels.
 _SCALAR_POW = {e: silent(f) for e, f in {
     2.0: lambda x: np.multiply(x, x),
     3.0: lambda x: np.multiply(np.multiply(x, x), x),
@@ -355,13 +355,13 @@ _SCALAR_POW = {e: silent(f) for e, f in {
 }.items()}
 
 
-_to_half = silent(lambda a: a.astype(np.float16))  # overflow to inf without a warning, as torch
+_to_reduced = silent(lambda a, dt: a.astype(dt))  # overflow to inf without a warning, as torch
 
 
 def _float_pow_scalar(base, e):
     """``base ** e`` for a floating array and a finite Python real ``e`` (NOTE [scalar powers])."""
-    if base.dtype == np.float16:  # torch's half kernel is the general power, in float32
-        return _to_half(_abs_pow(base.astype(np.float32), e))
+    if base.dtype.itemsize == 2:  # float16, bfloat16: torch's kernel is the general power, in float32
+        return _to_reduced(_abs_pow(base.astype(np.float32), e), base.dtype)
     fast = _SCALAR_POW.get(e)
     return fast(base) if fast is not None else _abs_pow(base, e)
 
@@ -380,7 +380,8 @@ def _pow_forward(base, exponent):
     dt = _rt(base, exponent)
     base, exponent = _prep(base, exponent, dt)
     te = type(exponent)
-    if (te is _int or (te is _float and math.isfinite(exponent))) and dt.kind == "f" and type(base) is _nd:
+    if ((te is _int or (te is _float and math.isfinite(exponent))) and type(base) is _nd
+            and (dt.kind == "f" or dt in D._REDUCED_NP)):
         out = _float_pow_scalar(base, exponent)
         return out if type(out) is _nd else np.asarray(out, dt)
     try:
@@ -450,6 +451,7 @@ class PowScalar(Pow):
     __slots__ = ()
     _name = "PowBackward0"
     nattrs = 1  # the exponent is an attribute, not an input: one edge, as torch's Tensor_Scalar overload
+    reduced_native = True  # 16-bit bases: NOTE [scalar powers] decides (torch's half kernel is the general power)
     inputs = ("self", "exponent")
     save = ("self", "exponent")
 

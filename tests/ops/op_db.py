@@ -1746,6 +1746,32 @@ def _cross_entropy_entries():
     return out
 
 
+def _lstm_entries():
+    """nn.LSTM's layers as one fused node each (NOTE [fused LSTM layer]): the sequence, the initial state and every
+    weight are inputs (functional_call), one and two layers, bidirectional."""
+    def lstm(layers, bidir):
+        names = [f"{k}_l{i}{'_reverse' * r}" for i in range(layers) for r in range(1 + bidir)
+                 for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
+        def fn(lib, x, h0, c0, *ws):
+            m = lib.nn.LSTM(3, 4, num_layers=layers, bidirectional=bidir, batch_first=True, dtype=x.dtype)
+            out, (h, c) = lib.func.functional_call(m, dict(zip(names, ws)), (x, (h0, c0)))
+            return out, h, c
+
+        def gen(rng):
+            d = layers * (1 + bidir)
+            shapes = []
+            for i in range(layers):
+                for _ in range(1 + bidir):
+                    shapes += [(16, 3 if i == 0 else 4 * (1 + bidir)), (16, 4), (16,), (16,)]
+            yield Sample((_r(rng, (2, 5, 3), F64), _r(rng, (d, 2, 4), F64), _r(rng, (d, 2, 4), F64),
+                          *(_r(rng, sh, F64) * 0.5 for sh in shapes)), f"{layers} layers{' bidirectional' * bidir}")
+        return fn, gen
+
+    return [OpInfo(f"nn.LSTM {layers} layers{' bidirectional' * bidir}", *lstm(layers, bidir))
+            for layers, bidir in ((1, False), (2, True))]
+
+
 def _special_entries():
     """ember.special (the torch.special namespace): aliases of core ops, then its own ops."""
     sp = lambda name, *a, **k: (lambda lib, x: getattr(lib.special, name)(x, *a, **k))  # noqa: E731
@@ -1837,6 +1863,7 @@ OPS: list[OpInfo] = [
     *_ctc_entries(),
     *_nn_more_entries(),
     *_cross_entropy_entries(),
+    *_lstm_entries(),
     *_special_entries(),
 ]
 
