@@ -1679,6 +1679,7 @@ def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
 _graph._wrap = _wrap
 _graph._wrap_plain = _wrap_any
 _graph._rewrap = _rewrap
+_graph._wrap_number = lambda v: _wrap_any(np.asarray(v))
 _graph._VersionCounter = _VersionCounter
 
 

@@ -18,6 +18,13 @@ grad). If not, it only runs ``forward(None, ...)`` and wraps the array. Otherwis
 node, links ``next_functions``, runs forward with the node as ``ctx`` (where it may keep
 attributes declared in ``__slots__``), saves what ``save`` names, and wraps the outputs.
 
+``save_for = {"self": ("other",), "other": ("self",)}`` says which inputs' gradients use a saved value: it
+is saved only when one of them requires grad (None in its place otherwise, and ``grad_fn._saved_<name>`` is
+None, as torch's). A value missing from ``save_for`` is always saved. Saving less keeps constants out of the
+graph (``x * w`` with a constant ``x`` and a weight ``w`` does not keep ``w``) and means a saved-tensor hook
+sees only what backward will use, as torch's. ``inputs`` names the tensor slots as torch's derivative
+formulas do (``("self", "mat2")`` for mm), so the ``_saved_*`` attributes have torch's names.
+
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
 constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
 Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
@@ -93,6 +100,9 @@ class Op(G.Node):
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
     jvp = None
     _save_idx: tuple = ()
+    # NOTE [declaring an op]: saved name -> the input names whose gradient needs it (absent: always saved)
+    save_for: dict | None = None
+    _save_need: tuple | None = None  # per ``save`` entry: input indices that need it, or None (always)
     # Optional ``raw(ctx, grad, *saved)``: ``backward`` on the saved values' arrays (NOTE [raw backward]).
     raw = None
 
@@ -103,6 +113,9 @@ class Op(G.Node):
         # type(t.grad_fn).__name__ reads as in torch ("CopySlices" while name() is "torch::autograd::CopySlices")
         cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
+        if cls.save_for:
+            cls._save_need = tuple(tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for
+                                   else None for n in cls.save)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
         fwd = cls.__dict__.get("forward")
         if fwd is not None and (cls.__dict__.get("quiet") or getattr(sys.modules.get(cls.__module__), "_QUIET_OPS", False)):
@@ -336,8 +349,11 @@ def _record(cls, args):
             _link_view(result, args[0])
     if cls._save_idx:
         saved = []
-        for i in cls._save_idx:
-            if i < 0:
+        need = cls._save_need
+        for k, i in enumerate(cls._save_idx):
+            if need is not None and need[k] is not None and not _needed(node._next, need[k]):
+                saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
+            elif i < 0:
                 saved.append(_make_saved(first, True, 0))
             else:
                 a = args[i]
@@ -346,6 +362,13 @@ def _record(cls, args):
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+def _needed(edges: tuple, inputs: tuple) -> bool:
+    for j in inputs:
+        if edges[j][0] is not None:
+            return True
+    return False
 
 
 def _link_view(out: Tensor, base: Tensor) -> None:

@@ -233,6 +233,7 @@ class Mul(Op):
 
     __slots__ = ()
     save = ("self", "other")
+    save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -258,6 +259,7 @@ class Div(Op):
 
     __slots__ = ()
     save = ("self", "other")
+    save_for = {"self": ("other",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -350,7 +352,8 @@ class Pow(Op):
 
     __slots__ = ()
     _name = "PowBackward1"
-    save = ("self", "other", "result")
+    inputs = ("self", "exponent")
+    save = ("self", "exponent", "result")
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
 

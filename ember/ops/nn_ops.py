@@ -360,7 +360,7 @@ class MseLoss(Op):
     """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
 
     __slots__ = ("scale",)
-    save = ("self", "other")
+    inputs = save = ("self", "target")
     nattrs = 1
 
     @staticmethod
