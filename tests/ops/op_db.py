@@ -288,7 +288,25 @@ def _unary_entries():
         OpInfo("clip", lambda lib, x: lib.clip(x, max=0.3), unary_samples(away=True)),
         OpInfo("clamp_min", lambda lib, x: x.clamp_min(0.2), unary_samples(away=True)),
         OpInfo("clamp_max", lambda lib, x: x.clamp_max(0.2), unary_samples(away=True)),
+        # tensor bounds: gradients reach the bounds (ties, min > max and broadcasting included)
+        OpInfo("clamp tensor bounds", lambda lib, x, lo, hi: lib.clamp(x, lo, hi), _clamp_tensor_samples(3)),
+        OpInfo("clamp tensor min", lambda lib, x, lo: x.clamp(min=lo), _clamp_tensor_samples(2)),
+        OpInfo("clamp tensor max", lambda lib, x, hi: lib.clamp(x, max=hi), _clamp_tensor_samples(2)),
+        OpInfo("clamp_min tensor", lambda lib, x, lo: lib.clamp_min(x, lo), _clamp_tensor_samples(2)),
+        OpInfo("clamp_max tensor", lambda lib, x, hi: x.clamp_max(hi), _clamp_tensor_samples(2)),
+        OpInfo("clamp tensor bounds on int", lambda lib, x, lo: lib.clamp(x, min=lo),
+               fixed(lambda rng: Sample((_ints(rng, (2, 3)), _r(rng, (3,))), "int self, float min"),
+                     lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3,))), "int64"))),
     ]
+
+
+def _clamp_tensor_samples(n: int):
+    """x with ties at the bounds, bounds crossing (min > max) and broadcast bound shapes."""
+    x = np.array([-2, -1, 0, 0.5, 1, 2, 3, 0.2], F64)
+    bounds = (np.array([-1, -1, 0, 1, 0, 2.5, 1, 0.5], F64), np.array([1, -2, 0, 2, 0.5, 2, 4, -1], F64))
+    return fixed(lambda rng: Sample((x,) + bounds[:n - 1], "ties and crossing"),
+                 lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (3,)), _r(rng, (2, 1)))[:n], "broadcast"),
+                 lambda rng: Sample((_r(rng, (2, 3)),) + tuple(_r(rng, ()) for _ in range(n - 1)), "0-d bounds"))
 
 
 def _shape_entries():
