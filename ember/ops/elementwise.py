@@ -468,6 +468,12 @@ def _xlogy(x, y):
     return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
 
 
+def _atan2_recip(a, b):
+    """1 / (a^2 + b^2), 0 at the origin: atan2's gradient there is 0 (signed as the other operand), as torch's."""
+    d = a * a + b * b
+    return where(d == 0, 0.0, d.reciprocal())
+
+
 def _ratio_or_zero(result, x):
     return where(x == 0, 0.0, result / x)
 
@@ -520,7 +526,7 @@ _BINARY = {
     "fmod": ("Fmod", _int_divisor_check(np.fmod), "iuf", False, "fmod_cpu",
              (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="trunc")), _SO, "FmodBackward1"),
     "atan2": ("Atan2", np.arctan2, _ANY, True, "atan2_cpu",
-              (lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: g * -a / (a * a + b * b)), _SO, ""),
+              (lambda g, a, b: g * b * _atan2_recip(a, b), lambda g, a, b: g * -a * _atan2_recip(a, b)), _SO, ""),
     "hypot": ("Hypot", np.hypot, _FLT, False, "hypot_cpu",
               (lambda g, a, b, r: g * a / r, lambda g, a, b, r: g * b / r), _SOR, ""),
     "maximum": ("Maximum", np.maximum, _ANY, False, "maximum_cpu", lambda g, a, b: _max_grads(g, a, b, _gt),

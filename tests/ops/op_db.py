@@ -678,6 +678,24 @@ def _nn_entries():
                                 snc((3, 4), (3, 4)))))
         out.append(OpInfo(f"F.nll_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.nll_loss(x, t, reduction=r),
                           nll))
+        pairs = fixed(s((3, 4), (3, 4)), s((5,), (5,), dtype=F64), s((), ()), snc((3, 4), (3, 4)))
+        # probabilities strictly inside (0, 1); weight and pos_weight cannot require grad (torch's error)
+        out.append(OpInfo(f"F.binary_cross_entropy {red}", lambda lib, x, t, r=red: lib.nn.functional
+                          .binary_cross_entropy(x.sigmoid(), t.sigmoid(), reduction=r), pairs))
+        out.append(OpInfo(f"F.binary_cross_entropy weight {red}", lambda lib, x, t, w, r=red: lib.nn.functional
+                          .binary_cross_entropy(x.sigmoid(), t.sigmoid(), w.detach().abs(), reduction=r),
+                          fixed(s((3, 4), (3, 4), (4,)), s((5,), (5,), (5,), dtype=F64))))
+        out.append(OpInfo(f"F.binary_cross_entropy_with_logits {red}", lambda lib, x, t, r=red: lib.nn.functional
+                          .binary_cross_entropy_with_logits(x * 3, t.sigmoid(), reduction=r), pairs))
+        out.append(OpInfo(f"F.binary_cross_entropy_with_logits weights {red}", lambda lib, x, t, w, p, r=red:
+                          lib.nn.functional.binary_cross_entropy_with_logits(
+                              x * 3, t.sigmoid(), w.detach().abs(), pos_weight=p.detach().abs() + 0.5, reduction=r),
+                          fixed(s((3, 4), (3, 4), (3, 4), (4,)), s((5,), (5,), (), (5,), dtype=F64))))
+        for beta in (1.0, 0.5):
+            out.append(OpInfo(f"F.smooth_l1_loss beta={beta} {red}", lambda lib, x, t, r=red, b=beta: lib.nn.functional
+                              .smooth_l1_loss(x * 2, t, reduction=r, beta=b), pairs))
+            out.append(OpInfo(f"F.huber_loss delta={beta / 2} {red}", lambda lib, x, t, r=red, b=beta / 2:
+                              lib.nn.functional.huber_loss(x * 2, t, reduction=r, delta=b), pairs))
     return out
 
 def _comparison_entries():
