@@ -146,4 +146,4 @@ def test_saved_wrapped_number_is_a_tensor_freed_by_backward():
         assert isinstance(v, lib.Tensor) and v.item() == 2 and y.grad_fn._saved_self is None
         y.sum().backward()
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-            y.grad_fn._saved_other
+            _ = y.grad_fn._saved_other
