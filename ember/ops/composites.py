@@ -607,7 +607,11 @@ def matrix_exp(A: Tensor) -> Tensor:
 # ---------------------------------------------------------------- *_scatter: a clone written through a view
 def _scatter_through(input: Tensor, src: Tensor, view) -> Tensor:
     out = input.clone()
-    view(out).copy_(src)
+    target = view(out)
+    if isinstance(src, Tensor) and tuple(src.shape) != tuple(target.shape):  # exact sizes, as torch (no broadcast)
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
     return out
 
 
@@ -643,6 +647,10 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     refuse_tangents("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
+    if isinstance(index, Tensor) and type(index._data) is np.ndarray:  # (a batched index: checked per example)
+        from .indexing import _check_bounds
+
+        _check_bounds(index._data.reshape(-1), input.shape[d] if input.dim() else 1, "index_reduce", d)
     shape = [1] * source.dim()
     if source.dim():
         shape[d] = -1

@@ -442,9 +442,13 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += n
-    if start < 0 or start + length > n or length < 0:
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Slice.apply(input, d, start, start + length, 1)
 
