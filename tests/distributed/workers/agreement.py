@@ -62,7 +62,7 @@ elif mode == "timeout":
         time.sleep(600)  # never joins; the launcher's own timeout (far longer than 2 s) would end a hung job
     dist.all_reduce(ember.ones(3))
 elif mode == "early_exit":
-    for step in range(3 if rank == 1 else 5):
+    for _step in range(3 if rank == 1 else 5):
         dist.all_reduce(ember.ones(3))
 elif mode == "destroyed":
     if rank == 1:
