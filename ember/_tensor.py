@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 import weakref
+from operator import index as _operator_index
 from collections import OrderedDict
 from typing import Callable
 
@@ -1662,8 +1663,22 @@ def _wrap_dim_strict(dim: int, ndim: int) -> int:
     return _wrap_dim(dim, ndim)
 
 
+def _as_dim(dim) -> int:
+    """``dim`` as an int (Python and NumPy integers, integer 0-d tensors); torch's TypeError for anything else."""
+    if type(dim) is int:
+        return dim
+    if not isinstance(dim, bool):
+        try:
+            return _operator_index(dim)
+        except TypeError:
+            pass
+    raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     n = max(ndim, 1)
+    if type(dim) is not int:
+        dim = _as_dim(dim)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")

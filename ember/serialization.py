@@ -22,6 +22,7 @@ import sys
 import uuid
 import warnings
 import zipfile
+import zlib
 from typing import IO, Any, Callable, Union
 
 import numpy as np
@@ -596,6 +597,21 @@ class _WeightsUnpickler(pickle._Unpickler):
 
     dispatch[pickle.NEWOBJ[0]] = load_newobj
 
+    def load(self) -> Any:
+        """The unpickled object; a damaged pickle raises torch's UnpicklingError, never the pure-Python unpickler's
+        internals (a KeyError for an unknown opcode, IndexError on an empty stack ...)."""
+        try:
+            return super().load()
+        except pickle.UnpicklingError:
+            raise
+        except KeyError as e:  # an opcode the pickle protocol does not have: the bytes are not a pickle
+            code = e.args[0] if e.args else "?"
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}WeightsUnpickler error: \n\nUnsupported operand {code}"
+                                         "\n\n(ember: the checkpoint's data.pkl is damaged or not a pickle)") from None
+        except (EOFError, IndexError, ValueError, TypeError, AttributeError, struct.error, UnicodeDecodeError) as e:
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}WeightsUnpickler error: {type(e).__name__}: {e}\n\n"
+                                         "(ember: the checkpoint's data.pkl is damaged or truncated)") from None
+
 
 def _resolve_location(location: str, map_location) -> None:
     """Check that storages saved on ``location`` can live on the CPU under ``map_location``."""
@@ -638,7 +654,8 @@ class _Archive:
                                    "torch.save checkpoints")
             raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
         self.prefix = prefix
-        order = zf.read(f"{prefix}/byteorder").decode() if f"{prefix}/byteorder" in names else sys.byteorder
+        order = (_read_record(zf, f"{prefix}/byteorder").decode(errors="replace") if f"{prefix}/byteorder" in names
+                 else sys.byteorder)
         if order not in ("little", "big"):
             raise RuntimeError(f"unknown byteorder {order!r} in the checkpoint")
         self.byteorder = order
@@ -673,13 +690,17 @@ class _Archive:
             return np.frombuffer(self.mapped, dt, count=numel, offset=self._data_offset(info))
         arr = np.empty(numel, dt)
         view = memoryview(arr.view(np.uint8))
-        with self.zf.open(info) as fh:
-            pos = 0
-            while pos < len(view):
-                n = fh.readinto(view[pos:pos + _CHUNK])
-                if not n:
-                    raise RuntimeError(f"storage record {name} ended early")
-                pos += n
+        try:
+            with self.zf.open(info) as fh:
+                pos = 0
+                while pos < len(view):
+                    n = fh.readinto(view[pos:pos + _CHUNK])
+                    if not n:
+                        raise RuntimeError(f"storage record {name} ended early")
+                    pos += n
+        except (zipfile.BadZipFile, zlib.error, EOFError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or archive is "
+                               f"corrupted (ember: {e})") from None
         return arr
 
     def _data_offset(self, info: zipfile.ZipInfo) -> int:
@@ -734,5 +755,16 @@ def _load_file(fh: IO[bytes], map_location, encoding: str, mapped: _mmap.mmap | 
                            "PyTorch 1.6); this file is not a zip archive") from None
     with zf:
         archive = _Archive(zf, map_location, mapped)
-        data = zf.read(f"{archive.prefix}/data.pkl")
+        data = _read_record(zf, f"{archive.prefix}/data.pkl")
         return _WeightsUnpickler(io.BytesIO(data), archive.storage, encoding=encoding).load()
+
+
+def _read_record(zf: zipfile.ZipFile, name: str) -> bytes:
+    """A record of the archive; a damaged one raises torch's PytorchStreamReader error (not zipfile's)."""
+    try:
+        return zf.read(name)
+    except KeyError:
+        raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or archive is corrupted "
+                           f"(ember: {e})") from None

@@ -225,7 +225,10 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
         return y
     idx = y.argmax(dim, keepdim=True)
     onehot = _wrap(np.zeros(y.shape, y._data.dtype), y._dtype)
-    np.put_along_axis(onehot._data, idx._data, 1, _wrap_dim(dim, y.dim()))
+    if y.dim() == 0:  # a 0-d input is its own one-hot
+        onehot._data[...] = 1
+    else:
+        np.put_along_axis(onehot._data, idx._data, 1, _wrap_dim(dim, y.dim()))
     return onehot - y.detach() + y
 
 
@@ -300,6 +303,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training) or the running ones (eval)."""
+    if not training and running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    _check_channel_params(input.shape[1] if input.dim() > 1 else 0, 1, running_mean=running_mean,
+                          running_var=running_var, weight=weight, bias=bias)
     if training:
         count = input.numel() // max(input.shape[1], 1) if input.dim() >= 2 else 1
         if count == 1:
@@ -318,6 +325,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return _affine(out, weight, bias, shape)
 
 
+def _check_channel_params(channels: int, repeat: int, **params) -> None:
+    """torch's check that per-channel statistics and affine parameters have one element per channel (instance norm
+    repeats them over the batch, and so does its message)."""
+    for name, t in params.items():
+        if t is not None and t.numel() * repeat != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel() * repeat}")
+
+
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -330,6 +345,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each (sample, channel) over its spatial dims."""
+    if input.dim() >= 2:
+        n = input.shape[0]
+        _check_channel_params(n * input.shape[1], n, running_mean=running_mean, running_var=running_var,
+                              weight=weight, bias=bias)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
     if use_input_stats or running_mean is None:
@@ -363,6 +382,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
     dims = _check_normalized_shape(input, normalized_shape)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
@@ -651,19 +672,26 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     """(C, targets moved to (N, 1, d1, ...), mask of counted elements); torch's shape and range errors."""
     t = target._data
-    if input.dim() < 1:
+    nd = input.dim()
+    if nd < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if input.dim() == 1:
+    # torch's nll_loss_nd: the batch first, then the checks of the kernel the input's rank selects
+    if nd > 1 and input.shape[0] != (t.shape[0] if t.ndim else 0):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    if nd == 1:
         if t.ndim != 0:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.shape[0] != (t.shape[0] if t.ndim else -1):
-        if t.ndim == 1 or t.ndim == input.dim() - 1:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({t.shape[0] if t.ndim else 0}).")
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif t.ndim != input.dim() - 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.dim() > 2 and tuple(t.shape[1:]) != tuple(input.shape[2:]):
+    elif nd == 2:
+        if t.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif nd == 4:
+        if t.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                               f"{t.ndim}")
+        if tuple(t.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(t.shape)}")
+    elif tuple(t.shape) != (input.shape[0], *input.shape[2:]):
         want = [input.shape[0], *input.shape[2:]]
         raise RuntimeError(f"Expected target size {want}, got {list(t.shape)}")
     if target._dtype not in (_D.int64, _D.uint8):

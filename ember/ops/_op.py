@@ -62,6 +62,7 @@ import sys
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import foreign_error as _foreign_error
 from .._tensor import Tensor, _wrap, _wrap_out, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
@@ -131,26 +132,33 @@ class Op(G.Node):
     @classmethod
     def apply(cls, *args):
         """Run the op on Tensors / Python values, recording a node when a graph is needed."""
-        if _mode.interpose is not None:  # a forward-AD or vmap level sees the op first
-            return _mode.interpose.process(cls, args)
-        if _mode.grad_enabled:
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    return _record(cls, args)
-        # No graph: unwrap without building a list for the common arities.
-        n = len(args)
-        if n == 2:
-            a, b = args
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
-        elif n == 1:
-            a = args[0]
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a)
-        elif n == 3:
-            a, b, c = args
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
-                              c._data if isinstance(c, Tensor) else c)
-        else:
-            out = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+        try:  # (costs nothing unless raised: NOTE [allocation failures] in ember/_malloc.py)
+            if _mode.interpose is not None:  # a forward-AD or vmap level sees the op first
+                return _mode.interpose.process(cls, args)
+            if _mode.grad_enabled:
+                for a in args:
+                    if isinstance(a, Tensor) and a._requires_grad:
+                        return _record(cls, args)
+            # No graph: unwrap without building a list for the common arities.
+            n = len(args)
+            if n == 2:
+                a, b = args
+                out = cls.forward(None, a._data if isinstance(a, Tensor) else a,
+                                  b._data if isinstance(b, Tensor) else b)
+            elif n == 1:
+                a = args[0]
+                out = cls.forward(None, a._data if isinstance(a, Tensor) else a)
+            elif n == 3:
+                a, b, c = args
+                out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
+                                  c._data if isinstance(c, Tensor) else c)
+            else:
+                out = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+        except (MemoryError, TypeError, ValueError, IndexError) as e:  # NOTE [foreign errors] in ember/_malloc.py
+            err = _foreign_error(_public_name(cls), args, e)
+            if err is e:
+                raise
+            raise err from None
         if type(out) is tuple:
             return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)
         t = _wrap(out, _BY_DT.get(out.dtype) or _dtype_of(out))
@@ -362,6 +370,12 @@ def _record(cls, args):
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+def _public_name(cls) -> str:
+    """The torch function name an op class stands for, for error messages (``LeakyReluBackward0`` -> leaky_relu)."""
+    stem = cls._name.rsplit("::", 1)[-1].split("Backward")[0]
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(stem))
 
 
 def _needed(edges: tuple, inputs: tuple) -> bool:

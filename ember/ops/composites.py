@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ._op import Op, refuse_tangents
@@ -959,3 +960,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
+_translate_errors_of(globals(), __all__)

@@ -48,9 +48,13 @@ def _convert_key(key, shape=None):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             basic = False
+        elif isinstance(k, str):  # torch tries to make a tensor of it
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                            f"are valid indices (got {type(k).__name__})")
+            cls = type(k)
+            name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             f"are valid indices (got {name})")
     if not basic and shape is not None:
         return _torch_order(tuple(out), shape), False
     return tuple(out), basic

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear, silent
 
@@ -1131,3 +1132,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): functions that compute on arrays before (or instead of) an op
+_translate_errors_of(globals(), ("repeat_interleave", "broadcast_shapes", "roll", "rot90", "tile", "meshgrid",
+                                 "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "unflatten"))

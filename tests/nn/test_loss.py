@@ -185,6 +185,15 @@ def test_class_loss_modules():
 
 
 ERRORS = [
+    # target shapes, per input rank (torch's nll_loss_nd): the (2, 3, 4) input with a 1-d target
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3, 4), lib.tensor([0, 1])),
+    lambda lib: F(lib).cross_entropy(lib.randn(2, 3, 4), lib.tensor([0, 1])),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3, 4), lib.zeros(3, 4, dtype=lib.int64)),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3, 4), lib.zeros(2, 4, 1, dtype=lib.int64)),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3, 4, 5), lib.zeros(2, 4, dtype=lib.int64)),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3, 4, 5), lib.zeros(2, 4, 6, dtype=lib.int64)),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3), lib.zeros(2, 1, dtype=lib.int64)),
+    lambda lib: F(lib).nll_loss(lib.randn(2, 3), lib.tensor(0)),
     lambda lib: F(lib).cross_entropy(lib.randn(3, 4), lib.tensor([0, 1, 5])),
     lambda lib: F(lib).nll_loss(lib.randn(3, 4), lib.tensor([0, 1, -2])),
     lambda lib: F(lib).cross_entropy(lib.randn(3, 4), lib.tensor([0, 1])),

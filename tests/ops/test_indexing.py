@@ -293,3 +293,10 @@ def test_take_along_dim_refuses_what_torch_wraps(bad):
 ])
 def test_scatter_views_and_narrow_errors(fn):
     same_error(fn)
+
+
+@pytest.mark.parametrize("key", [1.5, (0, 1.5), np.float64(1.0), 2j, object(), "a"])
+def test_index_of_a_wrong_type_raises_torchs_error(key):
+    """x[1.5]: torch's IndexError (a str gives torch's TypeError)."""
+    same_error(lambda lib: lib.arange(6).reshape(2, 3)[key])
+    same_error(lambda lib: lib.arange(6).reshape(2, 3).__setitem__(key, 1))
