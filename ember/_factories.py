@@ -61,7 +61,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
 
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                       "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         if data._requires_grad:  # a copy of the values only: autograd.explain names this line
             _prov.note_break(data, "torch.tensor(x)")
     d = _dt(dtype)

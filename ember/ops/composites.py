@@ -887,7 +887,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     factors are differentiable."""
     E = _E()
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
-                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
     if not pivot:
         raise RuntimeError("LU without pivoting is not implemented on the CPU")
     if A.dim() < 2:
@@ -951,7 +951,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     E = _E()
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
                   "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.", UserWarning,
-                  stacklevel=2)
+                  stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
     n = LU_data.shape[-1]
     if LU_data.shape[-2] != n:
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")

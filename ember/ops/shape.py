@@ -1113,7 +1113,7 @@ def meshgrid(*tensors, indexing: str | None = None):
         import warnings
 
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
