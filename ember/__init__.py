@@ -32,6 +32,9 @@ from ._device import device as _device_cls
 
 __version__ = "0.1.0"
 
+# torch.pi / e / inf / nan: Python floats, as torch's
+from math import pi, e, inf, nan  # noqa: E402
+
 # Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
 # optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
 __getattr__, __dir__ = _lazy.attach(__name__, {
@@ -43,7 +46,11 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
         "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
-    "special": ".special", "testing": ".testing"})
+    "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
+    "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
+    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
+    "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
+    "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
@@ -118,9 +125,10 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
+    import builtins
     import os
 
-    return int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
+    return builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))  # (``int`` is ember.int32 here)
 
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches

@@ -341,6 +341,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
         gc.disable()
     fp_token = _quiet_numpy()  # backward formulas meet inf/nan as torch's do: no NumPy RuntimeWarnings
     callbacks = _push_task()
+    profiler = _mode.profiler  # NOTE [profiler]: read once per backward
     pending = None  # the single node made ready by the last step: run next without the heap (chains)
     try:
         while True:
@@ -370,7 +371,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                         grads = _checked_all(hook, grads, r)
             edges = fn._next
             try:
-                result = fn._apply(grads)
+                result = fn._apply(grads) if profiler is None else profiler.evaluate(fn, grads)
                 if edges and len(result) != len(edges):
                     _validate(fn, result, edges)  # raises
                 if h is not None and h.post:

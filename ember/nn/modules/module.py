@@ -450,6 +450,11 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def share_memory(self) -> "Module":
+        """Move every parameter and buffer (and their gradients) to shared memory, for processes to update."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
         return self
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
