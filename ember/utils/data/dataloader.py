@@ -147,9 +147,9 @@ class _BaseIter:
         if loader.pin_memory:  # there is no accelerator: pinning is a no-op, as torch says on a CPU-only host
             if loader.pin_memory_device:
                 warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                              f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+                              f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=4)
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)
+                          "memory won't be used.", stacklevel=4)  # (the user's iter(loader) / for loop)
 
     def __iter__(self):
         return self
