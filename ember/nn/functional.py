@@ -823,6 +823,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
         _broadcast_pair(input, weight)
+        if tuple(weight.shape) != tuple(input.shape):  # torch expands it (and saves the expanded view)
+            weight = weight.expand(input.shape)
     _not_differentiable("binary_cross_entropy", weight=weight)
     return _N.BinaryCrossEntropy.apply(input, target, weight, reduction)
 

@@ -57,6 +57,12 @@ CASES = {
     "clamp_tensor": (lambda lib, x, lo, hi: lib.clamp(x, lo, hi), (_std(4), _std(4) - 1, _std(4) + 1)),
     "clamp_min_tensor": (lambda lib, x, lo: lib.clamp(x, min=lo), (_std(4), _std(4))),
     "clamp_max_tensor": (lambda lib, x, hi: lib.clamp(x, max=hi), (_std(4), _std(4))),
+    "binary_cross_entropy": (lambda lib, x, t: lib.nn.functional.binary_cross_entropy(x.sigmoid(), t),
+                             (_std(2, 3), _pos(2, 3) / 2)),
+    "binary_cross_entropy weight": (lambda lib, x, t, w: lib.nn.functional.binary_cross_entropy(x, t, w),
+                                    (_pos(2, 3) / 2, _pos(2, 3) / 2, _pos(3)), 2),
+    "smooth_l1_loss": (lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b, beta=0.5), (_std(3), _std(3))),
+    "huber_loss": (lambda lib, a, b: lib.nn.functional.huber_loss(a, b, delta=0.5), (_std(3), _std(3))),
     "binary_cross_entropy_with_logits": (
         lambda lib, x, t, w, p: lib.nn.functional.binary_cross_entropy_with_logits(x, t, w, pos_weight=p),
         (_std(2, 3), _pos(2, 3) / 2, _pos(2, 3), _pos(3)), 2),
