@@ -46,7 +46,7 @@ applied: bool = _tune()
 
 # NOTE [allocation failures]: NumPy raises MemoryError when an allocation fails; torch raises RuntimeError
 # ("DefaultCPUAllocator: can't allocate memory ..."), and training code catches RuntimeError to skip a batch that
-# does not fit. Ops (Op.apply), backward (the engine) and the factories turn NumPy's error into ``AllocationError``:
+# does not fit. Ops (Op.apply), backward (autograd.backward/grad) and the factories turn NumPy's error into ``AllocationError``:
 # a RuntimeError with torch's message that is still a MemoryError.
 class AllocationError(RuntimeError, MemoryError):
     """An allocation that failed: torch's CPU allocator error (a RuntimeError), still a MemoryError."""

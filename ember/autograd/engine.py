@@ -32,7 +32,6 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from .._malloc import translating_allocation_errors
 from .._tensor import Tensor, Size, _wrap
 from . import anomaly_mode as _anomaly
 from .graph import AccumulateGrad, _ref_counts
@@ -282,7 +281,6 @@ def _call_tensor_hooks(fn, grads):
     return grads
 
 
-@translating_allocation_errors  # NOTE [allocation failures] in ember/_malloc.py
 def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, inputs=None,
                  accumulate: bool = True, allow_unused: bool = True):
     """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not

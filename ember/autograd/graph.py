@@ -151,7 +151,7 @@ class Node:
                 elif s is not None:
                     numbers = True
             if numbers:
-                self._saved = _free_numbers(self, saved)
+                _free_numbers(self, saved)
 
     def __getattr__(self, name: str) -> Any:
         # torch exposes saved values as grad_fn._saved_<name> and grad_fn._raw_saved_<name>.
@@ -181,12 +181,17 @@ class Node:
         return f"<{self.name().rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
 
-def _free_numbers(node: Node, saved: tuple) -> tuple:
-    """``saved`` with the Python numbers saved for tensor slots (``x * 2``'s 2) freed: torch saves them as wrapped
-    tensors, freed by backward like any saved tensor, so a second backward fails exactly when torch's does."""
+def _free_numbers(node: Node, saved) -> None:
+    """Free the Python numbers ``node`` saved for tensor slots (``x * 2``'s 2): torch saves them as wrapped tensors,
+    freed by backward like any saved tensor, so a second backward fails exactly when torch's does."""
     idx, nin = type(node)._save_idx, len(node._next)
-    return tuple(_FREED if s is not None and type(s) is not SavedTensor and 0 <= idx[k] < nin else s
-                 for k, s in enumerate(saved))
+    if type(saved) is not list:  # (an op's saved values are a list; other nodes' a tuple)
+        saved = list(saved)
+        node._saved = saved
+    for k in range(len(saved)):
+        s = saved[k]
+        if s is not None and type(s) is not SavedTensor and 0 <= idx[k] < nin:
+            saved[k] = _FREED
 
 
 class AccumulateGrad(Node):

@@ -111,7 +111,7 @@ class Op(G.Node):
     _save_idx: tuple = ()
     # NOTE [declaring an op]: saved name -> the input names whose gradient needs it (absent: always saved)
     save_for: dict | None = None
-    _save_need: tuple | None = None  # per ``save`` entry: input indices that need it, or None (always)
+    _save_need: tuple | None = None  # per ``save`` entry: the input index (or indices) that need it; None: always
     # Optional ``raw(ctx, grad, *saved)``: ``backward`` on the saved values' arrays (NOTE [raw backward]).
     raw = None
 
@@ -122,9 +122,10 @@ class Op(G.Node):
         # type(t.grad_fn).__name__ reads as in torch ("CopySlices" while name() is "torch::autograd::CopySlices")
         cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
-        if cls.save_for:
-            cls._save_need = tuple(tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for
-                                   else None for n in cls.save)
+        if cls.save_for:  # per saved value: the one input index (an int) or the indices whose gradient needs it
+            need = [tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for else None
+                    for n in cls.save]
+            cls._save_need = tuple(w[0] if w is not None and len(w) == 1 else w for w in need)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
         if cls.is_view:
             cls.reduced_native = True
@@ -401,15 +402,24 @@ def _record(cls, args):
     if cls._save_idx:
         saved = []
         need = cls._save_need
-        for k, i in enumerate(cls._save_idx):
-            if need is not None and need[k] is not None and not _needed(node._next, need[k]):
-                saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
-            elif i < 0:
-                saved.append(_make_saved(first, True, 0))
-            else:
-                a = args[i]
-                saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        node._saved = tuple(saved)
+        if need is None:
+            for i in cls._save_idx:
+                if i < 0:
+                    saved.append(_make_saved(first, True, 0))
+                else:
+                    a = args[i]
+                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        else:
+            nxt = node._next
+            for i, w in zip(cls._save_idx, need):
+                if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
+                    saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
+                elif i < 0:
+                    saved.append(_make_saved(first, True, 0))
+                else:
+                    a = args[i]
+                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        node._saved = saved  # (a list: backward frees its values in place)
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
