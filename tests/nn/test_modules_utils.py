@@ -33,7 +33,7 @@ def test_reverse_repeat_tuple(t, n):
 @pytest.mark.parametrize("out_size,defaults", [([None, 4], [1, 2, 3]), ([5, None], [7, 8, 9]), (6, [1, 2]),
                                                ([None, None], [1, 2]), ([1, 2, 3], [1, 2])])
 def test_list_with_default(out_size, defaults):
-    same_outcome(lambda lib: getattr(lib.nn.modules.utils, "_list_with_default")(out_size, defaults))
+    same_outcome(lambda lib: lib.nn.modules.utils._list_with_default(out_size, defaults))
 
 
 def _ddp_state(lib):
