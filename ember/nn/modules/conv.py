@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch's arguments, defaults, init and printed form)."""
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch's arguments, defaults, init and printed form)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -102,7 +102,7 @@ class _Conv(_ConvNd):
                          padding_mode, 0, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        fn = F.conv1d if self._nd == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -122,6 +122,12 @@ class Conv2d(_Conv):
     """2-d convolution over (N, C_in, H, W) input."""
 
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-d convolution over (N, C_in, D, H, W) input."""
+
+    _nd = 3
 
 
 class _ConvTranspose(_ConvNd):
@@ -151,7 +157,7 @@ class _ConvTranspose(_ConvNd):
         return tuple(opad)
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
                   self.groups, self.dilation)
 
@@ -166,3 +172,9 @@ class ConvTranspose2d(_ConvTranspose):
     """2-d transposed convolution over (N, C_in, H, W) input."""
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-d transposed convolution over (N, C_in, D, H, W) input."""
+
+    _nd = 3
