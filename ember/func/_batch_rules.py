@@ -864,7 +864,9 @@ def _register_late() -> None:
     for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
               pooling._MaxPoolWithIndices, pooling._AvgPool, pooling._AdaptiveMaxPool):
         RULES[c] = _fold((0,))
-    RULES[grid_sample._GridSampler] = _fold((0, 1))  # input and grid share the sample dim
+    for c in (grid_sample._GridSampler, grid_sample.TapGather, grid_sample.TapScatter, pooling._MaxUnpool,
+              pooling._FractionalMaxPool):
+        RULES[c] = _fold((0, 1))  # both tensors lead with the sample dim
     RULES[resample._AxisMap] = _fold((0, 1))
     RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
     RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype

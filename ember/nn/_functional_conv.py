@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _all_examples
 from ..ops import conv as _C, pooling as _P, resample as _R
 from .. import _factories as _fac
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
@@ -340,8 +340,9 @@ def _adaptive_size(x: Tensor, output_size, nd: int, name: str) -> tuple:
     out = tuple(x.shape[-nd + i] if v is None else int(v) for i, v in enumerate(sizes))
     if any(v < 0 for v in out):
         if name.startswith("adaptive_avg"):
+            got = f"{out[0]}, {out[1]}" + (f",{out[2]}" if nd == 3 else "")  # (torch's spacing, per rank)
             raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
-                               f"{{{', '.join(map(str, out[:-1]))},{out[-1]}}}")
+                               f"{{{got}}}")
         shape = list(x.shape[:-nd]) + list(out)
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {shape}")
     return out
@@ -474,7 +475,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 # ------------------------------------------------------------------ interpolation
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 _CUBIC_A = -0.75  # torch's bicubic (Keys' cubic convolution with A = -0.75); antialiasing uses PIL's -0.5
 
@@ -622,7 +623,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                          "4-D tensor as input")
     if mode in _LINEAR and _LINEAR[mode] != nd and nd in (1, 2, 3):
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
-    if mode not in _MODES or nd not in (1, 2, 3):
+    if mode not in _MODES or nd not in (1, 2, 3) or mode == "bicubic" and nd != 2:
         if mode == "lanczos" and nd == 2:
             raise NotImplementedError("ember: interpolate mode 'lanczos' is not supported")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
@@ -733,7 +734,7 @@ def _max_unpool(input: Tensor, indices: Tensor, size: tuple) -> Tensor:
         if input.shape[d] == 0:
             raise RuntimeError(f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but got {list(input.shape)} with dimension {d} being empty.")
-    idx = indices._data
+    idx = _all_examples(indices)  # (under vmap: every example's indices)
     bad = (idx < 0) | (idx >= math.prod(size))
     if bad.any():
         raise RuntimeError(f"Found an invalid max index: {int(idx[bad].flat[0])} (output volumes are of size "
@@ -769,8 +770,11 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     if output_size is None:
-        if nd == 2 and isinstance(output_ratio, (tuple, list)) and len(output_ratio) > 2:
-            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        if nd == 2:  # (torch's 2-d form takes len() of the ratio, so a plain number raises there)
+            if not isinstance(output_ratio, (tuple, list)):
+                raise TypeError(f"object of type '{type(output_ratio).__name__}' has no len()")
+            if len(output_ratio) > 2:
+                raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
         ratio = tuple(output_ratio) * (nd if len(output_ratio) == 1 else 1) if isinstance(
             output_ratio, (tuple, list)) else (output_ratio,) * nd
         output_size = [int(input.shape[-nd + i] * ratio[i]) for i in range(nd)]
@@ -790,19 +794,26 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         if input.shape[d] == 0:
             raise RuntimeError(f"{where}: Expected input to have non-zero size for non-batch dimensions, but got"
                                f"{_shape_str(input)} with dimension {d} being empty.")
-    if samples.dtype != input.dtype:
-        raise RuntimeError("Expect _random_samples to have the same dtype as input")
-    if samples.dim() != 3 or samples.shape[2] != nd:
-        raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[-1]}.")
     names = ("time", "height", "width")[-nd:]
     for i in range(nd):
         n = input.shape[-nd + i]
         # (torch's 3-d check is strict where its 2-d one is not)
         if out[i] + k[i] - 1 > n or (nd == 3 and out[i] + k[i] - 1 == n):
             raise RuntimeError(f"{where}: pool {names[i]} {k[i]} too large relative to input {names[i]} {n}")
-    x = input if batched else input.unsqueeze(0)
-    y, idx = _P.fractional_max_pool(x, k, out, samples)
-    return (y, idx) if batched else (y.squeeze(0), idx.squeeze(0))
+    if samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    n_batch, planes = (input.shape[0] if batched else 1), input.shape[-nd - 1]
+    if samples.shape[0] < n_batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != planes:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != nd:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}.")
+    if samples.shape[0] > n_batch:
+        samples = samples[:n_batch]
+    return _P.fractional_max_pool(input, k, out, samples)
 
 
 def _fractional_fns(nd: int):

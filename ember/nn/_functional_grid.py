@@ -25,26 +25,27 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
                  align_corners: bool) -> Tensor:
     """torch.grid_sampler: grid_sample with the modes as integers (checks of the ATen function)."""
     if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{_title(input.dtype).lower()} and grid has {_title(grid.dtype).lower()}")
+        raise RuntimeError(f"expected scalar type {_title(input.dtype)} but found {_title(grid.dtype)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {_sizes(grid)}")
     if input.dim() not in (4, 5) or input.dim() != grid.dim():
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got "
-                           f"input with sizes {_sizes(input)} and grid with sizes {_sizes(grid)}")
+        raise RuntimeError(f"grid_sampler(): expected {4 if input.dim() == 4 else 5}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {_sizes(input)} and grid with sizes "
+                           f"{_sizes(grid)}")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {_sizes(input)} and grid with sizes {_sizes(grid)}")
-    nd = input.dim() - 2
-    if grid.shape[-1] != nd:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, but got grid with "
-                           f"sizes {_sizes(grid)}")
     for d in range(2, input.dim()):
         if input.shape[d] == 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {_sizes(input)} with dimension {d} being empty")
+    nd = input.dim() - 2
     if nd == 3 and interpolation_mode == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if not input.is_floating_point():
-        raise RuntimeError(f'"grid_sampler_{nd}d_cpu" not implemented for \'{_title(input.dtype)}\'')
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(input.dtype)}\'')
     return _G.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
@@ -77,25 +78,25 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
+    given, size = size, list(size)  # (torch's messages show the size as given)
     shape = f"torch.Size([{', '.join(map(str, theta.shape))}])"
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {shape}.")
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {given}. Got {shape}.")
         spatial = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {shape}.")
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. Got {shape}.")
         spatial = size[-3:]
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                  f"respectively. Got size {size}.")
+                                  f"respectively. Got size {given}.")
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
                       "affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
     if theta.shape[0] != size[0]:
         raise RuntimeError(f"Expected size[0] to equal theta.size(0) ({theta.shape[0]}), but got {size[0]}")
     return _G.affine_grid_generator(theta, size, align_corners)
