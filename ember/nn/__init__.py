@@ -1,5 +1,5 @@
 """ember.nn: Module, Parameter, layers, functional API and init, as torch.nn."""
-from .parameter import Parameter, Buffer, UninitializedParameter
+from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
                       Bilinear, LazyLinear)
 from .modules import LAZY_NAMES as _LAZY_LAYERS
@@ -13,6 +13,6 @@ __getattr__, __dir__ = attach(__name__, {"utils": ".utils", "parallel": ".parall
                                          "DataParallel": ".parallel:DataParallel",
                                          **{n: f".modules:{n}" for n in _LAZY_LAYERS}})
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils", "parallel", "DataParallel",
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils", "parallel", "DataParallel",
            "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "LazyLinear", *_LAZY_LAYERS]

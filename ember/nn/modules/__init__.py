@@ -7,7 +7,8 @@ from .linear import Identity, Linear, Bilinear, LazyLinear
 
 # submodule -> the layers it defines (its __all__; tests/core/test_lazy_imports.py keeps the two equal)
 LAZY_FAMILIES = {
-    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"),
+    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+             "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"),
     "pooling": ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
                 "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
                 "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
@@ -23,7 +24,9 @@ LAZY_FAMILIES = {
                    "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance",
                    "LogSigmoid", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"),
     "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-                      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm"),
+                      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d",
+                      "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+                      "LazyInstanceNorm3d"),
     "dropout": ("Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"),
     "sparse": ("Embedding", "EmbeddingBag"),
     "flatten": ("Flatten", "Unflatten"),
