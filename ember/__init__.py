@@ -47,6 +47,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
         "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
         "pixel_unshuffle")},
     **{name: f".nn._functional_grid:{name}" for name in ("grid_sampler", "affine_grid_generator")},
+    "_weight_norm": ".nn.utils._weight_norm:_weight_norm", "norm_except_dim": ".nn.utils._weight_norm:norm_except_dim",
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",

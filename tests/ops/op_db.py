@@ -535,6 +535,12 @@ def _decomposition_entries():
                fixed(_mk(_r, (4, 2), dtype=F64)), grad=False),
         OpInfo("linalg.qr r", lambda lib, a: tuple(lib.linalg.qr(a, mode="r")), fixed(_mk(_r, (4, 3), dtype=F64)),
                grad=False),
+        # torch cannot differentiate geqrf: values (LAPACK's reflectors and tau) and node name only
+        OpInfo("geqrf", lambda lib, a: tuple(lib.geqrf(a)), fixed(*tall, *wide), grad=False),
+        # a composition of ember ops (torch's node is LinalgHouseholderProductBackward0)
+        OpInfo("linalg.householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t),
+               fixed(_mk(_r, (4, 3), (3,), dtype=F64), _mk(_r, (2, 3, 3), (2, 2), dtype=F64), _mk(_r, (5, 3), (1,))),
+               check_grad_fn=False),
         # eigenvectors and singular vectors are fixed only up to sign: compare |V| (a sign-invariant loss)
         OpInfo("linalg.eigh", lambda lib, a: _eigh_inv(lib.linalg.eigh(a)), sym, check_grad_fn=False, **T),
         OpInfo("linalg.eigh UPLO=U", lambda lib, a: _eigh_inv(lib.linalg.eigh(a, UPLO="U")),

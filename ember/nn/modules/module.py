@@ -467,8 +467,9 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -476,7 +477,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {})
+            r = hook(self, destination, prefix, local_metadata)
             if r is not None:
                 destination = r
         return destination
@@ -630,9 +631,13 @@ class Module:
         return self.register_full_backward_hook(hook)
 
     def register_state_dict_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after the module's entries are saved (may return a
+        new state_dict)."""
         h = _graph.RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
+
+    _register_state_dict_hook = register_state_dict_hook  # (torch's private spelling)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""
