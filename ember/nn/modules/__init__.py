@@ -40,6 +40,7 @@ LAZY_FAMILIES = {
     "transformer": ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
                     "TransformerDecoder", "Transformer"),
     "channelshuffle": ("ChannelShuffle",),
+    "adaptive": ("AdaptiveLogSoftmaxWithLoss",),
 }
 LAZY_NAMES = tuple(n for names in LAZY_FAMILIES.values() for n in names)
 
