@@ -93,6 +93,18 @@ def _pad_coord(u, n: int, padding: int, align: bool):
     return u, slope * inside
 
 
+def _unnormalize(g: np.ndarray, n: int, align: bool, nd: int) -> np.ndarray:
+    """Grid coordinates in [-1, 1] as source coordinates, rounded as torch's CPU kernels round them (the 2-d kernel
+    is vectorized with a fused multiply-add; long double stands in for it): grid points on cell centres and
+    borders fall on the same side as in torch, so one-sided gradients there agree."""
+    dt = g.dtype.type
+    if nd == 3:
+        return ((g + 1) / 2) * dt(n - 1) if align else ((g + 1) * dt(n) - 1) / 2
+    if align:
+        return (g + 1) * dt((n - 1) / 2)
+    return ((g + 1).astype(np.longdouble) * np.longdouble(dt(n / 2)) - np.longdouble(0.5)).astype(dt)
+
+
 def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
     """The taps of every output cell (NOTE [grid sampling as taps]).
 
@@ -105,7 +117,7 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
     for a in range(nd):  # grid coordinate a runs along spatial axis nd-1-a
         n = sizes[nd - 1 - a]
         g = grid[..., a]
-        u = ((g + 1) / 2) * (n - 1) if align else ((g + 1) * n - 1) / 2
+        u = _unnormalize(g, n, align, nd)
         slope = np.full(g.shape, dt((n - 1) / 2 if align else n / 2), g.dtype)
         if mode == 2:  # bicubic: taps from the unpadded coordinate, each tap index padded
             base = np.floor(u)
@@ -271,11 +283,16 @@ def grid_sampler(input: Tensor, grid: Tensor, mode: int, padding_mode: int, alig
 
 # ------------------------------------------------------------------ affine grids
 def _linspace(steps: int, align: bool, dtype) -> np.ndarray:
-    """torch's base coordinates of one axis: -1..1, pulled in by (n-1)/n without align_corners; [0] for one."""
+    """torch's base coordinates of one axis (bit for bit): -1..1, pulled in by (n-1)/n without align_corners; [0]
+    for one."""
     if steps <= 1:
         return np.zeros(max(steps, 0), dtype)
-    r = np.linspace(-1, 1, steps, dtype=dtype)
-    return r * dtype((steps - 1) / steps) if not align else r
+    # torch's linspace: a step in the dtype, each point start + step * i (from the end past the halfway point)
+    # with one rounding (a fused multiply-add; long double stands in for it)
+    step = np.longdouble(dtype(dtype(2.0) / dtype(steps - 1)))
+    i = np.arange(steps)
+    r = np.where(i < steps // 2, -1 + step * i, 1 - step * (steps - 1 - i)).astype(dtype)
+    return r * dtype(steps - 1) / dtype(steps) if not align else r  # (two roundings, as torch's range * (n-1) / n)
 
 
 def _base_grid(size: tuple, align: bool, dtype) -> np.ndarray:

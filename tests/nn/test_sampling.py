@@ -199,3 +199,22 @@ INTERP_ERRORS = [
 @pytest.mark.parametrize("fn", INTERP_ERRORS, ids=range(len(INTERP_ERRORS)))
 def test_interpolate_errors_match_torch(fn):
     same_error(fn)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [(2, 3, 12, 28), (1, 2, 7, 33), (1, 2, 3, 7, 9)])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_identity_grid_one_sided_gradients(dtype, size, align):
+    """An identity affine grid puts every point on a cell centre (or border), where the bilinear gradient is
+    one-sided: the grid (bit for bit) and the source coordinates round as torch's, so the side agrees. This is the
+    spatial transformer's first step."""
+    nd = len(size) - 2
+    theta = np.eye(nd, nd + 1, dtype=dtype)[None].repeat(size[0], 0)
+    x = np.random.default_rng(sum(size)).standard_normal(size).astype(dtype)
+
+    def fn(lib, x, t):
+        grid = _f(lib).affine_grid(t, size, align_corners=align)
+        return _f(lib).grid_sample(x, grid, align_corners=align), grid
+
+    eo, to = check(fn, x, theta)
+    assert np.array_equal(eo[1].detach().numpy(), to[1].detach().numpy())
