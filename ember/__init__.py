@@ -8,7 +8,7 @@ from . import _malloc  # noqa: F401 - first: glibc malloc thresholds for large N
 from . import _lazy
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
-from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
@@ -53,13 +53,17 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
     "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
-    "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage"})
+    "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
+    "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",
+    "_standard_gamma_grad": ".ops.random:_standard_gamma_grad", "_sample_dirichlet": ".ops.random:_sample_dirichlet",
+    # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
+    "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
 # Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
-(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
- BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte",
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte",
                                                 "Bool"))
 
 

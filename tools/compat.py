@@ -104,13 +104,16 @@ ANNOTATIONS = [
     ("torch.sparse", "*", "absent", "semi-structured / other sparse layouts"),
     ("torch.utils.benchmark", "Timer", "partial", "Python statements; no C++ statements or Callgrind counts"),
     ("torch.utils.benchmark", "*", "absent", "Compare tables, fuzzers and Callgrind counts"),
+    # mixed precision (docs/bfloat16.md)
+    ("torch*", "autocast", "partial", "CPU: torch's CPU op lists; names imported from ember by user code before the "
+                                     "first autocast region keep the unwrapped function"),
+    ("torch.amp", "GradScaler", "partial", "as torch's CPU build: 'cuda' disables itself, 'cpu' works"),
     # backends / devices
     ("torch.backends.mkldnn", "is_available", "partial", "False: ember has no oneDNN kernels"),
     ("torch.backends.mkl", "is_available", "partial", "False: ember's kernels are NumPy's"),
     ("torch.backends.openmp", "is_available", "partial", "False: ember's kernels are NumPy's"),
     ("torch.backends.cpu", "get_cpu_capability", "partial", "the SIMD level NumPy's kernels use"),
     ("torch.backends*", "*", "absent", "not implemented yet"),
-    ("torch.cuda", "amp", "absent", "torch.amp (another issue)"),
     ("torch.cuda", "*", "absent", "GPU-only"),
     ("torch.mps", "*", "absent", "MPS-only"),
     ("torch.cpu", "*", "absent", "torch.cpu stream/device helpers"),

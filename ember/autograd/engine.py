@@ -145,7 +145,9 @@ def _conform(g: Tensor, shape, dt) -> Tensor:
     """A valid gradient (a Tensor of a shape that expands to ``shape``) summed to ``shape`` and cast to ``dt``."""
     if g._data.shape != shape:
         # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
-        g = _sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None else g.sum_to_size(shape)
+        # (a 16-bit float sums in float32 through the op: NOTE [reduced precision] in ops/_op.py)
+        g = (_sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None and not g._dtype._reduced
+             else g.sum_to_size(shape))
     if g._dtype is not dt:
         g = g.to(dt)
     return g

@@ -357,6 +357,7 @@ from .streams import current_stream, default_stream, get_stream_from_external  #
 from .graphs import CUDAGraph, graph, graph_pool_handle, make_graphed_callables  # noqa: E402
 from .graphs import is_current_stream_capturing  # noqa: E402
 from . import graphs, memory, nccl, nvtx, profiler, random, streams  # noqa: E402
+from . import amp  # noqa: E402,F401 - torch.cuda.amp (deprecated spellings of torch.amp)
 
 __all__ += ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
             "get_rng_state_all", "set_rng_state", "set_rng_state_all", *_memory_all]

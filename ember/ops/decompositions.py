@@ -67,20 +67,22 @@ def _square_check(a: np.ndarray, fname: str, float_only: bool = True) -> None:
 
 # the CPU kernel torch names when an op meets float16 (None: "Low precision dtypes not supported")
 _HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd": "linalg_svd_cpu",
-                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu"}
+                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu",
+                 "geqrf": "geqrf_cpu"}
 
 
 def _float_check(a: np.ndarray, fname: str) -> None:
     kernel = _HALF_KERNELS.get(fname)
-    if a.dtype.kind not in "fc":
-        if fname == "linalg.eigh":
+    if a.dtype.kind not in "fc" and a.dtype not in D._REDUCED_NP:
+        if fname in ("linalg.eigh", "geqrf"):
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_dt_title(_const(a[..., :0]))}")
-    if a.dtype == np.float16 and fname != "linalg.matrix_norm":
+    if a.dtype in D._REDUCED_NP and fname != "linalg.matrix_norm":  # (these ops' forwards see 16-bit arrays:
+        name = _dt_title(_const(a[..., :0]))                         # ``reduced_native``)
         if kernel is None:
-            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got {name}")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
 def _matrix_check(a: np.ndarray, fname: str) -> None:
@@ -663,12 +665,17 @@ def multi_dot(tensors) -> Tensor:
         result = matmul(result, t)
     return result
 
+# torch has no 16-bit kernels for these: their forwards see the stored arrays and raise its errors (_float_check)
+for _cls in (LinalgInvEx, LinalgDet, LinalgSlogdet, LinalgCholeskyEx, LinalgQr, LinalgEigh, LinalgSvd):
+    _cls.reduced_native = True
+
 
 # ------------------------------------------------------------------ Householder (LAPACK geqrf / orgqr)
 class Geqrf(Op):
     """geqrf is not differentiable: backward raises torch's error"""
 
     differentiable_outputs = (0, 1)
+    reduced_native = True  # (no 16-bit kernel in torch: the check below sees the stored array)
 
     @staticmethod
     def forward(ctx, self):
@@ -682,7 +689,9 @@ class Geqrf(Op):
 def geqrf(input: Tensor, *, out=None):
     """The QR decomposition in LAPACK's form: (a, tau) with R on and above a's diagonal and the Householder
     vectors below it."""
-    _matrix_check(input._data, "geqrf")
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _float_check(input._data, "geqrf")
     return _RT.geqrf(*Geqrf.apply(input))
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._data import astype as _astype
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -99,8 +101,35 @@ def reshape(input: Tensor, *shape) -> Tensor:
 def view(input: Tensor, *shape) -> Tensor:
     """A view with a new shape (no copy; fails on incompatible strides)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        return _to_dtype(input, D.to_dtype(shape[0]))  # view(dtype) of same itemsize
+        return _view_dtype(input, D.to_dtype(shape[0]))
     return View.apply(input, _shape_args(shape))
+
+
+def _view_dtype(input: Tensor, dtype: D.dtype) -> Tensor:
+    """``input.view(dtype)``: the same bytes read as ``dtype`` (the last dim rescaled when the element sizes differ);
+    not differentiable, as torch's."""
+    if dtype is input._dtype:
+        return View.apply(input, tuple(input.shape))
+    arr = input._data
+    old, new = input._dtype.itemsize, dtype.itemsize
+    if old != new:
+        what = f"to view {input._dtype._scalar_name} as {dtype._scalar_name} (different element sizes)"
+        if arr.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if arr.shape[-1] != 1 and arr.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {arr.strides[-1] // old}")
+        if new > old:
+            ratio = new // old
+            if arr.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {arr.shape[-1]}")
+            offset = input.storage_offset()
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+    out = _wrap(arr.view(dtype.np), dtype)
+    from ._op import _link_view
+
+    _link_view(out, input)
+    return out
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -330,13 +359,14 @@ class ToCopy(Op):
     jvp = linear
     save = ()
     nattrs = 1
+    reduced_native = True  # converts the stored 16-bit values itself (NOTE [reduced precision] in ops/_op.py)
 
     @staticmethod
     @silent  # overflow to inf when narrowing (float64 -> float16), as torch
     def forward(ctx, self, dtype):
         if ctx is not None:
             ctx.dtype = D.from_numpy_dtype(self.dtype)
-        return self.astype(dtype.np)
+        return _astype(self, dtype.np)
 
     def backward(ctx, grad):
         return grad.to(ctx.dtype)
@@ -442,9 +472,13 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += n
-    if start < 0 or start + length > n or length < 0:
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Slice.apply(input, d, start, start + length, 1)
 
@@ -1108,7 +1142,7 @@ def meshgrid(*tensors, indexing: str | None = None):
         import warnings
 
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
@@ -1127,3 +1161,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): functions that compute on arrays before (or instead of) an op
+_translate_errors_of(globals(), ("repeat_interleave", "broadcast_shapes", "roll", "rot90", "tile", "meshgrid",
+                                 "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "unflatten"))

@@ -440,6 +440,9 @@ class Module:
     def half(self) -> "Module":
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> "Module":
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def cpu(self) -> "Module":
         return self
 
