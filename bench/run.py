@@ -210,7 +210,8 @@ def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed,
         f"- 1-minute load average at start / end: {env['load'][0]:.2f} / {env['load'][1]:.2f} (the machine may be "
         "shared: ratios from interleaved rounds are steadier than absolute times)",
         f"- method: each cell in its own process; {rounds} interleaved round(s) of warm-up then "
-        f"{3 if quick else 7} timed blocks; median [min–max] over all blocks",
+        f"{3 if quick else 7} timed blocks; median [min–max] over all blocks; one-thread cells in the process's CPU "
+        "time (a shared machine's waits for a core do not count), the 2-thread row in wall-clock time",
         f"- correctness guard passed: the gradients and loss of {', '.join(x for x in libraries if x != 'torch')} "
         "match torch's on every workload (G1: ember and the floor only)",
         "",
