@@ -54,7 +54,7 @@ class LstmLayer(Op):
         c_in = np.empty_like(out)    # the cell state each step reads
         tanh_c = np.empty_like(out)  # tanh of the cell state each step writes
         h, c = h0, c0
-        w_hh_t = w_hh.T
+        w_hh_t = np.ascontiguousarray(w_hh.T)  # (a transposed view makes NumPy's small GEMMs ~1.4x slower)
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             a = acts[t]
             a += h @ w_hh_t
