@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 import weakref
+from operator import index as _operator_index
 from collections import OrderedDict
 from typing import Callable
 
@@ -1684,7 +1685,7 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
 
 def _all_examples(t: Tensor) -> np.ndarray:
     """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
-    while type(t._data) is not np.ndarray:
+    while type(t._data) is not np.ndarray and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
         t = t._phys
     return t._data
 
@@ -1713,8 +1714,22 @@ def _wrap_dim_strict(dim: int, ndim: int) -> int:
     return _wrap_dim(dim, ndim)
 
 
+def _as_dim(dim) -> int:
+    """``dim`` as an int (Python and NumPy integers, integer 0-d tensors); torch's TypeError for anything else."""
+    if type(dim) is int:
+        return dim
+    if not isinstance(dim, bool):
+        try:
+            return _operator_index(dim)
+        except TypeError:
+            pass
+    raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     n = max(ndim, 1)
+    if type(dim) is not int:
+        dim = _as_dim(dim)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
@@ -1730,6 +1745,7 @@ def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
 _graph._wrap = _wrap
 _graph._wrap_plain = _wrap_any
 _graph._rewrap = _rewrap
+_graph._wrap_number = lambda v: _wrap_any(np.asarray(v))
 _graph._VersionCounter = _VersionCounter
 
 

@@ -143,9 +143,13 @@ def _convert_key(key, shape=None, stacklevel: int = 4):
         elif isinstance(k, (np.ndarray, str, *_SEQ)):
             out.append(_index_from_data(k))
             basic = False
+        elif isinstance(k, str):  # torch tries to make a tensor of it
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                            f"are valid indices (got {type(k).__name__})")
+            cls = type(k)
+            name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             f"are valid indices (got {name})")
     if not basic and shape is not None:
         return _torch_order(tuple(out), shape), False
     return tuple(out), basic
@@ -752,7 +756,7 @@ def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None
     if hasattr(idx, "bt"):
         return  # a batched index's placeholder (under vmap): the op checks the values, per example
     size = shp[d]
-    bad = (idx < -size) | (idx >= size)
+    bad = (idx < 0) | (idx >= size)  # no negative indices along dim (torch's gather/scatter kernels)
     if bad.any():
         v = int(idx[bad].flat[0])
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
@@ -1079,10 +1083,27 @@ def _index_1d(index, fname: str, what: str = "int32 or int64") -> np.ndarray:
     return a.reshape(-1).astype(np.int64, copy=False)
 
 
-def _check_bounds(idx: np.ndarray, size: int, msg: str | None = None) -> None:
-    if idx.size and ((idx < -size) | (idx >= size)).any():
-        bad = int(idx[(idx < -size) | (idx >= size)][0])
-        raise IndexError(msg or f"index {bad} is out of bounds for dimension with size {size}")
+# NOTE [index bounds]: which ops take negative indices is torch's per-op choice, and so is the error. Indexing
+# (x[i], x[i] = v, index_put_), take, put_ and index_fill count from the end; gather, scatter*, index_select,
+# index_add, index_copy and index_reduce refuse any negative index (a silent wrap there corrupts values). Each
+# check runs before the kernel, so NumPy never wraps or raises its own error.
+_INDEX_RULES = {  # fname: (negatives allowed, exception, message with {bad}/{d}/{size}, or a fixed message)
+    "index_select": (False, IndexError, "index out of range in self"),
+    "index_reduce": (False, IndexError, "index out of range in self"),
+    "index_add": (False, RuntimeError, "index {bad} is out of bounds for dimension {d} with size {size}"),
+    "index_copy": (False, IndexError, "index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}"),
+    "index_fill": (True, IndexError, "index {bad} is out of bounds for dimension {d} with size {size}"),
+}
+
+
+def _check_bounds(idx: np.ndarray, size: int, fname: str, d: int = 0) -> None:
+    """torch's bounds check of ``fname``'s 1-d index along a dim of ``size`` (NOTE [index bounds])."""
+    if not idx.size:
+        return
+    negatives, exc, msg = _INDEX_RULES[fname]
+    bad = ((idx < -size) if negatives else (idx < 0)) | (idx >= size)
+    if bad.any():
+        raise exc(msg.format(bad=int(idx[bad][0]), d=d, size=size))
 
 
 class IndexSelect(Op):
@@ -1110,8 +1131,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _index_1d(index, "index_select", "int32 or int64")
     d = _wdim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
-    _check_bounds(idx, size, "index out of range in self")
-    return IndexSelect.apply(input, d, idx % max(size, 1))
+    _check_bounds(idx, size, "index_select", d)
+    return IndexSelect.apply(input, d, idx)
 
 
 def _index_source(input: Tensor, source: Tensor, d: int, idx: np.ndarray, fname: str) -> None:
@@ -1211,9 +1232,7 @@ def _index_args(input: Tensor, dim: int, index, fname: str):
     idx = _index_1d(index, fname, "int64")
     d = _wdim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and ((idx < -size) | (idx >= size)).any():
-        bad = int(idx[(idx < -size) | (idx >= size)][0])
-        raise IndexError(f"{fname}_(): index {bad} is out of bounds for dimension {d} with size {size}")
+    _check_bounds(idx, size, fname, d)
     return d, idx % max(size, 1)
 
 
@@ -1490,6 +1509,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     bx[d], bi[d] = input._data.shape[d], indices._data.shape[d]
     x = input if tuple(bx) == input._data.shape else input.expand(tuple(bx))
     idx = indices if tuple(bi) == indices._data.shape else _const(np.broadcast_to(indices._data, tuple(bi)))
+    a = idx._data
+    if type(a) is np.ndarray and a.size and a.min() < 0:  # torch counts negative indices from the end here
+        size = bx[d]
+        idx = _const(np.where((a < 0) & (a >= -size), a + size, a))
     return gather(x, d, idx)
 
 
