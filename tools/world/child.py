@@ -9,7 +9,8 @@ though real torch is installed; ``torch`` leaves real torch in place. Both sides
 - torchvision's package ``__init__`` does not run on either side (NOTE [torchvision without its __init__]): it
   loads C++ operators (the PyPI wheel is built against CUDA torch, so they cannot load here even on torch) and
   imports models/ops, which need torch.onnx, torch.fx and torch._C. ``torchvision`` is a bare package over the
-  installed one, so ``torchvision.datasets``, ``.transforms`` and ``.utils`` are the real modules, loaded on demand.
+  installed one, so ``torchvision.datasets``, ``.transforms``, ``.utils`` and ``.models`` are the real modules,
+  loaded on demand; ``torchvision.ops`` registers no ONNX symbolics (that needs torch.onnx).
 - CIFAR-10's MD5 check accepts the synthetic batches (their bytes differ from the real archive's by design).
 """
 from __future__ import annotations
@@ -125,6 +126,10 @@ def _bare_torchvision():
     sys.modules["torchvision"] = pkg
     for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
         sys.modules[name] = types.ModuleType(name)
+    # torchvision.ops registers ONNX export symbolics on import (it needs torch.onnx, which ember lacks);
+    # registering nothing on both sides keeps torchvision.models importable.
+    onnx = sys.modules["torchvision.ops._register_onnx_ops"] = types.ModuleType("torchvision.ops._register_onnx_ops")
+    onnx._register_custom_op = lambda: None
 
 
 _PREPARED = []
@@ -136,7 +141,7 @@ def prepare(side):
         return
     _PREPARED.append(side)
     if side == "ember":
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, os.environ.get("WORLD_EMBER", str(ROOT)))
         import ecosystem.torch_alias  # noqa: F401  (installs the finder)
     elif side != "torch":
         raise SystemExit(f"unknown side {side!r}")

@@ -1,12 +1,14 @@
 """Runs public PyTorch scripts unchanged on real torch and on ember (``import ember as torch``) and compares them.
 
-    python -m tools.world.run [--only SUBSTR,...] [--sides torch,ember] [--repos DIR] [--jobs N] [--report]
+    python -m tools.world.run [--only SUBSTR,...] [--sides torch,ember] [--repos DIR] [--ember REV] [--report]
 
 Run from the repository root with the venv that has real torch (the test extra) and the ``world`` extra. Sources
 come from local git snapshots ``$WORLD_REPOS/<owner>+<name>/repo`` (default /work/.mirror, the layout the search
 tool's ``fetch`` leaves; ``git clone --bare URL <that path>`` works too), exported at the commit the table names
 into ``.world/<script>/<side>/`` (ignored by git). Each run's outcome goes to ``.world/results.json``; ``--report``
-prints the markdown table from it. Nothing here is part of ``make test``.
+prints the markdown table from it. ``--ember REV`` runs the ember of another commit of this repository (a branch
+being integrated, say), exported into ``.world/ember-<commit>/``; the default is this working tree. Nothing here is
+part of ``make test``.
 """
 from __future__ import annotations
 
@@ -60,9 +62,29 @@ def _site():
     return site
 
 
+_EMBER = {"root": str(ROOT), "label": "working tree"}
+
+
+def _use_ember(rev):
+    """Exports ``ember/`` and ``ecosystem/`` at ``rev`` into ``.world/ember-<commit>/`` and runs that ember."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", rev], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    dest = WORK / f"ember-{commit[:10]}"
+    if not dest.exists():
+        tmp = WORK / f"ember-{commit[:10]}.part"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "ember", "ecosystem"], check=True,
+                                 capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        tmp.rename(dest)
+    _EMBER.update(root=str(dest), label=f"{rev}@{commit[:10]}")
+
+
 def _env(side, urls):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PYTHONPATH=os.pathsep.join([str(_site()), str(ROOT)]), WORLD_SIDE=side, MPLBACKEND="Agg",
+               WORLD_EMBER=_EMBER["root"],
                PYTHONDONTWRITEBYTECODE="1",
                WORLD_URLS=json.dumps(urls), OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", TQDM_MININTERVAL="0")
     return env
@@ -81,14 +103,15 @@ def first_failure(text):
     exc = _EXC.findall(tb)
     where = None
     for path, line, fn in frames:
-        if path.startswith(str(ROOT / "ember")) or not path.startswith(("/", "<")) or str(WORK) in path:
+        if path.startswith((str(ROOT / "ember"), _EMBER["root"] + "/ember/")) or not path.startswith(("/", "<")) or str(WORK) in path:
             where = f"{_short(path)}:{line} {fn}"
     return (exc[-1].strip()[:300] if exc else tb.strip().splitlines()[-1][:300]), where
 
 
 def _short(path):
-    if path.startswith(str(ROOT) + "/ember/"):
-        return os.path.relpath(path, ROOT)
+    for root in (_EMBER["root"], str(ROOT)):
+        if path.startswith(root + "/ember/"):
+            return os.path.relpath(path, root)
     if "/site-packages/" in path:
         return path[path.index("/site-packages/") + 15:]
     return "/".join(path.split("/")[-2:])
@@ -124,9 +147,11 @@ def run_one(script, side, repos):
     exc, where = first_failure(log)
     if rc == 0 and exc:
         rc = "ok, with a traceback"  # e.g. a worker process that died while the script went on
-    metric = [float(m) for m in re.findall(script.metric, log_parts[-1], re.M)] if log_parts else []
-    return {"script": script.name, "side": side, "rc": rc, "seconds": round(time.time() - started, 1),
-            "failed_step": step, "exception": exc, "where": where, "metric": metric,
+    last = log_parts[-1] if log_parts else ""
+    metric = [float(m) for m in re.findall(script.metric, last, re.M)]
+    accuracy = [float(m) for m in re.findall(script.accuracy, last, re.M)] if script.accuracy else []
+    return {"script": script.name, "side": side, "ember": _EMBER["label"] if side == "ember" else None, "rc": rc, "seconds": round(time.time() - started, 1),
+            "failed_step": step, "exception": exc, "where": where, "metric": metric, "accuracy": accuracy,
             "tail": log[-1500:]}
 
 
@@ -192,18 +217,37 @@ def compare(t, e):
             f"ember {trend(e)} {e[0]:.3g}->{el:.3g}")
 
 
+def _status(r):
+    if r is None:
+        return "-"
+    rc = r["rc"]
+    word = "ok" if rc == 0 else rc if isinstance(rc, str) else f"fails ({rc})"
+    return f"{word}, {r['seconds']:.0f} s"
+
+
+def _failure(t, e):
+    if not e or e["rc"] == 0:
+        return ""
+    cell = f"`{e['exception']}` at `{e['where']}`"
+    if t and t["rc"] != 0:
+        same = (t["exception"] or "").split(":")[0] == (e["exception"] or "").split(":")[0]
+        cell = ("torch fails the same way: " if same else f"torch fails too (`{t['exception']}`); ember: ") + cell
+    return cell.replace("|", "\\|")
+
+
 def report(results):
-    lines = ["| script | torch | ember | ember's first failure | loss (torch / ember) |", "|---|---|---|---|---|"]
+    lines = ["| script | source | what ran | torch | ember | loss, torch | loss, ember | accuracy % (torch / ember) "
+             "| ember's failure |", "|---|---|---|---|---|---|---|---|---|"]
     for script in SCRIPTS:
         r = results.get(script.name, {})
-        if script.name == "models":
-            continue
         t, e = r.get("torch"), r.get("ember")
-        status = lambda x: "-" if x is None else ("ok" if x["rc"] == 0 else x["rc"] if isinstance(x["rc"], str)
-                                                  else f"fails ({x['rc']})") + f" {x['seconds']:.0f}s"
-        fail = "" if not e or e["rc"] == 0 else f"`{e['exception']}` at `{e['where']}`"
-        curves = f"{_curve(t and t['metric'])} / {_curve(e and e['metric'])}"
-        lines.append(f"| {script.name} | {status(t)} | {status(e)} | {fail} | {curves} |")
+        acc = "-"
+        if (t and t.get("accuracy")) or (e and e.get("accuracy")):
+            last = lambda x: f"{x['accuracy'][-1]:.1f}" if x and x.get("accuracy") else "-"
+            acc = f"{last(t)} / {last(e)}"
+        repo, commit = script.source
+        lines.append(f"| {script.name} | {repo}@{commit[:7]} | {script.changed} | {_status(t)} | {_status(e)} | "
+                     f"{_curve(t and t['metric'])} | {_curve(e and e['metric'])} | {acc} | {_failure(t, e)} |")
     return "\n".join(lines)
 
 
@@ -230,7 +274,11 @@ def main(argv=None):
     ap.add_argument("--repos", default=os.environ.get("WORLD_REPOS", "/work/.mirror"))
     ap.add_argument("--report", action="store_true", help="print the table from .world/results.json and stop")
     ap.add_argument("--models", action="store_true", help="the same-weights model comparisons instead of scripts")
+    ap.add_argument("--ember", default=None, help="a git revision of this repository whose ember runs "
+                                                   "(default: this working tree)")
     args = ap.parse_args(argv)
+    if args.ember:
+        _use_ember(args.ember)
     results = _load()
     if args.report:
         print(report(results))

@@ -22,6 +22,10 @@ TINYDIFF = ("tanelp/tiny-diffusion", "726b6bbbf2c9e3d23dff9eaea2fda10d0af6a78c")
 CIFAR = ("kuangliu/pytorch-cifar", "49b7aa97b0c12fe0d4054e670403a16b6b834ddd")
 UNET = ("milesial/Pytorch-UNet", "21d7850f2af30a9695bbeea75f3136aa538cfc4a")
 VIT = ("lucidrains/vit-pytorch", "69d24fe9e3024c0d4b02761123b8583a24ebed1e")
+YUNJEY = ("yunjey/pytorch-tutorial", "0500d3df5a2a8080ccfccbc00aca0eacc21818db")
+PRACTICAL = ("spro/practical-pytorch", "c520c52e68e945d88fff563dba1c028b6ec0197b")
+TORCHDIFFEQ = ("rtqichen/torchdiffeq", "657943acefa826ef04c025ebeb1ff5e9d60dc268")
+UNET3D = ("wolny/pytorch-3dunet", "a33e2c7038a0b51296ca4f99b0f0ed4b61740705")
 
 
 @dataclass
@@ -37,6 +41,7 @@ class Script:
     export: list | None = None  # repository folders to export (default: the whole tree)
     pythonpath: list = field(default_factory=list)  # repository folders importable (as `pip install -e .` makes)
     metric: str = r"\bLoss: ([-+0-9.eE]+)"
+    accuracy: str | None = None  # a regular expression whose first group is a final accuracy (percent)
     timeout: int = 900
     changed: str = "nothing"
 
@@ -45,8 +50,8 @@ class Script:
             self.export = [self.path.split("/")[0]]  # the snapshot lacks some large data files elsewhere
 
 
-def _mnist(sub="data", name="MNIST"):
-    return lambda work: data.mnist(work / sub, name)
+def _mnist(sub="data", name="MNIST", n_train=1280, n_test=256):
+    return lambda work: data.mnist(work / sub, name, n_train, n_test)
 
 
 def _text_file(rel, n_chars=60_000):
@@ -74,6 +79,15 @@ def _bsds(work):
                           seed=len(split))
 
 
+def _yunjey(name, path, setup=None, **kw):
+    kw.setdefault("metric", r"\bLoss: ([0-9.]+)")
+    kw.setdefault("accuracy", r"Accuracy[^:]*: ([0-9.]+) %")
+    kw.setdefault("export", [f"tutorials/{path}"])
+    return Script(f"pytorch-tutorial {name}", YUNJEY, f"tutorials/{path}/main.py", setup=setup, **kw)
+
+
+_YUNJEY_MNIST = _mnist("tutorials/data", n_train=10_000, n_test=1_000)
+_EXAMPLES_ACC = r"Accuracy: \d+/\d+ \((\d+)%\)"
 _MNIST_ARGS = ["--epochs", "1", "--batch-size", "64", "--test-batch-size", "256", "--log-interval", "5"]
 _TRAIN_SHAKESPEARE = ["config/train_shakespeare_char.py", "--device=cpu", "--compile=False", "--eval_iters=4",
                       "--log_interval=5", "--block_size=64", "--batch_size=8", "--n_layer=2", "--n_head=4",
@@ -117,12 +131,13 @@ SCRIPTS = [
     Script("ng-video-lecture bigram.py", NGVIDEO, "bigram.py", metric=r"train loss ([0-9.]+)", timeout=900,
            changed="nothing (3000 iterations of the bigram model on the repository's input.txt)"),
     Script("examples mnist", EXAMPLES, "mnist/main.py", _MNIST_ARGS + ["--save-model"], setup=_mnist(),
+           accuracy=_EXAMPLES_ACC,
            changed="synthetic MNIST (1,280 train / 256 test, templated classes); 1 epoch"),
-    Script("examples mnist_rnn", EXAMPLES, "mnist_rnn/main.py", _MNIST_ARGS, setup=_mnist(),
+    Script("examples mnist_rnn", EXAMPLES, "mnist_rnn/main.py", _MNIST_ARGS, setup=_mnist(), accuracy=_EXAMPLES_ACC,
            changed="synthetic MNIST; 1 epoch"),
     Script("examples mnist_hogwild", EXAMPLES, "mnist_hogwild/main.py",
            ["--epochs", "1", "--num-processes", "2", "--log-interval", "5", "--test-batch-size", "256"],
-           setup=_mnist(), changed="synthetic MNIST; 1 epoch, 2 processes"),
+           setup=_mnist(), accuracy=_EXAMPLES_ACC, changed="synthetic MNIST; 1 epoch, 2 processes"),
     Script("examples mnist_forward_forward", EXAMPLES, "mnist_forward_forward/main.py",
            ["--epochs", "20", "--train_size", "1000", "--test_size", "256", ],
            setup=_mnist("mnist_forward_forward/data"), metric=r"[Ll]oss[:= ]+\s*([-+0-9.eE]+)",
@@ -169,6 +184,50 @@ SCRIPTS = [
            ["--dataset", "moons", "--num_epochs", "2", "--train_batch_size", "64", "--eval_batch_size", "200",
             "--num_timesteps", "50", "--hidden_size", "64", "--embedding_size", "32", "--save_images_step", "1"],
            metric=r"loss=([0-9.]+)", changed="moons data set (sklearn), 2 epochs, width 64"),
+    _yunjey("linear_regression", "01-basics/linear_regression", changed="nothing (60 epochs on 15 points)"),
+    _yunjey("logistic_regression", "01-basics/logistic_regression", _YUNJEY_MNIST,
+            changed="synthetic MNIST, 10,000 train / 1,000 test (the script's 5 epochs, batch 100)"),
+    _yunjey("feedforward_neural_network", "01-basics/feedforward_neural_network", _YUNJEY_MNIST,
+            changed="synthetic MNIST, 10,000 / 1,000; 5 epochs"),
+    _yunjey("convolutional_neural_network", "02-intermediate/convolutional_neural_network", _YUNJEY_MNIST,
+            timeout=1500, changed="synthetic MNIST, 10,000 / 1,000; 5 epochs"),
+    _yunjey("recurrent_neural_network", "02-intermediate/recurrent_neural_network", _YUNJEY_MNIST,
+            changed="synthetic MNIST, 10,000 / 1,000; 2 epochs (LSTM, 2 layers, 128)"),
+    _yunjey("bidirectional_recurrent_neural_network", "02-intermediate/bidirectional_recurrent_neural_network",
+            _YUNJEY_MNIST, changed="synthetic MNIST, 10,000 / 1,000; 2 epochs (bidirectional LSTM)"),
+    _yunjey("deep_residual_network", "02-intermediate/deep_residual_network",
+            lambda work: data.cifar10(work / "tutorials/data", n_train=200, n_test=100), timeout=1800,
+            changed="synthetic CIFAR-10, 200 train / 100 test (Pad/RandomHorizontalFlip/RandomCrop transforms); "
+                    "the script's 80 epochs of batch 100"),
+    _yunjey("language_model", "02-intermediate/language_model",
+            _text_file("tutorials/02-intermediate/language_model/data/train.txt", 40_000),
+            export=[f"tutorials/02-intermediate/language_model/{f}.py" for f in ("main", "data_utils")],
+            metric=r"Loss: ([0-9.]+), Perp", timeout=1500,
+            changed="train.txt (Penn Treebank; the snapshot lacks it) is 40k characters of synthetic text; the "
+                    "script's 5 epochs, then 1,000 sampled words"),
+    _yunjey("generative_adversarial_network", "03-advanced/generative_adversarial_network",
+            _mnist("tutorials/data"), metric=r"d_loss: ([0-9.]+)", timeout=1500,
+            changed="synthetic MNIST, 1,280 images: 13 steps an epoch, so the loss line (every 200 steps) never "
+                    "prints; the script's 200 epochs, save_image each epoch"),
+    _yunjey("variational_autoencoder", "03-advanced/variational_autoencoder", _mnist("tutorials/data"),
+            metric=r"Reconst Loss: ([0-9.]+)", changed="synthetic MNIST, 1,280 images; the script's 15 epochs"),
+    Script("practical-pytorch char-rnn-generation", PRACTICAL, "char-rnn-generation/train.py",
+           ["input.txt", "--n_epochs", "20", "--print_every", "5", "--chunk_len", "50"],
+           setup=_text_file("char-rnn-generation/input.txt"), metric=r"\((?:\d+) \d+%\) ([0-9.]+)\]",
+           changed="synthetic input.txt; 20 epochs of 50 characters (written for torch 0.3: `loss.data[0]`)"),
+    Script("practical-pytorch char-rnn-classification", PRACTICAL, "char-rnn-classification/train.py",
+           metric=r"% \(\S+ \S+\) ([0-9.]+) ", changed="nothing (written for torch 0.3: `loss.data[0]`)"),
+    Script("torchdiffeq ode_demo (dopri5)", TORCHDIFFEQ, "examples/ode_demo.py", ["--niters", "60",
+                                                                                "--test_freq", "10"],
+           cwd=".", pythonpath=["."], metric=r"Total Loss ([0-9.]+)", changed="60 iterations"),
+    Script("torchdiffeq ode_demo (adjoint)", TORCHDIFFEQ, "examples/ode_demo.py",
+           ["--niters", "30", "--test_freq", "10", "--adjoint"], cwd=".", pythonpath=["."],
+           metric=r"Total Loss ([0-9.]+)", changed="30 iterations, --adjoint"),
+    Script("torchdiffeq latent_ode", TORCHDIFFEQ, "examples/latent_ode.py", ["--niters", "20"], cwd=".",
+           pythonpath=["."], metric=r"running avg elbo: (-?[0-9.]+)", timeout=1500, changed="20 iterations"),
+    Script("torchdiffeq cnf", TORCHDIFFEQ, "examples/cnf.py", ["--niters", "20", "--num_samples", "128"], cwd=".",
+           pythonpath=["."], metric=r"running avg loss: ([0-9.]+)", timeout=1500,
+           changed="20 iterations, 128 samples"),
 ]
 
 BY_NAME = {s.name: s for s in SCRIPTS}
