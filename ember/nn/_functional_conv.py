@@ -45,6 +45,12 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
         raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
                            f"but got {weight.dim()}-dimensional input of size {_shape_str(input)} instead")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {_shape_str(weight)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{_shape_str(weight)}] instead")  # torch's doubled brackets
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
     c = x.shape[1]
