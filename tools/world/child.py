@@ -10,7 +10,7 @@ though real torch is installed; ``torch`` leaves real torch in place. Both sides
   loads C++ operators (the PyPI wheel is built against CUDA torch, so they cannot load here even on torch) and
   imports models/ops, which need torch.onnx, torch.fx and torch._C. ``torchvision`` is a bare package over the
   installed one, so ``torchvision.datasets``, ``.transforms``, ``.utils`` and ``.models`` are the real modules,
-  loaded on demand; ``torchvision.ops`` registers no ONNX symbolics (that needs torch.onnx).
+  loaded on demand (on attribute access too); ``torchvision.ops`` registers no ONNX symbolics (that needs torch.onnx).
 - CIFAR-10's MD5 check accepts the synthetic batches (their bytes differ from the real archive's by design).
 """
 from __future__ import annotations
@@ -123,6 +123,13 @@ def _bare_torchvision():
     pkg.set_image_backend = lambda name: backend.__setitem__(0, name)
     pkg._is_tracing = lambda: False
     pkg.__version__ = importlib.metadata.version("torchvision")
+
+    def __getattr__(name):  # `import torchvision; torchvision.models.X` as the real __init__'s imports allow
+        if name in ("datasets", "io", "models", "ops", "transforms", "utils"):
+            return importlib.import_module(f"torchvision.{name}")
+        raise AttributeError(f"module 'torchvision' has no attribute '{name}'")
+
+    pkg.__getattr__ = __getattr__
     sys.modules["torchvision"] = pkg
     for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
         sys.modules[name] = types.ModuleType(name)

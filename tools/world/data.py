@@ -105,7 +105,8 @@ def image_folder(root, n=12, size=(96, 96), seed=4):
 
 
 def text(n_chars=60_000, seed=5):
-    """English-looking text: sentences drawn from a small vocabulary with a fixed bigram habit."""
+    """English-looking text: sentences drawn from a small vocabulary with a fixed bigram habit, some commas, and now
+    and then "O God, O God!"."""
     rng = np.random.default_rng(seed)
     words = ("the of and to in is was he for it with as his on be at by had are but from or have an they which one "
              "you were her all she there would their we him been has when who will more no if out so said what up its "
@@ -118,7 +119,12 @@ def text(n_chars=60_000, seed=5):
     while size < n_chars:
         k = int(rng.integers(4, 14))
         start = int(rng.integers(0, len(words) - k))
-        sentence = " ".join(words[start:start + k]).capitalize() + rng.choice([".", ".", "?", "!"])
+        chosen = words[start:start + k]
+        if k > 6 and rng.random() < 0.4:
+            chosen[3] += ","
+        sentence = " ".join(chosen).capitalize() + rng.choice([".", ".", "?", "!"])
+        if rng.random() < 0.03:  # the phrase minGPT's chargpt starts its samples from
+            sentence = "O God, O God!"
         out.append(sentence)
         size += len(sentence) + 1
         if rng.random() < 0.15:

@@ -31,6 +31,51 @@ class Model:
     export: list | None = None
     train_mode: bool = True  # also compare a forward/backward in train mode
 
+    def __post_init__(self):
+        if self.export is None and self.source[0] == "lucidrains/vit-pytorch":
+            self.export = ["vit_pytorch"]  # the snapshot lacks the README's images
+
+
+_VIT_VARIANTS = [  # (name, module, constructor, input shape): small configurations of vit-pytorch's README models
+    ("CaiT", "cait", "CaiT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, cls_depth=1, heads=4, "
+                     "mlp_dim=128)", (2, 3, 32, 32)),
+    ("DeepViT", "deepvit", "DeepViT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, "
+                           "mlp_dim=128)", (2, 3, 32, 32)),
+    ("CrossViT", "cross_vit", "CrossViT(image_size=32, num_classes=10, depth=1, sm_dim=32, sm_patch_size=8, "
+                              "sm_enc_depth=1, sm_enc_heads=2, sm_enc_mlp_dim=64, lg_dim=48, lg_patch_size=16, "
+                              "lg_enc_depth=1, lg_enc_heads=2, lg_enc_mlp_dim=64, cross_attn_depth=1, "
+                              "cross_attn_heads=2, dropout=0.0, emb_dropout=0.0)", (2, 3, 32, 32)),
+    ("T2TViT", "t2t", "T2TViT(dim=64, image_size=32, depth=2, heads=4, mlp_dim=128, num_classes=10, "
+                      "t2t_layers=((7, 4), (3, 2)))", (2, 3, 32, 32)),
+    ("CCT", "cct", "CCT(img_size=(32, 32), embedding_dim=64, n_conv_layers=1, kernel_size=3, stride=1, padding=1, "
+                   "pooling_kernel_size=3, pooling_stride=2, pooling_padding=1, num_layers=2, num_heads=2, "
+                   "mlp_ratio=2., num_classes=10, positional_embedding='learnable')", (2, 3, 32, 32)),
+    ("LeViT", "levit", "LeViT(image_size=64, num_classes=10, stages=2, dim=(32, 64), depth=1, heads=(2, 4), "
+                       "mlp_mult=2, dropout=0.)", (2, 3, 64, 64)),
+    ("PiT", "pit", "PiT(image_size=32, patch_size=4, dim=32, num_classes=10, depth=(1, 1), heads=2, mlp_dim=64)",
+     (2, 3, 32, 32)),
+    ("MobileViT", "mobile_vit", "MobileViT(image_size=(64, 64), dims=[32, 40, 48], channels=[16, 16, 24, 24, 32, "
+                                "32, 40, 40, 48, 48, 96], num_classes=10)", (2, 3, 64, 64)),
+    ("MaxViT", "max_vit", "MaxViT(num_classes=10, dim_conv_stem=16, dim=16, dim_head=8, depth=(1, 1), "
+                          "window_size=4, dropout=0.0)", (2, 3, 32, 32)),
+    ("NesT", "nest", "NesT(image_size=32, patch_size=4, dim=32, heads=2, num_hierarchies=2, block_repeats=(1, 1), "
+                     "num_classes=10)", (2, 3, 32, 32)),
+    ("XCiT", "xcit", "XCiT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, cls_depth=1, heads=4, "
+                     "mlp_dim=128, local_patch_kernel_size=3)", (2, 3, 32, 32)),
+    ("RegionViT", "regionvit", "RegionViT(dim=(16, 32, 64, 128), depth=(1, 1, 1, 1), window_size=7, "
+                               "num_classes=10)", (1, 3, 224, 224)),
+    ("ScalableViT", "scalable_vit", "ScalableViT(num_classes=10, dim=16, heads=(1, 2, 2, 2), depth=(1, 1, 1, 1), "
+                                    "ssa_dim_key=(8, 8, 8, 8), reduction_factor=(4, 2, 1, 1), "
+                                    "window_size=(8, 4, None, None), dropout=0.0)", (1, 3, 64, 64)),
+    ("SimpleViT with FFT", "simple_vit_with_fft", "SimpleViT(image_size=32, patch_size=8, freq_patch_size=8, "
+                                                  "num_classes=10, dim=64, depth=2, heads=4, mlp_dim=128)",
+     (2, 3, 32, 32)),
+    ("ViT 3D", "vit_3d", "ViT(image_size=32, image_patch_size=8, frames=8, frame_patch_size=4, num_classes=10, "
+                         "dim=64, depth=2, heads=4, mlp_dim=128)", (1, 3, 8, 32, 32)),
+    ("SimpleViT 1D", "simple_vit_1d", "SimpleViT(seq_len=64, patch_size=8, num_classes=10, dim=64, depth=2, "
+                                      "heads=4, mlp_dim=128)", (2, 3, 64)),
+]
+
 
 def _tables():
     from tools.world.scripts import CIFAR, EXAMPLES, MINGPT, NANOGPT, UNET, VIT
@@ -49,6 +94,9 @@ def _tables():
               "mlp_dim=128)", "from vit_pytorch import ViT"),
         Model("vit-pytorch SimpleViT", VIT, "SimpleViT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, "
               "heads=4, mlp_dim=128)", "from vit_pytorch import SimpleViT"),
+        *[Model(f"vit-pytorch {name}", VIT, build, f"from vit_pytorch.{module} import {build.split('(')[0]}",
+                [("float", shape)])
+          for name, module, build, shape in _VIT_VARIANTS],
         Model("nanoGPT GPT", NANOGPT, "GPT(GPTConfig(block_size=32, vocab_size=65, n_layer=2, n_head=4, n_embd=64, "
               "dropout=0.0, bias=True))", "from model import GPT, GPTConfig", gpt_in),
         Model("minGPT GPT", MINGPT, "_mingpt()", "from mingpt.model import GPT\n"
