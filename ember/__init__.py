@@ -53,6 +53,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
     "_inductor": "._inductor", "_C": "._C", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
+    "spmm": ".ops.linalg:mm",  # torch.spmm is torch.mm under its older name (sparse or dense first operand)
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
     "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",
     "_standard_gamma_grad": ".ops.random:_standard_gamma_grad", "_sample_dirichlet": ".ops.random:_sample_dirichlet",
