@@ -15,12 +15,27 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, Buffer, UninitializedBuffer, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
-           "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
+           "register_module_full_backward_hook", "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
 _global_backward_hooks: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
+# hook(module, name, value) -> replacement or None, run when a buffer / submodule / parameter is registered
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+
+
+def _registered(hooks: OrderedDict, module, name: str, value):
+    """``value`` after the global registration hooks (each may replace it)."""
+    for hook in hooks.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -116,6 +131,8 @@ class Module:
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = tensor.detach() if not tensor.requires_grad else tensor
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -144,6 +161,8 @@ class Module:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
+        if _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -158,6 +177,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -246,11 +267,15 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
@@ -710,6 +735,16 @@ class Module:
         """torch compiles ``__call__`` here; ember runs eagerly, so this is a no-op (same results, no speed-up)."""
         return None
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for nn.parallel.replicate: shares everything, owns its registries, no parameters."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ----------------------------------------------------------------- printing / pickling
     def _get_name(self) -> str:
         return type(self).__name__
@@ -760,6 +795,26 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call
 
 def register_module_full_backward_hook(hook):
     return _global_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """torch's deprecated global backward hook; here a full backward hook (as Module.register_backward_hook)."""
+    return _global_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` (may return a replacement) whenever any module registers a buffer."""
+    return _global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` (may return a replacement) whenever any module registers a submodule."""
+    return _global_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` (may return a replacement) whenever any module registers a parameter."""
+    return _global_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_full_backward_pre_hook(hook):
