@@ -857,8 +857,11 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                           f"{target.dtype}, out_features={out_features}, tracing=False, linear_bias.shape="
                           f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
         else:
-            options._adjust(num_batches=batches[0] if batches else 1, in_features=in_features,
-                            num_classes=num_classes, dtype=input.dtype, device=input.device)
+            acc = options._adjust(num_batches=batches[0] if batches else 1, in_features=in_features,
+                                  num_classes=num_classes, dtype=input.dtype, device=input.device).acc_dtype
+            if acc != input.dtype and not (input.dtype in (_D.float16, _D.bfloat16) and acc == _D.float32):
+                raise RuntimeError("linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs, "
+                                   f"but got {acc} acc_dtype and {input.dtype} inputs.")
     rows = math.prod(out_features) * num_classes
     logits = linear(input, linear_weight.reshape(rows, in_features) if out_features else linear_weight,
                     linear_bias.reshape(rows) if out_features and linear_bias is not None else linear_bias)

@@ -34,6 +34,8 @@ PATHS = {
     "nn.utils.weight_norm": "WeightNorm", "nn.utils.spectral_norm": "SpectralNorm",
     "nn.parallel.scatter_gather": "scatter_kwargs _is_namedtuple", "nn.parallel.replicate": "",
     "nn.parallel.parallel_apply": "get_a_var",
+    "nn.parallel.comm": "broadcast broadcast_coalesced reduce_add reduce_add_coalesced scatter gather",
+    "nn.modules.linear_cross_entropy_options": "",
 }
 
 
