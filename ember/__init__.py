@@ -51,7 +51,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
-    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
+    "_inductor": "._inductor", "_C": "._C", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
     "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",

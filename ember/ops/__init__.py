@@ -30,3 +30,10 @@ from ._op import Op, _registry
 
 __all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and type(v) is not type(_op)]  # no submodules
 
+
+
+def load_library(path) -> None:
+    """torch.ops.load_library: loads a compiled torch extension. ember runs no C++ kernels (an extension's are
+    built against libtorch), so this raises OSError, as torch does for a library it cannot load; callers such as
+    torchvision then go on without their compiled operators."""
+    raise OSError(f"{path}: cannot load a compiled torch extension: ember runs no C++ kernels")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
-from ._op import Op, linear
+from ._op import NOT_YET, Op, linear, silent, unsupported
 from .shape import stack
 
 __all__ = ["grid_sampler", "affine_grid_generator"]
@@ -105,6 +105,13 @@ def _unnormalize(g: np.ndarray, n: int, align: bool, nd: int) -> np.ndarray:
     return ((g + 1).astype(np.longdouble) * np.longdouble(dt(n / 2)) - np.longdouble(0.5)).astype(dt)
 
 
+def _cell(c, n: int) -> np.ndarray:
+    """Tap coordinates as cell indices in [0, n-1]; a NaN coordinate (a NaN or infinite grid value) reads cell 0,
+    its tap already invalid or its weight NaN, as torch's kernels."""
+    return np.clip(np.nan_to_num(c, nan=0.0), 0, n - 1).astype(np.intp)
+
+
+@silent  # infinite grid values: NaN coordinates, as torch's
 def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
     """The taps of every output cell (NOTE [grid sampling as taps]).
 
@@ -130,7 +137,7 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
                 else:
                     c = _pad_coord(c, n, padding, align)[0]
                     ok.append(np.ones(c.shape, bool))
-                idx.append(np.clip(c, 0, n - 1).astype(np.intp))
+                idx.append(_cell(c, n))
         else:
             u, d = _pad_coord(u, n, padding, align)
             slope = slope * d
@@ -143,7 +150,7 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
                 fracs.append(u - c)
                 cand = [c, c + 1]
             ok = [(v >= 0) & (v <= n - 1) for v in cand]
-            idx = [np.clip(v, 0, n - 1).astype(np.intp) for v in cand]
+            idx = [_cell(v, n) for v in cand]
         slopes.append(slope)
         axis_idx.append(idx)
         axis_ok.append(ok)
@@ -273,7 +280,8 @@ class _GridSampler(Op):
         return gx, gg
 
 
-_GRID_SAMPLER = {nd: type(f"GridSampler{nd}D", (_GridSampler,), {"__slots__": ()}) for nd in (2, 3)}
+_GRID_SAMPLER = {nd: type(f"GridSampler{nd}D", (_GridSampler,),  # torch has no forward derivative for either
+                          {"__slots__": (), "jvp": unsupported(f"grid_sampler_{nd}d", NOT_YET)}) for nd in (2, 3)}
 
 
 def grid_sampler(input: Tensor, grid: Tensor, mode: int, padding_mode: int, align_corners: bool) -> Tensor:
