@@ -7,8 +7,6 @@ import importlib
 import subprocess
 import sys
 import warnings
-from collections import OrderedDict
-
 import pytest
 
 from tests.oracle import ember, same_error, torch
@@ -78,39 +76,6 @@ def test_private_bases_are_torchs():
         assert issubclass(tcls, tbase)
     assert not issubclass(nn.InstanceNorm2d, mods.batchnorm._BatchNorm)
     assert not issubclass(torch.nn.InstanceNorm2d, torch.nn.modules.batchnorm._BatchNorm)
-
-
-@pytest.mark.parametrize("value", [3, (1, 2), [4, 5, 6], "ab", range(2), 2.5, None])
-@pytest.mark.parametrize("name", ["_single", "_pair", "_triple", "_quadruple"])
-def test_ntuple_helpers(name, value):
-    e = getattr(ember.nn.modules.utils, name)
-    t = getattr(torch.nn.modules.utils, name)
-    assert e(value) == t(value)
-    assert e.__name__ == t.__name__ == name
-
-
-def test_ntuple_factory_and_padding_order():
-    U, TU = ember.nn.modules.utils, torch.nn.modules.utils
-    assert U._ntuple(5)(7) == TU._ntuple(5)(7) and U._ntuple(3, "x").__name__ == "x"
-    assert U._reverse_repeat_tuple((1, 2, 3), 2) == TU._reverse_repeat_tuple((1, 2, 3), 2)
-    assert U._list_with_default([None, 3], [1, 2, 5, 6]) == TU._list_with_default([None, 3], [1, 2, 5, 6])
-    assert U._list_with_default(4, [1]) == TU._list_with_default(4, [1])
-    same_error(lambda lib: lib.nn.modules.utils._list_with_default([1, 2], [3, 4]))
-
-
-def test_consume_prefix_in_state_dict_if_present():
-    results = []
-    for lib in (ember, torch):
-        net = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
-        sd = lib.nn.DataParallel(net).state_dict()
-        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
-        bare = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
-        bare.load_state_dict(sd)
-        plain = OrderedDict(a=1, pre_b=2, pre_c=3)
-        plain._metadata = OrderedDict([("", {}), ("pre", {"v": 1}), ("pre_b", {"v": 2}), ("other", {})])
-        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(plain, "pre_")
-        results.append((list(sd), list(sd._metadata), list(plain.items()), list(plain._metadata.items())))
-    assert results[0] == results[1]
 
 
 def test_common_types_are_the_same_aliases():
