@@ -1470,6 +1470,28 @@ class Tensor:
 
         return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
+    def to_sparse_coo(self) -> "Tensor":
+        return self.to_sparse()
+
+    # A strided tensor has no COO parts: torch's refusals (ember.sparse.SparseTensor overrides these)
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.dim()
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape

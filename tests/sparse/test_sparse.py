@@ -58,6 +58,13 @@ torch.sparse_coo_tensor(torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2,))
 torch.sparse_coo_tensor(torch.tensor(I), torch.tensor(V), (1, 3), check_invariants=True)
 torch.sparse.addmm(torch.ones(2, 2), s, torch.ones(3, 2), beta=0.5, alpha=2.0).tolist()
 torch.is_tensor(s), isinstance(s, torch.Tensor), torch.ones(2).is_sparse
+torch.ones(2, 3).indices()
+torch.ones(2, 3).values()
+torch.ones(2, 3).coalesce()
+torch.ones(2, 3).is_coalesced()
+torch.ones(2, 3, 4).sparse_dim(), torch.ones(2, 3, 4).dense_dim(), torch.ones(()).dense_dim()
+repr(torch.tensor([[0., 1.], [2., 0.]]).to_sparse_coo())
+repr(s.to_sparse_coo()), s.to_sparse_coo().sparse_dim()
 """.strip().splitlines()
 
 
