@@ -553,8 +553,16 @@ class Tensor:
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
-        _check_device("cuda")
-        return self  # pragma: no cover - _check_device raises
+        return _to_accelerator(self, "cuda", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "xpu", device)
+
+    def ipu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "ipu", device)
+
+    def mtia(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "mtia", device)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -1582,6 +1590,13 @@ class _LegacyTensorType(type):
 
 
 LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
+
+
+def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
+    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
+    accelerator, which does not exist)."""
+    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    return t  # pragma: no cover - _check_device raises
 
 
 def _torch_type_name(cls: type) -> str:

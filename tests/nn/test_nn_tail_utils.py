@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.oracle import assert_close, ember, same_error, torch
+from tests.outcome import same_outcome
 
 
 # ---------------------------------------------------------------------------------------------- fusion
@@ -338,7 +339,144 @@ def test_functional_inplace_celu_selu(name, kw):
     assert ember.nn.functional.celu_ is ember.celu_
 
 
+def _try(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - comparing what is raised
+        return f"{type(e).__name__}: {e}"
+
+
 def test_deepcopy_of_replicable_module():
     m = ember.nn.ReLU()
     r = m._replicate_for_data_parallel()
     assert r._is_replica and r is not m and copy.copy(r)._parameters == {}
+
+
+# ---------------------------------------------------------------------------------------------- Module API parity
+def test_every_public_attribute_of_torchs_layers_exists():
+    missing = {}
+    for name in dir(torch.nn):
+        cls = getattr(torch.nn, name)
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            ours = getattr(ember.nn, name)
+            gone = [a for a in dir(cls) if not a.startswith("_") and not hasattr(ours, a)]
+            if gone:
+                missing[name] = gone
+    assert not missing
+    assert ember.nn.Module.dump_patches is torch.nn.Module.dump_patches is False
+
+
+ACCELERATOR_MOVES = [(kind, make, args) for kind in ("cuda", "xpu", "ipu", "mtia")
+                     for make in ("linear", "relu", "tensor", "buffers")
+                     for args in ((), (0,), (kind if kind == "ipu" else kind + ":0",))]
+
+
+@pytest.mark.parametrize("kind,make,args", ACCELERATOR_MOVES)
+def test_moving_to_an_accelerator(kind, make, args):
+    def run(lib):
+        obj = {"linear": lambda: lib.nn.Linear(2, 2), "relu": lambda: lib.nn.ReLU(), "tensor": lambda: lib.ones(2),
+               "buffers": lambda: lib.nn.BatchNorm1d(2, affine=False)}[make]()
+        out = getattr(obj, kind)(*args)
+        return out is obj
+    same_outcome(run)
+
+
+def test_state_dict_post_hook():
+    got = []
+    for lib in (ember, torch):
+        net = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        seen = []
+
+        def edit(module, sd, prefix, meta):
+            seen.append((type(module).__name__, prefix, sorted(meta)))
+            sd[prefix + "extra"] = 1
+
+        h = net[0].register_state_dict_post_hook(edit)
+        keys = list(net.state_dict())
+        h.remove()
+        net.register_state_dict_post_hook(lambda *a: {"replaced": 1})
+        err = _try(lambda: net.state_dict())
+        net2 = lib.nn.Linear(1, 1)
+        net2._register_state_dict_hook(lambda *a: {"replaced": 1})  # the private form may replace it
+        got.append((keys, seen, err, dict(net2.state_dict())))
+    assert got[0] == got[1]
+
+
+def _lstm_checks(lib, kind, bf, packed, bad):
+    lib.manual_seed(0)
+    m = getattr(lib.nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=bf,
+                              **({"proj_size": 2} if kind == "LSTM" else {}))
+    x = lib.ones(5, 6, 3)
+    sizes = lib.tensor([6, 4, 2]) if packed else None
+    if packed:
+        x = lib.ones(12, 3)
+    if bad == "input":
+        x = x[..., :2]
+    if bad == "dtype":
+        x = x.double()
+    hshape = m.get_expected_hidden_size(x, sizes)
+    h = lib.zeros(*hshape) if bad != "hidden" else lib.zeros(1, 1, 1)
+    hidden = (h, lib.zeros(*m.get_expected_cell_size(x, sizes))) if kind == "LSTM" else h
+    m.check_forward_args(x, hidden, sizes)
+    perm = lib.tensor([2, 0, 1, 3, 4])[: hshape[1]] if hshape[1] <= 5 else None
+    permuted = m.permute_hidden(hidden, perm if perm is not None and len(perm) == hshape[1] else None)
+    flat = permuted if kind != "LSTM" else permuted[0]
+    return tuple(hshape), flat.shape == h.shape
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bf,packed", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("bad", [None, "input", "hidden", "dtype"])
+def test_recurrent_checking_helpers(kind, bf, packed, bad):
+    same_outcome(lambda lib: _lstm_checks(lib, kind, bf, packed, bad))
+
+
+@pytest.mark.parametrize("attn", [None, "2d", "3d"])
+@pytest.mark.parametrize("pad", [False, True])
+def test_multihead_attention_merge_masks(attn, pad):
+    rng = np.random.default_rng(0)
+    am = {"2d": rng.standard_normal((4, 4)), "3d": rng.standard_normal((2 * 2, 4, 4)), None: None}[attn]
+    kpm = rng.standard_normal((2, 4)) if pad else None
+    out = []
+    for lib in (ember, torch):
+        m = lib.nn.MultiheadAttention(6, 2, batch_first=True)
+        mask, kind = m.merge_masks(None if am is None else lib.tensor(am), None if kpm is None else lib.tensor(kpm),
+                                   lib.ones(2, 4, 6))
+        out.append((mask, kind))
+    assert out[0][1] == out[1][1]
+    assert_close(out[0][0], out[1][0])
+
+
+def test_embedding_fill_padding_idx_and_transformer_reset():
+    for lib in (ember, torch):
+        e = lib.nn.Embedding(4, 3, padding_idx=2)
+        with lib.no_grad():
+            e.weight.fill_(1.0)
+        e._fill_padding_idx_with_zero()
+        assert e.weight.sum().item() == 9.0 and e.weight[2].abs().sum().item() == 0
+        b = lib.nn.EmbeddingBag(4, 3, padding_idx=0)
+        with lib.no_grad():
+            b.weight.fill_(1.0)
+        b._fill_padding_idx_with_zero()
+        assert b.weight[0].abs().sum().item() == 0
+        t = lib.nn.Transformer(8, 2, 1, 1, 16)
+        with lib.no_grad():
+            for p in t.parameters():
+                p.fill_(0.0)
+        t._reset_parameters()
+        assert all((p.abs().sum().item() > 0) == (p.dim() > 1) for p in t.parameters())
+
+
+DP_METHODS = {
+    "replicate": lambda lib, dp: [repr(r) for r in dp.replicate(lib.nn.ReLU(), [0, 1])],
+    "replicate parameters": lambda lib, dp: dp.replicate(dp.module, [0]),
+    "scatter": lambda lib, dp: dp.scatter((1,), {}, [0]),
+    "gather": lambda lib, dp: dp.gather([1], 0),
+    "parallel_apply": lambda lib, dp: dp.parallel_apply([dp.module], [lib.ones(1, 2)], None),
+    "parallel_apply none": lambda lib, dp: dp.parallel_apply([], [], None),
+}
+
+
+@pytest.mark.parametrize("fn", list(DP_METHODS.values()), ids=list(DP_METHODS))
+def test_data_parallel_step_helpers(fn):
+    same_outcome(lambda lib: fn(lib, lib.nn.DataParallel(lib.nn.Linear(2, 2))))

@@ -65,6 +65,8 @@ torch.ones(2, 3).is_coalesced()
 torch.ones(2, 3, 4).sparse_dim(), torch.ones(2, 3, 4).dense_dim(), torch.ones(()).dense_dim()
 repr(torch.tensor([[0., 1.], [2., 0.]]).to_sparse_coo())
 repr(s.to_sparse_coo()), s.to_sparse_coo().sparse_dim()
+repr(torch.tensor(1.5).to_sparse()), repr(torch.tensor(0.0).to_sparse()), torch.tensor(2.0).to_sparse().to_dense().item()
+torch.ones(2, 3).to_sparse(0)
 """.strip().splitlines()
 
 

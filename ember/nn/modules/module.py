@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -83,6 +83,8 @@ class Module:
     training: bool
     _version = 1
     call_super_init = False
+    dump_patches = False  # torch's flag for printing source diffs of changed module classes (unused)
+    T_destination = TypeVar("T_destination", bound=dict)  # state_dict's destination type, in annotations
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
@@ -472,8 +474,17 @@ class Module:
         return self
 
     def cuda(self, device=None) -> "Module":
-        _check_device("cuda")
-        return self
+        """Move parameters and buffers to the GPU: torch's error here, unless there are none to move."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def xpu(self, device=None) -> "Module":
+        return self._apply(lambda t: t.xpu(device))
+
+    def ipu(self, device=None) -> "Module":
+        return self._apply(lambda t: t.ipu(device))
+
+    def mtia(self, device=None) -> "Module":
+        return self._apply(lambda t: t.mtia(device))
 
     def type(self, dst_type) -> "Module":
         return self._apply(lambda t: t.type(dst_type))
@@ -507,6 +518,8 @@ class Module:
         for hook in self._state_dict_hooks.values():
             r = hook(self, destination, prefix, local_metadata)
             if r is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
                 destination = r
         return destination
 
@@ -658,14 +671,18 @@ class Module:
     def register_backward_hook(self, hook):
         return self.register_full_backward_hook(hook)
 
-    def register_state_dict_hook(self, hook):
+    def _register_state_dict_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` after the module's entries are saved (may return a
-        new state_dict)."""
+        new state_dict: torch's private, older form of register_state_dict_post_hook)."""
         h = _graph.RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
 
-    _register_state_dict_hook = register_state_dict_hook  # (torch's private spelling)
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata) -> None`` after the module's entries are saved; it
+        edits ``state_dict`` in place (returning anything else is torch's RuntimeError)."""
+        hook._from_public_api = True
+        return self._register_state_dict_hook(hook)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""

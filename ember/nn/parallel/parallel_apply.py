@@ -37,6 +37,9 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None) -> list[Any]:
     if devices is not None and len(modules) != len(devices):
         raise AssertionError(f"The number of modules {len(modules)} is not equal to the number of devices "
                              f"{len(devices)}")
-    for d in devices if devices is not None else [None] * len(modules):
+    devices = devices if devices is not None else [None] * len(modules)
+    for d in devices:
         _device_index(d, True)  # torch.cuda's reading: a CPU device is refused
-    raise RuntimeError(_NO_ACCELERATOR)  # each replica's stream is looked up on the current accelerator
+    if devices:
+        raise RuntimeError(_NO_ACCELERATOR)  # each replica's stream is looked up on the current accelerator
+    raise AssertionError("No available accelerator found.")
