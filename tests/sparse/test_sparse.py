@@ -62,6 +62,15 @@ torch.spmm(torch.ones(2, 2), torch.arange(6.0).reshape(2, 3)).tolist()
 torch.spmm(torch.ones(3), torch.ones(3, 2))
 torch.spmm(torch.ones(2, 3), torch.ones(2, 3))
 torch.is_tensor(s), isinstance(s, torch.Tensor), torch.ones(2).is_sparse
+torch.ones(2, 3).indices()
+torch.ones(2, 3).values()
+torch.ones(2, 3).coalesce()
+torch.ones(2, 3).is_coalesced()
+torch.ones(2, 3, 4).sparse_dim(), torch.ones(2, 3, 4).dense_dim(), torch.ones(()).dense_dim()
+repr(torch.tensor([[0., 1.], [2., 0.]]).to_sparse_coo())
+repr(s.to_sparse_coo()), s.to_sparse_coo().sparse_dim()
+repr(torch.tensor(1.5).to_sparse()), repr(torch.tensor(0.0).to_sparse()), torch.tensor(2.0).to_sparse().to_dense().item()
+torch.ones(2, 3).to_sparse(0)
 """.strip().splitlines()
 
 
