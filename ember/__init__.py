@@ -12,6 +12,8 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, flo
                      get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
+from ._dtype import complex32, complex64, complex128  # complex dtypes (h-cplx)
+from ._dtype import complex32 as chalf, complex64 as cfloat, complex128 as cdouble
 from ._device import device
 from ._layout import (layout, strided, memory_format, contiguous_format, preserve_format, channels_last,
                       channels_last_3d)

@@ -31,7 +31,7 @@ def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tenso
 
         return copy_out(out, t)
     if requires_grad:
-        if not d.is_floating_point:  # the factories' wording differs from requires_grad_()'s
+        if not d._differentiable:  # the factories' wording differs from requires_grad_()'s
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t

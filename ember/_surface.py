@@ -4,8 +4,7 @@
   cudnn_enable)``, integer ``reduction`` codes ...), over ``nn.functional``;
 - the top-level in-place forms (``torch.exp_(t)`` is ``t.exp_()``) made by one factory from the Tensor methods;
 - the ``*_copy`` variants of view ops (``torch.permute_copy`` ...): the view op, then a contiguous copy;
-- the conjugate/negative-bit and real/imag queries for real dtypes (ember has no complex dtypes);
-- small composites: ravel, positive, sgn, fill, as_strided, dist, adjoint, split_with_sizes, channel_shuffle ...
+- small composites: ravel, positive, fill, as_strided, dist, adjoint, split_with_sizes, channel_shuffle ...
 """
 from __future__ import annotations
 
@@ -24,9 +23,8 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
-    "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
-    "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "fill", "fill_", "zero_",
+    "as_strided", "as_strided_", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
     "frobenius_norm", "nuclear_norm", "chain_matmul", "channel_shuffle", "native_channel_shuffle", "empty_strided",
     "empty_permuted", "frombuffer", "get_device", "is_storage", "is_distributed", "detach_", "index_put_",
@@ -323,13 +321,6 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """sign for real tensors (the complex sign x/|x| needs complex dtypes)."""
-    from .ops.unary import sign
-
-    return sign(input, out=out) if out is not None else sign(input)
-
-
 def fill(input: Tensor, value) -> Tensor:
     """A new tensor like ``input`` filled with ``value`` (gradient zero for ``input``)."""
     _tensor_arg("fill", input)
@@ -426,49 +417,6 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     return t
 
 
-def is_complex(input: Tensor) -> bool:
-    _tensor_arg("is_complex", input)
-    return False  # ember has no complex dtypes
-
-
-def is_conj(input: Tensor) -> bool:
-    _tensor_arg("is_conj", input)
-    return False
-
-
-def is_neg(input: Tensor) -> bool:
-    _tensor_arg("is_neg", input)
-    return False
-
-
-def _real_identity(name: str):
-    def fn(input: Tensor) -> Tensor:
-        _tensor_arg(name, input)
-        return input
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}: the input itself for real dtypes (ember has no complex dtypes)."
-    return fn
-
-
-resolve_conj, resolve_neg, conj, real = (_real_identity(n) for n in ("resolve_conj", "resolve_neg", "conj", "real"))
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """A copy for real dtypes (conjugation changes nothing)."""
-    _tensor_arg("conj_physical", input)
-    return input.clone()
-
-
-def conj_physical_(input: Tensor) -> Tensor:
-    return input
-
-
-def imag(input: Tensor) -> Tensor:
-    _tensor_arg("imag", input)
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """0 for x >= 0, pi for x < 0 (NaN stays NaN); gradient zero, as torch's for real input."""
     _tensor_arg("angle", input)
@@ -528,7 +476,9 @@ def adjoint(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.dim()}-D tensor.")
-    return input.transpose(-2, -1)
+    from .ops.complex_numbers import conj
+
+    return conj(input.transpose(-2, -1))
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:

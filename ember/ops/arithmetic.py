@@ -44,8 +44,10 @@ def _rt(a, b):
         arr, s = b, a
     else:
         return np.result_type(a, b)
-    d = D.from_numpy_dtype(arr.dtype)
-    return D._combine(d, D._scalar_dtype(s)).np
+    d = D._combine(D.from_numpy_dtype(arr.dtype), D._scalar_dtype(s))
+    if d.np is None:  # float16 with a complex number: torch's complex32
+        raise D._no_complex32()
+    return d.np
 
 
 def _prep(a, b, dt):
@@ -147,11 +149,16 @@ class Add(Op):
         return _add(self, other)
 
     def backward(ctx, grad):
-        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+        return grad, (grad if ctx.alpha == 1 else grad * _conj_number(ctx.alpha))
 
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], 1, args[2])
+
+
+def _conj_number(c):
+    """A Python number's conjugate (alpha of add/sub may be complex: NOTE [complex autograd])."""
+    return c.conjugate() if type(c) is complex else c
 
 
 def _affine(ta, tb, ca, cb):
@@ -194,10 +201,10 @@ class Sub(Op):
         return _sub(self, other)
 
     def backward(ctx, grad):
-        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+        return grad, (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha))
 
     def raw(ctx, grad):
-        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha))
+        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha)))
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -218,10 +225,10 @@ class Rsub(Sub):
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
-        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
+        return (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha)), grad
 
     def raw(ctx, grad):
-        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha)), grad
+        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha))), grad
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -233,6 +240,7 @@ class Mul(Op):
 
     __slots__ = ()
     save = ("self", "other")
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, self, other):
@@ -258,6 +266,7 @@ class Div(Op):
 
     __slots__ = ()
     save = ("self", "other")
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, self, other):
@@ -351,6 +360,7 @@ class Pow(Op):
     __slots__ = ()
     _name = "PowBackward1"
     save = ("self", "other", "result")
+    holomorphic = True
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
 

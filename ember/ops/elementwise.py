@@ -201,7 +201,7 @@ def _round_forward(x, decimals):
 
 
 def _nan_to_num(x, nan, posinf, neginf):
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return x.copy()
     return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
@@ -240,17 +240,66 @@ def _i1_backward(g, x):
 
 
 def _angle(x):
-    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN kept."""
+    """The argument: of a complex number as atan2(imag, real); of a real one 0 for x >= 0, pi for x < 0, NaN kept."""
+    if x.dtype.kind == "c":
+        return np.angle(x)
     return np.where(x < 0, x.dtype.type(math.pi), np.where(np.isnan(x), x, x.dtype.type(0)))
 
 
+def _angle_backward(g, x):
+    """0 for real inputs; for complex ones grad * i z / |z|^2 (0 at 0), as torch's angle_backward."""
+    if not x._dtype.is_complex:
+        return _zeros(g)
+    return where(x == 0, 0.0, g * x / x.abs().pow(2) * 1j)  # torch's formula (NaN second derivatives at 0)
+
+
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
+
+
+# ---- complex inputs (h-cplx) --------------------------------------------------------------------------------
+# Op names of the rows that compute on complex inputs (their backward formulas serve complex gradients as they
+# are: NOTE [holomorphic formulas] in _op.py); every other row refuses a complex input with torch's error.
+_COMPLEX_ROWS = frozenset("Exp Log Tanh Sigmoid Sqrt Square Rsqrt Reciprocal Exp2 Expm1 Log2 Log10 Log1p Sin Cos Tan "
+                          "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Sinc NanToNum Angle".split())
+# torch's kernel names in its "not implemented for 'ComplexFloat'" errors (default: the op's name + "_cpu")
+_COMPLEX_KERNELS = {"Erf": "erf_vml_cpu", "Erfc": "erfc_vml_cpu", "Erfinv": "erfinv_vml_cpu", "Round": "round_vml_cpu",
+                    "Lgamma": "lgamma_vml_cpu", "Digamma": "digamma", "I0": "i0_vml_cpu", "SpecialI1": "i1_cpu",
+                    "SpecialNdtr": "erf_vml_cpu", "SpecialLogNdtr": "log_ndtr_cpu", "SpecialNdtri": "ndtri_cpu",
+                    "SpecialErfcx": "erfcx_cpu", "SpecialEntr": "entr_cpu", "SpecialI0E": "i0e_cpu",
+                    "SpecialI1E": "i1e_cpu"}
+# rows whose complex error is a sentence of its own
+_COMPLEX_ERRORS = {"Floor": NotImplementedError("floor is not supported for complex inputs"),
+                   "Ceil": NotImplementedError("ceil is not supported for complex inputs"),
+                   "Trunc": NotImplementedError("trunc is not supported for complex inputs"),
+                   "Deg2rad": RuntimeError("deg2rad is not supported for complex tensors."),
+                   "Rad2deg": RuntimeError("rad2deg is not supported for complex tensors.")}
+
+
+def _complex_refused(name: str, fwd):
+    """``fwd`` raising torch's error for a complex input."""
+    err = _COMPLEX_ERRORS.get(name)
+
+    def run(x, *attrs):
+        if x.dtype.kind == "c":
+            if err is not None:
+                raise type(err)(*err.args)
+            kernel = _COMPLEX_KERNELS.get(name, name.lower() + "_cpu")
+            if name == "Polygamma":
+                kernel = ("digamma", "trigamma")[attrs[0]] if attrs[0] < 2 else "polygamma"
+            elif name == "Round" and attrs[0] is not None:
+                kernel = "round_vml_cpu" if attrs[0] == 0 else "round_cpu"
+            raise _not_implemented(kernel, x.dtype)
+        return fwd(x, *attrs)
+    return run
+# ---- end complex inputs --------------------------------------------------------------------------------------
 
 
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
     """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, *saved, *attrs)``."""
     if name not in _CANNOT_WARN:
         fwd = silent(fwd)
+    if name not in _COMPLEX_ROWS:
+        fwd = _complex_refused(name, fwd)
     if nattrs:
         def forward(ctx, self, *attrs):
             if ctx is not None:
@@ -271,7 +320,8 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
 
     ns = {"__slots__": ("extra",) if nattrs else (), "save": save, "nattrs": nattrs,
           "forward": staticmethod(forward), "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"elementwise {name}",
-          "__module__": __name__}
+          "__module__": __name__, "holomorphic": name in _COMPLEX_ROWS and name != "Angle",
+          "no_complex_grad": "nan_to_num" if name == "NanToNum" else None}
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
@@ -317,7 +367,7 @@ _UNARY = {
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
     # ---- h-surface rows
-    "angle": ("Angle", _to_float(_angle), lambda g: _zeros(g), _NONE, 0, ""),
+    "angle": ("Angle", _to_float(_angle), _angle_backward, _X, 0, ""),
     "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
     "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
     "polygamma": ("Polygamma", _to_float(_polygamma_kernel), lambda g, x, n: g * polygamma(n + 1, x), _X, 1, ""),
@@ -350,6 +400,20 @@ def _raw_method(formula):
 
 for _pub, _formula in _RAW.items():
     _UOPS[_pub].raw = _raw_method(_formula)
+
+
+def _angle_jvp(args, out, tangents):
+    """d angle(z) = imag(conj(z) dz) / |z|^2 for complex z (0 for real inputs)."""
+    x, t = args[0], tangents[0]
+    if not x._dtype.is_complex:
+        return None
+    from .complex_numbers import Conj, imag, real
+
+    r2 = real(x) * real(x) + imag(x) * imag(x)
+    return where(r2 == 0, 0.0, imag(Conj.apply(x) * t) / where(r2 == 0, 1.0, r2))
+
+
+_UOPS["angle"].jvp = staticmethod(_angle_jvp)
 
 
 def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch"):

@@ -8,6 +8,7 @@ from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
 from .._tensor import _wrap
 from ..autograd.grad_mode import _mode
+from .complex_numbers import conj_if_complex as _conj, conj_array as _conj_array
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
 
@@ -25,9 +26,9 @@ def _check_dtypes(a, b, name: str) -> None:
 
 
 def _long(d) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[d.name]
+    from .._tensor import _CPP_NAMES
+
+    return _CPP_NAMES[d.name][0]
 
 
 def _matmul_forward(a, b):
@@ -81,6 +82,7 @@ class Matmul(Op):
     jvp = multilinear
     _name = "UnsafeViewBackward0"
     save = ("self", "other")
+    holomorphic = True  # NOTE [holomorphic formulas]: grad @ other^H, self^H @ grad for complex factors
     forward = staticmethod(lambda ctx, self, other: _matmul_forward(self, other))
 
     def backward(ctx, grad):
@@ -154,19 +156,23 @@ def bmm(input, mat2):
 
 
 # ------------------------------------------------------------------ vector products
-_DT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _dt_title(t) -> str:
-    return _DT_NAMES.get(t._dtype.name, t._dtype.name)
+    return t._dtype._scalar_name
 
 
 class Vdot(Dot):
-    """d <self, other> = grad * other, grad * self (real tensors: vdot is dot)"""
+    """d sum(conj(self) * other) = conj(grad) * other, grad * self (real tensors: vdot is dot)"""
 
     __slots__ = ()
     _name = "VdotBackward0"
+    holomorphic = False  # conjugate-linear in self: its own formula
+    forward = staticmethod(lambda ctx, self, other: _matmul_forward(_conj_array(self), other))
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        n0, n1 = ctx._next
+        return (_conj(grad) * b if n0[0] is not None else None, grad * a if n1[0] is not None else None)
+
 
 
 def _dot_checks(input, other, fname: str) -> None:
@@ -311,7 +317,7 @@ _ADD_PRODUCTS = {
 
 
 def _add_product_dtype_msg(name: str, self, m1, m2) -> str:
-    t = [_DT_NAMES.get(D.from_numpy_dtype(a.dtype).name, str(a.dtype)) for a in (self, m1, m2)]
+    t = [D.from_numpy_dtype(a.dtype)._scalar_name for a in (self, m1, m2)]
     if name == "addmm":
         if t[1] != t[2]:
             return f"mat1 and mat2 must have the same dtype, but got {t[1]} and {t[2]}"
@@ -326,6 +332,7 @@ def _make_add_product(name: str, prod, grads) -> type:
         inputs = ("self", "other", "third")
         save = ("other", "third")
         nattrs = 2
+        holomorphic = True  # NOTE [holomorphic formulas] (a complex beta or alpha is conjugated with the rest)
         __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
 
         @staticmethod
@@ -399,6 +406,7 @@ class Einsum(Op):
     jvp = multilinear
     inputs = tuple(f"op{i}" for i in range(52))
     nattrs = 3
+    holomorphic = True  # multilinear: NOTE [holomorphic formulas]
     _by_arity: dict = {}
 
     @classmethod
@@ -577,6 +585,7 @@ class LinalgCross(Op):
     __slots__ = ("dim",)
     save = ("self", "other")
     nattrs = 1
+    holomorphic = True  # bilinear: NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, self, other, dim):
@@ -615,5 +624,5 @@ def cross(input, other, dim=None):
 
 
 def vecdot(x, y, *, dim: int = -1, out=None):
-    """Dot products of vectors along ``dim``, broadcasting the other dims."""
-    return (x * y).sum(dim)
+    """Dot products of vectors along ``dim`` (the first conjugated), broadcasting the other dims."""
+    return (_conj(x) * y).sum(dim)

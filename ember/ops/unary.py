@@ -6,12 +6,13 @@ import numpy as np
 
 from ._op import Op
 from .elementwise import _floating, _zeros
+from .complex_numbers import conj_physical, real, sgn
 
 __all__ = ["relu", "abs", "absolute", "clamp", "clamp_min", "clamp_max", "clip", "sign"]
 
 
 class Abs(Op):
-    """d|x| = grad*sign(x)"""
+    """d|x| = grad*sign(x) (complex x: grad*x/|x|, NOTE [complex autograd])"""
 
     __slots__ = ()
     save = ("self",)
@@ -19,11 +20,16 @@ class Abs(Op):
 
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
+        if self._dtype.is_complex:
+            return grad * sgn(self)
         return grad * self.sign()
 
     @staticmethod
     def jvp(args, out, tangents):
-        return tangents[0] * args[0].sign()
+        x, t = args[0], tangents[0]
+        if x._dtype.is_complex:  # d|z| = real(conj(sgn z) dz)
+            return real(conj_physical(sgn(x)) * t)
+        return t * x.sign()
 
 
 class Sign(Op):
@@ -31,10 +37,17 @@ class Sign(Op):
 
     __slots__ = ()
     save = ("self",)
-    forward = staticmethod(lambda ctx, self: np.sign(self) if self.dtype != np.bool_ else self.copy())
+    forward = staticmethod(lambda ctx, self: _sign(self))
 
     def backward(ctx, grad):
         return _zeros(grad)
+
+
+def _sign(x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
+    return np.sign(x) if x.dtype != np.bool_ else x.copy()
 
 
 class Relu(Op):
@@ -47,6 +60,8 @@ class Relu(Op):
     def forward(ctx, self):
         if self.dtype == np.bool_:
             raise RuntimeError("Boolean inputs not supported for relu")
+        if self.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         return np.maximum(self, self.dtype.type(0))
 
     def backward(ctx, grad):
@@ -106,6 +121,8 @@ class Clamp(Op):
         if ctx is not None:
             ctx.min, ctx.max = lo, hi
         dt = self.dtype
+        if dt.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         if dt.kind in "iub" and (isinstance(lo, float) or isinstance(hi, float)):
             self = _floating(self)
             dt = self.dtype

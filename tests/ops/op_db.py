@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 F16, F32, F64 = np.float16, np.float32, np.float64
+C64, C128 = np.complex64, np.complex128
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class OpInfo:
     atol: float | None = None
     check_grad_fn: bool = True  # grad_fn names of outputs equal torch's
     tags: tuple = field(default_factory=tuple)
+    # complex variants of the samples (``complex_samples``) run in tests/ops/test_complex_ops.py: the op works
+    # as torch's does on them or raises torch's error; False (with a reason in COMPLEX_EXEMPT) leaves them out
+    complex: bool = True
 
 
 def call(op: OpInfo, sample: Sample, lib, tensors):
@@ -141,6 +145,54 @@ def matmul_samples(rng):
     yield Sample((_r(rng, (0, 4)), _r(rng, (4, 2))), "empty rows")
     yield Sample((_r(rng, (3, 0)), _r(rng, (0, 2))), "empty inner")
     yield Sample(nc_arrays(_r(rng, (3, 4)), _r(rng, (4, 2))), "non-contig", nc=True)
+
+
+def _c(rng, shape, dtype=C64, lo=None, hi=None):
+    """Complex values: real parts as ``_r`` draws them, imaginary parts standard normal."""
+    re = _r(rng, shape, F64, lo, hi)
+    return (re + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def cs(*shapes, dtype=C64, desc="", lo=None, hi=None):
+    """A maker for a sample of random complex arrays of ``shapes``."""
+    return lambda rng: Sample(tuple(_c(rng, sh, dtype, lo, hi) for sh in shapes),
+                              desc or "c " + "x".join(map(str, shapes)))
+
+
+def csnc(*shapes, dtype=C64):
+    """Like ``cs`` but non-contiguous."""
+    return lambda rng: Sample(nc_arrays(*(_c(rng, sh, dtype) for sh in shapes)), "c nc " + "x".join(map(str, shapes)),
+                              nc=True)
+
+
+_COMPLEX_OF = {np.dtype(F32): C64, np.dtype(F64): C128}
+
+
+def complexify(sample: Sample, rng) -> Sample | None:
+    """``sample`` with every float32/float64 array made complex (imaginary parts drawn from N(0, 1/4)); None when
+    it has no such array, or has float16 ones (torch's complex32 has no NumPy counterpart)."""
+    arrays = [np.asarray(a) for a in sample.arrays]
+    if any(a.dtype == F16 for a in arrays) or not any(a.dtype in _COMPLEX_OF for a in arrays):
+        return None
+    out = tuple((a + 0.5j * rng.standard_normal(a.shape)).astype(_COMPLEX_OF[a.dtype]) if a.dtype in _COMPLEX_OF
+                else a for a in arrays)
+    return Sample(out, "complex " + sample.desc, sample.nc)
+
+
+def complex_samples(op: OpInfo, limit: int = 2) -> list:
+    """Complex variants of ``op``'s samples: the first sample of each float dtype set, ``limit`` at most."""
+    rng = np.random.default_rng(1)
+    out, seen = [], set()
+    for sample in op.samples(np.random.default_rng(0)):
+        kinds = tuple(sorted({np.asarray(a).dtype.str for a in sample.arrays}))
+        c = complexify(sample, rng)
+        if c is None or kinds in seen:
+            continue
+        seen.add(kinds)
+        out.append(c)
+        if len(out) == limit:
+            break
+    return out
 
 
 def _cond(rng, shape):
@@ -1624,6 +1676,53 @@ def _surface_entries():
     return [*_surface_binding_entries(), *_surface_op_entries(), *_surface_composite_entries()]
 
 
+# ---------------------------------------------------------------- complex numbers (ops/complex_numbers.py)
+def _complex_entries():
+    cun = fixed(cs((3, 4)), cs(()), cs((2, 3), dtype=C128), csnc((3, 4)))
+    parts = fixed(s((3, 4), (3, 4)), s((3, 1), (4,)), s((), (2,)), s((2, 3), (2, 3), dtype=F64), snc((3, 4), (3, 4)))
+    away = fixed(cs((3, 4)), cs((2, 3), dtype=C128), csnc((3, 4)),
+                 lambda rng: Sample((np.array([0, 1 + 1j, -2j, 3], C64),), "with 0"))
+    return [
+        OpInfo("view_as_real", lambda lib, z: lib.view_as_real(z), cun),
+        # torch's ViewAsRealBackward0 fails on empty tensors ("must have a last dimension with stride 1")
+        OpInfo("view_as_real empty", lambda lib, z: lib.view_as_real(z), fixed(cs((2, 0))), grad=False),
+        OpInfo("view_as_real then op", lambda lib, z: lib.view_as_real(z * 2).sum(-1), cun),
+        OpInfo("view_as_complex", lambda lib, x: lib.view_as_complex(x),
+               fixed(s((3, 2)), s((2,)), s((2, 3, 2), dtype=F64))),
+        # (made by zeros: torch gives a tensor made from an empty NumPy array strides (0, 0))
+        OpInfo("view_as_complex empty", lambda lib, x: lib.view_as_complex(lib.zeros(0, 2, dtype=x.dtype)),
+               fixed(s((0, 2))), grad=False),
+        OpInfo("view_as_complex of a strided view", lambda lib, x: lib.view_as_complex(x[::2]), fixed(s((6, 2)))),
+        OpInfo("real", lambda lib, z: z.real, cun),
+        OpInfo("imag", lambda lib, z: z.imag, cun),
+        OpInfo("torch.real/imag", lambda lib, z: (lib.real(z), lib.imag(z)), cun),
+        OpInfo("real of real", lambda lib, x: lib.real(x) * 2, fixed(s((3,)))),
+        OpInfo("conj", lambda lib, z: z.conj(), cun),
+        OpInfo("conj then op", lambda lib, z: z.conj() * z, cun),
+        OpInfo("conj of conj", lambda lib, z: lib.conj(z.conj()) + 1, cun),
+        OpInfo("conj_physical", lambda lib, z: lib.conj_physical(z), cun),
+        OpInfo("resolve_conj", lambda lib, z: z.conj().resolve_conj(), cun),
+        OpInfo("mH", lambda lib, z: z.mH, fixed(cs((3, 4)), cs((2, 3, 4)))),
+        OpInfo("adjoint", lambda lib, z: z.adjoint() @ z, fixed(cs((3, 4)), csnc((3, 4)))),
+        OpInfo("complex", lambda lib, a, b: lib.complex(a, b), parts),
+        OpInfo("polar", lambda lib, a, b: lib.polar(a.abs() + 0.1, b), parts),
+        OpInfo("sgn", lambda lib, z: z.sgn(), away),
+        OpInfo("torch.sgn real", lambda lib, x: lib.sgn(x), unary_samples(away=True, ints=True)),
+        OpInfo("abs complex", lambda lib, z: z.abs(), away),
+        OpInfo("angle complex", lambda lib, z: lib.angle(z), away),
+        OpInfo("complex * real", lambda lib, z, x: z * x, fixed(lambda rng: Sample((_c(rng, (3, 4)), _r(rng, (4,))), "c64*f32"),
+                                                                   lambda rng: Sample((_c(rng, (3,)), _r(rng, (3,), F64)), "c64*f64"))),
+        OpInfo("complex python scalar", lambda lib, x: (x * (2 - 1j), (1 + 2j) / x, x + 1j, 1j - x),
+               unary_samples(0.5, 2.0, f16=False, ints=True)),
+        OpInfo("to complex", lambda lib, x: x.to(lib.complex64) * (1 + 1j), fixed(s((3,)), s((2, 3), dtype=F64))),
+        OpInfo("complex to real", lambda lib, z: z.real.to(lib.float64) + z.imag, cun),
+        OpInfo("vdot complex", lambda lib, a, b: lib.vdot(a, b), fixed(cs((4,), (4,)), cs((3,), (3,), dtype=C128))),
+        OpInfo("linalg.vecdot complex", lambda lib, a, b: lib.linalg.vecdot(a, b), fixed(cs((3, 4), (3, 4)))),
+        OpInfo("norm complex", lambda lib, z: (z.norm(), lib.linalg.vector_norm(z, 1, dim=0), z.norm(p=3)), away),
+        OpInfo("var/std complex", lambda lib, z: (z.var(0), z.std(), *lib.var_mean(z, 1)), fixed(cs((3, 4)), cs((2, 3), dtype=C128))),
+    ]
+
+
 def _ctc_entries():
     """F.ctc_loss (not twice differentiable in torch either)."""
     def samples(rng):
@@ -1742,6 +1841,7 @@ OPS: list[OpInfo] = [
     *_ctc_entries(),
     *_nn_more_entries(),
     *_special_entries(),
+    *_complex_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
