@@ -293,6 +293,10 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     nd = weight.dim() - 2
     if nd not in (1, 2):
         raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if input._dtype.is_complex:  # (nn.functional's convolutions take complex tensors; ATen's kernel does not)
+        from .ops.reduction import complex_refused
+
+        raise complex_refused("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu", input._data.dtype)
     if transposed:
         fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -721,8 +725,15 @@ for _n in INPLACE_FORMS:
 __all__ += INPLACE_FORMS
 
 
+_NO_COMPLEX_GRAD_COPIES = ("select_copy", "slice_copy")  # torch has no complex derivative for these
+
+
 def _copy_form(name: str, view):
     def fn(input: Tensor, *args, **kwargs):
+        if name in _NO_COMPLEX_GRAD_COPIES:
+            from .ops.complex_numbers import refuse_complex_grad
+
+            refuse_complex_grad(name, input)
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
             return [o.clone(memory_format=None) for o in out]
@@ -731,6 +742,18 @@ def _copy_form(name: str, view):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name[:-5]} as a new tensor (no memory shared with ``input``)."
     return fn
+
+
+def _view_as_real(x):
+    from .ops.complex_numbers import view_as_real
+
+    return view_as_real(x)
+
+
+def _view_as_complex(x):
+    from .ops.complex_numbers import view_as_complex
+
+    return view_as_complex(x)
 
 
 def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
@@ -749,6 +772,7 @@ _VIEWS = {
     "split_with_sizes_copy": lambda x, sizes, dim=0: split_with_sizes(x, sizes, dim),
     "unbind_copy": lambda x, dim=0: x.unbind(dim), "unfold_copy": lambda x, d, size, step: x.unfold(d, size, step),
     "as_strided_copy": as_strided, "detach_copy": lambda x: x.detach(), "alias_copy": lambda x: x.view(x.shape),
+    "view_as_real_copy": lambda x: _view_as_real(x), "view_as_complex_copy": lambda x: _view_as_complex(x),
 }
 for _n, _v in _VIEWS.items():
     globals()[_n] = _copy_form(_n, _v)

@@ -1191,7 +1191,7 @@ class Tensor:
         index_ops = ("gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill "
                      "index_put masked_fill masked_select masked_scatter take take_along_dim nonzero "
                      "argwhere").split()
-        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce": "_I",
+        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce_any": "_I",
                        "index_add": "_I", "index_copy": "_I", "index_fill": "_I", "index_put": "_I",
                        "masked_fill": "_I", "masked_scatter": "_I"}
 
@@ -1208,6 +1208,7 @@ class Tensor:
         table = {n: method("_S", n) for n in shape_ops}
         table.update({n: method("_I", n) for n in index_ops})
         table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
+        table["scatter_reduce_"] = table.pop("scatter_reduce_any_")  # (torch differentiates it for complex inputs)
         return _named_methods(table)
 
     locals().update(_shape_index_methods())
@@ -1328,9 +1329,12 @@ class Tensor:
         return _IP.inplace(self, lambda t: _E.polygamma(n, t))
 
     def float_power_(self, exponent) -> "Tensor":
-        if self._dtype is not D.float64:
+        cplx = self._dtype.is_complex or (exponent._dtype.is_complex if isinstance(exponent, Tensor)
+                                          else type(exponent) is complex)
+        want = D.complex128 if cplx else D.float64
+        if self._dtype is not want:
             raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
-                               f"operation's result requires dtype Double")
+                               f"operation's result requires dtype {want._scalar_name}")
         return _IP.inplace(self, _E.float_power, exponent)
 
     def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":

@@ -33,6 +33,7 @@ from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noq
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
+from ..autograd import grad_mode as _grad_mode  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -78,8 +79,18 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+def _no_complex(spec: str, *tensors) -> None:
+    """torch's error (a kernel name, or "!" and a RuntimeError's message) for functions without complex kernels."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._dtype.is_complex:
+            from ..ops.reduction import complex_refused
+
+            raise complex_refused(spec, t._data.dtype)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope per channel (dim 1) or one shared slope."""
+    _no_complex("prelu_cpu", input, weight)
     if weight.numel() != 1:
         ch = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
         if weight.numel() != ch:
@@ -243,6 +254,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
+    for x in (x1, x2):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                               f"{_D.promote_types(x1._dtype, x2._dtype)._scalar_name}")
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -299,6 +314,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training) or the running ones (eval)."""
+    _no_complex("batch_norm", input)
     if training:
         count = input.numel() // max(input.shape[1], 1) if input.dim() >= 2 else 1
         if count == 1:
@@ -329,6 +345,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each (sample, channel) over its spatial dims."""
+    _no_complex("batch_norm", input)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
     if use_input_stats or running_mean is None:
@@ -352,6 +369,7 @@ def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    _no_complex("LayerNormKernelImpl", input)
     dims = _check_normalized_shape(input, normalized_shape)
     out = _normalized(input, dims, eps)[0]
     if weight is not None:
@@ -371,6 +389,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    _no_complex("GroupNormKernelImpl", input)
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
@@ -786,6 +805,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales positive terms."""
+    _no_complex("log_sigmoid_cpu", input)
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -804,6 +824,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input) pointwise (input is log-probabilities), reduced; 'batchmean': per sample."""
+    if input._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -899,6 +921,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 # ---------------------------------------------------------------- bilinear
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`` over matching leading (batch) dims."""
+    args = (input1, input2, weight, bias)
+    if _grad_mode._mode.grad_enabled and any(isinstance(t, Tensor) and t._dtype.is_complex for t in args) and \
+            any(isinstance(t, Tensor) and t._requires_grad for t in args):
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs with complex dtype.")
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for d in range(input1.ndim - 1):

@@ -343,6 +343,9 @@ def _record(cls, args):
         diff = cls.differentiable_outputs
         for i, o in enumerate(out):
             dt = _BY_DT.get(o.dtype) or _dtype_of(o)
+            if dt.is_complex and cls.no_complex_grad and (diff is None or i in diff):
+                raise RuntimeError(f"{cls.no_complex_grad} does not support automatic differentiation for outputs "
+                                   "with complex dtype.")
             if dt._differentiable and (diff is None or i in diff):
                 t = _wrap_out(o, dt, node, i)
             else:

@@ -1,6 +1,7 @@
 """Binary arithmetic with torch's type promotion: add, sub, mul, div, pow, matmul and friends."""
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -382,6 +383,13 @@ class Pow(Op):
         return ta if tb is None else (tb if ta is None else ta + tb)
 
 
+def _nonneg(exponent):
+    """exponent >= 0, for a complex exponent: real and >= 0 (torch's condition for a zero base)."""
+    if exponent._dtype.is_complex:
+        return (exponent.imag == 0) & (exponent.real >= 0)
+    return exponent >= 0
+
+
 def _pow_self_grad(grad, self, exponent):
     if isinstance(exponent, (int, float)):
         if exponent == 0:
@@ -397,10 +405,12 @@ def _pow_exponent_grad(grad, base, exponent, result):
     from .elementwise import log
 
     if isinstance(base, Tensor):
-        mask = (base == 0) & (exponent >= 0)
+        mask = (base == 0) & _nonneg(exponent)
         return grad * where(mask, 0.0, result * log(base.to(result.dtype)))
     if base == 0:
-        return grad * where(exponent >= 0, 0.0, result * -math.inf)
+        return grad * where(_nonneg(exponent), 0.0, result * -math.inf)
+    if result._dtype.is_complex:  # the principal log of the base (a negative base has an imaginary part pi)
+        return grad * (result * cmath.log(base))
     return grad * (result * float(_log(np.float64(base))))  # nan for a negative base, as torch
 
 

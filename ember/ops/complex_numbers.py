@@ -123,6 +123,8 @@ def view_as_complex(input: Tensor) -> Tensor:
     if type(arr) is np.ndarray:  # (a batched tensor under vmap has only a placeholder: its level checks)
         if arr.ndim == 0 or arr.shape[-1] != 2:
             raise RuntimeError("Tensor must have a last dimension of size 2")
+        if arr.size == 0:  # (no element: any strides will do)
+            return ViewAsComplex.apply(input)
         item = arr.itemsize
         if arr.strides[-1] != item:
             raise RuntimeError("Tensor must have a last dimension with stride 1")
@@ -187,7 +189,7 @@ def conj_if_complex(x):
 
 def conj_array(a):
     """``conj_if_complex`` on arrays and numbers (for raw backward paths)."""
-    if type(a) is np.ndarray:
+    if isinstance(a, (np.ndarray, np.generic)):
         return _conj_kernel(a) if a.dtype.kind == "c" else a
     return a.conjugate() if type(a) is complex else a
 
@@ -259,6 +261,15 @@ def is_complex(input: Tensor) -> bool:
 
 
 # ------------------------------------------------------------------ building from parts
+def refuse_complex_grad(name: str, *tensors) -> None:
+    """torch's error for functions it does not differentiate for complex outputs, when a graph would be recorded."""
+    from ..autograd.grad_mode import _mode
+
+    if _mode.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in tensors) and \
+            any(isinstance(t, Tensor) and t._dtype.is_complex for t in tensors):
+        raise RuntimeError(f"{name} does not support automatic differentiation for outputs with complex dtype.")
+
+
 def _complex_kernel(re, im):
     return re + np.multiply(im, 1j, dtype=_COMPLEX_OF[np.result_type(re, im)])
 
@@ -266,6 +277,9 @@ def _complex_kernel(re, im):
 def _check_parts(fn: str, a: Tensor, b: Tensor, second: str) -> None:
     _tensor_arg(fn, a, "real" if fn == "complex" else "abs", 1)
     _tensor_arg(fn, b, second, 2)
+    if a._dtype.is_complex or b._dtype.is_complex:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{a._dtype._scalar_name} and {b._dtype._scalar_name}")
     if a._dtype is not b._dtype:
         raise RuntimeError(f"Expected object of scalar type {a._dtype._scalar_name} but got scalar type "
                            f"{b._dtype._scalar_name} for second argument")

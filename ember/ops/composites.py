@@ -19,6 +19,7 @@ from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ._op import Op, refuse_tangents
 from . import reduction as _R
+from .complex_numbers import complex as _complex, refuse_complex_grad
 
 __all__ = [
     "aminmax", "mode", "nanmedian", "quantile", "nanquantile", "msort", "unique_consecutive", "logcumsumexp", "diff",
@@ -47,6 +48,8 @@ def _E():
 # ---------------------------------------------------------------- statistics
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over ``dim`` or the whole tensor (torch.return_types.aminmax)."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("aminmax_cpu", input._data.dtype)
     if input.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
@@ -85,7 +88,7 @@ def _nan_lower_median_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
 # index rules of the _Selection family (reduction.py): values gathered at computed indices, batched by vmap's dim rule
 Mode = _R._selection("Mode", _mode_idx, torch_name="ModeBackward0", result_type=RT.mode)
 NanmedianDim = _R._selection("NanmedianDim", _nan_lower_median_idx, torch_name="NanmedianBackward1",
-                             result_type=RT.nanmedian)
+                             result_type=RT.nanmedian, complex_error="median_out")
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
@@ -95,6 +98,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """The lower median ignoring NaN (NaN only when all are NaN); with ``dim``: (values, indices)."""
+    if dim is None and input._dtype.is_complex:
+        raise _R.complex_refused("median_cpu", input._data.dtype)
     if dim is None:
         if input.numel() == 0:
             return input.reshape(-1).sum() * float("nan")  # torch: NaN for an empty input
@@ -186,7 +191,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
-    if not x._dtype.is_floating_point:
+    if not x._dtype._differentiable:
         x = x.to(D.get_default_dtype())
     n = x.shape[1]
     w = None
@@ -199,7 +204,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         avg = x.mean(1, keepdim=True)
         norm = n - correction
         xc = x - avg
-        c = xc @ xc.t()
+        c = xc @ xc.mH  # (the conjugate transpose: complex variables)
     else:
         w = w.to(x.dtype)
         wsum = w.sum()
@@ -209,7 +214,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         else:
             norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
         xc = x - avg
-        c = (xc * w) @ xc.t()
+        c = (xc * w) @ xc.mH
     c = c / (norm.clamp_min(0) if isinstance(norm, Tensor) else float(max(norm, 0)))
     return c.squeeze() if input.dim() < 2 else c
 
@@ -222,6 +227,8 @@ def corrcoef(input: Tensor) -> Tensor:
     d = c.diagonal()
     sd = d.sqrt()
     c = c / sd.unsqueeze(1) / sd.unsqueeze(0)
+    if c._dtype.is_complex:  # each part clipped, as torch
+        return _complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 
@@ -272,7 +279,7 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
             spacings = spacings * len(dims)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
-    x = input if input._dtype.is_floating_point else input.to(D.get_default_dtype())
+    x = input if input._dtype._differentiable else input.to(D.get_default_dtype())
     out = []
     for d, h in zip(dims, spacings):
         n = x.shape[d]
@@ -439,6 +446,9 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 # ---------------------------------------------------------------- counting
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
+    for x in (elements, test_elements):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {x._dtype._scalar_name}")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _wrap(np.asarray(np.isin(a, b, invert=invert)), D.bool)
@@ -446,6 +456,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in a 1-d tensor."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("bincount_cpu", input._data.dtype)
     a = input._data
     if a.ndim != 1 or a.dtype.kind not in "iu":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -500,6 +512,8 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("unique" if dim is None else "unique_dim", input._data.dtype)
     a = input._data
     if dim is None:
         flat = a.reshape(-1)
@@ -543,6 +557,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     """p-norm distances between the rows of x1 and x2 (batched)."""
     from ..linalg import vector_norm
 
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {x._dtype._scalar_name}")
+
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -561,6 +579,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if input._dtype.is_complex:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     refuse_tangents("_pdist_forward", input)
@@ -613,6 +633,7 @@ def _scatter_through(input: Tensor, src: Tensor, view) -> Tensor:
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
+    refuse_complex_grad("select_scatter", input, src)
     return _scatter_through(input, src, lambda t: t.select(dim, index))
 
 
@@ -620,6 +641,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
                   step: int = 1) -> Tensor:
     from .._surface import _slice
 
+    refuse_complex_grad("slice_scatter", input, src)
     return _scatter_through(input, src, lambda t: _slice(t, dim, start, end, step))
 
 
@@ -642,6 +664,13 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     refuse_tangents("index_reduce", input, source)
+    if input._dtype.is_complex or source._dtype.is_complex:
+        if reduce in ("amax", "amin"):
+            raise _R.complex_refused("maximum_cpu" if reduce == "amax" else "minimum_cpu",
+                                     np.result_type(input._data, source._data))
+        if not include_self:
+            raise _R.complex_refused("index_reduce_func_exclude_input_init", np.result_type(input._data, source._data))
+        refuse_complex_grad("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
     shape = [1] * source.dim()
     if source.dim():

@@ -494,8 +494,10 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         dt = _rt(self, other)
         k = dt.kind
         if k not in allowed:
+            if k == "c" and kernel in _COMPLEX_BINARY_ERRORS:
+                raise RuntimeError(_COMPLEX_BINARY_ERRORS[kernel])
             raise _not_implemented(kernel, dt)
-        if to_float and k != "f":
+        if to_float and k not in "fc":
             dt = _default_float()
         a, b = _prep(self, other, dt)
         if type(a) is not _nd:
@@ -506,6 +508,29 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
             raise _broadcast_error(a, b) from None
         return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
     return forward
+
+
+# kernels whose complex error is a sentence of its own (h-cplx)
+_COMPLEX_BINARY_ERRORS = {f"{n}_cpu": f"{n} not implemented for complex tensors." for n in ("maximum", "minimum", "fmax",
+                                                                                           "fmin")}
+_COMPLEX_BINARY_ERRORS["heaviside_cpu"] = "heaviside is not yet implemented for complex tensors."
+
+
+def _logaddexp(a, b):
+    """log(exp(a) + exp(b)); complex operands shift by the larger real part (the log's branch is not changed)."""
+    if np.result_type(a, b).kind != "c":
+        return np.logaddexp(a, b)
+    m = np.maximum(np.real(a), np.real(b))
+    m = np.where(np.isfinite(m), m, 0)
+    return np.log(np.exp(a - m) + np.exp(b - m)) + m
+
+
+def _logaddexp_grad(g, a, b):
+    """d logaddexp(a, b) / da = 1 / (1 + exp(b - a)); for complex inputs exp(a - logaddexp(a, b)), which cannot
+    overflow (exp of a complex number with a huge real part is inf or nan in both parts)."""
+    if a._dtype.is_complex or b._dtype.is_complex:
+        return g * exp(a - logaddexp(a, b))
+    return g / (1 + exp(b - a))
 
 
 def _int_divisor_check(fn):
@@ -593,8 +618,8 @@ _BINARY = {
                 _SO, ""),
     "fmax": ("Fmax", np.fmax, _ANY, False, "fmax_cpu", lambda g, a, b: _fmax_grads(g, a, b, _ge), _SO, ""),
     "fmin": ("Fmin", np.fmin, _ANY, False, "fmin_cpu", lambda g, a, b: _fmax_grads(g, a, b, _le), _SO, ""),
-    "logaddexp": ("Logaddexp", np.logaddexp, _FLT, False, "logaddexp_cpu",
-                  (lambda g, a, b: g / (1 + exp(b - a)), lambda g, a, b: g / (1 + exp(a - b))), _SO, ""),
+    "logaddexp": ("Logaddexp", _logaddexp, "fc", False, "logaddexp_cpu",
+                  (lambda g, a, b: _logaddexp_grad(g, a, b), lambda g, a, b: _logaddexp_grad(g, b, a)), _SO, ""),
     "logaddexp2": ("Logaddexp2", np.logaddexp2, _FLT, False, "logaddexp2_cpu",
                    (lambda g, a, b: g / (1 + 2 ** (b - a)), lambda g, a, b: g / (1 + 2 ** (a - b))), _SO, ""),
     "xlogy": ("Xlogy", _xlogy, _ANY, True, "xlogy_cpu",
@@ -610,7 +635,7 @@ _BINARY = {
     "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),
     "lcm": ("Lcm", np.lcm, "iu", False, "lcm_cpu", None, _NONE, ""),
     "nextafter": ("Nextafter", np.nextafter, "f", False, "nextafter_cpu", lambda g: (g, _zeros(g)), _NONE, ""),
-    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biuf", True, "ldexp_cpu",
+    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biufc", True, "ldexp_cpu",
               (lambda g, a, b: g * 2.0 ** b, lambda g, a, b: g * a * 2.0 ** b * _LN2), _SO, ""),
     "igamma": ("Igamma", lambda a, x: _sp.gammainc(a, x, False), "f", False, "igamma_cpu",
                (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
@@ -636,7 +661,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
             return bwd(grad, *_saved(ctx))
 
     ns = {"__slots__": (), "save": save, "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
-          "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
+          "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__,
+          "holomorphic": "c" in allowed}  # rows computing on complex numbers: NOTE [holomorphic formulas]
     if hasattr(bwd, "aten"):
         ns["jvp"] = unsupported("aten::" + bwd.aten)
     elif type(bwd) is tuple and hasattr(bwd[0], "jvp"):
@@ -738,6 +764,8 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The multivariate log-gamma of dimension ``p``: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if input._dtype.is_complex:  # torch fails building its shifts (arange) in the input's dtype
+        raise _not_implemented("arange_cpu", input._data.dtype)
     if not input._dtype.is_floating_point:
         raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
     from .._tensor import _wrap as _w
@@ -748,12 +776,14 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 
 
 def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
-    """input ** exponent computed in float64 (either may be a Python number)."""
+    """input ** exponent computed in float64 (complex128 when either is complex; either may be a Python number)."""
     from .arithmetic import pow as _pow
 
-    f64 = D.float64
-    base = input.to(f64) if isinstance(input, Tensor) else float(input)
-    exp_ = exponent.to(f64) if isinstance(exponent, Tensor) else float(exponent)
+    cplx = any((x._dtype.is_complex if isinstance(x, Tensor) else type(x) is complex) for x in (input, exponent))
+    wide = D.complex128 if cplx else D.float64
+    py = complex if cplx else float
+    base = input.to(wide) if isinstance(input, Tensor) else py(input)
+    exp_ = exponent.to(wide) if isinstance(exponent, Tensor) else py(exponent)
     return _out(_pow(base, exp_), out)
 
 
@@ -853,7 +883,7 @@ def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
 
     ns = {"__slots__": ("extra",), "save": ("self", "other", "third"), "nattrs": nattrs,
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
-          "__module__": __name__}
+          "__module__": __name__, "holomorphic": True}  # polynomial formulas: NOTE [holomorphic formulas]
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
@@ -884,13 +914,14 @@ _Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, 
 
 
 def _dtype_name(t: Tensor) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[t._dtype.name]
+    from .._tensor import _CPP_NAMES
+
+    return _CPP_NAMES[t._dtype.name][0]
 
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """input + weight * (end - input); ``weight`` is a number or a tensor."""
-    if not input._dtype.is_floating_point:
+    if not input._dtype._differentiable:
         raise _not_implemented("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
                                input._data.dtype)
     if end._dtype is not input._dtype:
@@ -909,7 +940,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
     """input + value * tensor1 / tensor2 (float tensors only for the division)."""
-    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+    if tensor1._dtype._kind < 2 and tensor2._dtype._kind < 2:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
@@ -921,6 +952,6 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def _value_for(*args):
     *tensors, value = args
-    if not D.result_type(*tensors).is_floating_point and isinstance(value, float):
+    if D.result_type(*tensors)._kind < 2 and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
     return value

@@ -171,9 +171,21 @@ _FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_
                   "Softshrink": "softshrink_check"}
 
 
+# what torch raises for complex inputs (silu computes on them, without a derivative: NOTE [complex autograd])
+_COMPLEX_KERNELS = {**_FLOAT_KERNELS, "Hardtanh": "!clamp is not supported for complex types",
+                    "Threshold": "threshold_cpu", "RreluWithNoise": "leaky_relu_cpu"}
+del _COMPLEX_KERNELS["Silu"]
+_ACT["Silu"].no_complex_grad = "silu"
+
+
 def activation(name: str, input: Tensor, *attrs) -> Tensor:
     """Apply the activation op ``name`` (a key of the table) with its attributes."""
-    if not input._dtype.is_floating_point and name in _FLOAT_KERNELS:
+    if input._dtype.is_complex and name in _COMPLEX_KERNELS:
+        spec = _COMPLEX_KERNELS[name]
+        if spec.startswith("!"):
+            raise NotImplementedError(spec[1:])
+        raise NotImplementedError(f'"{spec}" not implemented for \'{_title(input._dtype)}\'')
+    if not input._dtype._differentiable and name in _FLOAT_KERNELS:
         raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for \'{_title(input._dtype)}\'')
     return _ACT[name].apply(input, *attrs)
 
@@ -250,11 +262,15 @@ class LogSoftmax(Op):
 def _softmax_dim(input: Tensor, dim, dtype, kernel: str):
     if dtype is not None:
         input = input.to(dtype)
-    elif not input._dtype.is_floating_point:
+    elif not input._dtype._differentiable:
         raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
-    return input, _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    if input._dtype.is_complex:  # torch's kernel names: the last dim or any other
+        last = "_lastdim" if d == max(input.ndim, 1) - 1 else ""
+        raise NotImplementedError(f'"{kernel}{last}_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
+    return input, d
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
@@ -275,6 +291,7 @@ class Embedding(Op):
 
     __slots__ = ("idx", "num", "pad", "freq")
     nattrs = 4
+    no_complex_grad = "embedding"
 
     @staticmethod
     def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
@@ -328,6 +345,8 @@ class NllLoss(Op):
     @staticmethod
     def forward(ctx, self, idx, coef, reduction):
         # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
+        if self.dtype.kind == "c":
+            raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{_title(_dt(self))}\'')
         if ctx is not None:
             ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
         c = 1 if self.ndim > 1 else 0
@@ -365,6 +384,8 @@ class MseLoss(Op):
 
     @staticmethod
     def forward(ctx, self, other, reduction):
+        if self.dtype.kind == "c" or np.asarray(other).dtype.kind == "c":
+            raise NotImplementedError(f'"mse_cpu" not implemented for \'{_title(_dt(np.result_type(self, other)))}\'')
         d = self - other
         sq = d * d
         if ctx is not None:
@@ -378,6 +399,12 @@ class MseLoss(Op):
         x, t = ctx.saved_tensors
         gx = grad * ((x - t) * ctx.scale)
         return gx, -gx
+
+
+def _dt(a):
+    from .. import _dtype as D
+
+    return D.from_numpy_dtype(np.dtype(getattr(a, "dtype", a)))
 
 
 __all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss"]

@@ -117,6 +117,14 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     return best, flat
 
 
+def _no_complex(x, kernel: str) -> None:
+    """torch's pooling kernels have no complex versions."""
+    if x.dtype.kind == "c":
+        from .reduction import complex_refused
+
+        raise complex_refused(kernel, x.dtype)
+
+
 class MaxPool2DWithIndices(Op):
     """d max_pool2d(x) = grad scattered to the arg-max positions"""
 
@@ -127,6 +135,7 @@ class MaxPool2DWithIndices(Op):
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
+        _no_complex(self, "max_pool2d")
         vals, idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
         if ctx is not None:
             ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(2))
@@ -257,6 +266,7 @@ class AvgPool2D(Op):
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        _no_complex(self, "avg_pool2d")
         geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if ctx is not None:
             ctx.geo = geo
@@ -334,6 +344,7 @@ class AdaptiveMaxPool2D(Op):
 
     @staticmethod
     def forward(ctx, self, output_size):
+        _no_complex(self, "adaptive_max_pool2d")
         vals, idx = _adaptive_max(self, output_size)
         if ctx is not None:
             ctx._idx = idx

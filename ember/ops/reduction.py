@@ -106,6 +106,7 @@ class MeanAll(Mean):
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - torch's name
     """Sum of all elements, or over ``dim`` (int or tuple)."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return SumAll.apply(input, None, False, dtype)
     return Sum.apply(input, dim, keepdim, dtype)
@@ -113,6 +114,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Mean of all elements, or over ``dim`` (int or tuple); floating inputs only."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return MeanAll.apply(input, None, False, dtype)
     return Mean.apply(input, dim, keepdim, dtype)
@@ -181,6 +183,14 @@ def _empty_dim_error(name: str, d: int) -> IndexError:
 
 def _no_dim_error(name: str, exc=RuntimeError, tail: str = " Specify the reduction dim with the 'dim' argument."):
     return exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}")
+
+
+def _cast_first(input, dtype):
+    """A complex input reduced into a real ``dtype`` is cast first (its real part, with torch's warning), as torch's
+    reductions do; other inputs as they are (the reduction accumulates in ``dtype``)."""
+    if dtype is not None and input._dtype.is_complex and not D.to_dtype(dtype).is_complex:
+        return input.to(dtype)
+    return input
 
 
 def _int_result(arr: np.ndarray, dtype) -> np.dtype | None:
@@ -254,7 +264,7 @@ class _Selection(Op):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, param):
-        if self.dtype.kind == "c":
+        if self.dtype.kind == "c" and (self.size or cls.reduces):  # (an empty running max has nothing to compare)
             raise complex_refused(cls.complex_error, self.dtype)
         a, d = _as_1d(self, dim)
         idx = np.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
@@ -328,6 +338,7 @@ Cummax = _selection("Cummax", _cum_extreme_idx(np.maximum.accumulate), reduces=F
                     result_type=_RT.cummax)
 Cummin = _selection("Cummin", _cum_extreme_idx(np.minimum.accumulate), reduces=False, unique=False,
                     result_type=_RT.cummin)
+Cummax.no_complex_grad, Cummin.no_complex_grad = "cummax", "cummin"
 
 
 class _EvenReduction(Op):
@@ -523,6 +534,7 @@ def _exclusive_prod(x: Tensor, d: int) -> Tensor:
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one dimension ``dim``."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return ProdAll.apply(input, None, False, dtype)
     if not isinstance(dim, int):
@@ -605,11 +617,13 @@ def _cumprod_grad_quadratic(grad: Tensor, x: Tensor, d: int) -> Tensor:
 
 def cumsum(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative sums along ``dim`` (integer inputs accumulate in int64)."""
+    input = _cast_first(input, dtype)
     return Cumsum.apply(input, dim, dtype)
 
 
 def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative products along ``dim``; its gradient is exact when the input has zeros."""
+    input = _cast_first(input, dtype)
     return Cumprod.apply(input, dim, dtype)
 
 

@@ -1,6 +1,8 @@
 """Shape ops: view/reshape, transpose/permute/t, expand, (un)squeeze, cat/stack, clone, casts."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
