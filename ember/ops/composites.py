@@ -206,13 +206,14 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         xc = x - avg
         c = xc @ xc.mH  # (the conjugate transpose: complex variables)
     else:
-        w = w.to(x.dtype)
+        wdt = x.dtype.to_real()  # (real weights, also for complex variables)
+        w = w.to(wdt)
         wsum = w.sum()
         avg = (x * w).sum(1, keepdim=True) / wsum
         if aweights is None:
             norm = wsum - correction
         else:
-            norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
+            norm = wsum - correction * (w * aweights.to(wdt)).sum() / wsum
         xc = x - avg
         c = (xc * w) @ xc.mH
     c = c / (norm.clamp_min(0) if isinstance(norm, Tensor) else float(max(norm, 0)))
@@ -800,11 +801,11 @@ def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with (L L^T) X = B for a Cholesky factor L (upper: U^T U)."""
+    """X with (L L^H) X = B for a Cholesky factor L (upper: U^H U)."""
     from ..linalg import solve
 
     T = _factor(L, upper)
-    A = T.mT @ T if upper else T @ T.mT
+    A = T.mH @ T if upper else T @ T.mH
     return solve(A, B)
 
 
@@ -815,11 +816,11 @@ def _factor(L: Tensor, upper: bool) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """The inverse of L L^T (upper: U^T U) from its Cholesky factor."""
+    """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
     from ..linalg import inv
 
     T = _factor(L, upper)
-    return inv(T.mT @ T if upper else T @ T.mT)
+    return inv(T.mH @ T if upper else T @ T.mH)
 
 
 def qr(input: Tensor, some: bool = True, *, out=None):

@@ -1653,11 +1653,14 @@ def _surface_composite_entries():
         OpInfo("Tensor.triangular_solve lower T unit", lambda lib, b, a: tuple(b.triangular_solve(
             a, upper=False, transpose=True, unitriangular=True)), fixed(s((3, 2), (3, 3), **f64)),
                check_grad_fn=False),
-        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False),
+        # (complex=False: a complexified factor has a complex diagonal, which no Cholesky factor has; LAPACK reads
+        # only its real part: _complex_entries has complex factors)
+        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False,
+               complex=False),
         OpInfo("Tensor.cholesky_solve upper", lambda lib, b, l: b.cholesky_solve(l.mT, upper=True), fixed(chol),
-               check_grad_fn=False),
+               check_grad_fn=False, complex=False),
         OpInfo("torch.cholesky_inverse", lambda lib, b, l: lib.cholesky_inverse(l) + b.sum(), fixed(chol),
-               check_grad_fn=False),
+               check_grad_fn=False, complex=False),
         OpInfo("torch.lu", lambda lib, a: _quiet(lambda: lib.lu(a)[0]),
                fixed(s((4, 4), **f64), s((2, 3, 3), **f64), s((5, 3), **f64), s((3, 5), **f64)), check_grad_fn=False),
         OpInfo("Tensor.lu get_infos", lambda lib, a: _quiet(lambda: tuple(a.lu(get_infos=True))),
@@ -1680,6 +1683,12 @@ def _surface_entries():
 
 
 # ---------------------------------------------------------------- complex numbers (ops/complex_numbers.py)
+def _hpd(rng, n):
+    """A Hermitian positive-definite complex128 matrix."""
+    m = _c(rng, (n, n), C128)
+    return m @ m.conj().T + n * np.eye(n)
+
+
 def _complex_entries():
     cun = fixed(cs((3, 4)), cs(()), cs((2, 3), dtype=C128), csnc((3, 4)))
     parts = fixed(s((3, 4), (3, 4)), s((3, 1), (4,)), s((), (2,)), s((2, 3), (2, 3), dtype=F64), snc((3, 4), (3, 4)))
@@ -1722,6 +1731,15 @@ def _complex_entries():
         OpInfo("vdot complex", lambda lib, a, b: lib.vdot(a, b), fixed(cs((4,), (4,)), cs((3,), (3,), dtype=C128))),
         OpInfo("linalg.vecdot complex", lambda lib, a, b: lib.linalg.vecdot(a, b), fixed(cs((3, 4), (3, 4)))),
         OpInfo("norm complex", lambda lib, z: (z.norm(), lib.linalg.vector_norm(z, 1, dim=0), z.norm(p=3)), away),
+        OpInfo("cholesky_solve/inverse complex", lambda lib, b, l: (lib.cholesky_solve(b, l), lib.cholesky_inverse(l),
+                                                                    b.cholesky_solve(l.mH, upper=True)),
+               fixed(lambda rng: Sample((_c(rng, (3, 2), C128), np.linalg.cholesky(_hpd(rng, 3))), "B, L")),
+               check_grad_fn=False),
+        OpInfo("linalg.cholesky complex", lambda lib, a: lib.linalg.cholesky(a), fixed(lambda rng: Sample(
+            (_hpd(rng, 3),), "hermitian pd"), lambda rng: Sample((_hpd(rng, 3).astype(C64),), "c64")),
+               check_grad_fn=False),
+        OpInfo("linalg.eigh complex", lambda lib, a: (lambda r: (r[0], r[1].abs()))(lib.linalg.eigh(a)),
+               fixed(lambda rng: Sample((_hpd(rng, 3),), "hermitian")), check_grad_fn=False),
         OpInfo("var/std complex", lambda lib, z: (z.var(0), z.std(), *lib.var_mean(z, 1)), fixed(cs((3, 4)), cs((2, 3), dtype=C128))),
     ]
 
