@@ -1683,6 +1683,60 @@ def _surface_entries():
 
 
 # ---------------------------------------------------------------- complex numbers (ops/complex_numbers.py)
+def _fft_entries():
+    """torch.fft (ops/fft.py): each transform on real and complex inputs of both precisions, non-contiguous ones,
+    every norm, n / s padding and cropping, chosen dims."""
+    real = fixed(s((8,)), s((3, 6)), s((2, 5), dtype=F64), snc((4, 6)), s((1, 3)))
+    cplx = fixed(cs((8,)), cs((3, 6)), cs((2, 5), dtype=C128), csnc((4, 6)), cs((1, 3)))
+    both = fixed(s((3, 6)), cs((3, 6)), cs((2, 5), dtype=C128), s((4,), dtype=F64), csnc((4, 6)))
+    half = fixed(cs((3, 4)), cs((2, 5), dtype=C128), cs((4,)), csnc((4, 5)))  # half spectra (any values)
+    out = []
+    for norm in (None, "ortho", "forward"):
+        nk = f" norm={norm}" if norm else ""
+        out += [
+            OpInfo("fft.fft" + nk, lambda lib, x, nm=norm: lib.fft.fft(x, norm=nm), both),
+            OpInfo("fft.ifft" + nk, lambda lib, x, nm=norm: lib.fft.ifft(x, norm=nm), both),
+            OpInfo("fft.rfft" + nk, lambda lib, x, nm=norm: lib.fft.rfft(x, norm=nm), real),
+            OpInfo("fft.irfft" + nk, lambda lib, x, nm=norm: lib.fft.irfft(x, norm=nm), half),
+            OpInfo("fft.hfft" + nk, lambda lib, x, nm=norm: lib.fft.hfft(x, norm=nm), half),
+            OpInfo("fft.ihfft" + nk, lambda lib, x, nm=norm: lib.fft.ihfft(x, norm=nm), real),
+            OpInfo("fft.fftn" + nk, lambda lib, x, nm=norm: lib.fft.fftn(x, norm=nm), both),
+            OpInfo("fft.rfftn" + nk, lambda lib, x, nm=norm: lib.fft.rfftn(x, norm=nm), real),
+            OpInfo("fft.irfftn" + nk, lambda lib, x, nm=norm: lib.fft.irfftn(x, norm=nm), half),
+            OpInfo("fft.hfftn" + nk, lambda lib, x, nm=norm: lib.fft.hfftn(x, norm=nm), half),
+            OpInfo("fft.ihfftn" + nk, lambda lib, x, nm=norm: lib.fft.ihfftn(x, norm=nm), real),
+        ]
+    out += [
+        OpInfo("fft.fft n pad dim 0", lambda lib, x: lib.fft.fft(x, n=5, dim=0), fixed(cs((3, 4)), s((3, 4)))),
+        OpInfo("fft.ifft n crop", lambda lib, x: lib.fft.ifft(x, n=3), fixed(cs((3, 4)), s((2, 6), dtype=F64))),
+        OpInfo("fft.rfft n odd", lambda lib, x: lib.fft.rfft(x, n=7), fixed(s((3, 4)), s((9,), dtype=F64))),
+        OpInfo("fft.irfft n", lambda lib, x: (lib.fft.irfft(x, n=7), lib.fft.irfft(x, n=4), lib.fft.irfft(x, n=1)),
+               fixed(cs((3, 4)), cs((5,), dtype=C128))),
+        OpInfo("fft.hfft n", lambda lib, x: lib.fft.hfft(x, n=9, dim=0), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfft n", lambda lib, x: lib.fft.ihfft(x, n=5, dim=0), fixed(s((3, 4)))),
+        OpInfo("fft.fft2", lambda lib, x: lib.fft.fft2(x), fixed(cs((3, 4)), s((2, 3, 4)), csnc((4, 5)))),
+        OpInfo("fft.ifft2 s", lambda lib, x: lib.fft.ifft2(x, s=(2, 6)), fixed(cs((3, 4)), s((2, 3, 4), dtype=F64))),
+        OpInfo("fft.rfft2", lambda lib, x: lib.fft.rfft2(x, dim=(0, 2)), fixed(s((3, 4, 5)))),
+        OpInfo("fft.irfft2 s", lambda lib, x: lib.fft.irfft2(x, s=(4, 5)), fixed(cs((3, 4)), cs((2, 3, 4), dtype=C128))),
+        OpInfo("fft.hfft2", lambda lib, x: lib.fft.hfft2(x), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfft2", lambda lib, x: lib.fft.ihfft2(x), fixed(s((3, 4)), s((2, 3, 4), dtype=F64))),
+        OpInfo("fft.fftn s dim", lambda lib, x: lib.fft.fftn(x, s=(3, -1), dim=(2, 0)), fixed(cs((2, 3, 4)), s((2, 3, 4)))),
+        OpInfo("fft.rfftn s", lambda lib, x: lib.fft.rfftn(x, s=(4, 6)), fixed(s((2, 3, 4)))),
+        OpInfo("fft.irfftn s dim", lambda lib, x: lib.fft.irfftn(x, s=(5, 6), dim=(0, 1)), fixed(cs((3, 4, 2)))),
+        OpInfo("fft.hfftn s", lambda lib, x: lib.fft.hfftn(x, s=(2, 7)), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfftn dim", lambda lib, x: lib.fft.ihfftn(x, dim=(0, 2)), fixed(s((3, 2, 4)))),
+        OpInfo("fft.fftshift", lambda lib, x: (lib.fft.fftshift(x), lib.fft.fftshift(x, dim=-1)),
+               fixed(s((4, 5)), cs((3, 4)))),
+        OpInfo("fft.ifftshift", lambda lib, x: (lib.fft.ifftshift(x), lib.fft.ifftshift(x, dim=(0,))),
+               fixed(s((4, 5)), cs((3, 4)))),
+        OpInfo("fft.fft of ints", lambda lib, x: lib.fft.fft(x), fixed(lambda rng: Sample((_ints(rng, (5,)),), "int64")),
+               grad=False),
+        OpInfo("fft.rfft round trip", lambda lib, x: lib.fft.irfft(lib.fft.rfft(x), n=x.shape[-1]) * x,
+               fixed(s((3, 7)), s((6,), dtype=F64))),
+    ]
+    return out
+
+
 def _hpd(rng, n):
     """A Hermitian positive-definite complex128 matrix."""
     m = _c(rng, (n, n), C128)
@@ -1863,6 +1917,7 @@ OPS: list[OpInfo] = [
     *_nn_more_entries(),
     *_special_entries(),
     *_complex_entries(),
+    *_fft_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
