@@ -45,7 +45,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
         "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
         "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
-    "special": ".special", "testing": ".testing", "fft": ".fft"})
+    "special": ".special", "testing": ".testing", "fft": ".fft", "stft": ".ops.stft:stft",
+    "istft": ".ops.stft:istft"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 

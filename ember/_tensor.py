@@ -1322,6 +1322,18 @@ class Tensor:
     locals().update(_surface_methods())
     del _surface_methods
 
+    def stft(self, *args, **kwargs) -> "Tensor":
+        """See torch.stft."""
+        from .ops.stft import stft
+
+        return stft(self, *args, **kwargs)
+
+    def istft(self, *args, **kwargs) -> "Tensor":
+        """See torch.istft."""
+        from .ops.stft import istft
+
+        return istft(self, *args, **kwargs)
+
     def polygamma(self, n: int) -> "Tensor":
         return _E.polygamma(n, self)
 

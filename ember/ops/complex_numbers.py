@@ -46,12 +46,24 @@ def _owner(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _reinterpret(arr: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple, shift: int = 0) -> np.ndarray:
-    """A view of ``arr``'s memory as ``dtype`` with ``shape``/``strides`` (bytes), starting ``shift`` bytes after
-    ``arr``'s first element: writes go to the same memory, as torch's view_as_real / view_as_complex."""
-    owner = _owner(arr)  # owns one block of memory (C or Fortran order), which NumPy can offset into
-    start = arr.__array_interface__["data"][0] + shift - owner.__array_interface__["data"][0]
-    view = np.ndarray(shape, dtype, buffer=owner, offset=start, strides=strides)
+class _Memory:
+    """Memory described by an array interface, kept alive with the array it belongs to."""
+
+    def __init__(self, interface: dict, base: np.ndarray) -> None:
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _reinterpret(arr: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple) -> np.ndarray:
+    """A view of ``arr``'s memory as ``dtype`` with ``shape``/``strides`` (bytes), starting at ``arr``'s first element:
+    writes go to the same memory, as torch's view_as_real / view_as_complex."""
+    owner = _owner(arr)
+    start = arr.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    if owner.flags.c_contiguous or owner.flags.f_contiguous:  # one block NumPy can offset into (keeps the base chain)
+        view = np.ndarray(shape, dtype, buffer=owner, offset=start, strides=strides)
+    else:  # memory NumPy laid out otherwise (e.g. a transform's output): through its array interface
+        view = np.asarray(_Memory({"data": (arr.__array_interface__["data"][0], False), "shape": shape,
+                                   "strides": strides, "typestr": np.dtype(dtype).str, "version": 3}, arr))
     if not arr.flags.writeable:
         view.flags.writeable = False
     return view

@@ -703,6 +703,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 # ---------------------------------------------------------------- window functions
 def _window(name: str, window_length: int, periodic: bool, dtype, fn) -> Tensor:
     dt = dtype or D.get_default_dtype()
+    if dt.is_complex:  # torch builds windows from an arange in the dtype, which has no complex kernel
+        raise _R.complex_refused("arange_cpu", dt.np)
     if not dt.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
     if window_length < 0:

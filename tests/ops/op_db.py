@@ -1687,7 +1687,6 @@ def _fft_entries():
     """torch.fft (ops/fft.py): each transform on real and complex inputs of both precisions, non-contiguous ones,
     every norm, n / s padding and cropping, chosen dims."""
     real = fixed(s((8,)), s((3, 6)), s((2, 5), dtype=F64), snc((4, 6)), s((1, 3)))
-    cplx = fixed(cs((8,)), cs((3, 6)), cs((2, 5), dtype=C128), csnc((4, 6)), cs((1, 3)))
     both = fixed(s((3, 6)), cs((3, 6)), cs((2, 5), dtype=C128), s((4,), dtype=F64), csnc((4, 6)))
     half = fixed(cs((3, 4)), cs((2, 5), dtype=C128), cs((4,)), csnc((4, 5)))  # half spectra (any values)
     out = []
@@ -1735,6 +1734,19 @@ def _fft_entries():
                fixed(s((3, 7)), s((6,), dtype=F64))),
     ]
     return out
+
+
+def _stft_entries():
+    """torch.stft / istft (ops/stft.py; tests/ops/test_stft.py has the rest of their arguments)."""
+    hann = lambda lib, n, x: lib.hann_window(n, dtype=x.dtype)  # noqa: E731
+    return [
+        OpInfo("stft", lambda lib, x: lib.stft(x, 8, 2, window=hann(lib, 8, x), return_complex=True),
+               fixed(s((2, 20)), s((17,)), s((3, 16), dtype=F64))),
+        OpInfo("stft win_length center=False", lambda lib, x: lib.stft(x, 8, 3, 6, hann(lib, 6, x), center=False,
+                                                                       return_complex=True), fixed(s((2, 20)))),
+        OpInfo("istft", lambda lib, x: lib.istft(lib.stft(x, 8, 2, window=hann(lib, 8, x), return_complex=True), 8, 2,
+                                                 window=hann(lib, 8, x)), fixed(s((2, 20)), s((17,), dtype=F64))),
+    ]
 
 
 def _hpd(rng, n):
@@ -1918,6 +1930,7 @@ OPS: list[OpInfo] = [
     *_special_entries(),
     *_complex_entries(),
     *_fft_entries(),
+    *_stft_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).
