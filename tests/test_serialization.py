@@ -38,7 +38,8 @@ def _same(e, t) -> None:
     assert str(e.dtype) == str(t.dtype)
     assert tuple(e.shape) == tuple(t.shape)
     assert e.requires_grad == t.requires_grad
-    np.testing.assert_array_equal(e.detach().resolve_conj().numpy(), t.detach().resolve_conj().numpy())
+    np.testing.assert_array_equal(e.detach().resolve_conj().resolve_neg().numpy(),
+                                  t.detach().resolve_conj().resolve_neg().numpy())
 
 
 def _same_tree(e, t) -> None:
