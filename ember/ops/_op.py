@@ -400,6 +400,8 @@ def _link_view(out: Tensor, base: Tensor) -> None:
             out._ext = {"inference": True}
     elif out._ext is not None:
         out._ext = None
+    if bext is not None and bext.get("conj") and out._dtype.is_complex:  # NOTE [lazy conjugation]: views keep it
+        out._ext = dict(out._ext or (), conj=True)
     _register_view(out, root)
 
 
