@@ -78,10 +78,15 @@ def _as_real(arr: np.ndarray) -> np.ndarray:
 
 
 def _as_complex(arr: np.ndarray) -> np.ndarray:
-    """(..., 2) real pairs as a complex array over the same memory (the checks are the caller's)."""
+    """(..., 2) real pairs as a complex array over the same memory; pairs not laid out as complex numbers (which
+    view_as_complex refuses; under vmap a batch may still lay them out so) are copied first."""
     c = _COMPLEX_OF[arr.dtype]
     if arr.size == 0:
         return np.empty(arr.shape[:-1], c)
+    item = arr.itemsize
+    if arr.strides[-1] != item or any(s % (2 * item) for s in arr.strides[:-1]) or \
+            (arr.__array_interface__["data"][0] - _owner(arr).__array_interface__["data"][0]) % (2 * item):
+        arr = np.ascontiguousarray(arr)
     return _reinterpret(arr, c, arr.shape[:-1], arr.strides[:-1])
 
 

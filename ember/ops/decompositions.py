@@ -354,12 +354,12 @@ class LinalgCholeskyEx(Op):
         return linv.mH @ phi @ linv
 
     @staticmethod
-    def jvp(args, out, tangents):  # dL = L Phi(L^-1 dA L^-T)
-        low = out.mT if args[1] else out
+    def jvp(args, out, tangents):  # dL = L Phi(L^-1 dA L^-H)
+        low = out.mH if args[1] else out
         linv = LinalgInvEx.apply(low)
-        x = (linv @ tangents[0] @ linv.mT) * _tril_mask(low.shape[-1], low._data.dtype)
+        x = (linv @ tangents[0] @ linv.mH) * _tril_mask(low.shape[-1], low._data.dtype)
         dl = low @ (x - 0.5 * _diag_embed(_diag(x)))
-        return dl.mT if args[1] else dl
+        return dl.mH if args[1] else dl
 
 
 class Cholesky(LinalgCholeskyEx):

@@ -22,6 +22,8 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear
 
+_QUIET_OPS = True  # transforms of inf/nan compute silently, as torch's (see Op.__init_subclass__)
+
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
@@ -119,7 +121,7 @@ class FftC2R(Op):
         g = FftR2C.apply(grad, ctx.dims, ctx.norm, True)
         double = grad.shape[d] - g.shape[d]
         if double > 0:
-            w = np.ones(g.shape[d], np.abs(g._data[:0]).dtype)
+            w = np.ones(g.shape[d], g._dtype.to_real().np)
             w[1:1 + double] = 2
             g = g * _wrap(w.reshape((-1,) + (1,) * (g.dim() - 1 - d)), D.from_numpy_dtype(w.dtype))
         return g

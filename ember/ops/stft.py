@@ -193,9 +193,9 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if not side and fft_size != n_fft:
         raise err(f"expected the frequency dimension (3rd to the last) of the input tensor to match n_fft when "
                   f"onesided=False, but got {fft_size}")
-    w = _padded_window(window, win, n_fft, _wrap(np.empty(0, np.abs(x._data[:0]).dtype), x._dtype.to_real()))
+    w = _padded_window(window, win, n_fft, _wrap(np.empty(0, x._dtype.to_real().np), x._dtype.to_real()))
     if w is None:
-        w = _wrap(np.ones(n_fft, np.abs(x._data[:0]).dtype), x._dtype.to_real())
+        w = _wrap(np.ones(n_fft, x._dtype.to_real().np), x._dtype.to_real())
     frames = x.transpose(1, 2)  # (batch, frames, fft_size)
     code = _BY_ROOT_N if normalized else _BY_N
     if return_complex:

@@ -35,6 +35,7 @@ TORCH_QUIRKS = {
     "Tensor.triangular_solve lower T unit": "torch's tangent uses the whole tangent of A, untransposed, diagonal kept",
     "torch.cholesky_inverse": "torch's forward formula disagrees with finite differences and its own reverse mode",
     "complex python scalar": "torch's tangent of `1j - x` keeps x's real dtype under a complex primal",
+    "cholesky_solve/inverse complex": "torch's cholesky_inverse forward formula (as for real inputs, above)",
 }
 
 
