@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
 from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
@@ -899,6 +899,7 @@ def _broadcastable(shapes) -> bool:
 
 _Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
                                         lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+_Lerp.reduced_exact = (2,)  # torch's kernel takes the weight as given (NOTE [reduced precision] in ops/_op.py)
 
 
 class _LerpScalar(_Lerp):
@@ -914,8 +915,6 @@ _Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, 
 
 
 def _dtype_name(t: Tensor) -> str:
-    from .._tensor import _CPP_NAMES
-
     return _CPP_NAMES[t._dtype.name][0]
 
 

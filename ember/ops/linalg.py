@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
-from .._tensor import _wrap
+from .._tensor import _wrap, _CPP_NAMES
 from ..autograd.grad_mode import _mode
 from .complex_numbers import conj_if_complex as _conj, conj_array as _conj_array
 
@@ -26,8 +26,6 @@ def _check_dtypes(a, b, name: str) -> None:
 
 
 def _long(d) -> str:
-    from .._tensor import _CPP_NAMES
-
     return _CPP_NAMES[d.name][0]
 
 
@@ -156,6 +154,9 @@ def bmm(input, mat2):
 
 
 # ------------------------------------------------------------------ vector products
+_DT_NAMES = {n: scalar for n, (_, scalar) in _CPP_NAMES.items()}
+
+
 def _dt_title(t) -> str:
     return t._dtype._scalar_name
 
@@ -247,7 +248,8 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2:  # NOTE [raw backward]
+    if (not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2  # NOTE [raw backward]
+            and not g._dtype._reduced):
         return _mm_grads_raw(g, a, b, need_a, need_b)
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
