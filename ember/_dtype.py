@@ -109,7 +109,7 @@ complex32 = dtype("complex32", None, 3, "ComplexHalf", itemsize=4)
 ALL = ALL + (complex64, complex128)
 ALIASES.update(cfloat=complex64, cdouble=complex128, chalf=complex32, complex32=complex32)
 _COMPLEX_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
-_REAL_TO_COMPLEX = {float16: complex32, float32: complex64, float64: complex128}
+_REAL_TO_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}  # (torch: bf16 -> c64)
 
 
 def _no_complex32() -> TypeError:

@@ -14,7 +14,7 @@ Z64 = Z.astype(np.complex64)
 
 
 # ---------------------------------------------------------------- dtypes and promotion
-DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex32",
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex32",
                "complex64", "complex128"]
 
 
