@@ -451,6 +451,9 @@ def _forward_reduced(cls, ctx, vals):
     up = []
     if back in _REDUCED_NP:
         slots = len(vals) - cls.nattrs
+        if back == np.float16 and any(type(v) is complex or getattr(v, "dtype", _F32).kind == "c" for v in vals[:slots]):
+            if D.result_type(*vals[:slots]) is D.complex32:  # float16 meeting a weaker complex: torch's complex32
+                raise D._no_complex32()
         for i, v in enumerate(vals):
             if isinstance(v, np.ndarray):
                 if v.dtype.kind in "fV" and v.dtype != _F32:  # the common dtype first (torch casts to it), then f32
