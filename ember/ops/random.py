@@ -634,6 +634,7 @@ def _standard_gamma_grad(input: Tensor, output: Tensor) -> Tensor:
 
 def _log_standard_gamma(input: Tensor, generator=None) -> Tensor:
     """log of Gamma(input, 1) samples, drawn in log space and differentiable in ``input``."""
+    _float_only(input, "dirichlet")  # its one caller is Dirichlet.rsample, torch's _sample_dirichlet there
     return LogStandardGamma.apply(input, _rng(generator))
 
 
