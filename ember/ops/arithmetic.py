@@ -247,6 +247,7 @@ class Mul(Op):
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
     holomorphic = True
+    save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -274,6 +275,7 @@ class Div(Op):
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
     holomorphic = True
+    save_for = {"self": ("other",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -366,7 +368,8 @@ class Pow(Op):
 
     __slots__ = ()
     _name = "PowBackward1"
-    save = ("self", "other", "result")
+    inputs = ("self", "exponent")
+    save = ("self", "exponent", "result")
     holomorphic = True
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
