@@ -413,7 +413,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = _D.finfo(input._dtype).eps

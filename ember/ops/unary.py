@@ -281,6 +281,7 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     if lo_t or hi_t:
         if (min is not None and not lo_t) or (max is not None and not hi_t):
             raise _clamp_args_error("clamp", input, min, max)
+        _complex_bounds(input, min, max, input._dtype.is_complex)
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min, max)
 
@@ -288,13 +289,27 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
 clip = clamp
 
 
+def _complex_bounds(input, lo, hi, clamp_kernel: bool) -> None:
+    """torch's errors for tensor bounds meeting complex numbers: clamp's own check on a complex input, otherwise the
+    kernel that runs (clamp_cpu for two bounds, maximum_cpu / minimum_cpu for one)."""
+    ts = [t for t in (input, lo, hi) if t is not None]
+    if any(t._dtype.is_complex for t in ts):
+        if clamp_kernel:
+            raise NotImplementedError("clamp is not supported for complex types")
+        kernel = "clamp_cpu" if lo is not None and hi is not None else "maximum_cpu" if lo is not None else \
+            "minimum_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.result_type(*ts)._scalar_name}'")
+
+
 def clamp_min(input, min):  # noqa: A002
     if isinstance(min, Tensor):
+        _complex_bounds(input, min, None, False)
         return ClampMinTensor.apply(input, min)
     return ClampMin.apply(input, min, None)
 
 
 def clamp_max(input, max):  # noqa: A002
     if isinstance(max, Tensor):
+        _complex_bounds(input, None, max, False)
         return ClampMaxTensor.apply(input, max)
     return ClampMax.apply(input, None, max)
