@@ -855,6 +855,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_same_size(input, target)
     if target._dtype != input._dtype:
         raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
+    _no_complex("binary_cross_entropy", input)  # the kernel's dtype dispatch comes before its range check
     x = _all_examples(input)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
