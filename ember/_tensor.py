@@ -781,6 +781,8 @@ class Tensor:
     __rxor__ = __xor__
 
     def __invert__(self):
+        if self._dtype._kind >= 2:  # (the operator's own check, before the kernel's)
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _C.bitwise_not(self)
 
     def __getitem__(self, key):
@@ -934,7 +936,10 @@ class Tensor:
     def sqrt_(self, *args, **kwargs):
         return _IP.inplace(self, _E.sqrt, *args, **kwargs)
     def abs_(self, *args, **kwargs):
+        if self._dtype.is_complex:  # (|z| is real: torch refuses rather than store it as complex)
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         return _IP.inplace(self, _U.abs, *args, **kwargs)
+    absolute_ = abs_
     def clamp_(self, *args, **kwargs):
         return _IP.inplace(self, _U.clamp, *args, **kwargs)
     clip_ = clamp_
@@ -1319,7 +1324,7 @@ class Tensor:
         for n in ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or "
                   "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split():
             table[n + "_"] = bind("_C", n, True)
-        table.update(absolute_=bind("_U", "abs", True), negative_=bind("_A", "neg", True),
+        table.update(negative_=bind("_A", "neg", True),
                      true_divide_=bind("_A", "div", True), cumsum_=bind("_R", "cumsum", True),
                      cumprod_=bind("_R", "cumprod", True), isclose=bind("_C", "isclose"), bmm=bind("_LA", "bmm"),
                      sgn_=bind("_CX", "sgn", True))

@@ -108,7 +108,7 @@ class BitwiseNot(Op):
     @staticmethod
     def forward(ctx, self):
         if self.dtype.kind in "fc":
-            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(self.dtype))}\'')
         return np.invert(self)
 
     def backward(ctx, grad):

@@ -479,8 +479,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (data range when equal); outside values are ignored."""
     a = input._data
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input._dtype.name.capitalize()}'")
+    if not input._dtype.is_floating_point:  # (with no range given, the range's aminmax refuses first)
+        raise _R.complex_refused("aminmax_cpu" if min == max and a.dtype.kind == "c" else "histogram_cpu", a.dtype)
+    if input._dtype._reduced:
+        a = a.astype(np.float32)
     if bins <= 0:
         raise RuntimeError("torch.histc(): bins must be > 0, but got " + str(bins) + " for bins")
     lo, hi = float(min), float(max)
@@ -491,23 +493,39 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     if lo > hi:
         raise RuntimeError("torch.histc(): max must be larger than min")
     counts, _ = np.histogram(a[~np.isnan(a)], bins=bins, range=(lo, hi))
-    return _wrap(counts.astype(a.dtype), input._dtype)
+    return _wrap(counts.astype(input._dtype.np), input._dtype)
+
+
+# C++ type names of torch's histogramdd messages
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
               out=None):
     """(hist, bin_edges): counts (or weights, or density) in ``bins`` (a count or the edges tensor)."""
     a = input._data.reshape(-1)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
-                           f"input {input._dtype.name} and bins float")
-    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    dt = input._dtype
+    if isinstance(bins, Tensor) and bins._dtype != dt:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                           f"input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
+                           f"{_CPP_NAMES[bins._dtype.name]}")
+    if weight is not None and weight._dtype != dt:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
+                           f"weight({_CPP_NAMES[weight._dtype.name]})")
+    if range is None and not isinstance(bins, Tensor):  # the range's kernel: float and double only
+        if dt not in (D.float32, D.float64):
+            raise _R.complex_refused("histogramdd", input._data.dtype)
+    elif not dt.is_floating_point:
+        raise _R.complex_refused("histogram_cpu", input._data.dtype)
+    edges = bins._data.astype(np.float64) if isinstance(bins, Tensor) else int(bins)
     rng = None if range is None else (float(range[0]), float(range[1]))
     if rng is None and not isinstance(edges, np.ndarray) and a.size:
         rng = (float(a.min()), float(a.max()))
     w = None if weight is None else weight._data.reshape(-1).astype(np.float64)
     hist, e = np.histogram(a.astype(np.float64), bins=edges, range=rng, weights=w, density=density)
-    dt = input._dtype
     return RT.histogram(_wrap(hist.astype(dt.np), dt), _wrap(e.astype(dt.np), dt))
 
 
@@ -848,12 +866,13 @@ __all__ += ["lu", "lu_unpack", "lu_solve"]
 
 def _pivots(a: np.ndarray) -> np.ndarray:
     """LAPACK's 1-based row interchanges (ipiv) of partial pivoting, per matrix of a batch (..., m, n)."""
-    work = np.array(a, np.float64, copy=True)
+    work = np.array(a, np.complex128 if a.dtype.kind == "c" else np.float64, copy=True)
     m, n = a.shape[-2:]
     k = min(m, n)
     piv = np.empty(a.shape[:-2] + (k,), np.int32)
     for j in range(k):
-        col = np.abs(work[..., j:, j])
+        col = work[..., j:, j]
+        col = np.abs(col.real) + np.abs(col.imag) if col.dtype.kind == "c" else np.abs(col)  # LAPACK's i?amax
         p = (np.argmax(col, axis=-1) + j) if col.shape[-1] else np.full(a.shape[:-2], j)
         piv[..., j] = p + 1
         rows_j = np.take_along_axis(work, np.full(a.shape[:-2] + (1, n), j), -2)

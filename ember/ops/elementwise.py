@@ -462,13 +462,18 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 
 # ------------------------------------------------------------------ predicates (no gradient)
-def _predicate(pub: str, fn):
+def _predicate(pub: str, fn, on_complex=None):
+    """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
     def pred(input: Tensor) -> Tensor:
         x = input._data
         if type(x) is not np.ndarray:  # a batched tensor under vmap: elementwise, so on its physical value
             return input._rewrap(pred(input._phys))
         if x.dtype == np.bool_:
             x = x.view(np.uint8)
+        elif on_complex is not None and x.dtype.kind == "c":
+            if isinstance(on_complex, Exception):
+                raise type(on_complex)(*on_complex.args)
+            return _wrap(np.asarray(on_complex(x)), D.bool)
         return _wrap(np.asarray(fn(x)), D.bool)
 
     pred.__name__ = pred.__qualname__ = pub
@@ -478,11 +483,11 @@ def _predicate(pub: str, fn):
 
 isnan = _predicate("isnan", np.isnan)
 isinf = _predicate("isinf", np.isinf)
-isposinf = _predicate("isposinf", np.isposinf)
-isneginf = _predicate("isneginf", np.isneginf)
+isposinf = _predicate("isposinf", np.isposinf, RuntimeError("isposinf does not support complex inputs."))
+isneginf = _predicate("isneginf", np.isneginf, RuntimeError("isneginf does not support complex inputs."))
 isfinite = _predicate("isfinite", np.isfinite)
-isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_))
-signbit = _predicate("signbit", np.signbit)
+isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_), lambda x: x.imag == 0)
+signbit = _predicate("signbit", np.signbit, NotImplementedError("signbit is not implemented for complex tensors."))
 
 
 # ------------------------------------------------------------------ binary ops

@@ -183,6 +183,34 @@ def test_random_complex_samples_have_torchs_moments(make):
     lambda lib: lib.ones(2, dtype=lib.complex64).max(),
     lambda lib: lib.ones(2, dtype=lib.complex64).clamp(0, 1),
     lambda lib: lib.ones(2, dtype=lib.complex64).sort(),
+    lambda lib: lib.ones(2, dtype=lib.complex64).isposinf(),
+    lambda lib: lib.isneginf(lib.ones(2, dtype=lib.complex128)),
+    lambda lib: lib.ones(2, dtype=lib.complex64).signbit(),
+    lambda lib: lib.ones(2, dtype=lib.complex64).abs_(),
+    lambda lib: lib.ones(2, dtype=lib.complex64).absolute_(),
+    lambda lib: lib.abs_(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.bitwise_not(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.ones(2, dtype=lib.complex128).bitwise_not_(),
+    lambda lib: ~lib.ones(2, dtype=lib.complex64),
+    lambda lib: ~lib.ones(2),
+    lambda lib: lib.ones(2).bitwise_not(),
+    lambda lib: lib.histc(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.histc(lib.ones(2, dtype=lib.complex64), 4, 0, 1),
+    lambda lib: lib.histc(lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.complex64), 3, range=(0.0, 1.0)),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.complex64), lib.tensor([0.0, 1.0])),
+    lambda lib: lib.histogram(lib.ones(2), lib.tensor([0.0, 1.0], dtype=lib.complex64)),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.complex64), lib.tensor([0.0, 1.0], dtype=lib.complex64)),
+    lambda lib: lib.histogram(lib.ones(2), weight=lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.int64), lib.tensor([0.0, 1.0])),
+    lambda lib: lib.histogram(lib.ones(2, dtype=lib.float16)),
+    lambda lib: lib.special.bessel_j0(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.special.airy_ai(lib.ones(2, dtype=lib.complex128)),
+    lambda lib: lib.special.modified_bessel_k1(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.special.spherical_bessel_j0(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.special.chebyshev_polynomial_t(lib.ones(2, dtype=lib.complex64), 2),
+    lambda lib: lib.special.hermite_polynomial_h(lib.ones(2), lib.ones(2, dtype=lib.complex64)),
 ], ids=lambda f: "")
 def test_errors_match_torch(call):
     same_error(call)
@@ -304,3 +332,24 @@ def test_requires_grad_and_grad_dtype():
         assert z.grad.dtype == lib.complex64
     same_error(lambda lib: lib.zeros(2, dtype=lib.complex64).requires_grad_().__setattr__(
         "grad", lib.zeros(2)))
+
+
+def test_isreal_is_a_zero_imaginary_part():
+    z = np.array([1 + 0j, 2 + 1e-30j, np.nan + 0j, complex(np.inf, 0), complex(0, -0.0), 1j], np.complex64)
+    check(lambda lib, a: (lib.isreal(a), a.isreal()), z, grad=False)
+    check(lambda lib, a: lib.isreal(a), np.array([1.0, np.nan]), grad=False)
+
+
+def test_lu_pivots_of_complex_matrices_are_lapacks():
+    """LAPACK picks the pivot of largest |re| + |im| (not the modulus): the pivots and factors are torch's."""
+    rng = np.random.default_rng(3)
+    for dtype in (np.complex64, np.complex128):
+        a = (rng.standard_normal((20, 4, 4)) + 1j * rng.standard_normal((20, 4, 4))).astype(dtype)
+        check(lambda lib, x: tuple(lib.lu(x)), a, grad=False)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_histograms_of_half_precision_values(dtype):
+    x = np.array([0.1, 0.5, 0.7, 2.0, 0.3], np.float32)
+    check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3), x, grad=False)
+    check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3, 0, 1), x, grad=False)
