@@ -32,6 +32,8 @@ NAMESPACES = [
     ("torch.nn.utils.prune", ""), ("torch.nn.attention", "ember computes attention one way (the math form); the "
                                                          "kernel switches keep torch's state and refusals."),
     ("torch.nn.attention.bias", ""),
+    ("torch.nn.attention.flex_attention", "torch's eager (math reference) path: the same values, forward only as on "
+                                          "torch's CPU build."),
     ("torch.linalg", ""), ("torch.fft", ""), ("torch.special", ""), ("torch.distributions", ""),
     ("torch.optim", ""), ("torch.optim.lr_scheduler", ""),
     ("torch.autograd", ""), ("torch.autograd.functional", ""), ("torch.autograd.forward_ad", ""),
@@ -148,6 +150,10 @@ ANNOTATIONS = [
                                                                        "flash kernel has none"),
     ("torch.nn.attention", "*flash_attention_impl*", "absent", "FlashAttention implementation registry (GPU "
                                                                 "kernels)"),
+    ("torch.nn.attention.flex_attention", "create_block_mask", "partial", "no compute_dq_write_order (metadata of "
+                                                                          "torch's FLASH backward kernel)"),
+    ("torch.nn.attention.flex_attention", "BlockMask", "partial", "not a registered pytree node; no dq write-order "
+                                                                  "metadata"),
     ("torch.nn.functional", "linear_cross_entropy", "partial", "the reference form (linear, then cross_entropy) "
                                                                 "whatever the options: every logit in memory; "
                                                                 "twice differentiable, repeatable backward"),
@@ -186,7 +192,8 @@ def _torch():
     for name in ("torch.utils.data", "torch.utils.benchmark", "torch.utils.model_zoo", "torch.utils.checkpoint",
                  "torch.utils.dlpack", "torch.utils._pytree", "torch.hub", "torch.multiprocessing", "torch.futures",
                  "torch.sparse", "torch.func", "torch.profiler", "torch.autograd.profiler", "torch.storage",
-                 "torch.nn.attention", "torch.nn.attention.bias", "torch.nn.utils.prune",
+                 "torch.nn.attention", "torch.nn.attention.bias", "torch.nn.attention.flex_attention",
+                 "torch.nn.utils.prune",
                  "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.nn.grad", "torch.cpu", "torch.distributed", "torch.export", "torch.fx",
                  "torch.quantization", "torch.onnx", "torch.nested", "torch.masked", "torch.library",
                  "torch.overrides", "torch.signal", "torch.xpu", "torch.mtia"):
@@ -317,6 +324,11 @@ def render() -> str:
             continue
         try:
             ens = _resolve(ember, "ember" + path[len("torch"):])
+        except AttributeError:  # a submodule torch also loads only on import (torch.nn.attention.flex_attention)
+            try:
+                ens = importlib.import_module("ember" + path[len("torch"):])
+            except ImportError:
+                ens = None
         except Exception:  # noqa: BLE001 - the whole namespace is missing
             ens = None
         rows = {"supported": [], "partial": [], "not supported": []}
