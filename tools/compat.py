@@ -183,7 +183,7 @@ ANNOTATIONS = [
     ("*", "*hpu*", "absent", "other accelerators"), ("*", "*ipu*", "absent", "other accelerators"),
     ("*", "*csr*", "absent", "sparse layouts other than COO"), ("*", "*csc*", "absent", "sparse layouts other than COO"),
     ("*", "*bsr*", "absent", "sparse layouts other than COO"), ("*", "*bsc*", "absent", "sparse layouts other than COO"),
-    ("*", "*complex*", "absent", "complex dtypes"), ("*", "*script*", "absent", "TorchScript runtime"),
+    ("*", "*script*", "absent", "TorchScript runtime"),
     ("*", "*jit*", "absent", "TorchScript runtime"), ("*", "*_foreach*", "absent", "fused multi-tensor kernels"),
     ("*", "*fused*", "absent", "fused kernels"), ("*", "*pin_memory*", "absent", "page-locked memory (GPU transfers)"),
     ("*", "*", "absent", "not implemented yet"),

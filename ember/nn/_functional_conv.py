@@ -15,6 +15,8 @@ from .. import _factories as _fac
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ..ops.shape import stack as _stack
 from ..ops._inplace import _title
+from ..ops.reduction import complex_refused
+from ..autograd.grad_mode import is_grad_enabled
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
            "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -49,6 +51,12 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
         raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
                            f"but got {weight.dim()}-dimensional input of size {_shape_str(input)} instead")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {_shape_str(weight)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{_shape_str(weight)}] instead")  # torch's doubled brackets
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
     c = x.shape[1]
@@ -273,9 +281,13 @@ def _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, nam
     return k, s, p, d
 
 
-def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
+def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name, values_only=False):
     x = _pool_input(input, nd, name)
     k, s, p, d = _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+    if values_only and nd == 1 and x._dtype.is_complex and not (
+            (x._requires_grad and is_grad_enabled()) or (x._ext is not None and x._ext.get("fw"))):
+        # torch's max_pool1d computes values alone (its own kernel) unless a gradient needs the indices
+        raise complex_refused("max_pool1d_impl", x._data.dtype)
     y, idx = _P.max_pool_with_indices(x, k, s, p, d, ceil_mode)
     return _pool_back(y, nd), _pool_back(idx, nd)
 
@@ -289,7 +301,7 @@ def _max_pool_fns(nd: int):
         return _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
 
     def pool(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-        y, idx = _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+        y, idx = _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name, not return_indices)
         return (y, idx) if return_indices else y
 
     pool.__doc__ = f"Max over sliding windows of {nd}-d planes (and flat arg-max indices with return_indices)."

@@ -80,8 +80,18 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+def _no_complex(spec: str, *tensors) -> None:
+    """torch's error (a kernel name, or "!" and a RuntimeError's message) for functions without complex kernels."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._dtype.is_complex:
+            from ..ops.reduction import complex_refused
+
+            raise complex_refused(spec, t._data.dtype)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope per channel (dim 1) or one shared slope."""
+    _no_complex("prelu_cpu", input, weight)
     if weight.numel() != 1:
         ch = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
         if weight.numel() != ch:
@@ -248,6 +258,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
+    for x in (x1, x2):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                               f"{_D.promote_types(x1._dtype, x2._dtype)._scalar_name}")
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -318,6 +332,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("running_mean must be defined in evaluation mode")
     _check_channel_params(input.shape[1] if input.dim() > 1 else 0, 1, running_mean=running_mean,
                           running_var=running_var, weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     if _mixed_norm(input, weight, bias, running_mean):
         return batch_norm(input.float(), running_mean, running_var, _f32(weight), _f32(bias), training, momentum,
                           eps).to(input._dtype)
@@ -363,6 +378,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         n = input.shape[0]
         _check_channel_params(n * input.shape[1], n, running_mean=running_mean, running_var=running_var,
                               weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
     if use_input_stats or running_mean is None:
@@ -386,6 +402,7 @@ def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    _no_complex("LayerNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias), eps).to(input._dtype)
     dims = _check_normalized_shape(input, normalized_shape)
@@ -397,7 +414,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = _D.finfo(input._dtype).eps
@@ -411,6 +428,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    _no_complex("GroupNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias), eps).to(input._dtype)
     if input.dim() < 2 or input.shape[1] % num_groups:
@@ -893,6 +911,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_same_size(input, target)
     if target._dtype != input._dtype:
         raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
+    _no_complex("binary_cross_entropy", input)  # the kernel's dtype dispatch comes before its range check
     x = _all_examples(input)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -909,6 +928,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      pos_weight: Tensor | None = None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably in one node; pos_weight scales positive
     terms."""
+    _no_complex("log_sigmoid_cpu", input)
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -924,6 +944,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input) pointwise (input is log-probabilities), reduced; 'batchmean': per sample."""
+    if input._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -1019,6 +1041,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 # ---------------------------------------------------------------- bilinear
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`` over matching leading (batch) dims."""
+    args = (input1, input2, weight, bias)
+    if _is_grad_enabled() and any(isinstance(t, Tensor) and t._dtype.is_complex for t in args) and \
+            any(isinstance(t, Tensor) and t._requires_grad for t in args):
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs with complex dtype.")
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for d in range(input1.ndim - 1):

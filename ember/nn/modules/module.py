@@ -444,10 +444,17 @@ class Module:
             _check_device(device)
         if dtype is not None:
             dtype = D.to_dtype(dtype)
-            if not dtype.is_floating_point:
+            if not dtype._differentiable:
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")
-            return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+            if dtype.is_complex:
+                import warnings
+
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as parameters "
+                              "or buffers. Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
+                              "template=bug-report.yml if a complex module does not work as expected.", stacklevel=2)
+            return self._apply(lambda t: t.to(dtype) if t._dtype._differentiable else t)
         return self
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
