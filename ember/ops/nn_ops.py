@@ -762,6 +762,11 @@ class CrossMapLrn2d(Op):
     nattrs = 4
 
     @staticmethod
+    def jvp(args, out, tangents):  # torch's is a Python autograd.Function without a jvp
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @staticmethod
     def forward(ctx, self, size, alpha, beta, k):
         if ctx is not None:
             ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
