@@ -76,14 +76,6 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
-def _named_methods(table: dict) -> dict:
-    """``table`` (name -> function made by a factory) with each function named and documented as ``Tensor.name``."""
-    for n, f in table.items():
-        f.__name__, f.__qualname__ = n, "Tensor." + n
-        f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
-    return table
-
-
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -742,159 +734,9 @@ class Tensor:
     def __setitem__(self, key, value):
         _IP.setitem(self, key, value)
 
-    def add(self, *args, **kwargs):
-        return _A.add(self, *args, **kwargs)
-    def sub(self, *args, **kwargs):
-        return _A.sub(self, *args, **kwargs)
-    subtract = sub
-    def mul(self, *args, **kwargs):
-        return _A.mul(self, *args, **kwargs)
-    multiply = mul
-    def div(self, *args, **kwargs):
-        return _A.div(self, *args, **kwargs)
-    divide = div
-    true_divide = div
-    def pow(self, *args, **kwargs):
-        return _A.pow(self, *args, **kwargs)
-    def neg(self, *args, **kwargs):
-        return _A.neg(self, *args, **kwargs)
-    negative = neg
-    def matmul(self, *args, **kwargs):
-        return _A.matmul(self, *args, **kwargs)
-    def mm(self, *args, **kwargs):
-        return _A.mm(self, *args, **kwargs)
-    def exp(self, *args, **kwargs):
-        return _E.exp(self, *args, **kwargs)
-    def log(self, *args, **kwargs):
-        return _E.log(self, *args, **kwargs)
-    def tanh(self, *args, **kwargs):
-        return _E.tanh(self, *args, **kwargs)
-    def sigmoid(self, *args, **kwargs):
-        return _E.sigmoid(self, *args, **kwargs)
-    def relu(self, *args, **kwargs):
-        return _U.relu(self, *args, **kwargs)
-    def sqrt(self, *args, **kwargs):
-        return _E.sqrt(self, *args, **kwargs)
     def where(self, condition, other):
         return _I.where(condition, self, other)
-    def abs(self, *args, **kwargs):
-        return _U.abs(self, *args, **kwargs)
-    absolute = abs
-    def sign(self, *args, **kwargs):
-        return _U.sign(self, *args, **kwargs)
-    def clamp(self, *args, **kwargs):
-        return _U.clamp(self, *args, **kwargs)
-    clip = clamp
-    def clamp_min(self, *args, **kwargs):
-        return _U.clamp_min(self, *args, **kwargs)
-    def clamp_max(self, *args, **kwargs):
-        return _U.clamp_max(self, *args, **kwargs)
-    def sum(self, *args, **kwargs):
-        return _R.sum(self, *args, **kwargs)
-    def mean(self, *args, **kwargs):
-        return _R.mean(self, *args, **kwargs)
-    def sum_to_size(self, *args, **kwargs):
-        return _R.sum_to_size(self, *args, **kwargs)
-    def reshape(self, *args, **kwargs):
-        return _S.reshape(self, *args, **kwargs)
-    def view(self, *args, **kwargs):
-        return _S.view(self, *args, **kwargs)
-    def transpose(self, *args, **kwargs):
-        return _S.transpose(self, *args, **kwargs)
-    swapaxes = transpose
-    swapdims = transpose
-    def permute(self, *args, **kwargs):
-        return _S.permute(self, *args, **kwargs)
-    def t(self, *args, **kwargs):
-        return _S.t(self, *args, **kwargs)
-    def expand(self, *args, **kwargs):
-        return _S.expand(self, *args, **kwargs)
-    def squeeze(self, *args, **kwargs):
-        return _S.squeeze(self, *args, **kwargs)
-    def unsqueeze(self, *args, **kwargs):
-        return _S.unsqueeze(self, *args, **kwargs)
-    def flatten(self, *args, **kwargs):
-        return _S.flatten(self, *args, **kwargs)
-    def clone(self, *args, **kwargs):
-        return _S.clone(self, *args, **kwargs)
-    def narrow(self, *args, **kwargs):
-        return _S.narrow(self, *args, **kwargs)
-    def select(self, *args, **kwargs):
-        return _S.select(self, *args, **kwargs)
-    def split(self, *args, **kwargs):
-        return _S.split(self, *args, **kwargs)
-    def unbind(self, *args, **kwargs):
-        return _S.unbind(self, *args, **kwargs)
-    def eq(self, *args, **kwargs):
-        return _C.eq(self, *args, **kwargs)
-    def ne(self, *args, **kwargs):
-        return _C.ne(self, *args, **kwargs)
-    not_equal = ne
-    def lt(self, *args, **kwargs):
-        return _C.lt(self, *args, **kwargs)
-    less = lt
-    def le(self, *args, **kwargs):
-        return _C.le(self, *args, **kwargs)
-    less_equal = le
-    def gt(self, *args, **kwargs):
-        return _C.gt(self, *args, **kwargs)
-    greater = gt
-    def ge(self, *args, **kwargs):
-        return _C.ge(self, *args, **kwargs)
-    greater_equal = ge
-    def logical_and(self, *args, **kwargs):
-        return _C.logical_and(self, *args, **kwargs)
-    def logical_or(self, *args, **kwargs):
-        return _C.logical_or(self, *args, **kwargs)
-    def logical_xor(self, *args, **kwargs):
-        return _C.logical_xor(self, *args, **kwargs)
-    def logical_not(self, *args, **kwargs):
-        return _C.logical_not(self, *args, **kwargs)
-    def bitwise_and(self, *args, **kwargs):
-        return _C.bitwise_and(self, *args, **kwargs)
-    def bitwise_or(self, *args, **kwargs):
-        return _C.bitwise_or(self, *args, **kwargs)
-    def bitwise_xor(self, *args, **kwargs):
-        return _C.bitwise_xor(self, *args, **kwargs)
-    def bitwise_not(self, *args, **kwargs):
-        return _C.bitwise_not(self, *args, **kwargs)
 
-    def add_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.add, *args, **kwargs)
-    def sub_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.sub, *args, **kwargs)
-    subtract_ = sub_
-    def mul_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.mul, *args, **kwargs)
-    multiply_ = mul_
-    def div_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.div, *args, **kwargs)
-    divide_ = div_
-    def pow_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.pow, *args, **kwargs)
-    def neg_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.neg, *args, **kwargs)
-    def exp_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.exp, *args, **kwargs)
-    def log_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.log, *args, **kwargs)
-    def tanh_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.tanh, *args, **kwargs)
-    def sigmoid_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.sigmoid, *args, **kwargs)
-    def relu_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.relu, *args, **kwargs)
-    def sqrt_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.sqrt, *args, **kwargs)
-    def abs_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.abs, *args, **kwargs)
-    def clamp_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp, *args, **kwargs)
-    clip_ = clamp_
-    def clamp_min_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp_min, *args, **kwargs)
-    def clamp_max_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp_max, *args, **kwargs)
 
     def zero_(self):
         """Fill with zeros in place."""
@@ -993,33 +835,6 @@ class Tensor:
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def _elementwise_methods():  # runs once, in the class body; each method looks up _E at call time
-        names = ("floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 log10 log1p sin cos tan "
-                 "asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
-                 "arctanh logit erf erfc erfinv floor ceil round trunc fix frac lerp addcmul addcdiv hypot xlogy "
-                 "nan_to_num copysign bitwise_left_shift bitwise_right_shift").split()
-        out_of_place_only = "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite " \
-                            "isreal signbit".split()
-
-        def method(name):
-            def m(self, *args, **kwargs):
-                return getattr(_E, name)(self, *args, **kwargs)
-            return m
-
-        def inplace(name):
-            def m(self, *args, **kwargs):
-                return _IP.inplace(self, getattr(_E, name), *args, **kwargs)
-            return m
-
-        table = {}
-        for n in names + out_of_place_only:
-            table[n] = method(n)
-        for n in names:
-            table[n + "_"] = inplace(n)
-        return _named_methods(table)
-
-    locals().update(_elementwise_methods())
-    del _elementwise_methods
 
     def sign_(self):
         return _IP.inplace(self, _U.sign)
@@ -1063,100 +878,10 @@ class Tensor:
 
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def prod(self, *args, **kwargs):
-        return _R.prod(self, *args, **kwargs)
-    def max(self, *args, **kwargs):
-        return _R.max(self, *args, **kwargs)
-    def min(self, *args, **kwargs):
-        return _R.min(self, *args, **kwargs)
-    def amax(self, *args, **kwargs):
-        return _R.amax(self, *args, **kwargs)
-    def amin(self, *args, **kwargs):
-        return _R.amin(self, *args, **kwargs)
-    def argmax(self, *args, **kwargs):
-        return _R.argmax(self, *args, **kwargs)
-    def argmin(self, *args, **kwargs):
-        return _R.argmin(self, *args, **kwargs)
-    def var(self, *args, **kwargs):
-        return _R.var(self, *args, **kwargs)
-    def std(self, *args, **kwargs):
-        return _R.std(self, *args, **kwargs)
-    def norm(self, *args, **kwargs):
-        return _R.norm(self, *args, **kwargs)
-    def logsumexp(self, *args, **kwargs):
-        return _R.logsumexp(self, *args, **kwargs)
-    def cumsum(self, *args, **kwargs):
-        return _R.cumsum(self, *args, **kwargs)
-    def cumprod(self, *args, **kwargs):
-        return _R.cumprod(self, *args, **kwargs)
-    def cummax(self, *args, **kwargs):
-        return _R.cummax(self, *args, **kwargs)
-    def cummin(self, *args, **kwargs):
-        return _R.cummin(self, *args, **kwargs)
-    def median(self, *args, **kwargs):
-        return _R.median(self, *args, **kwargs)
-    def all(self, *args, **kwargs):
-        return _R.all(self, *args, **kwargs)
-    def any(self, *args, **kwargs):
-        return _R.any(self, *args, **kwargs)
-    def count_nonzero(self, *args, **kwargs):
-        return _R.count_nonzero(self, *args, **kwargs)
-    def nansum(self, *args, **kwargs):
-        return _R.nansum(self, *args, **kwargs)
-    def nanmean(self, *args, **kwargs):
-        return _R.nanmean(self, *args, **kwargs)
-    def sort(self, *args, **kwargs):
-        return _SO.sort(self, *args, **kwargs)
-    def argsort(self, *args, **kwargs):
-        return _SO.argsort(self, *args, **kwargs)
-    def topk(self, *args, **kwargs):
-        return _SO.topk(self, *args, **kwargs)
-    def kthvalue(self, *args, **kwargs):
-        return _SO.kthvalue(self, *args, **kwargs)
-    def unique(self, *args, **kwargs):
-        return _SO.unique(self, *args, **kwargs)
 
 
     # ---- Tensor methods: linear algebra (ops/linalg.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def mv(self, *args, **kwargs):
-        return _LA.mv(self, *args, **kwargs)
-    def dot(self, *args, **kwargs):
-        return _LA.dot(self, *args, **kwargs)
-    def vdot(self, *args, **kwargs):
-        return _LA.vdot(self, *args, **kwargs)
-    def inner(self, *args, **kwargs):
-        return _LA.inner(self, *args, **kwargs)
-    def outer(self, *args, **kwargs):
-        return _LA.outer(self, *args, **kwargs)
-    def ger(self, *args, **kwargs):
-        return _LA.ger(self, *args, **kwargs)
-    def addmm(self, *args, **kwargs):
-        return _LA.addmm(self, *args, **kwargs)
-    def addmv(self, *args, **kwargs):
-        return _LA.addmv(self, *args, **kwargs)
-    def addr(self, *args, **kwargs):
-        return _LA.addr(self, *args, **kwargs)
-    def baddbmm(self, *args, **kwargs):
-        return _LA.baddbmm(self, *args, **kwargs)
-    def addbmm(self, *args, **kwargs):
-        return _LA.addbmm(self, *args, **kwargs)
-    def kron(self, *args, **kwargs):
-        return _LA.kron(self, *args, **kwargs)
-    def cross(self, *args, **kwargs):
-        return _LA.cross(self, *args, **kwargs)
-    def inverse(self, *args, **kwargs):
-        return _DEC.inverse(self, *args, **kwargs)
-    def det(self, *args, **kwargs):
-        return _DEC.det(self, *args, **kwargs)
-    def logdet(self, *args, **kwargs):
-        return _DEC.logdet(self, *args, **kwargs)
-    def slogdet(self, *args, **kwargs):
-        return _DEC.slogdet(self, *args, **kwargs)
-    def cholesky(self, *args, **kwargs):
-        return _DEC.cholesky(self, *args, **kwargs)
-    def svd(self, *args, **kwargs):
-        return _DEC.svd(self, *args, **kwargs)
     def matrix_power(self, n):
         return _DEC.matrix_power(self, n)
     def pinverse(self, rcond=1e-15):
@@ -1165,34 +890,6 @@ class Tensor:
 
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def _shape_index_methods():  # runs once, in the class body; methods look up _S/_I at call time
-        shape_ops = ("unflatten movedim moveaxis broadcast_to repeat repeat_interleave tile flip fliplr flipud roll "
-                     "rot90 chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag diagflat "
-                     "trace").split()
-        index_ops = ("gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill "
-                     "index_put masked_fill masked_select masked_scatter take take_along_dim nonzero "
-                     "argwhere").split()
-        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce": "_I",
-                       "index_add": "_I", "index_copy": "_I", "index_fill": "_I", "index_put": "_I",
-                       "masked_fill": "_I", "masked_scatter": "_I"}
-
-        def method(mod, name):
-            def m(self, *args, **kwargs):
-                return getattr(globals()[mod], name)(self, *args, **kwargs)
-            return m
-
-        def inplace(mod, name):
-            def m(self, *args, **kwargs):
-                return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
-            return m
-
-        table = {n: method("_S", n) for n in shape_ops}
-        table.update({n: method("_I", n) for n in index_ops})
-        table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
-        return _named_methods(table)
-
-    locals().update(_shape_index_methods())
-    del _shape_index_methods
 
     def broadcast_to(self, *size):
         return _S.broadcast_to(self, size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
@@ -1250,55 +947,6 @@ class Tensor:
     # ---- Tensor methods: surface (h-surface) ----
     # Bindings of torch.Tensor names to what ember has (ember/_surface.py, the op families), in-place forms of
     # comparison/logical/bitwise ops, in-place view-metadata changes (t_, transpose_ ...), legacy constructors.
-    def _surface_methods():  # runs once, in the class body; methods look up modules at call time
-        def bind(mod, name, inplace=False):
-            if inplace:
-                def m(self, *args, **kwargs):
-                    return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
-            else:
-                def m(self, *args, **kwargs):
-                    return getattr(globals()[mod], name)(self, *args, **kwargs)
-            return m
-
-        def review(mod, name):  # in-place view-metadata change: self takes the view's geometry and history
-            def m(self, *args, **kwargs):
-                return _SF._restride(self, getattr(globals()[mod], name)(self, *args, **kwargs))
-            return m
-
-        table = {}
-        for n in ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or "
-                  "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split():
-            table[n + "_"] = bind("_C", n, True)
-        table.update(absolute_=bind("_U", "abs", True), negative_=bind("_A", "neg", True),
-                     true_divide_=bind("_A", "div", True), cumsum_=bind("_R", "cumsum", True),
-                     cumprod_=bind("_R", "cumprod", True), isclose=bind("_C", "isclose"), bmm=bind("_LA", "bmm"),
-                     sgn_=bind("_U", "sign", True))
-        for n in ("addmm addbmm baddbmm addmv addr").split():
-            table[n + "_"] = bind("_LA", n, True)
-        for n in ("softmax log_softmax dist positive sgn ravel adjoint angle conj conj_physical resolve_conj "
-                  "resolve_neg is_conj is_neg split_with_sizes unsafe_split unsafe_split_with_sizes unsafe_chunk "
-                  "narrow_copy as_strided prelu hardshrink is_same_size nonzero_static").split():
-            table[n] = bind("_SF", n)
-        table.update(as_strided_=bind("_SF", "as_strided_"), conj_physical_=bind("_SF", "conj_physical_"))
-        for n in ("lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
-                  "igammac").split():
-            table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
-        table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
-        for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
-                  "bincount histc histogram renorm matrix_exp select_scatter slice_scatter diagonal_scatter "
-                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr lu "
-                  "lu_solve").split():
-            table[n] = bind("_CO", n)
-        for n in ("renorm", "put"):
-            table[n + "_"] = bind("_CO", n, True)
-        table["index_reduce_"] = bind("_CO", "index_reduce_")
-        for n in ("t transpose squeeze unsqueeze").split():
-            table[n + "_"] = review("_S", n)
-        table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
-        return _named_methods(table)
-
-    locals().update(_surface_methods())
-    del _surface_methods
 
     def polygamma(self, n: int) -> "Tensor":
         return _E.polygamma(n, self)
@@ -1707,3 +1355,6 @@ from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
 from . import _surface as _SF  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
+from . import _methods  # noqa: E402 - the methods that are functions with the tensor first (NOTE [Tensor methods from functions])
+
+_methods.bind(Tensor)

@@ -1,0 +1,158 @@
+"""The Tensor methods that are torch functions with the tensor first: ``t.sum(1)`` is ``torch.sum(t, 1)``,
+``t.add_(u)`` is ``torch.add(t, u)`` computed into ``t``.
+
+# NOTE [Tensor methods from functions]
+Most of torch's Tensor methods are a function of the same name called with the tensor as its first argument, or
+that function's in-place form. They are listed here once, by the op module defining the function, and made by
+``bind`` after the op modules are loaded (bottom of _tensor.py). Each method calls its function directly, refuses
+``out=`` as torch's methods do, takes the deprecated overloads torch's method takes (NOTE [torch's argument
+parser] in _args.py), and carries the function's signature with ``self`` first, which inspect.signature and the
+signature-parity test read. An entry ``"name"`` binds the module's function ``name``; ``"alias=name"`` binds the
+method ``alias`` to the function ``name``. Methods with logic of their own are written in _tensor.py.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from . import _args
+
+__all__ = ["bind"]
+
+# t.name(...) is module.name(t, ...)
+_PLAIN = {
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract=sub multiply=mul divide=div negative=neg",
+    "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
+    "ops.reduction": "sum mean sum_to_size prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
+                     "cummax cummin median all any count_nonzero nansum nanmean",
+    "ops.shape": "reshape view transpose permute t expand squeeze unsqueeze flatten clone narrow select split unbind "
+                 "unflatten movedim repeat_interleave tile flip fliplr flipud roll rot90 chunk tensor_split hsplit "
+                 "vsplit dsplit tril triu diagonal diag_embed diag diagflat trace swapaxes=transpose "
+                 "swapdims=transpose moveaxis=movedim",
+    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
+                      "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
+    "ops.sorting": "sort argsort topk kthvalue unique",
+    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer",
+    "ops.decompositions": "inverse det logdet slogdet cholesky svd",
+    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
+                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
+                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
+                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
+                       "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite isreal "
+                       "signbit lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma "
+                       "igamma igammac frexp float_power",
+    "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
+                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere",
+    "_surface": "softmax log_softmax dist positive sgn ravel adjoint angle conj conj_physical resolve_conj resolve_neg "
+                "is_conj is_neg split_with_sizes unsafe_split unsafe_split_with_sizes unsafe_chunk narrow_copy "
+                "as_strided prelu hardshrink is_same_size nonzero_static as_strided_ conj_physical_",
+    "ops.composites": "aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov "
+                      "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
+                      "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
+                      "triangular_solve qr lu lu_solve index_reduce_",
+}
+# t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
+_INPLACE = {
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract=sub multiply=mul divide=div negative=neg",
+    "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs sgn=sign",
+    "ops.reduction": "cumsum cumprod",
+    "ops.shape": "tril triu",
+    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
+                      "bitwise_xor bitwise_not greater=gt greater_equal=ge less=lt less_equal=le not_equal=ne",
+    "ops.linalg": "addmm addbmm baddbmm addmv addr",
+    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
+                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
+                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
+                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
+                       "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
+                       "igammac",
+    "ops.indexing": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_put masked_fill "
+                    "masked_scatter",
+    "ops.composites": "renorm put",
+}
+# t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (_surface._restride)
+_RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes=transpose"}
+
+
+def _entries(table: dict):
+    for module, names in table.items():
+        mod = importlib.import_module("." + module, __package__)
+        for entry in names.split():
+            alias, _, name = entry.partition("=")
+            yield alias, name or alias, getattr(mod, name or alias)
+
+
+def _method_signature(fn) -> inspect.Signature:
+    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out``."""
+    sig = inspect.signature(fn)
+    ps = [p for p in sig.parameters.values() if p.name != "out"]
+    first = ps[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect.Parameter.empty)
+    return sig.replace(parameters=[first] + ps[1:])
+
+
+def _no_out(name: str) -> TypeError:
+    return TypeError(f"{name}() got an unexpected keyword argument 'out'")
+
+
+def _plain(name: str, fn, most: int):
+    if (name, True) in _args._DEPRECATED_FORMS:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            if len(args) > most:
+                args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
+            return fn(self, *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return fn(self, *args, **kwargs)
+    return method
+
+
+def _inplace(name: str, fn, most: int, inplace):
+    if (name, True) in _args._DEPRECATED_FORMS:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            if len(args) > most:
+                args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
+            return inplace(self, fn, *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return inplace(self, fn, *args, **kwargs)
+    return method
+
+
+def _restride(name: str, fn, restride):
+    def method(self, *args, **kwargs):
+        return restride(self, fn(self, *args, **kwargs))
+    return method
+
+
+def bind(cls) -> None:
+    """Add the methods of the tables to ``cls`` (Tensor); a name it already defines is an error (write it in one
+    place)."""
+    from .ops._inplace import inplace
+    from ._surface import _restride as restride
+
+    made = {}
+    for name, fname, fn in _entries(_PLAIN):
+        sig = _method_signature(fn)
+        most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
+        made[name] = (_plain(name, fn, most), sig, f"See torch.{fname}.")
+    for name, fname, fn in _entries(_INPLACE):
+        sig = _method_signature(fn)
+        most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
+        made[name + "_"] = (_inplace(name + "_", fn, most, inplace), sig, f"In-place version of Tensor.{name}.")
+    for name, fname, fn in _entries(_RESTRIDE):
+        made[name + "_"] = (_restride(name + "_", fn, restride), _method_signature(fn),
+                            f"In-place version of Tensor.{name}: changes this tensor's view in place.")
+    for name, (method, sig, doc) in made.items():
+        if name in cls.__dict__:
+            raise RuntimeError(f"Tensor.{name} is both written in the class and listed in ember/_methods.py")
+        method.__name__, method.__qualname__, method.__doc__ = name, f"{cls.__name__}.{name}", doc
+        method.__signature__ = sig
+        setattr(cls, name, method)
