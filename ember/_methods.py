@@ -143,11 +143,11 @@ def bind(cls) -> None:
         sig = _method_signature(fn)
         most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
         made[name] = (_plain(name, fn, most), sig, f"See torch.{fname}.")
-    for name, fname, fn in _entries(_INPLACE):
+    for name, _fname, fn in _entries(_INPLACE):
         sig = _method_signature(fn)
         most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
         made[name + "_"] = (_inplace(name + "_", fn, most, inplace), sig, f"In-place version of Tensor.{name}.")
-    for name, fname, fn in _entries(_RESTRIDE):
+    for name, _fname, fn in _entries(_RESTRIDE):
         made[name + "_"] = (_restride(name + "_", fn, restride), _method_signature(fn),
                             f"In-place version of Tensor.{name}: changes this tensor's view in place.")
     for name, (method, sig, doc) in made.items():

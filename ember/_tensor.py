@@ -1345,14 +1345,14 @@ def _fill(t: Tensor, value) -> Tensor:
 
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up
-# as module globals at call time.
-from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402
+# as module globals at call time (the F401 ones are imported for their order only).
+from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402,F401
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
-from .ops import sorting as _SO  # noqa: E402
+from .ops import sorting as _SO  # noqa: E402,F401
 from .ops import elementwise as _E  # noqa: E402
 from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
-from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
+from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401
 from . import _surface as _SF  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
 from . import _methods  # noqa: E402 - the methods that are functions with the tensor first (NOTE [Tensor methods from functions])
