@@ -23,10 +23,10 @@ __all__ = ["bind"]
 _PLAIN = {
     "ops.arithmetic": "add sub mul div pow neg true_divide subtract=sub multiply=mul divide=div negative=neg",
     "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
-    "ops.reduction": "sum mean sum_to_size prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
+    "ops.reduction": "sum mean prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
                      "cummax cummin median all any count_nonzero nansum nanmean",
-    "ops.shape": "reshape view transpose permute t expand squeeze unsqueeze flatten clone narrow select split unbind "
-                 "unflatten movedim repeat_interleave tile flip fliplr flipud roll rot90 chunk tensor_split hsplit "
+    "ops.shape": "transpose t unsqueeze flatten clone narrow select split unbind "
+                 "unflatten movedim repeat_interleave fliplr flipud roll rot90 chunk tensor_split hsplit "
                  "vsplit dsplit tril triu diagonal diag_embed diag diagflat trace swapaxes=transpose "
                  "swapdims=transpose moveaxis=movedim",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
@@ -70,6 +70,13 @@ _INPLACE = {
                     "masked_scatter",
     "ops.composites": "renorm put",
 }
+# t.name(*values) or t.name(values) or t.name(param=values): module.name(t, values) (torch's argument parser
+# takes a lone positional int list as separate arguments too); entries "name:param"
+_VARARGS = {
+    "ops.shape": "reshape:shape view:size permute:dims flip:dims expand:size repeat:repeats tile:dims squeeze:dim "
+                 "broadcast_to:size",
+    "ops.reduction": "sum_to_size:size",
+}
 # t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (_surface._restride)
 _RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes=transpose"}
 
@@ -83,9 +90,11 @@ def _entries(table: dict):
 
 
 def _method_signature(fn) -> inspect.Signature:
-    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out``."""
+    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out``, no other names for it."""
     sig = inspect.signature(fn)
-    ps = [p for p in sig.parameters.values() if p.name != "out"]
+    first = next(iter(sig.parameters))
+    ps = [p for p in sig.parameters.values()
+          if p.name != "out" and not (isinstance(p.default, _args._AliasOf) and p.default.name == first)]
     first = ps[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect.Parameter.empty)
     return sig.replace(parameters=[first] + ps[1:])
 
@@ -126,6 +135,26 @@ def _inplace(name: str, fn, most: int, inplace):
     return method
 
 
+def _varargs(name: str, fn, param: str):
+    def method(self, *values, **kwargs):
+        if kwargs and param in kwargs:
+            if values:
+                raise TypeError(f"{name}() got multiple values for argument '{param}'")
+            return fn(self, kwargs.pop(param), **kwargs)
+        if not values:
+            return fn(self, **kwargs)
+        return fn(self, values[0] if len(values) == 1 else values, **kwargs)
+    return method
+
+
+def _varargs_signature(fn, param: str) -> inspect.Signature:
+    sig = _method_signature(fn)
+    ps = list(sig.parameters.values())
+    rest = [p for p in ps[1:] if p.kind is p.KEYWORD_ONLY or p.kind is p.VAR_KEYWORD]
+    return sig.replace(parameters=[ps[0], inspect.Parameter(param + "s", inspect.Parameter.VAR_POSITIONAL),
+                                   inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None)] + rest)
+
+
 def _restride(name: str, fn, restride):
     def method(self, *args, **kwargs):
         return restride(self, fn(self, *args, **kwargs))
@@ -147,6 +176,12 @@ def bind(cls) -> None:
         sig = _method_signature(fn)
         most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
         made[name + "_"] = (_inplace(name + "_", fn, most, inplace), sig, f"In-place version of Tensor.{name}.")
+    for module, names in _VARARGS.items():
+        mod = importlib.import_module("." + module, __package__)
+        for entry in names.split():
+            name, param = entry.split(":")
+            fn = getattr(mod, name)
+            made[name] = (_varargs(name, fn, param), _varargs_signature(fn, param), f"See torch.{name}.")
     for name, _fname, fn in _entries(_RESTRIDE):
         made[name + "_"] = (_restride(name + "_", fn, restride), _method_signature(fn),
                             f"In-place version of Tensor.{name}: changes this tensor's view in place.")

@@ -891,11 +891,6 @@ class Tensor:
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
 
-    def broadcast_to(self, *size):
-        return _S.broadcast_to(self, size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
-
-    def repeat(self, *sizes):
-        return _S.repeat(self, *sizes)
 
 
     # ---- Tensor methods: conversions and random (ops/random.py) ----

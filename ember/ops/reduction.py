@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .. import _args
 from ._op import Op, linear, silent
 from ._inplace import _title
 
@@ -394,7 +395,12 @@ def _binary_extreme(name: str, input, other):
 
 
 def _extreme_api(name: str, all_op: type, dim_op: type):
-    def fn(input, dim=None, keepdim: bool = False, *, out=None):
+    def fn(input, dim=None, keepdim: bool = False, *, other=None, out=None):
+        if other is not None:
+            if dim is not None or keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                                f"{type(dim).__name__}, other=Tensor)")
+            dim = other
         if isinstance(dim, Tensor):
             return _binary_extreme(name, input, dim)
         if dim is None:
@@ -866,3 +872,8 @@ def count_nonzero(input, dim=None) -> Tensor:
 
 for _base in (_Selection, _EvenReduction, _Cumulative):  # abstract bases: not ops of their own
     _registry.pop(_base._name, None)
+
+
+_args.install(globals(), [n for n in __all__ if n not in ("sum_to_size", "norm")],
+              out=("sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "cumsum",
+                   "cumprod", "cummax", "cummin", "median", "all", "any", "nansum", "nanmean"))

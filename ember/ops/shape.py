@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .. import _args
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -83,9 +84,9 @@ class ReshapeAlias(View):
     __slots__ = ()
 
 
-def reshape(input: Tensor, *shape) -> Tensor:
+def reshape(input: Tensor, shape) -> Tensor:
     """The same data with a new shape: a view when possible, else a copy (clone, then view)."""
-    shape = _shape_args(shape)
+    shape = _shape_args((shape,))
     arr = input._data
     if arr.flags.c_contiguous:
         return View.apply(input, shape)
@@ -224,7 +225,9 @@ class Expand(Op):
         return grad.sum_to_size(ctx.shape)
 
 
-def expand(input: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes, implicit: bool = False) -> Tensor:
+    """``input`` broadcast to ``sizes`` (-1 keeps a size) as a view; ``implicit`` only marks tracer-inserted
+    expands in torch and changes nothing."""
     return Expand.apply(input, _shape_args(sizes))
 
 
@@ -298,8 +301,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
-def permute(input: Tensor, *dims) -> Tensor:
-    return Permute.apply(input, _shape_args(dims))
+def permute(input: Tensor, dims) -> Tensor:
+    return Permute.apply(input, _shape_args((dims,)))
 
 
 def t(input: Tensor) -> Tensor:
@@ -610,7 +613,7 @@ moveaxis = movedim
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
-    return Expand.apply(input, tuple(size))
+    return Expand.apply(input, _shape_args((size,)))
 
 
 def broadcast_shapes(*shapes):
@@ -669,7 +672,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:
 
 
 def tile(input: Tensor, dims) -> Tensor:
-    dims = tuple(dims)
+    dims = _shape_args((dims,))
     n = input._data.ndim
     return Repeat.apply(input, (1,) * (n - len(dims)) + dims)
 
@@ -728,8 +731,8 @@ def _check_unique_dims(dims, n: int, what: str = "flip") -> tuple:
     return out
 
 
-def flip(input: Tensor, *dims) -> Tensor:
-    return Flip.apply(input, _check_unique_dims(_shape_args(dims), input._data.ndim))
+def flip(input: Tensor, dims) -> Tensor:
+    return Flip.apply(input, _check_unique_dims(_shape_args((dims,)), input._data.ndim))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -1127,3 +1130,10 @@ def meshgrid(*tensors, indexing: str | None = None):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+_args.install(globals(), (
+    "reshape transpose swapaxes swapdims permute t squeeze unsqueeze flatten clone cat concat concatenate stack narrow "
+    "select unbind unflatten movedim moveaxis broadcast_to repeat_interleave tile flip fliplr flipud roll rot90 hstack "
+    "vstack row_stack dstack column_stack chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag "
+    "diagflat trace").split(), out=("hstack", "vstack", "row_stack", "dstack", "column_stack", "diag", "tril", "triu"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from ._op import Op
 from .elementwise import _floating, _zeros
 
@@ -182,3 +183,6 @@ def clamp_min(input, min):  # noqa: A002
 
 def clamp_max(input, max):  # noqa: A002
     return ClampMax.apply(input, None, _bound(max))
+
+
+_args.install(globals(), __all__, out=("abs", "absolute", "clamp", "clip", "clamp_min", "clamp_max", "sign"))
