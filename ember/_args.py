@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from . import _state
+from . import _layout, _state
 from ._tensor import Tensor, _CPP_NAMES
 from .autograd.grad_mode import _mode
 
@@ -66,9 +66,11 @@ def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = F
     params = sig.parameters
     aliases = {a: c for a, c in NUMPY_NAMES.items() if c in params and a not in params}
     takes_out = (out or "out" in params) and not own_out
-    dep = _DEPRECATED.get(fname)
-    most = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params.values())
-    if not aliases and not takes_out and dep is None:
+    # calls with at least this many positional arguments may be a deprecated overload (addmm(1, t, m1, m2))
+    most = _DEPRECATED.get(fname, 1 << 30)
+    dep = most < 1 << 30
+    options = any(o in params for o in _OPTIONS)
+    if not aliases and not takes_out and not dep and not options:
         return fn
     keys = aliases.keys()
 
@@ -76,13 +78,15 @@ def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = F
         if kwargs:
             if not keys.isdisjoint(kwargs):
                 kwargs = _renamed(fname, kwargs, aliases)
+            if options:
+                _check_options(fname, kwargs)
             if takes_out and "out" in kwargs:
                 target = kwargs.pop("out")
                 if target is not None:
-                    if dep is not None and len(args) > most:
+                    if dep and len(args) >= most:
                         args, kwargs = deprecated_overload(fname, args, kwargs, method=False)
                     return write_out(target, fn(*args, **kwargs), fname, exact_dtype=exact)
-        if dep is not None and len(args) > most:
+        if dep and len(args) >= most:
             args, kwargs = deprecated_overload(fname, args, kwargs, method=False)
         return fn(*args, **kwargs)
 
@@ -113,6 +117,26 @@ def install(namespace: dict, names, *, python=(), out=(), own_out=(), exact=()) 
     for what, s in sets.items():
         if s - done:
             raise ValueError(f"{what} names functions not installed: {sorted(s - done)}")
+
+
+# ----------------------------------------------------------------------------- tensor options
+# Options every ember tensor already satisfies, checked where a function takes them: only the strided layout
+# exists, memory is never pinned (torch's error without an accelerator), a memory format is a memory_format
+# (honoured by the functions that take one: empty, *_like, clone, contiguous, to).
+_OPTIONS = ("pin_memory", "layout", "memory_format")
+_NO_PINNING = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available "
+               "on this system.")
+
+
+def _check_options(fname: str, kwargs: dict) -> None:
+    if kwargs.get("pin_memory"):
+        raise RuntimeError(_NO_PINNING)
+    layout = kwargs.get("layout")
+    if layout is not None and layout is not _layout.strided:
+        raise TypeError(f"{fname}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and not isinstance(fmt, _layout.memory_format):
+        raise TypeError(f"{fname}(): argument 'memory_format' must be torch.memory_format, not {type(fmt).__name__}")
 
 
 # ----------------------------------------------------------------------------- out=
@@ -211,7 +235,9 @@ def _deprecated_table() -> dict:
 
 
 _DEPRECATED_FORMS = _deprecated_table()
-_DEPRECATED = {name: True for name, method in _DEPRECATED_FORMS if not method}
+# function name -> the fewest positional arguments of its deprecated overloads
+_DEPRECATED = {name: min(len(order) for order, _, _ in forms) for (name, method), forms in _DEPRECATED_FORMS.items()
+               if not method}
 _warned = [False]
 
 

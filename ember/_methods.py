@@ -21,13 +21,13 @@ __all__ = ["bind"]
 
 # t.name(...) is module.name(t, ...)
 _PLAIN = {
-    "ops.arithmetic": "add sub mul div pow neg true_divide subtract=sub multiply=mul divide=div negative=neg",
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
     "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
     "ops.reduction": "sum mean prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
-                     "cummax cummin median all any count_nonzero nansum nanmean",
-    "ops.shape": "transpose t unsqueeze flatten clone narrow select split unbind "
-                 "unflatten movedim repeat_interleave fliplr flipud roll rot90 chunk tensor_split hsplit "
-                 "vsplit dsplit tril triu diagonal diag_embed diag diagflat trace swapaxes=transpose "
+                     "cummax cummin median all any nansum nanmean",
+    "ops.shape": "transpose t unsqueeze flatten clone narrow select unbind "
+                 "unflatten movedim repeat_interleave fliplr flipud roll rot90 chunk tensor_split tril triu "
+                 "diagonal diag_embed diag diagflat trace swapaxes "
                  "swapdims=transpose moveaxis=movedim",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
                       "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
@@ -53,7 +53,7 @@ _PLAIN = {
 }
 # t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
 _INPLACE = {
-    "ops.arithmetic": "add sub mul div pow neg true_divide subtract=sub multiply=mul divide=div negative=neg",
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
     "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs sgn=sign",
     "ops.reduction": "cumsum cumprod",
     "ops.shape": "tril triu",
@@ -74,11 +74,16 @@ _INPLACE = {
 # takes a lone positional int list as separate arguments too); entries "name:param"
 _VARARGS = {
     "ops.shape": "reshape:shape view:size permute:dims flip:dims expand:size repeat:repeats tile:dims squeeze:dim "
-                 "broadcast_to:size",
-    "ops.reduction": "sum_to_size:size",
+                 "broadcast_to:size hsplit:indices vsplit:indices dsplit:indices",
+    "ops.reduction": "sum_to_size:size count_nonzero:dim",
 }
+# torch writes these methods in Python (torch/_tensor.py): no NumPy names, as there
+_PYTHON_METHODS = {"unflatten"}
+# the hand-written methods of Tensor that torch's argument parser reads: NumPy names for their parameters
+_HANDWRITTEN = ("size stride equal allclose view_as reshape_as expand_as type_as where copy_ map_ new_tensor new_zeros "
+                "new_ones new_empty new_full new_empty_strided is_contiguous contiguous cpu resize_ resize_as_").split()
 # t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (_surface._restride)
-_RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes=transpose"}
+_RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes"}  # name=view method
 
 
 def _entries(table: dict):
@@ -86,15 +91,19 @@ def _entries(table: dict):
         mod = importlib.import_module("." + module, __package__)
         for entry in names.split():
             alias, _, name = entry.partition("=")
-            yield alias, name or alias, getattr(mod, name or alias)
+            fn = getattr(mod, name or alias)
+            if alias in _PYTHON_METHODS:
+                fn = getattr(fn, "__wrapped__", fn)
+            yield alias, name or alias, fn
 
 
 def _method_signature(fn) -> inspect.Signature:
-    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out``, no other names for it."""
+    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out`` (nor ``out_dtype``, which
+    only torch's functions take), no other names for it."""
     sig = inspect.signature(fn)
     first = next(iter(sig.parameters))
-    ps = [p for p in sig.parameters.values()
-          if p.name != "out" and not (isinstance(p.default, _args._AliasOf) and p.default.name == first)]
+    ps = [p for p in sig.parameters.values() if p.name not in ("out", "out_dtype")
+          and not (isinstance(p.default, _args._AliasOf) and p.default.name == first)]
     first = ps[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect.Parameter.empty)
     return sig.replace(parameters=[first] + ps[1:])
 
@@ -103,12 +112,19 @@ def _no_out(name: str) -> TypeError:
     return TypeError(f"{name}() got an unexpected keyword argument 'out'")
 
 
-def _plain(name: str, fn, most: int):
-    if (name, True) in _args._DEPRECATED_FORMS:
+def _fewest(name: str) -> int:
+    """The fewest positional arguments (after self) of the deprecated overloads of method ``name`` (0: none)."""
+    forms = _args._DEPRECATED_FORMS.get((name, True))
+    return min(len(order) for order, _, _ in forms) if forms else 0
+
+
+def _plain(name: str, fn):
+    fewest = _fewest(name)
+    if fewest:
         def method(self, *args, **kwargs):
             if kwargs and "out" in kwargs:
                 raise _no_out(name)
-            if len(args) > most:
+            if len(args) >= fewest:
                 args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
             return fn(self, *args, **kwargs)
     else:
@@ -119,12 +135,13 @@ def _plain(name: str, fn, most: int):
     return method
 
 
-def _inplace(name: str, fn, most: int, inplace):
-    if (name, True) in _args._DEPRECATED_FORMS:
+def _inplace(name: str, fn, inplace):
+    fewest = _fewest(name)
+    if fewest:
         def method(self, *args, **kwargs):
             if kwargs and "out" in kwargs:
                 raise _no_out(name)
-            if len(args) > most:
+            if len(args) >= fewest:
                 args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
             return inplace(self, fn, *args, **kwargs)
     else:
@@ -150,14 +167,16 @@ def _varargs(name: str, fn, param: str):
 def _varargs_signature(fn, param: str) -> inspect.Signature:
     sig = _method_signature(fn)
     ps = list(sig.parameters.values())
-    rest = [p for p in ps[1:] if p.kind is p.KEYWORD_ONLY or p.kind is p.VAR_KEYWORD]
+    rest = [p.replace(kind=p.KEYWORD_ONLY) if p.kind is p.POSITIONAL_OR_KEYWORD else p for p in ps[1:]
+            if p.kind is not p.VAR_POSITIONAL and p.name != param]
+    kw = [p for p in rest if p.kind is p.KEYWORD_ONLY] + [p for p in rest if p.kind is p.VAR_KEYWORD]
     return sig.replace(parameters=[ps[0], inspect.Parameter(param + "s", inspect.Parameter.VAR_POSITIONAL),
-                                   inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None)] + rest)
+                                   inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None)] + kw)
 
 
-def _restride(name: str, fn, restride):
+def _restride(name: str, view, restride):
     def method(self, *args, **kwargs):
-        return restride(self, fn(self, *args, **kwargs))
+        return restride(self, view(self, *args, **kwargs))
     return method
 
 
@@ -169,25 +188,40 @@ def bind(cls) -> None:
 
     made = {}
     for name, fname, fn in _entries(_PLAIN):
-        sig = _method_signature(fn)
-        most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
-        made[name] = (_plain(name, fn, most), sig, f"See torch.{fname}.")
+        made[name] = (_plain(name, fn), _method_signature(fn), f"See torch.{fname}.")
     for name, _fname, fn in _entries(_INPLACE):
-        sig = _method_signature(fn)
-        most = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()) - 1
-        made[name + "_"] = (_inplace(name + "_", fn, most, inplace), sig, f"In-place version of Tensor.{name}.")
+        made[name + "_"] = (_inplace(name + "_", fn, inplace), _method_signature(fn),
+                            f"In-place version of Tensor.{name}.")
     for module, names in _VARARGS.items():
         mod = importlib.import_module("." + module, __package__)
         for entry in names.split():
             name, param = entry.split(":")
             fn = getattr(mod, name)
             made[name] = (_varargs(name, fn, param), _varargs_signature(fn, param), f"See torch.{name}.")
-    for name, _fname, fn in _entries(_RESTRIDE):
-        made[name + "_"] = (_restride(name + "_", fn, restride), _method_signature(fn),
-                            f"In-place version of Tensor.{name}: changes this tensor's view in place.")
+    for names in _RESTRIDE.values():  # through the view method of the same name (its arguments)
+        for entry in names.split():
+            name, _, view = entry.partition("=")
+            method, sig, _ = made[view or name]
+            made[name + "_"] = (_restride(name + "_", method, restride), sig,
+                                f"In-place version of Tensor.{name}: changes this tensor's view in place.")
     for name, (method, sig, doc) in made.items():
         if name in cls.__dict__:
             raise RuntimeError(f"Tensor.{name} is both written in the class and listed in ember/_methods.py")
         method.__name__, method.__qualname__, method.__doc__ = name, f"{cls.__name__}.{name}", doc
         method.__signature__ = sig
         setattr(cls, name, method)
+    for name in _HANDWRITTEN:
+        setattr(cls, name, _args.builtin(cls.__dict__[name], name=name))
+    _function_forms(cls)
+
+
+def _function_forms(cls) -> None:
+    """torch.exp_(t) ... (_surface.INPLACE_FORMS) call t's method: they take its parameters, ``input`` first."""
+    from . import _surface
+
+    for name in _surface.INPLACE_FORMS:
+        fn = getattr(_surface, name)
+        sig = inspect.signature(getattr(cls, name))
+        ps = list(sig.parameters.values())
+        fn.__signature__ = sig.replace(parameters=[ps[0].replace(name="input")] + ps[1:])
+    _args.install(vars(_surface), _surface.INPLACE_FORMS)

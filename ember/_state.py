@@ -143,9 +143,11 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
     return _AUTOCAST[_device_key(device_type)][0]
 
 
-def set_autocast_enabled(device_type, enabled: bool | None = None) -> None:
-    if enabled is None:  # the deprecated one-argument form is about cuda
+def set_autocast_enabled(device_type=None, enabled: bool | None = None) -> None:
+    if enabled is None:  # the deprecated one-argument form (positional or enabled=) is about cuda
         device_type, enabled = "cuda", device_type
+    elif device_type is None:
+        device_type = "cuda"
     if enabled:
         _refuse_autocast(device_type, None)
     _AUTOCAST[_device_key(device_type)][0] = bool(enabled)

@@ -9,11 +9,14 @@
 """
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
 import numpy as np
 
+from . import _args
+from . import _layout
 from . import _dtype as D
 from ._tensor import Tensor, _wrap
 
@@ -24,7 +27,7 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "max_pool1d", "max_pool2d", "adaptive_max_pool1d", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
     "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
     "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
@@ -136,11 +139,15 @@ def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tenso
     return input.mul_(m).add_(b) if inplace else input * m + b
 
 
-def to_dlpack(tensor: Tensor):
-    """A DLPack capsule sharing ``tensor``'s memory."""
+def to_dlpack(data: Tensor, *, dl_device=None, copy: bool | None = None):
+    """A DLPack capsule sharing ``data``'s memory (``copy=True``: of a copy; ``dl_device``: the CPU only)."""
     from .utils.dlpack import to_dlpack as _to
 
-    return _to(tensor)
+    if dl_device is not None and tuple(dl_device)[0] != 1:
+        raise BufferError(f"to_dlpack(): ember tensors live on the CPU (DLPack device type 1), not {dl_device}")
+    if not isinstance(data, Tensor):
+        return _to(data)
+    return _to(data.detach().clone() if copy else data)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
@@ -306,6 +313,26 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
     _tensor_arg("max_pool1d_with_indices", input)
     return _F().max_pool1d_with_indices(input, kernel_size, stride if stride not in ((), []) else None, padding,
                                         dilation, ceil_mode)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+    """torch.max_pool1d: the pooled values (nn.functional's takes return_indices too)."""
+    _tensor_arg("max_pool1d", input)
+    return _F().max_pool1d(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
+                           ceil_mode)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+    """torch.max_pool2d: the pooled values (nn.functional's takes return_indices too)."""
+    _tensor_arg("max_pool2d", input)
+    return _F().max_pool2d(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
+                           ceil_mode)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size):
+    """torch.adaptive_max_pool1d: (values, indices), as nn.functional's with return_indices=True."""
+    _tensor_arg("adaptive_max_pool1d", input)
+    return _F().adaptive_max_pool1d(input, output_size, True)
 
 
 # ---------------------------------------------------------------- small composites
@@ -557,16 +584,15 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
     return matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
 
 
-def chain_matmul(*matrices: Tensor) -> Tensor:
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     """The product of the matrices (deprecated in torch for linalg.multi_dot)."""
     from .linalg import multi_dot
 
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
                   "parameters.", UserWarning, stacklevel=2)
-    if len(matrices) == 1:
-        return matrices[0].clone()
-    return multi_dot(list(matrices))
+    result = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return result if out is None else _args.write_out(out, result, "chain_matmul")
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -671,9 +697,11 @@ def init_num_threads() -> None:
     """Nothing to set up: NumPy's BLAS owns its threads."""
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
-            disable: bool = False):  # noqa: A001 - torch's name
-    """ember runs eagerly: ``compile`` returns ``model`` unchanged (or a decorator doing so)."""
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None, name=None,
+            disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
+            shapes_spec=None):  # noqa: A001 - torch's name
+    """ember runs eagerly: ``compile`` returns ``model`` unchanged (or a decorator doing so); the compiler's
+    options change nothing."""
     if model is None:
         return lambda fn: fn
     if not callable(model):
@@ -724,7 +752,10 @@ def sym_sqrt(a) -> float:
     return math.sqrt(a)
 
 
-def sym_sum(args):
+def sym_sum(*args):
+    """The sum of ``sym_sum(a, b, c)`` or ``sym_sum([a, b, c])``."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
     return sum(args)
 
 
@@ -775,11 +806,12 @@ def _copy_form(name: str, view):
     def fn(input: Tensor, *args, **kwargs):
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return [o.clone(memory_format=None) for o in out]
-        return out.clone(memory_format=None)
+            return [o.clone(memory_format=_layout.contiguous_format) for o in out]
+        return out.clone(memory_format=_layout.contiguous_format)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name[:-5]} as a new tensor (no memory shared with ``input``)."
+    fn.__signature__ = inspect.signature(view)
     return fn
 
 
@@ -788,19 +820,32 @@ def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> 
     return input[key]
 
 
-_VIEWS = {
-    "view_copy": lambda x, *size: x.view(*size), "permute_copy": lambda x, dims: x.permute(dims),
-    "expand_copy": lambda x, size, *, implicit=False: x.expand(size), "squeeze_copy": lambda x, *d: x.squeeze(*d),
-    "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim), "t_copy": lambda x: x.t(),
-    "transpose_copy": lambda x, d0, d1: x.transpose(d0, d1),
-    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
-    "select_copy": lambda x, dim, index: x.select(dim, index), "slice_copy": _slice,
-    "split_copy": lambda x, size, dim=0: x.split(size, dim),
-    "split_with_sizes_copy": lambda x, sizes, dim=0: split_with_sizes(x, sizes, dim),
-    "unbind_copy": lambda x, dim=0: x.unbind(dim), "unfold_copy": lambda x, d, size, step: x.unfold(d, size, step),
-    "as_strided_copy": as_strided, "detach_copy": lambda x: x.detach(), "alias_copy": lambda x: x.view(x.shape),
+_VIEWS = {  # torch's parameter names
+    "view_copy": lambda input, size=None, *, dtype=None: input.view(dtype if size is None else size),
+    "permute_copy": lambda input, dims: input.permute(dims),
+    "expand_copy": lambda input, size, *, implicit=False: input.expand(size),
+    "squeeze_copy": lambda input, dim=None: input.squeeze() if dim is None else input.squeeze(dim),
+    "unsqueeze_copy": lambda input, dim: input.unsqueeze(dim), "t_copy": lambda input: input.t(),
+    "transpose_copy": lambda input, dim0, dim1: input.transpose(dim0, dim1),
+    "diagonal_copy": lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2),
+    "select_copy": lambda input, dim, index: input.select(dim, index), "slice_copy": _slice,
+    "split_copy": lambda input, split_size, dim=0: input.split(split_size, dim),
+    "split_with_sizes_copy": lambda input, split_sizes, dim=0: split_with_sizes(input, split_sizes, dim),
+    "unbind_copy": lambda input, dim=0: input.unbind(dim),
+    "unfold_copy": lambda input, dimension, size, step: input.unfold(dimension, size, step),
+    "as_strided_copy": as_strided, "detach_copy": lambda input: input.detach(),
+    "alias_copy": lambda input: input.view(input.shape),
 }
 for _n, _v in _VIEWS.items():
     globals()[_n] = _copy_form(_n, _v)
 __all__ += list(_VIEWS)
 del _n, _v
+
+# The in-place forms get their methods' signatures (and torch's argument conventions) once the methods exist:
+# ember/_methods.py ``bind``.
+_args.install(globals(), [n for n in __all__ if n not in INPLACE_FORMS],
+              python=("typename", "chain_matmul", "is_storage", "compiled_with_cxx11_abi", "compile", "cond",
+                      "while_loop", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum",
+                      "sym_ite"),
+              out=("conj_physical", "frobenius_norm", "hardshrink", "log_softmax", "narrow_copy", "nonzero_static",
+                   "nuclear_norm", "softmax", "threshold", *_VIEWS))

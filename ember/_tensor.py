@@ -11,9 +11,9 @@ from typing import Callable
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._dtype import NotAScalar as _NotAScalar
 from ._device import device as _device_cls, _cpu, _check_device
-from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
 from .autograd import _provenance as _prov
@@ -137,7 +137,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return _strided
+        return _L.strided
 
     def element_size(self) -> int:
         return self._dtype.itemsize
@@ -155,8 +155,9 @@ class Tensor:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim_strict(dim, self._data.ndim)]
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, *, memory_format=_L.contiguous_format) -> bool:
+        """Whether the elements lie densely in ``memory_format``'s order (row-major by default)."""
+        return _L.is_contiguous(self._data, memory_format)
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -499,10 +500,15 @@ class Tensor:
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
         """Convert dtype and/or device: ``to(dtype)``, ``to(device[, dtype])``, ``to(other)``; returns
-        ``self`` when nothing changes (unless ``copy=True``: then a ToCopyBackward0 node, as in torch)."""
+        ``self`` when nothing changes (unless ``copy=True``: then a ToCopyBackward0 node, as in torch);
+        ``memory_format``: the result laid out so (a copy when the layout differs)."""
+        fmt = kwargs.get("memory_format")
         dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
             _check_device(dev)
+        if fmt is not None and fmt is not _L.preserve_format and not _L.is_contiguous(self._data, fmt):
+            t = self if dtype is None or dtype is self._dtype else _convert(self, dtype)
+            return _S.clone(t, memory_format=fmt)
         if (dtype is None or dtype is self._dtype) and not copy:
             return self
         return _convert(self, self._dtype if dtype is None else dtype)
@@ -522,10 +528,11 @@ class Tensor:
             raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         return self.to(other._dtype)
 
-    def cpu(self, memory_format=None) -> "Tensor":
-        return self
+    def cpu(self, *, memory_format=_L.preserve_format) -> "Tensor":
+        """The tensor itself (it is on the CPU), or a copy laid out as ``memory_format`` asks."""
+        return self.to(memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+    def cuda(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         _check_device("cuda")
         return self  # pragma: no cover - _check_device raises
 
@@ -556,8 +563,9 @@ class Tensor:
     def bool(self) -> "Tensor":
         return self.to(D.bool)
 
-    def pin_memory(self) -> "Tensor":
-        return self
+    def pin_memory(self, device=None) -> "Tensor":
+        """torch's error: pinning needs an accelerator, which ember never has."""
+        raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def share_memory_(self) -> "Tensor":
         return self
@@ -565,7 +573,10 @@ class Tensor:
     def is_shared(self) -> bool:
         return False
 
-    def is_pinned(self) -> bool:
+    def is_pinned(self, device=None) -> bool:
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this "
+                          "argument.", DeprecationWarning, stacklevel=2)
         return False
 
     def get_device(self) -> int:
@@ -749,11 +760,11 @@ class Tensor:
             return _IP.inplace(self, _I.fill_value, value)
         return _fill(self, value.item() if isinstance(value, Tensor) else value)
 
-    def copy_(self, src, non_blocking: bool = False):
-        """Copy ``src`` (broadcast) into this tensor in place."""
-        if not isinstance(src, Tensor):
-            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        return _IP.inplace(self, _I.copy_value, src)
+    def copy_(self, other, non_blocking: bool = False):
+        """Copy ``other`` (broadcast) into this tensor in place (``non_blocking``: a no-op on the CPU, as torch's)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return _IP.inplace(self, _I.copy_value, other)
 
     @property
     def T(self):
@@ -798,33 +809,39 @@ class Tensor:
     def expand_as(self, other):
         return _S.expand(self, other._data.shape)
 
-    def contiguous(self, memory_format=None):
-        return self if self._data.flags.c_contiguous else _S.clone(self)
+    def split(self, split_size, dim: int = 0):
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a list."""
+        return _S.split(self, split_size, dim)
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from ._factories import tensor
+    def contiguous(self, *, memory_format=_L.contiguous_format):
+        """The tensor itself when laid out as ``memory_format`` asks (row-major by default), else such a copy."""
+        if _L.is_contiguous(self._data, memory_format):
+            return self
+        return _S.clone(self, memory_format=memory_format)
 
-        return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    # new_* take torch's factory options; ember/_args.py checks layout and pin_memory (bind, below)
+    def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
+        return _FA.tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import zeros
+    def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+        return _FA.zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                         requires_grad=requires_grad)
 
-        return zeros(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+        return _FA.ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                        requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import ones
+    def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+        return _FA.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                         requires_grad=requires_grad)
 
-        return ones(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import empty
-
-        return empty(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from ._factories import full
-
-        return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+        return _FA.full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu",
+                        requires_grad=requires_grad)
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
@@ -998,9 +1015,9 @@ class Tensor:
         self._bump()
         return self
 
-    def map_(self, tensor: "Tensor", callable) -> "Tensor":
-        """Replace each element x by ``callable(x, y)`` with y from ``tensor`` (broadcast), in place."""
-        return self._map(callable, tensor)
+    def map_(self, other: "Tensor", callable) -> "Tensor":
+        """Replace each element x by ``callable(x, y)`` with y from ``other`` (broadcast), in place."""
+        return self._map(callable, other)
 
     def map2_(self, x: "Tensor", y: "Tensor", callable) -> "Tensor":
         return self._map(callable, x, y)
@@ -1015,8 +1032,11 @@ class Tensor:
         self._bump()
         return self
 
-    def resize_(self, *sizes, memory_format=None) -> "Tensor":
-        """Give the tensor ``sizes``, keeping its leading elements in row-major order (new ones uninitialised)."""
+    def resize_(self, *sizes, size=None, memory_format=None) -> "Tensor":
+        """Give the tensor ``size``, keeping its leading elements in row-major order (new ones uninitialised);
+        ``memory_format`` lays the result out so (row-major when None)."""
+        if size is not None:
+            sizes = (size,)
         size = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
         if self._requires_grad and _mode.grad_enabled:
             raise RuntimeError("cannot resize variables that require grad")
@@ -1030,11 +1050,16 @@ class Tensor:
             k = min(n, self._data.size)
             new[:k] = self._data.reshape(-1)[:k]
             self._data = new.reshape(size)
+        if memory_format is not None and memory_format is not _L.preserve_format \
+                and not _L.is_contiguous(self._data, memory_format):
+            laid = _L.empty(size, self._data.dtype, memory_format)
+            laid[...] = self._data
+            self._data = laid
         self._bump()
         return self
 
-    def resize_as_(self, the_template: "Tensor", memory_format=None) -> "Tensor":
-        return self.resize_(tuple(the_template.shape))
+    def resize_as_(self, the_template: "Tensor", *, memory_format=None) -> "Tensor":
+        return self.resize_(tuple(the_template.shape), memory_format=memory_format)
 
     def resize(self, *sizes) -> "Tensor":
         """A resized copy (deprecated in torch for reshape / resize_)."""
@@ -1051,7 +1076,8 @@ class Tensor:
             return args[0]
         return _wrap(_legacy_array(args, self._dtype), self._dtype)
 
-    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                          requires_grad=False):
         return _SF.empty_strided(size, stride, dtype=dtype or self._dtype, device=device,
                                  requires_grad=requires_grad)
 
@@ -1349,6 +1375,7 @@ from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401
 from . import _surface as _SF  # noqa: E402
+from . import _factories as _FA  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
 from . import _methods  # noqa: E402 - the methods that are functions with the tensor first (NOTE [Tensor methods from functions])
 

@@ -21,6 +21,8 @@ from collections import deque
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _GRAD_MODE_FILE = os.path.join(_PKG_DIR, "autograd", "grad_mode.py")
+# argument plumbing between the user's call and the function it reaches (NOTE [torch's argument parser])
+_PLUMBING = (os.path.join(_PKG_DIR, "_args.py"), os.path.join(_PKG_DIR, "_methods.py"))
 _ref = weakref.ref
 
 # Bound by ember.autograd.graph at import (its sequence counter: stamps order records against nodes).
@@ -59,7 +61,9 @@ class Record:
 def _user_frame(depth: int):
     """The frame ``depth`` levels up when it is user code (not ember's own calls), else None."""
     f = sys._getframe(depth + 1)
-    if f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None and f.f_code.co_filename in _PLUMBING:
+        f = f.f_back
+    if f is None or f.f_code.co_filename.startswith(_PKG_DIR):
         return None
     return f
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .._tensor import Tensor
 from ..ops import conv as _C, pooling as _P, resample as _R
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
@@ -218,12 +219,12 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+                            return_indices=False):
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, "max_pool1d")
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+                            return_indices=False):
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
 
 
@@ -249,9 +250,11 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     return _pool_back(_P.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override), nd)
 
 
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,
+def avg_pool1d(input: Tensor, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
-    """Mean over sliding windows of (N, C, L) input."""
+    """Mean over sliding windows of (N, C, L) input (``stride`` empty: the kernel size)."""
+    if isinstance(stride, (tuple, list)) and not stride:
+        stride = None
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None, "avg_pool1d")
 
 
@@ -299,7 +302,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices=True):
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices=False):
     _adaptive_input(input, 2, "adaptive_max_pool2d")
     size = _adaptive_size(input, output_size, 2)
     return _P.adaptive_max_pool2d(input, size)
@@ -311,7 +314,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices=False):
     return (y, idx) if return_indices else y
 
 
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices=True):
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices=False):
     _adaptive_input(input, 1, "adaptive_max_pool1d")
     (o,) = _adaptive_size(input, output_size, 1)
     y, idx = adaptive_max_pool2d_with_indices(input.unsqueeze(-2), (1, o))
@@ -548,3 +551,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 
 
 __all__ += ["lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d"]
+
+
+_args.install(globals(), ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "avg_pool2d",
+                          "adaptive_avg_pool1d"))

@@ -426,7 +426,9 @@ def sub(input, other, *, alpha=1, out=None):
     return _out(Sub.apply(input, other, alpha), out)
 
 
-subtract = sub
+def subtract(input, other, alpha=1, *, out=None):
+    """``input - alpha * other`` (torch's subtract also takes ``alpha`` positionally)."""
+    return _out(Sub.apply(input, other, alpha), out)
 
 
 def rsub(input, other, alpha=1):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
@@ -391,10 +392,10 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     return _out(_UOPS["logit"].apply(input, eps), out)
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
+def nan_to_num(input: Tensor, nan: float | None = None, posinf: float | None = None, neginf: float | None = None, *,
                out: Tensor | None = None) -> Tensor:
     """Replace NaN, +inf and -inf (default: 0 and the dtype's largest / lowest finite values)."""
-    return _out(_UOPS["nan_to_num"].apply(input, nan, posinf, neginf), out)
+    return _out(_UOPS["nan_to_num"].apply(input, 0.0 if nan is None else nan, posinf, neginf), out)
 
 
 # ------------------------------------------------------------------ predicates (no gradient)
@@ -860,3 +861,6 @@ def _value_for(*args):
     if not D.result_type(*tensors).is_floating_point and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
     return value
+
+
+_args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._random import _rng
 from .._tensor import Tensor, _wrap, _CPP_NAMES
@@ -450,3 +451,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
     return _out(out, _wrap(idx, D.int64))
+
+
+_args.install(globals(), __all__)

@@ -683,7 +683,7 @@ def _correction(dim, unbiased, correction, keepdim):
 
 
 def _moment_api(op: type, name: str):
-    def fn(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    def fn(input, dim=None, unbiased: bool = True, keepdim: bool = False, *, correction=None):
         dim, corr, keepdim = _correction(dim, unbiased, correction, keepdim)
         out = op.apply(input, dim, corr, keepdim)
         return tuple(out) if type(out) is tuple else out

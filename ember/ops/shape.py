@@ -6,6 +6,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .. import _args
+from .. import _layout
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -97,8 +98,10 @@ def reshape(input: Tensor, shape) -> Tensor:
     return ReshapeAlias.apply(input, shape)
 
 
-def view(input: Tensor, *shape) -> Tensor:
-    """A view with a new shape (no copy; fails on incompatible strides)."""
+def view(input: Tensor, *shape, dtype=None) -> Tensor:
+    """A view with a new shape (no copy; fails on incompatible strides), or as another ``dtype`` of the same size."""
+    if dtype is not None:
+        shape = (dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return _to_dtype(input, D.to_dtype(shape[0]))  # view(dtype) of same itemsize
     return View.apply(input, _shape_args(shape))
@@ -298,7 +301,12 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(input, dim0, dim1)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """transpose, with NumPy's parameter names."""
+    return Transpose.apply(input, axis0, axis1)
 
 
 def permute(input: Tensor, dims) -> Tensor:
@@ -322,8 +330,18 @@ class Clone(Op):
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy with its own memory (differentiable)."""
-    return Clone.apply(input)
+    """A copy with its own memory (differentiable), laid out as ``memory_format`` asks (default preserve_format:
+    the strides of a dense input, else row-major)."""
+    out = Clone.apply(input)
+    arr = input._data
+    if memory_format is _layout.contiguous_format or type(arr) is not np.ndarray or type(out._data) is not np.ndarray \
+            or (arr.flags.c_contiguous and (memory_format is None or memory_format is _layout.preserve_format)):
+        return out
+    laid = _layout.empty_like(arr, arr.dtype, memory_format)  # the fresh result's values, in the asked layout
+    if laid.strides != out._data.strides:
+        np.copyto(laid, out._data)
+        out._data = laid
+    return out
 
 
 class ToCopy(Op):
@@ -677,8 +695,12 @@ def tile(input: Tensor, dims) -> Tensor:
     return Repeat.apply(input, (1,) * (n - len(dims)) + dims)
 
 
-def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
-    """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None)."""
+def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None = None, *,
+                      output_size=None) -> Tensor:
+    """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None);
+    ``repeat_interleave(repeats)``: each index repeated by its count."""
+    if input is None:
+        input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
         return _wrap(np.repeat(np.arange(r.shape[0]), r), D.int64)
@@ -766,10 +788,10 @@ class Roll(Op):
         return Roll.apply(grad, tuple(-s for s in ctx.shifts), ctx.dims)
 
 
-def roll(input: Tensor, shifts, dims=None) -> Tensor:
-    """Elements shifted cyclically along ``dims`` (over the flattened tensor when None)."""
+def roll(input: Tensor, shifts, dims=()) -> Tensor:
+    """Elements shifted cyclically along ``dims`` (over the flattened tensor when none)."""
     shifts = _dims_arg(shifts)
-    if dims is None:
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):
         if len(shifts) != 1:
             raise RuntimeError(f"`shifts` required to be of size 1 when `dims` is not provided, but got "
                                f"{len(shifts)}")
@@ -873,11 +895,21 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     return split(input, size, d)
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
-    """Pieces split at indices, or ``sections`` pieces of near-equal size (the first ones larger)."""
+def _sections_or_indices(fname: str, sections, indices, tensor_indices_or_sections=None):
+    """The one of torch's overload parameters (sections=int, indices=list, tensor_indices_or_sections) given."""
+    given = [v for v in (sections, indices, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{fname}() received an invalid combination of arguments: give one of sections, indices"
+                        + (", tensor_indices_or_sections" if fname == "tensor_split" else ""))
+    return given[0]
+
+
+def tensor_split(input: Tensor, sections=None, dim: int = 0, *, indices=None, tensor_indices_or_sections=None):
+    """Pieces split at indices, or ``sections`` pieces of near-equal size (the first ones larger); the second
+    argument is either (torch names it ``sections``, ``indices`` or ``tensor_indices_or_sections`` by type)."""
+    ios = _sections_or_indices("tensor_split", sections, indices, tensor_indices_or_sections)
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
-    ios = indices_or_sections
     if isinstance(ios, Tensor):
         ios = ios.tolist()
     if isinstance(ios, int):
@@ -903,7 +935,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
 
 
 def _split_dir(name: str, dim: int, min_dim: int):
-    def f(input: Tensor, indices_or_sections):
+    def f(input: Tensor, sections=None, *, indices=None):
+        indices_or_sections = _sections_or_indices(name, sections, indices)
         n = input._data.ndim
         if n < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "

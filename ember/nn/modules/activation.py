@@ -63,7 +63,12 @@ LeakyReLU = _layer("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01),) + _INP
 ELU = _layer("ELU", F.elu, (("alpha", 1.0),) + _INPLACE)
 SELU = _layer("SELU", F.selu, _INPLACE)
 CELU = _layer("CELU", F.celu, (("alpha", 1.0),) + _INPLACE)
-GELU = _layer("GELU", F.gelu, (("approximate", "none"),))
+def _gelu(input: Tensor, approximate: str) -> Tensor:
+    return F.gelu(input, approximate=approximate)
+
+
+_gelu.__name__ = "gelu"
+GELU = _layer("GELU", _gelu, (("approximate", "none"),))
 SiLU = _layer("SiLU", F.silu, _INPLACE)
 Mish = _layer("Mish", F.mish, _INPLACE)
 Softplus = _layer("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)))
