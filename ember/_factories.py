@@ -84,7 +84,7 @@ def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool | None = None) -> Tensor:
     if copy is False and dtype is not None and isinstance(obj, (np.ndarray, Tensor)):
         src = D.from_numpy_dtype(obj.dtype) if isinstance(obj, np.ndarray) else obj._dtype
         if src is not D.to_dtype(dtype):

@@ -158,7 +158,6 @@ def _stub_overloads(key: str, name: str) -> list:
 # (method?, name) -> {stub parameter: (parser's name, parser's default)}
 STUB_FIXES = {
     (True, "requires_grad_"): {"mode": ("requires_grad", True)},
-    (False, "asarray"): {"requires_grad": ("requires_grad", False)},
 }
 
 
