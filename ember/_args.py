@@ -56,10 +56,10 @@ def _renamed(fname: str, kwargs: dict, aliases: dict) -> dict:
     return out
 
 
-def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = False, exact: bool = False):
+def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = False):
     """``fn`` taking its arguments as torch's argument parser does (NOTE [torch's argument parser]): NumPy's names
     for its parameters; ``out=`` (when ``out`` or ``fn`` has an ``out`` parameter) written by ``write_out`` with
-    torch's rules (``exact``: the dtype must match), unless ``own_out`` (``fn`` computes in out's dtype itself);
+    torch's rules (NOTE [out= dtypes]), unless ``own_out`` (``fn`` computes in out's dtype itself);
     torch's deprecated overloads of ``name``. Returns ``fn`` itself when none of these applies."""
     fname = name or fn.__name__
     sig = inspect.signature(fn)
@@ -85,7 +85,9 @@ def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = F
                 if target is not None:
                     if dep and len(args) >= most:
                         args, kwargs = deprecated_overload(fname, args, kwargs, method=False)
-                    return write_out(target, fn(*args, **kwargs), fname, exact_dtype=exact)
+                    if fname in _GRAD_FROM_INPUTS:
+                        _check_grad(_GRAD_FROM_INPUTS[fname], args, ())
+                    return write_out(target, fn(*args, **kwargs), fname)
         if dep and len(args) >= most:
             args, kwargs = deprecated_overload(fname, args, kwargs, method=False)
         return fn(*args, **kwargs)
@@ -100,19 +102,18 @@ def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = F
     return wrapper
 
 
-def install(namespace: dict, names, *, python=(), out=(), own_out=(), exact=()) -> None:
+def install(namespace: dict, names, *, python=(), out=(), own_out=()) -> None:
     """Make each function ``names`` names in ``namespace`` (a module's globals) ``builtin``: all but those torch
     writes in Python (``python``); ``out``: torch has ``out=`` where ``fn`` has none; ``own_out``: ``fn`` handles
-    its ``out`` itself; ``exact``: ``out`` must have the result's dtype."""
-    sets = {"out": set(out), "own_out": set(own_out), "exact": set(exact)}
+    its ``out`` itself (factories: the result takes out's dtype)."""
+    sets = {"out": set(out), "own_out": set(own_out)}
     python = set(python)
     done = set()
     for n in names:
         fn = namespace[n]
         if n in python or not inspect.isfunction(fn):
             continue
-        namespace[n] = builtin(fn, name=n, out=n in sets["out"], own_out=n in sets["own_out"],
-                               exact=n in sets["exact"])
+        namespace[n] = builtin(fn, name=n.lstrip("_"), out=n in sets["out"], own_out=n in sets["own_out"])
         done.add(n)
     for what, s in sets.items():
         if s - done:
@@ -144,46 +145,148 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
             "required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will "
             "not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing "
             "it, inplace, to zero elements with t.resize_(0).")
+# NOTE [out= dtypes]: what torch does with an ``out`` of another dtype than the result depends on the kernel.
+# Elementwise (TensorIterator) kernels cast when torch's rules allow it ("result type Float can't be cast to the
+# desired output type Long" otherwise): the default here. The others need the result's dtype, with one of the
+# messages below (tests/core/test_out.py checks each against torch).
+_EXACT = set("""addmm alias_copy argmax argmin argsort baddbmm bmm cross detach_copy diag diagonal_copy expand_copy
+frobenius_norm gather index_add index_copy inverse isin linalg_det det eigvalsh inv matmul matrix_power solve svdvals
+vector_norm log_softmax mm msort permute_copy renorm scatter scatter_add select_copy slice_copy slice_scatter softmax
+sort topk squeeze_copy t_copy take_along_dim transpose_copy tril triu unbind_copy unfold_copy unsqueeze_copy view_copy
+cholesky eigh qr svd linalg_svd linalg_slogdet slogdet lu_solve triangular_solve
+index_reduce scatter_reduce index_fill masked_scatter mv""".split())
+# name -> (message, which output torch checks first); {res}/{out}: "Float", {res_c}/{out_c}: "float", {out_t}:
+# "torch.FloatTensor", {name}: the function
+_OUT_DTYPE = {
+    # (clamp/clip with number bounds; with tensor bounds torch casts, as clamp_min/clamp_max here)
+    **dict.fromkeys("abs absolute ceil conj_physical fix floor frac hardshrink lerp neg negative round sgn sign trunc "
+                    "clamp clip bitwise_not".split(), ("Found dtype {out} but expected {res}", 0)),
+    **dict.fromkeys(("all", "any"), ("{name} only supports bool tensor for result, got: {out}", 0)),
+    **dict.fromkeys(("amax", "amin"), ("Expected the dtype for input and out to match, but got {res} for input's "
+                                       "dtype and {out} for out's dtype.", 0)),
+    **dict.fromkeys(("bucketize", "searchsorted"), (
+        "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) depending on "
+        "whether out_int32 flag is True, but we got output tensor's dtype {out} and out_int32 flag is False", 0)),
+    **dict.fromkeys(("cummax", "cummin", "logcumsumexp"), ("expected scalar_type {res} but found {out}", 0)),
+    **dict.fromkeys(("dot", "vdot"), ("result dtype {out} does not match input dtype {res}", 0)),
+    "addbmm": ("self and mat2 must have the same dtype, but got {out} and {res}", 0),
+    "float_power": ("the output given to float_power has dtype {out} but the operation's result requires dtype {res}",
+                    0),
+    "frexp": ("torch.frexp() expects mantissa to have dtype {res_c} but got {out_c}", 0),
+    "heaviside": ("heaviside is not yet implemented for tensors with different dtypes.", 0),
+    **dict.fromkeys(("histc", "histogram"), ("torch.histogram: input tensor and hist tensor should have the same "
+                                             "dtype, but got input {res_c} and hist {out_c}", 0)),
+    **dict.fromkeys(("index_select", "masked_select"), ("{name}(): self and result must have the same scalar type", 0)),
+    "inner": ("tensordot: Expected the output tensor to have dtype {res}, but got an output tensor with dtype {out}", 0),
+    **dict.fromkeys(("isneginf", "isposinf", "signbit"), ("{name} does not support non-boolean outputs.", 0)),
+    "kthvalue": ("output values must be of same type as input", 0),
+    **dict.fromkeys(("matrix_norm", "nuclear_norm"), ("linalg.matrix_norm expected out tensor dtype {res} but got: "
+                                                      "{out}", 0)),
+    "multi_dot": ("multi_dot(): expected out tensor to have dtype {res_c} but got {out_c}", 0),
+    "norm": ("linalg.norm expected out tensor dtype {res} but got: {out}", 0),
+    "vecdot": ("linalg.vecdot: Expected out of dtype{res} but found {out}", 0),
+    **dict.fromkeys(("median", "nanmedian"), ("Expected tensor for argument #1 'indices' to have scalar type Long; but "
+                                              "got {out_t} instead (while checking arguments for median)", 1)),
+    "mode": ("expected scalar type '{res}' but got '{out}' for values output", 0),
+    "multinomial": ("multinomial expects Long tensor out, got: {out}", 0),
+    "nan_to_num": ("nan_to_num: dtype of out: {out} should be same as input: {res}", 0),
+    **dict.fromkeys(("quantile", "nanquantile"), ("quantile() out tensor must be same dtype as the input tensor", 0)),
+    "narrow_copy": ("Expected self.dtype() == output.dtype() to be true, but got false.  (Could this error message be "
+                    "improved?  If so, please report an enhancement request to PyTorch.)", 0),
+    **dict.fromkeys(("nonzero", "nonzero_static"), ("{name}: Expected out tensor to have scalar type Long but got "
+                                                    "scalar type{out}", 0)),
+    "take": ("take(): self and out expected to have the same dtype, but got self.dtype = {res} and out.dtype = {out}",
+             0),
+    "where": ("Expected out type to be {res} but got {out}", 0),
+}
+# functions that resize a wrong-shaped ``out`` without torch's warning (factories and samplers make a new tensor)
+_QUIET_RESIZE = {"bernoulli", "multinomial", "narrow_copy", "poisson", "addbmm"}
+# functions returning pieces (unbind_copy ...): torch writes them into ``out`` (resized when the dtype is the same,
+# else copied) and returns None; split_copy always copies (``out`` must have the pieces' shapes)
+_PIECES = {"split_copy", "unbind_copy", "split_with_sizes_copy"}
+# torch's composites whose out= form copies the result into ``out`` (CopyBackwards): an input requiring grad is
+# no error there, ``out`` joins the graph
+_OUT_JOINS_GRAPH = set("""alias_copy conj_physical diag diagonal_copy expand_copy floor_divide heaviside inner
+matrix_norm norm log_softmax nanquantile quantile nuclear_norm permute_copy select_copy slice_copy slice_scatter
+softmax ndtr squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy""".split())
+# functions whose out= form runs another op that refuses inputs requiring grad (its name in torch's error)
+_GRAD_FROM_INPUTS = {"argsort": "sort"}
 
 
 def write_out(out, result, fname: str | None, *, exact_dtype: bool = False):
     """Write ``result`` (a tensor, or a tuple of them) into ``out`` (one tensor, or a tuple/list of as many) as
-    torch's ``out=`` does, and return ``out`` (a tuple of the same kind as ``result``). ``exact_dtype``: ``out``
-    must have the result's dtype (torch's matmul, argmax ... indices) instead of one it can be cast to."""
-    if type(result) is not tuple and not isinstance(result, tuple):
+    torch's ``out=`` does for function ``fname``, and return ``out`` (a tuple of the same kind as ``result``; None
+    for pieces, as torch's split_copy ...). Dtypes: NOTE [out= dtypes]; ``exact_dtype``: ``out`` must have the result's dtype."""
+    if not isinstance(result, (tuple, list)):
         _check_grad(fname, (result,), (out,))
-        return _write_one(out, result, fname, exact_dtype)
+        _check_dtypes(fname, (result,), (out,), exact_dtype)
+        return _write_one(out, result, fname)
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(f"{fname or 'out='}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
     _check_grad(fname, result, out)
-    written = [_write_one(o, r, fname, exact_dtype or i > 0) for i, (o, r) in enumerate(zip(out, result))]
+    if fname in _PIECES:
+        for o, r in zip(out, result):
+            if o._dtype is r._dtype and fname != "split_copy":
+                _write_one(o, r, fname)
+            elif fname in _EXACT:
+                _check_dtypes(fname, (r,), (o,), True)
+            else:
+                o.copy_(r)
+        return None
+    _check_dtypes(fname, result, out, exact_dtype)
+    written = [_write_one(o, r, fname) for o, r in zip(out, result)]
     return type(result)(*written) if hasattr(type(result), "_fields") else tuple(written)
 
 
 def _check_grad(fname: str | None, results, outs) -> None:
+    if fname in _OUT_JOINS_GRAPH:
+        return
     if _mode.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in (*results, *outs)):
         raise RuntimeError(("" if fname is None else f"{fname}(): ") + "functions with out=... arguments don't "
                            "support automatic differentiation, but one of the arguments requires grad.")
 
 
-def _write_one(out, result: Tensor, fname: str | None, exact_dtype: bool) -> Tensor:
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fname or 'out='}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    from .ops._inplace import _cast_check, check_inplace
+def _check_dtypes(fname: str | None, results, outs, exact: bool) -> None:
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{fname or 'out='}(): argument 'out' must be Tensor, not {type(o).__name__}")
+    if all(o._dtype is r._dtype for o, r in zip(outs, results)):
+        return
+    special = _OUT_DTYPE.get(fname)
+    if special is not None:
+        message, which = special
+        r, o = results[which]._dtype, outs[which]._dtype
+        if r is not o:
+            raise RuntimeError(message.format(name=fname, res=_title(r), out=_title(o), res_c=_CPP_NAMES[r.name][0],
+                                              out_c=_CPP_NAMES[o.name][0], out_t=f"torch.{_title(o)}Tensor"))
+    from .ops._inplace import _cast_check
 
-    if out._dtype is not result._dtype:
-        if exact_dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[result._dtype.name][0]}, but got "
-                               f"{_CPP_NAMES[out._dtype.name][0]} instead")
-        _cast_check(result._dtype, out)
+    for i, (r, o) in enumerate(zip(results, outs)):
+        if r._dtype is o._dtype:
+            continue
+        if exact or i > 0 or fname in _EXACT or special is not None:  # indices are exact everywhere
+            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[r._dtype.name][0]}, but got "
+                               f"{_CPP_NAMES[o._dtype.name][0]} instead")
+        _cast_check(r._dtype, o)
+
+
+def _title(d) -> str:
+    return _CPP_NAMES[d.name][1]
+
+
+def _write_one(out: Tensor, result: Tensor, fname: str | None) -> Tensor:
+    from .ops._inplace import check_inplace
+
     check_inplace(out)
     shape = result._data.shape
     if out._data.shape != shape:
-        if out._data.size:
-            warnings.warn(_RESIZED.format(list(out._data.shape), list(shape)), UserWarning, stacklevel=3)
+        if out._data.size and fname is not None and fname not in _QUIET_RESIZE:
+            warnings.warn(_RESIZED.format(list(out._data.shape), list(shape)), UserWarning, stacklevel=4)
         out._data = np.empty(shape, out._data.dtype)
     elif not out._data.flags.writeable:
         out._data = out._data.copy()
+    if _mode.grad_enabled and (result._requires_grad or out._requires_grad):  # _OUT_JOINS_GRAPH: out.copy_(result)
+        return out.copy_(result)
     if out._data is not result._data:
         np.copyto(out._data, result._data, casting="unsafe")
     out._bump()
@@ -204,7 +307,7 @@ _FAMILIES = {
 }
 _NUMBERS = ("alpha", "beta", "value")
 # torch's functions with an extra ``out_dtype`` overload, which torch lists among the suggestions
-_OUT_DTYPE = ("addmm", "baddbmm")
+_WITH_OUT_DTYPE = ("addmm", "baddbmm")
 
 
 def _decl(p: str, default: bool = False) -> str:
@@ -223,7 +326,7 @@ def _deprecated_table() -> dict:
         for name, method in ((base, False), (base, True), (base + "_", True)):
             key = (name, method)
             suggest = [_text(name, modern, numbers, method, not method)]
-            if base in _OUT_DTYPE and not method:
+            if base in _WITH_OUT_DTYPE and not method:
                 suggest.append(_text(name, modern, numbers, method, True).replace(
                     f"{modern[-1]}, *", f"{modern[-1]}, torch.dtype out_dtype, *"))
             table[key] = [(tuple(p for p in order if not (method and p == "input")),

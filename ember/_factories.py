@@ -225,6 +225,11 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
         if step == 0:
             raise ValueError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
+    if out is not None and out._data.size not in (0, n):
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out._data.shape)} is {out._data.size} "
+                      f"which does not match the computed number of elements {n}. Note that this may occur as a "
+                      f"result of rounding error. The out tensor will be resized to a tensor of shape ({n},).",
+                      UserWarning, stacklevel=3)
     arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else np.arange(start, end, step)
     return _finish(arr.astype(d.np), d, requires_grad, device, out)
 

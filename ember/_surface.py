@@ -806,7 +806,7 @@ def _copy_form(name: str, view):
     def fn(input: Tensor, *args, **kwargs):
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return [o.clone(memory_format=_layout.contiguous_format) for o in out]
+            return tuple(o.clone(memory_format=_layout.contiguous_format) for o in out)
         return out.clone(memory_format=_layout.contiguous_format)
 
     fn.__name__ = fn.__qualname__ = name

@@ -237,9 +237,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """input / max(||input||_p along dim, eps)."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     res = input / denom
-    if out is not None:
-        return out.copy_(res)
-    return res
+    return res if out is None else _args.write_out(out, res, "normalize")
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

@@ -590,7 +590,8 @@ def tensordot(a, b, dims=2, out=None):
                                f"second has size {b.shape[y]} in dim {y}")
         sb[y] = sa[x]
     out_s = "".join(c for i, c in enumerate(sa) if i not in da) + "".join(c for i, c in enumerate(sb) if i not in db)
-    return einsum("".join(sa) + "," + "".join(sb) + "->" + out_s, a, b)
+    result = einsum("".join(sa) + "," + "".join(sb) + "->" + out_s, a, b)
+    return result if out is None else _args.write_out(out, result, "tensordot")
 
 
 def kron(input, other):

@@ -770,7 +770,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) 
         p = _P_NAMES[p]
     if isinstance(dim, int):
         dim = (dim,)
-    return Norm.apply(input, float(p), dim, keepdim, dtype)
+    result = Norm.apply(input, float(p), dim, keepdim, dtype)
+    return result if out is None else _args.write_out(out, result, "norm")
 
 
 class Logsumexp(Op):
