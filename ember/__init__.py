@@ -30,7 +30,8 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from ._device import _check_device
 from ._device import device as _device_cls
 
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402 - "2.13.0+ember.0.1.0": torch's API, ember's release
+from . import version, torch_version  # noqa: E402,F401
 
 # Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
 # optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
