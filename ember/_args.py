@@ -34,6 +34,14 @@ __all__ = ["NUMPY_NAMES", "builtin", "install", "write_out", "deprecated_overloa
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
 
+class _Absent:
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+ABSENT = _Absent()  # the default of a required ``input`` that may also come by a NumPy name
+
+
 class _AliasOf:
     """The default shown for an alias parameter in a wrapper's signature."""
 
@@ -44,6 +52,19 @@ class _AliasOf:
 
     def __repr__(self) -> str:
         return f"<same as {self.name}>"
+
+
+INPUT = _AliasOf("input")
+
+
+def input_alias(fname: str, *given):
+    """``input`` from the one of input and its NumPy names (x, a, x1) given, for functions taking torch's
+    arguments themselves (``fn.__torch_args__``)."""
+    found = [g for g in given if g is not INPUT and g is not ABSENT]
+    if len(found) != 1:
+        raise TypeError(f'{fname}() missing 1 required positional arguments: "input"' if not found
+                        else f"{fname}() got multiple values for argument 'input'")
+    return found[0]
 
 
 def _renamed(fname: str, kwargs: dict, aliases: dict) -> dict:
@@ -62,6 +83,8 @@ def builtin(fn, *, name: str | None = None, out: bool = False, own_out: bool = F
     torch's rules (NOTE [out= dtypes]), unless ``own_out`` (``fn`` computes in out's dtype itself);
     torch's deprecated overloads of ``name``. Returns ``fn`` itself when none of these applies."""
     fname = name or fn.__name__
+    if getattr(fn, "__torch_args__", False):  # takes torch's arguments itself (elementwise._unary_function)
+        return fn
     sig = inspect.signature(fn)
     params = sig.parameters
     aliases = {a: c for a, c in NUMPY_NAMES.items() if c in params and a not in params}

@@ -354,14 +354,20 @@ for _pub, _formula in _RAW.items():
 
 
 def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch"):
-    """The public function of the unary op ``ops[pub]`` (default: this module's table)."""
+    """The public function of the unary op ``ops[pub]`` (default: this module's table). It takes torch's
+    arguments itself (NOTE [torch's argument parser]): the hottest functions of the torch namespace (exp, tanh
+    ...) then cost no wrapper call."""
     cls = (_UOPS if ops is None else ops)[pub]
+    write_out, absent, alias = _args.write_out, _args.ABSENT, _args.INPUT
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return _out(cls.apply(input), out)
+    def fn(input: Tensor = absent, *, out: Tensor | None = None, x=alias, a=alias, x1=alias) -> Tensor:
+        if input is absent or x is not alias or a is not alias or x1 is not alias:
+            input = _args.input_alias(pub, input, x, a, x1)
+        return cls.apply(input) if out is None else write_out(out, cls.apply(input), pub)
 
     fn.__name__ = fn.__qualname__ = pub
     fn.__doc__ = f"Elementwise {pub} ({namespace}.{pub})."
+    fn.__torch_args__ = True
     return fn
 
 
