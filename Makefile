@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: test demo bench lint clean viz
+.PHONY: test demo bench lint clean viz compat
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,11 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
+compat: $(STAMP)  # regenerate docs/compat.md (every torch name: supported / partial / not supported)
+	$(PY) tools/compat.py
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ember tests bench
+	$(VENV)/bin/ruff check ember tests bench tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info

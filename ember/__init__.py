@@ -8,7 +8,7 @@ from . import _malloc  # noqa: F401 - first: glibc malloc thresholds for large N
 from . import _lazy
 from . import _dtype
 from . import autograd  # first: it pulls in the Tensor and op modules in a cycle-safe order
-from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, float32, float64,
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
@@ -33,6 +33,9 @@ from ._device import device as _device_cls
 from .torch_version import __version__  # noqa: E402 - "2.13.0+ember.0.1.0": torch's API, ember's release
 from . import version, torch_version  # noqa: E402,F401
 
+# torch.pi / e / inf / nan: Python floats, as torch's
+from math import pi, e, inf, nan  # noqa: E402
+
 # Loaded on first use, so `import ember` stays small: torch.linalg, torch.distributed (on MPI), torch.func,
 # optim, utils, viz, save/load/from_dlpack and the convolution/pooling functions.
 __getattr__, __dir__ = _lazy.attach(__name__, {
@@ -44,13 +47,19 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
         "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
         "pixel_shuffle", "pixel_unshuffle")},
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
-    "special": ".special", "testing": ".testing"})
+    "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
+    "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
+    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
+    "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
+    "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
+    # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
+    "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 
 from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
 # Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
-(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
- BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte",
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = (_LEGACY[n + "Tensor"] for n in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte",
                                                 "Bool"))
 
 
@@ -120,7 +129,9 @@ _num_threads: list = []
 def set_num_threads(num: int, /) -> None:
     """Record the intra-op thread count ``get_num_threads`` reports. NumPy's BLAS takes its thread count from
     OMP/OPENBLAS_NUM_THREADS when it loads, so this changes no kernel (documented in README)."""
-    if isinstance(num, bool) or not isinstance(num, int):
+    import builtins  # (``int`` and ``bool`` are ember's dtypes in this module)
+
+    if isinstance(num, builtins.bool) or not isinstance(num, builtins.int):
         raise TypeError(f"set_num_threads(): argument 'num' (position 1) must be int, not {type(num).__name__}")
     if num <= 0:
         raise RuntimeError("Number of threads has to be positive")
@@ -128,9 +139,10 @@ def set_num_threads(num: int, /) -> None:
 
 
 def get_num_threads() -> int:
+    import builtins
     import os
 
-    return _num_threads[0] if _num_threads else int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
+    return _num_threads[0] if _num_threads else builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches

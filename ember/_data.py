@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype as D
 from ._tensor import Tensor
 
-__all__ = ["to_array", "check_numpy"]
+__all__ = ["to_array", "check_numpy", "astype"]
 
 _SEQ = (list, tuple)
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -139,9 +139,20 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
     return arr
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _astype(arr: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """``arr`` cast to ``dt``; a float too large for a narrower float type becomes inf silently, as in torch."""
-    if dt.kind == "f" and arr.dtype.kind == "f":
+    """``arr`` cast to ``dt`` as torch converts: to or from a 16-bit float through float32 (c10::Half and
+    c10::BFloat16 convert from and to float, so a double is rounded twice); a float too large for a narrower float
+    type becomes inf silently."""
+    src = arr.dtype
+    if src != _F32 and src != dt and (dt in D._REDUCED_NP or src in D._REDUCED_NP):
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = arr.astype(_F32)
+        if dt == _F32:
+            return arr
+    if dt.kind in "fV" and arr.dtype.kind in "fV":
         with np.errstate(over="ignore"):
             return arr.astype(dt)
     return arr.astype(dt)
@@ -171,3 +182,6 @@ def check_numpy(arr: np.ndarray) -> None:
                          "between byte orders is currently not supported.")
     if any(st < 0 for st in arr.strides):
         raise ValueError(_NEG_STRIDES)
+
+
+astype = _astype

@@ -58,6 +58,16 @@ class device:
 
 _cpu = device("cpu")
 
+# torch's error for converting to a CUDA tensor type (Tensor.type("torch.cuda.FloatTensor")) on its CPU build
+NO_ATEN_CUDA = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries: a CPU "
+    "library and a CUDA library; this error has occurred because you are trying to use some CUDA functionality, but "
+    "the CUDA library has not been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, "
+    "EVEN IF you don't directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library dependencies if you "
+    "don't depend on any of their symbols.  You can check if this has occurred by using ldd on your binary to see if "
+    "there is a dependency on *_cuda.so library.")
+
 
 def _check_device(dev) -> device:
     """The device, or torch's error for an accelerator this machine does not have."""

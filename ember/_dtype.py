@@ -12,16 +12,26 @@ class dtype:
     """A tensor element type (``ember.float32`` ...), printed as torch prints it."""
 
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_scalar_name",
-                 "__weakref__")
+                 "_reduced", "__weakref__")
 
-    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str) -> None:
+    def __init__(self, name: str, np_dtype, kind: int, scalar_name: str, itemsize: int = 0) -> None:
         self.name = name
         self._scalar_name = scalar_name  # as torch's messages spell it ("Long"); "LongTensor" is the legacy type
-        self.np = np.dtype(np_dtype)
+        if np_dtype is not None:  # None: filled on first use (bfloat16, NOTE [bfloat16 storage])
+            self.np = np.dtype(np_dtype)
+            itemsize = self.np.itemsize
         self._kind = kind  # 0 bool, 1 integer, 2 floating
         self.is_floating_point = kind == 2
         self.is_signed = kind == 2 or (kind == 1 and self.np.kind == "i")
-        self.itemsize = self.np.itemsize
+        self.itemsize = itemsize
+        # a 16-bit float: ops compute it in float32 and round back (NOTE [reduced precision] in ops/_op.py)
+        self._reduced = kind == 2 and itemsize == 2
+
+    def __getattr__(self, attr: str):
+        # only reached for a slot never set: bfloat16's ``np`` before ml_dtypes is loaded
+        if attr == "np" and self.name == "bfloat16":
+            return _load_bfloat16()
+        raise AttributeError(f"'torch.dtype' object has no attribute '{attr}'")
 
     @property
     def is_complex(self) -> bool:
@@ -47,13 +57,43 @@ float16 = dtype("float16", np.float16, 2, "Half")
 float32 = dtype("float32", np.float32, 2, "Float")
 float64 = dtype("float64", np.float64, 2, "Double")
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+# ---------------------------------------------------------------- bfloat16
+# NOTE [bfloat16 storage]
+# torch.bfloat16 tensors are stored as NumPy arrays of ml_dtypes' bfloat16 (the dtype maintained for JAX:
+# round-to-nearest-even conversions, NumPy casts). ml_dtypes is an optional extra (``pip install ember[bf16]``),
+# imported on first use, as ember's runtime dependency is NumPy alone and most programs never meet bfloat16.
+# So the dtype object exists at import and everything about the *type* works without the package (repr,
+# is_floating_point, itemsize, promotion, finfo, set_default_dtype); its NumPy dtype (``bfloat16.np``) is looked up
+# the first time a bfloat16 array is made, and without ml_dtypes that raises ModuleNotFoundError with the hint.
+# Kernels never see bfloat16 arrays: ops compute in float32 and round back (NOTE [reduced precision]).
+bfloat16 = dtype("bfloat16", None, 2, "BFloat16", itemsize=2)
+_BF16_HINT = ("torch.bfloat16 tensors need the ml_dtypes package (NumPy's bfloat16 dtype), an optional dependency "
+              "of ember: pip install 'ember[bf16]' (or pip install ml_dtypes)")
+
+
+def _load_bfloat16():
+    """bfloat16's NumPy dtype, importing ml_dtypes (once) and registering it for the array -> dtype lookups."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ModuleNotFoundError(_BF16_HINT, name="ml_dtypes") from None
+    npd = np.dtype(ml_dtypes.bfloat16)
+    bfloat16.np = npd
+    _BY_NP[npd] = bfloat16
+    _BY_NUM[npd.num] = bfloat16
+    _REDUCED_NP.add(npd)
+    return npd
+# ---------------------------------------------------------------- (end bfloat16)
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
 _BY_NAME = {d.name: d for d in ALL} | ALIASES
-_BY_NP = {d.np: d for d in ALL}
-_BY_NUM = {d.np.num: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL if d is not bfloat16}
+_BY_NUM = {d.np.num: d for d in ALL if d is not bfloat16}
 # np.intc/np.int_ style duplicates share a char but not always a num: fill by char as a fallback.
-_BY_CHAR = {d.np.char: d for d in ALL}
+_BY_CHAR = {d.np.char: d for d in ALL if d is not bfloat16}
+# NumPy dtypes of the 16-bit floats (bfloat16's once loaded): ops compute them in float32 (ops/_op.py)
+_REDUCED_NP = {float16.np}
 
 
 def _by_name(name: str) -> dtype:
@@ -65,6 +105,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
     d = _BY_NUM.get(np_dtype.num) or _BY_CHAR.get(np_dtype.char)
     if d is None:
         d = _BY_NP.get(np.dtype(np_dtype))
+    if d is None and np.dtype(np_dtype).name == "bfloat16" and np.dtype(np_dtype).type.__module__ == "ml_dtypes":
+        _load_bfloat16()  # an array made by the caller with ml_dtypes
+        return bfloat16
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
@@ -129,6 +172,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a if ka > kb else b
     if ka == 0:
         return a
+    if a is bfloat16 or b is bfloat16:  # torch's lattice: bfloat16 and float16 meet at float32
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 
@@ -193,13 +239,17 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = np.finfo(d.np)
         self.bits = d.itemsize * 8
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision
+        if d is bfloat16:  # 8 exponent bits as float32, 7 stored mantissa bits (no ml_dtypes needed)
+            self.eps, self.max, self.tiny, self.resolution = 2.0 ** -7, (2.0 - 2.0 ** -7) * 2.0 ** 127, 2.0 ** -126, 0.01
+            self.min, self.smallest_normal = -self.max, self.tiny
+        else:
+            info = np.finfo(d.np)
+            self.eps = float(info.eps)
+            self.max = float(info.max)
+            self.min = float(info.min)
+            self.tiny = self.smallest_normal = float(info.smallest_normal)
+            self.resolution = 10.0 ** -info.precision
         self.dtype = d.name
 
     def __eq__(self, other) -> bool:

@@ -1,13 +1,13 @@
 """Process-wide switches of torch's top level, kept with torch's semantics and messages.
 
 Determinism, float32 matmul precision, warn-always, inter-op threads, denormal flushing, the default tensor type
-and autocast. ember computes with NumPy on the CPU, so most switches only record the user's choice (NumPy's
-kernels are deterministic and always compute float32 products in float32); autocast is a no-op only where torch's
-is (disabled, or a dtype torch refuses on the CPU) and an explicit error where it would need dtypes or kernels
-ember does not have.
+and autocast's thread-local state. ember computes with NumPy on the CPU, so most switches only record the user's
+choice (NumPy's kernels are deterministic and always compute float32 products in float32). Autocast regions and
+the op policies that read this state are in ember/amp.
 """
 from __future__ import annotations
 
+import threading
 import warnings
 
 from . import _dtype as D
@@ -17,7 +17,7 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_warn_always", "is_warn_always_enabled",
     "get_num_interop_threads", "set_num_interop_threads", "set_flush_denormal", "set_default_tensor_type",
-    "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+    "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
     "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
     "get_autocast_gpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
@@ -127,131 +127,152 @@ def set_default_tensor_type(t) -> None:
     D.set_default_dtype(dtype)
 
 
-# ---------------------------------------------------------------- autocast
-# device type -> [enabled, dtype]; torch's CPU default is bfloat16, which ember lacks: None stands for it
-_AUTOCAST = {"cpu": [False, None], "cuda": [False, D.float16]}
-_CPU_DEFAULT_NAME = "bfloat16"
+# ---------------------------------------------------------------- autocast state
+# (thread-local, as torch's; the regions and op policies are in ember/amp)
+# torch's device types (the order of its error message) and the default autocast dtype of those that have one
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+                 "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEFAULT_DTYPES = {"cpu": D.bfloat16, "cuda": D.float16, "hip": D.float16, "xla": D.bfloat16, "xpu": D.float16,
+                   "mps": D.float16, "hpu": D.bfloat16, "ipu": D.float16, "privateuseone": D.float16,
+                   "mtia": D.float16, "maia": D.float16}
+_AVAILABLE = ("cpu", "cuda", "xpu", "ipu", "hpu", "xla", "mps", "mtia", "maia", "privateuseone")
 
 
-def _device_key(device_type: str) -> str:
-    if device_type not in _AUTOCAST:
-        raise RuntimeError(f"Expected one of cpu, cuda, ... device type at start of device string: {device_type}")
+class _AutocastState(threading.local):
+    """Per thread, as torch's: a new thread starts with autocast off and the default dtypes."""
+
+    def __init__(self) -> None:
+        self.enabled: dict[str, bool] = {}
+        self.dtype: dict[str, D.dtype] = {}
+        self.cache_enabled = True
+        self.nesting = 0
+        # ``cpu``: CPU autocast is on and no autocast-listed op is running (what the op wrappers test, one read)
+        self.cpu = False
+        self.cpu_dtype = D.bfloat16
+
+
+_tls = _AutocastState()
+# fp32 leaf weight (by id) -> (weak reference to it, its cast), torch's cache of lower-precision weight casts;
+# process-wide and locked, as torch's
+_cache: dict = {}
+_cache_lock = threading.Lock()
+
+
+def _device(device_type) -> str:
+    if not isinstance(device_type, str) or device_type not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                           f"{device_type}")
     return device_type
 
 
-def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    return _AUTOCAST[_device_key(device_type)][0]
+def is_autocast_available(device_type: str) -> bool:
+    """Whether torch has autocast for ``device_type`` (the answer of CPU torch's build)."""
+    return _device(device_type) in _AVAILABLE
 
 
-def set_autocast_enabled(device_type=None, enabled: bool | None = None) -> None:
-    if enabled is None:  # the deprecated one-argument form (positional or enabled=) is about cuda
-        device_type, enabled = "cuda", device_type
-    elif device_type is None:
-        device_type = "cuda"
-    if enabled:
-        _refuse_autocast(device_type, None)
-    _AUTOCAST[_device_key(device_type)][0] = bool(enabled)
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether autocast is on for ``device_type`` in this thread (no argument: cuda, as torch)."""
+    return _tls.enabled.get("cuda" if device_type is None else _device(device_type), False)
 
 
-def get_autocast_dtype(device_type: str):
-    """The autocast dtype of ``device_type`` (None for the CPU's default, bfloat16, which ember lacks)."""
-    return _AUTOCAST[_device_key(device_type)][1]
+def set_autocast_enabled(device_type=None, enabled=None) -> None:
+    """Switch autocast for ``device_type`` in this thread (the one-argument form, positional or ``enabled=``, is
+    cuda's, deprecated in torch)."""
+    if enabled is None or device_type is None:
+        warnings.warn("torch.set_autocast_enabled(enabled) is deprecated. Please use "
+                      "torch.set_autocast_enabled(dev_type, enabled) instead.", DeprecationWarning, stacklevel=2)
+        device_type, enabled = "cuda", (device_type if enabled is None else enabled)
+    _tls.enabled[_device(device_type)] = bool(enabled)
+    if device_type == "cpu":
+        _refresh_cpu()
+
+
+def get_autocast_dtype(device_type: str) -> D.dtype | None:
+    """The dtype autocast casts to on ``device_type`` (CPU: bfloat16 unless set)."""
+    device_type = _device(device_type)
+    return _tls.dtype.get(device_type, _DEFAULT_DTYPES.get(device_type))
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    _AUTOCAST[_device_key(device_type)][1] = dtype
+    _tls.dtype[_device(device_type)] = D.to_dtype(dtype)
+    if device_type == "cpu":
+        _refresh_cpu()
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
 
 
 def is_autocast_cpu_enabled() -> bool:
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
     return get_autocast_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype) -> None:
+    _deprecated("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
     set_autocast_dtype("cuda", dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
-    return _S["autocast_cache"]
+    return _tls.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _S["autocast_cache"] = bool(enabled)
+    _tls.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
-    """Nothing is cached: ember never autocasts."""
+    """Forget the cached lower-precision casts of weights (autocast does this on leaving its outermost region)."""
+    with _cache_lock:
+        _cache.clear()
 
 
 def autocast_increment_nesting() -> int:
-    _S["nesting"] += 1
-    return _S["nesting"]
+    _tls.nesting += 1
+    return _tls.nesting
 
 
 def autocast_decrement_nesting() -> int:
-    _S["nesting"] -= 1
-    return _S["nesting"]
+    _tls.nesting -= 1
+    return _tls.nesting
 
 
-def _refuse_autocast(device_type: str, dtype) -> None:
-    if device_type != "cpu":
-        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}': ember computes on "
-                           "the CPU only")
-    name = _CPU_DEFAULT_NAME if dtype is None else getattr(dtype, "name", str(dtype))
-    raise NotImplementedError(
-        f"autocast to {name} is not implemented in ember (it has no bfloat16, and it does not cast ops to float16 "
-        "automatically): run in float32, cast the model with .half() yourself, or pass enabled=False")
-
-
-class autocast:  # noqa: N801 - torch's name
-    """torch.autocast. ember does not autocast: entering with enabled=False is a no-op; a dtype torch itself
-    refuses on the CPU (float32, float64 ...) warns and disables as torch does; bfloat16 (torch's CPU default)
-    and float16 raise NotImplementedError with the alternatives."""
-
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.device = device_type
-        self.fast_dtype = dtype
-        self._enabled = bool(enabled)
-        if self._enabled and device_type == "cpu" and dtype is not None and dtype is not D.float16:
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                          "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
-                          UserWarning, stacklevel=2)
-            self._enabled = False
-        if self._enabled:
-            _refuse_autocast(device_type, dtype)
+class _cpu_autocast_off:
+    """Run a block as inside an autocast-listed op: CPU autocast casts nothing there (restored after)."""
 
     def __enter__(self):
-        self._prev = _AUTOCAST[_device_key(self.device)][0]
-        _AUTOCAST[self.device][0] = self._enabled
-        autocast_increment_nesting()
-        return self
+        self.prev, _tls.cpu = _tls.cpu, False
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        _AUTOCAST[self.device][0] = self._prev
-        autocast_decrement_nesting()
+    def __exit__(self, *exc) -> None:
+        _tls.cpu = self.prev
 
-    def __call__(self, fn):
-        import functools
 
-        @functools.wraps(fn)
-        def run(*args, **kwargs):
-            with autocast(self.device, self.fast_dtype, self._enabled):
-                return fn(*args, **kwargs)
-        return run
+def _refresh_cpu() -> None:
+    """Recompute the flag the op wrappers read, loading and installing the CPU op policies on first use."""
+    on = _tls.enabled.get("cpu", False)
+    if on:
+        from .amp import _policy
+
+        _policy.install()
+    _tls.cpu_dtype = get_autocast_dtype("cpu")
+    _tls.cpu = on

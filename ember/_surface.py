@@ -653,7 +653,9 @@ def get_device(input: Tensor) -> int:
 
 
 def is_storage(obj) -> bool:
-    return False  # ember has no Storage objects
+    from .storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def is_distributed(input: Tensor) -> bool:

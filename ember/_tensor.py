@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype as D
 from . import _layout as _L
 from ._dtype import NotAScalar as _NotAScalar
-from ._device import device as _device_cls, _cpu, _check_device
+from ._device import device as _device_cls, _cpu, _check_device, NO_ATEN_CUDA
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
 from .autograd import _provenance as _prov
@@ -517,10 +517,19 @@ class Tensor:
         """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            dtype = _LEGACY_TYPES[dtype.split(".")[-1]]
+        if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):
+                raise RuntimeError(NO_ATEN_CUDA)
+            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            if legacy is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
+        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
+            raise RuntimeError(NO_ATEN_CUDA)
+        elif not isinstance(dtype, (D.dtype, type)):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -545,6 +554,9 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(D.float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(D.bfloat16)
+
     def long(self) -> "Tensor":
         return self.to(D.int64)
 
@@ -568,10 +580,28 @@ class Tensor:
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def share_memory_(self) -> "Tensor":
-        return self
+        """Move the memory to shared memory (NOTE [shared tensors] in ember/multiprocessing/_reductions.py)."""
+        from .multiprocessing._reductions import share_memory_
+
+        return share_memory_(self)
 
     def is_shared(self) -> bool:
-        return False
+        from .multiprocessing._reductions import is_shared_array
+
+        return type(self._data) is np.ndarray and is_shared_array(self._data)
+
+    def untyped_storage(self):
+        """The memory holding this tensor's elements, as bytes (shared with every view of it)."""
+        from .storage import UntypedStorage
+
+        return UntypedStorage._of(self._data)
+
+    def storage(self):
+        """The memory holding this tensor's elements, typed (torch's deprecated TypedStorage, with its warning)."""
+        from .storage import TypedStorage, _warn_typed_storage_removal
+
+        _warn_typed_storage_removal()
+        return TypedStorage._of(self._data, self._dtype)
 
     def is_pinned(self, device=None) -> bool:
         if device is not None:
@@ -1092,6 +1122,12 @@ class Tensor:
     def to_dense(self, dtype=None, *, masked_grad=None) -> "Tensor":
         """The tensor itself (strided tensors are dense)."""
         return self if dtype is None or dtype is self._dtype else self.to(dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """The nonzero entries as a sparse COO tensor (NOTE [sparse COO over dense storage])."""
+        from .sparse import to_sparse
+
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""

@@ -140,7 +140,7 @@ def _tensor_str(arr: np.ndarray, floating: bool, indent: int) -> str:
     if arr.size == 0:
         return "[]"
     summarize = arr.size > PRINT_OPTS.threshold
-    if arr.dtype == np.float16:
+    if arr.dtype in D._REDUCED_NP:  # float16, bfloat16: formatted from their (exact) float32 values
         arr = arr.astype(np.float32)
     fmt = _Formatter(_summarized(arr) if summarize else arr, floating)
     return _tensor_str_fmt(arr, indent, summarize, fmt)

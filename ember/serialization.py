@@ -20,7 +20,6 @@ import pickle
 import struct
 import sys
 import uuid
-import warnings
 import zipfile
 from typing import IO, Any, Callable, Union
 
@@ -41,9 +40,9 @@ _CHUNK = 1 << 24
 # Storage class names in the pickle <-> ember dtypes.
 _STORAGE_NAMES = {"FloatStorage": D.float32, "DoubleStorage": D.float64, "HalfStorage": D.float16,
                   "LongStorage": D.int64, "IntStorage": D.int32, "ShortStorage": D.int16,
-                  "CharStorage": D.int8, "ByteStorage": D.uint8, "BoolStorage": D.bool}
+                  "CharStorage": D.int8, "ByteStorage": D.uint8, "BoolStorage": D.bool,
+                  "BFloat16Storage": D.bfloat16}
 _STORAGE_OF = {d: name for name, d in _STORAGE_NAMES.items()}
-_BFLOAT16 = "BFloat16Storage"
 
 
 def _is_parameter(t: Tensor) -> bool:
@@ -510,7 +509,6 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
     }
     for name, dt in _STORAGE_NAMES.items():
         table["torch", name] = _StorageType(name, dt)
-    table["torch", _BFLOAT16] = _StorageType(_BFLOAT16, None)
     table["torch.storage", "UntypedStorage"] = _StorageType("UntypedStorage", D.uint8)
     for d in D.ALL:
         table["torch", d.name] = d
@@ -613,16 +611,6 @@ def _resolve_location(location: str, map_location) -> None:
                            "(ember only has the CPU; pass map_location='cpu')")
 
 
-def _bfloat16_as_float32(raw: np.ndarray) -> np.ndarray:
-    try:
-        import ml_dtypes
-    except ImportError:
-        raise TypeError("the checkpoint holds bfloat16 tensors: ember has no bfloat16 dtype, and reading them "
-                        "(as float32) needs the ml_dtypes package (pip install ml_dtypes)") from None
-    warnings.warn("ember has no bfloat16 dtype: bfloat16 tensors are loaded as float32", UserWarning, stacklevel=4)
-    return raw.view(ml_dtypes.bfloat16).astype(np.float32)
-
-
 class _Archive:
     """Reads a torch zip checkpoint: finds its folder, reads storages once each."""
 
@@ -650,14 +638,14 @@ class _Archive:
         if hit is not None:
             return hit
         _resolve_location(location, self.map_location)
-        bf16 = stype.dtype is None
-        np_dt = np.dtype(np.uint16) if bf16 else stype.dtype.np
-        raw = self._read(f"{self.prefix}/data/{key}", np_dt.newbyteorder("<" if self.byteorder == "little" else ">"),
+        np_dt = stype.dtype.np  # (bfloat16: ml_dtypes', or the install hint)
+        read_dt = np.dtype(np.uint16) if stype.dtype is D.bfloat16 else np_dt  # its bits, byte order applied
+        raw = self._read(f"{self.prefix}/data/{key}", read_dt.newbyteorder("<" if self.byteorder == "little" else ">"),
                          numel)
-        if raw.dtype != np_dt:
-            raw = raw.astype(np_dt)
-        if bf16:
-            raw = _bfloat16_as_float32(raw)
+        if raw.dtype != read_dt:
+            raw = raw.astype(read_dt)
+        if read_dt is not np_dt:
+            raw = raw.view(np_dt)
         hit = self.storages[key] = _Storage(raw)
         return hit
 

@@ -9,25 +9,39 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ml_dtypes
 import numpy as np
 import torch
 
 import ember
 
-__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember"]
+__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember", "BF16", "lib_tensor"]
+
+BF16 = np.dtype(ml_dtypes.bfloat16)  # NumPy's bfloat16 (ember.bfloat16's storage)
 
 
 def to_np(t) -> np.ndarray:
     if isinstance(t, torch.Tensor):
+        if t.dtype == torch.bfloat16:  # torch has no NumPy bfloat16: its bits, viewed as ml_dtypes'
+            return t.detach().cpu().view(torch.int16).numpy(force=True).view(BF16)
         return t.detach().cpu().numpy(force=True)  # force: torch's lazy ZeroTensor grads
     if isinstance(t, ember.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
 
 
+def lib_tensor(lib, arr: np.ndarray):
+    """``lib.tensor(arr)`` for either library, bfloat16 arrays included (torch takes them as their bits)."""
+    arr = np.asarray(arr)
+    if lib is torch and arr.dtype == BF16:
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    return lib.tensor(arr.copy())
+
+
 def _tol(dtype) -> tuple[float, float]:
     name = str(dtype).replace("torch.", "")
-    return {"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}.get(name, (0, 0))
+    return {"float16": (1e-2, 1e-2), "bfloat16": (1.6e-2, 1e-5), "float32": (1e-4, 1e-5),
+            "float64": (1e-7, 1e-9)}.get(name, (0, 0))
 
 
 def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> None:
@@ -39,6 +53,12 @@ def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> 
         assert str(e.dtype) == str(t.dtype), f"{what}: dtype {e.dtype} vs torch {t.dtype}"
     assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} vs torch {tuple(t.shape)}"
     r, a = _tol(t.dtype)
+    if t.dtype == torch.bfloat16:
+        # bfloat16 (8 significant bits): ember's single ops round as torch's kernels do, but gradients are
+        # compositions of ops rounded one by one, which differ from torch's fused backward kernels by a few units
+        # in the last place: at least these tolerances, whatever an op asks for its float32 samples
+        r, a = (1.6e-2, 4e-3) if what.startswith("output") else (4e-2, 1e-2)
+        rtol, atol = max(rtol or 0, r), max(atol or 0, a)
     np.testing.assert_allclose(to_np(e).astype(np.float64) if to_np(e).dtype != bool else to_np(e),
                                to_np(t).astype(np.float64) if to_np(t).dtype != bool else to_np(t),
                                rtol=r if rtol is None else rtol, atol=a if atol is None else atol,
@@ -46,8 +66,8 @@ def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> 
 
 
 def _make(lib, arr, requires_grad):
-    t = lib.tensor(arr.copy())
-    if requires_grad and arr.dtype.kind == "f":
+    t = lib_tensor(lib, arr)
+    if requires_grad and (arr.dtype.kind == "f" or arr.dtype == BF16):
         t.requires_grad_(True)
     return t
 
@@ -58,8 +78,9 @@ def _outputs(out):
     return [out]
 
 
-def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, requires_grad=None):
-    """Compare ``fn(lib, *tensors)`` between ember and torch (values, grads, second grads)."""
+def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, requires_grad=None, grad_tol=None):
+    """Compare ``fn(lib, *tensors)`` between ember and torch (values, grads, second grads); ``grad_tol``:
+    (rtol, atol) for the gradients when they need other tolerances than the values."""
     rg = requires_grad if requires_grad is not None else [True] * len(arrays)
     arrays = [np.asarray(a) for a in arrays]
     et = [_make(ember, a, g and grad) for a, g in zip(arrays, rg)]
@@ -77,23 +98,23 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
         return eo, to
     rng = np.random.default_rng(seed)
     ups = [rng.standard_normal(t.shape).astype(to_np(t).dtype) for _, t in outs]
-    ge = ember.autograd.grad([e for e, _ in outs], diff_e, [ember.tensor(u) for u in ups],
+    ge = ember.autograd.grad([e for e, _ in outs], diff_e, [lib_tensor(ember, u) for u in ups],
                              create_graph=gradgrad, allow_unused=True)
-    gt = torch.autograd.grad([t for _, t in outs], diff_t, [torch.tensor(u) for u in ups],
+    gt = torch.autograd.grad([t for _, t in outs], diff_t, [lib_tensor(torch, u) for u in ups],
                              create_graph=gradgrad, allow_unused=True)
     for i, (a, b) in enumerate(zip(ge, gt)):
         if b is None:
             assert a is None or not np.any(to_np(a)), f"grad {i}: torch has none, ember {a}"
             continue
         assert a is not None, f"grad {i}: ember has none"
-        assert_close(a, b, rtol, atol, what=f"grad {i}")
+        assert_close(a, b, *(grad_tol or (rtol, atol)), what=f"grad {i}")
     if gradgrad:
         pairs = [(a, b) for a, b in zip(ge, gt) if b is not None and b.requires_grad]
         if not pairs:
             return eo, to
         vs = [rng.standard_normal(b.shape).astype(to_np(b).dtype) for _, b in pairs]
-        se = sum(((a * ember.tensor(v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
-        st = sum(((b * torch.tensor(v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
+        se = sum(((a * lib_tensor(ember, v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
+        st = sum(((b * lib_tensor(torch, v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
         gge = ember.autograd.grad(se, diff_e, allow_unused=True)
         ggt = torch.autograd.grad(st, diff_t, allow_unused=True)
         for i, (a, b) in enumerate(zip(gge, ggt)):
@@ -101,7 +122,7 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
                 assert a is None or not np.any(to_np(a)), f"gradgrad {i}: torch none, ember {a}"
                 continue
             assert a is not None, f"gradgrad {i}: ember has none"
-            assert_close(a, b, rtol, atol, what=f"gradgrad {i}")
+            assert_close(a, b, *(grad_tol or (rtol, atol)), what=f"gradgrad {i}")
     return eo, to
 
 

@@ -526,18 +526,62 @@ def test_storages_saved_elsewhere_need_map_location(tmp_path):
         _same(ember.load(tmp_path / "m.pt", map_location=loc)["w"], torch.arange(3.0))
 
 
-def test_bfloat16(tmp_path):
-    t = torch.tensor([1.5, -2.25, 3.0], dtype=torch.bfloat16)
-    torch.save(t, tmp_path / "t.pt")
-    try:
-        import ml_dtypes  # noqa: F401
-    except ImportError:
-        with pytest.raises(TypeError, match="bfloat16.*ml_dtypes"):
-            ember.load(tmp_path / "t.pt")
-        return
-    with pytest.warns(UserWarning, match="bfloat16"):
-        got = ember.load(tmp_path / "t.pt")
-    _same(got, t.float())
+def _bits(t):
+    """A bfloat16 tensor of either library as its raw 16-bit patterns."""
+    return t.detach().view(torch.int16).numpy() if isinstance(t, torch.Tensor) else t.detach().numpy().view(np.int16)
+
+
+def test_bfloat16_round_trips_with_torch(tmp_path):
+    """torch-written bfloat16 loads as bfloat16 (bit for bit, strides and sharing kept); ember-written loads in torch
+    as bfloat16."""
+    base = torch.randn(4, 6).bfloat16()
+    sd = {"w": base, "view": base[1:, ::2].t(), "f": torch.ones(2), "p": torch.nn.Parameter(base[0].clone())}
+    torch.save(sd, tmp_path / "t.pt")
+    got = ember.load(tmp_path / "t.pt")
+    for k, v in sd.items():
+        assert got[k].dtype is ember.bfloat16 or k == "f"
+        assert tuple(got[k].shape) == tuple(v.shape) and got[k].stride() == v.stride()
+        if v.dtype == torch.bfloat16:
+            np.testing.assert_array_equal(_bits(got[k]), _bits(v))
+    assert isinstance(got["p"], ember.nn.Parameter)
+    with ember.no_grad():
+        got["w"][1, 0] = 7.0  # the view shares the loaded storage, as torch's
+    assert got["view"][0, 0].item() == 7.0
+    ember.save(got, tmp_path / "e.pt")
+    back = torch.load(tmp_path / "e.pt", weights_only=True)
+    for k in sd:
+        assert str(back[k].dtype) == str(got[k].dtype)
+        np.testing.assert_array_equal(_bits(back[k]) if back[k].dtype == torch.bfloat16 else back[k].numpy(),
+                                      _bits(got[k]) if got[k].dtype is ember.bfloat16 else got[k].numpy())
+    mm = ember.load(tmp_path / "t.pt", mmap=True)
+    np.testing.assert_array_equal(_bits(mm["w"]), _bits(base))
+
+
+def test_bfloat16_module_state_dict(tmp_path):
+    m = torch.nn.Linear(3, 2).bfloat16()
+    torch.save(m.state_dict(), tmp_path / "m.pt")
+    e = ember.nn.Linear(3, 2).bfloat16()
+    e.load_state_dict(ember.load(tmp_path / "m.pt"))
+    assert e.weight.dtype is ember.bfloat16
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_array_equal(_bits(e(ember.tensor(x).bfloat16())), _bits(m(torch.tensor(x).bfloat16())))
+
+
+def test_bfloat16_safetensors_round_trip(tmp_path):
+    from safetensors.torch import load_file as tload, save_file as tsave
+
+    from ember.utils.safetensors import load, load_file, save, save_file
+
+    t = {"w": torch.randn(3, 4).bfloat16(), "i": torch.arange(3), "h": torch.ones(2).half()}
+    tsave(t, tmp_path / "t.safetensors")
+    got = load_file(tmp_path / "t.safetensors")
+    assert got["w"].dtype is ember.bfloat16 and got["i"].dtype is ember.int64 and got["h"].dtype is ember.float16
+    np.testing.assert_array_equal(_bits(got["w"]), _bits(t["w"]))
+    save_file(got, tmp_path / "e.safetensors")
+    back = tload(tmp_path / "e.safetensors")
+    assert back["w"].dtype == torch.bfloat16 and torch.equal(back["w"], t["w"]) and torch.equal(back["i"], t["i"])
+    again = load(save(got))
+    np.testing.assert_array_equal(_bits(again["w"]), _bits(t["w"]))
 
 
 # --------------------------------------------------------------------------- the seed's pattern

@@ -21,7 +21,7 @@ from .._lazy import attach
 __getattr__, __dir__ = attach(__name__, {
     "functional": ".functional",
     "forward_ad": ".forward_ad", "Variable": ".variable:Variable", "explain": "._explain:explain",
-    "Explanation": "._explain:Explanation"})
+    "Explanation": "._explain:Explanation", "profiler": ".profiler", "profiler_util": ".profiler_util"})
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",

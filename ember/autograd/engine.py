@@ -145,7 +145,9 @@ def _conform(g: Tensor, shape, dt) -> Tensor:
     """A valid gradient (a Tensor of a shape that expands to ``shape``) summed to ``shape`` and cast to ``dt``."""
     if g._data.shape != shape:
         # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
-        g = _sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None else g.sum_to_size(shape)
+        # (a 16-bit float sums in float32 through the op: NOTE [reduced precision] in ops/_op.py)
+        g = (_sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None and not g._dtype._reduced
+             else g.sum_to_size(shape))
     if g._dtype is not dt:
         g = g.to(dt)
     return g
@@ -339,6 +341,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
         gc.disable()
     fp_token = _quiet_numpy()  # backward formulas meet inf/nan as torch's do: no NumPy RuntimeWarnings
     callbacks = _push_task()
+    profiler = _mode.profiler  # NOTE [profiler]: read once per backward
     pending = None  # the single node made ready by the last step: run next without the heap (chains)
     try:
         while True:
@@ -368,7 +371,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                         grads = _checked_all(hook, grads, r)
             edges = fn._next
             try:
-                result = fn._apply(grads)
+                result = fn._apply(grads) if profiler is None else profiler.evaluate(fn, grads)
                 if edges and len(result) != len(edges):
                     _validate(fn, result, edges)  # raises
                 if h is not None and h.post:

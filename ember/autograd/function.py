@@ -164,11 +164,17 @@ class Function(metaclass=_FunctionMeta):
         if kwargs or (custom_setup and len(args) != cls._npositional):
             args, kwargs = _bind(cls, args, kwargs, custom_setup)
         lvl = _mode.interpose
-        if lvl is not None:  # a vmap or forward-AD level sees the call first
-            if hasattr(lvl, "process_function"):  # vmap: see ember/func/_vmap.py
+        if lvl is not None:  # a vmap, forward-AD or profiler level sees the call first
+            if hasattr(lvl, "process_function"):  # vmap (ember/func/_vmap.py), profiler (NOTE [profiler])
                 return lvl.process_function(cls, args, kwargs)
             if not kwargs:
                 return lvl.process(cls, args)
+        return cls._apply_plain(args, kwargs)
+
+    @classmethod
+    def _apply_plain(cls, args: tuple, kwargs: dict):
+        """``apply`` after the levels: run ``forward`` and wire the node."""
+        custom_setup = cls._custom_setup
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         if _ctx_sink.ctxs is not None:
             _ctx_sink.ctxs.append(ctx)

@@ -16,8 +16,10 @@ class _Mode(threading.local):
     # Class attributes are the defaults every new thread starts from.
     grad_enabled = True
     inference = False
-    # innermost forward-AD / vmap level (see ember/autograd/_interpose.py); None in ordinary code
+    # innermost forward-AD / vmap / profiler level (see ember/autograd/_interpose.py); None in ordinary code
     interpose = None
+    # the active profilers, which record backward nodes (NOTE [profiler]); None in ordinary code
+    profiler = None
 
 
 _mode = _Mode()

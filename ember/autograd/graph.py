@@ -372,9 +372,7 @@ def _short_name(fn: Node) -> str:
 
 
 def _type_name(dt) -> str:
-    return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-            "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}[dt.name]
+    return dt._scalar_name + "Tensor"
 
 
 class _HookState(threading.local):

@@ -295,10 +295,23 @@ def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> N
         running._bump()
 
 
+def _mixed_norm(input: Tensor, *params) -> bool:
+    """torch's mixed-dtype norm kernels: a 16-bit input with float32 parameters (an autocast region's activations in
+    a float32 model) computes in float32 and returns the input's dtype."""
+    return input._dtype._reduced and any(p is not None and p._dtype is _D.float32 for p in params)
+
+
+def _f32(t: Tensor | None) -> Tensor | None:
+    return t if t is None or t._dtype is _D.float32 else t.float()
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training) or the running ones (eval)."""
+    if _mixed_norm(input, weight, bias, running_mean):
+        return batch_norm(input.float(), running_mean, running_var, _f32(weight), _f32(bias), training, momentum,
+                          eps).to(input._dtype)
     if training:
         count = input.numel() // max(input.shape[1], 1) if input.dim() >= 2 else 1
         if count == 1:
@@ -352,6 +365,8 @@ def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    if _mixed_norm(input, weight, bias):
+        return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias), eps).to(input._dtype)
     dims = _check_normalized_shape(input, normalized_shape)
     out = _normalized(input, dims, eps)[0]
     if weight is not None:
@@ -361,9 +376,11 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
-    dims = _check_normalized_shape(input, normalized_shape)
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = _D.finfo(input._dtype).eps
+    if _mixed_norm(input, weight):
+        return rms_norm(input.float(), normalized_shape, weight, eps).to(input._dtype)
+    dims = _check_normalized_shape(input, normalized_shape)
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return out if weight is None else out * weight
 
@@ -371,6 +388,8 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    if _mixed_norm(input, weight, bias):
+        return group_norm(input.float(), num_groups, _f32(weight), _f32(bias), eps).to(input._dtype)
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
@@ -1039,7 +1058,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, else 0."""
     if input._dtype.is_floating_point:
-        fmax = float(np.finfo(input._data.dtype).max)
+        fmax = _D.finfo(input._dtype).max
         if not 0 <= lambd <= fmax:
             raise RuntimeError(f"lambda must be in range [0, {fmax:g}] for input dtype {_IP._title(input._dtype)}, "
                                f"but found {lambd:g}")

@@ -52,8 +52,7 @@ def _cast_check(result_dtype: D.dtype, self: Tensor) -> None:
 
 
 def _title(d: D.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
+    return d._scalar_name
 
 
 def _others_need_grad(args) -> bool:

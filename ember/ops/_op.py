@@ -88,6 +88,14 @@ class Op(G.Node):
     save: tuple = ()
     inputs: tuple = ("self", "other", "third", "fourth")
     is_view = False
+    # Forward runs on the stored 16-bit arrays rather than float32 copies (views, the dtype cast): NOTE [reduced
+    # precision]. Views are always native.
+    reduced_native = False
+    # Tensor slots whose 0-d or Python-number operand enters in float32 as given rather than rounded to the 16-bit
+    # dtype first (torch's kernel reads the original value: mul's and div's CPU scalar, lerp's weight).
+    reduced_exact: tuple = ()
+    # Attribute positions (in ``apply``'s arguments) of numbers torch converts to the 16-bit dtype (add's alpha).
+    reduced_attrs: tuple = ()
     # Indices of outputs that carry gradients (None: all floating outputs).
     differentiable_outputs: tuple | None = None
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
@@ -104,6 +112,8 @@ class Op(G.Node):
         cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
+        if cls.is_view:
+            cls.reduced_native = True
         fwd = cls.__dict__.get("forward")
         if fwd is not None and (cls.__dict__.get("quiet") or getattr(sys.modules.get(cls.__module__), "_QUIET_OPS", False)):
             # ops whose NumPy kernels can meet inf/nan (matmul inside conv, det, pooling sums ...) compute without
@@ -124,20 +134,51 @@ class Op(G.Node):
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
                     return _record(cls, args)
-        # No graph: unwrap without building a list for the common arities.
+        # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
+        # reduced-precision path, NOTE [reduced precision]).
         n = len(args)
         if n == 2:
             a, b = args
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
+            if isinstance(a, Tensor):
+                if a._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                a = a._data
+            if isinstance(b, Tensor):
+                if b._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                b = b._data
+            out = cls.forward(None, a, b)
         elif n == 1:
             a = args[0]
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a)
+            if isinstance(a, Tensor):
+                if a._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                a = a._data
+            out = cls.forward(None, a)
         elif n == 3:
             a, b, c = args
-            out = cls.forward(None, a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b,
-                              c._data if isinstance(c, Tensor) else c)
+            if isinstance(a, Tensor):
+                if a._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                a = a._data
+            if isinstance(b, Tensor):
+                if b._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                b = b._data
+            if isinstance(c, Tensor):
+                if c._dtype._reduced:
+                    return _apply_reduced(cls, args)
+                c = c._data
+            out = cls.forward(None, a, b, c)
         else:
-            out = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+            vals = []
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    a = a._data
+                vals.append(a)
+            out = cls.forward(None, *vals)
         if type(out) is tuple:
             return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)
         t = _wrap(out, _BY_DT.get(out.dtype) or _dtype_of(out))
@@ -161,7 +202,8 @@ class Op(G.Node):
             g = grads[0]
             if g is None:
                 return (None,) * len(self._next)
-            if self.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor:
+            if (self.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor
+                    and not g._dtype._reduced):
                 r = self.raw(g, *_raw_saved(self)) if self._saved else self.raw(g)  # NOTE [raw backward]
                 return r if type(r) is tuple else (r,)
             r = self.backward(g)
@@ -261,12 +303,14 @@ def _record(cls, args):
             node._next = ((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0),)
         else:
             node._next = (_NO_EDGE,)
-        out = cls.forward(node, a._data)
+        out = cls.forward(node, a._data) if not a._dtype._reduced else _forward_reduced(cls, node, (a._data,))
     elif nin == 2 and len(args) <= 3:  # binary ops (and one attribute, as add's alpha): unrolled
         a = args[0]
         b = args[1]
+        reduced = False
         if isinstance(a, Tensor):
             va = a._data
+            reduced = a._dtype._reduced
             if a._requires_grad:
                 fn = a._grad_fn
                 ea = (fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0)
@@ -277,6 +321,7 @@ def _record(cls, args):
             ea = _NO_EDGE
         if isinstance(b, Tensor):
             vb = b._data
+            reduced = reduced or b._dtype._reduced
             if b._requires_grad:
                 fn = b._grad_fn
                 eb = (fn, b._output_nr) if fn is not None else (b._grad_accumulator(), 0)
@@ -286,17 +331,16 @@ def _record(cls, args):
             vb = b
             eb = _NO_EDGE
         node._next = (ea, eb)
-        if len(args) == 2:
-            out = cls.forward(node, va, vb)
-        else:
-            c = args[2]
-            out = cls.forward(node, va, vb, c._data if isinstance(c, Tensor) else c)
+        vals = (va, vb) if len(args) == 2 else (va, vb, args[2]._data if isinstance(args[2], Tensor) else args[2])
+        out = cls.forward(node, *vals) if not reduced else _forward_reduced(cls, node, vals)
     else:
         vals = []
         edges = []
+        reduced = False
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 vals.append(a._data)
+                reduced = reduced or a._dtype._reduced
                 if i < nin and a._requires_grad:
                     fn = a._grad_fn
                     edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
@@ -306,7 +350,7 @@ def _record(cls, args):
             if i < nin:
                 edges.append(_NO_EDGE)
         node._next = tuple(edges)
-        out = cls.forward(node, *vals)
+        out = cls.forward(node, *vals) if not reduced else _forward_reduced(cls, node, vals)
     if type(out) is tuple:
         outs = []
         metas = []
@@ -346,6 +390,78 @@ def _record(cls, args):
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+# NOTE [reduced precision]
+# torch's CPU kernels for the 16-bit floats (float16, bfloat16) load each value as float32, compute in float32 and
+# round the result back once (round-to-nearest-even), per op. ember does the same at dispatch: when a tensor input of
+# an op is a 16-bit float, its forward runs on float32 copies of those arrays and its float32 outputs are rounded
+# back, so the kernels never see a 16-bit array (NumPy's float16 loops and ml_dtypes' bfloat16 ufuncs round after
+# every step of a multi-step kernel, and ml_dtypes promotes some mixes to float32 on its own). Outputs round back only
+# when every floating input has the same 16-bit dtype; a mix (an op handed float32 and bfloat16 arrays at once) keeps
+# NumPy's float32 result. Views and the dtype cast run on the stored arrays (``reduced_native``): a view must share
+# the 16-bit storage. Backward formulas are ember ops, so gradients compute the same way, in the input's dtype.
+# Where torch's kernel accumulates in float32 across what are several ember ops (a composite such as a norm layer),
+# ember rounds between them: docs/bfloat16.md lists these.
+_F32 = np.dtype(np.float32)
+_REDUCED_NP = D._REDUCED_NP
+
+
+def _forward_reduced(cls, ctx, vals):
+    """``cls.forward(ctx, *vals)`` for arrays some of which are 16-bit floats (NOTE [reduced precision])."""
+    if cls.reduced_native:
+        return cls.forward(ctx, *vals)
+    back = _common_float(vals)
+    up = []
+    if back in _REDUCED_NP:
+        slots = len(vals) - cls.nattrs
+        for i, v in enumerate(vals):
+            if isinstance(v, np.ndarray):
+                if v.dtype.kind in "fV" and v.dtype != _F32:  # the common dtype first (torch casts to it), then f32
+                    exact = v.ndim == 0 and i in cls.reduced_exact
+                    v = (v if v.dtype == back or exact else v.astype(back)).astype(_F32)
+                elif v.dtype == _F32 and not (v.ndim == 0 and i in cls.reduced_exact):
+                    v = v.astype(back).astype(_F32)
+            elif type(v) in (float, int) and ((i < slots and i not in cls.reduced_exact) or i in cls.reduced_attrs):
+                v = float(np.asarray(v, _F32).astype(back))  # a wrapped scalar takes the common dtype too
+            up.append(v)
+        return _round_back(cls.forward(ctx, *up), back)
+    for v in vals:  # a wider float meets a 16-bit one: the 16-bit arrays go up, the result is the wider dtype
+        up.append(v.astype(_F32) if isinstance(v, np.ndarray) and v.dtype in _REDUCED_NP else v)
+    return cls.forward(ctx, *up)
+
+
+def _round_back_kernel(out, back):
+    """The float32 outputs of a kernel rounded to the 16-bit ``back`` (overflow to inf silently, as torch:
+    ``_round_back`` below is this, silent)."""
+    if type(out) is tuple:
+        return tuple(o.astype(back) if o.dtype == _F32 else o for o in out)
+    return out.astype(back) if out.dtype == _F32 else out
+
+
+def _common_float(vals):
+    """torch's result dtype of the floating arrays among ``vals`` (dimensioned ones over 0-d ones)."""
+    dim = zero = None
+    for v in vals:
+        if isinstance(v, np.ndarray) and (v.dtype.kind == "f" or v.dtype in _REDUCED_NP):
+            d = _BY_DT.get(v.dtype) or _dtype_of(v)
+            if v.ndim:
+                dim = d if dim is None else D.promote_types(dim, d)
+            else:
+                zero = d if zero is None else D.promote_types(zero, d)
+    d = dim if dim is not None else zero
+    return d.np if d is not None else None
+
+
+def _apply_reduced(cls, args):
+    """``apply`` without a graph for ops with a 16-bit float input."""
+    out = _forward_reduced(cls, None, [a._data if isinstance(a, Tensor) else a for a in args])
+    if type(out) is tuple:
+        return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)
+    t = _wrap(out, _BY_DT.get(out.dtype) or _dtype_of(out))
+    if cls.is_view:
+        _link_view(t, args[0])
+    return t
 
 
 def _link_view(out: Tensor, base: Tensor) -> None:
@@ -396,6 +512,9 @@ except ImportError:  # pragma: no cover - another NumPy layout
     def silent(kernel):
         """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
         return np.errstate(all="ignore")(kernel)
+
+
+_round_back = silent(_round_back_kernel)
 
 
 def cast_to(arr, dtype: D.dtype):

@@ -138,12 +138,14 @@ class Add(Op):
 
     __slots__ = ("alpha",)
     nattrs = 1
+    reduced_attrs = (2,)  # alpha takes the 16-bit dtype, as torch's (NOTE [reduced precision] in _op.py)
 
     @staticmethod
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        if alpha != 1:
+        if alpha != 1:  # (alpha multiplies in the result dtype: a 0-d float32 other of a float64 self goes up first)
+            self, other = _prep(self, other, _rt(self, other))
             other = _mul(other, alpha)
         return _add(self, other)
 
@@ -184,13 +186,15 @@ class Sub(Op):
 
     __slots__ = ("alpha",)
     nattrs = 1
+    reduced_attrs = (2,)  # alpha takes the 16-bit dtype, as torch's (NOTE [reduced precision] in _op.py)
 
     @staticmethod
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
         _check_bool_sub(self, other)
-        if alpha != 1:
+        if alpha != 1:  # (in the result dtype, as Add)
+            self, other = _prep(self, other, _rt(self, other))
             other = _mul(other, alpha)
         return _sub(self, other)
 
@@ -233,6 +237,7 @@ class Mul(Op):
     """d(self*other) = grad*other, grad*self"""
 
     __slots__ = ()
+    reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
 
     @staticmethod
@@ -258,6 +263,7 @@ class Div(Op):
     """d(self/other) = grad/other, -grad*self/other**2"""
 
     __slots__ = ()
+    reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
 
     @staticmethod

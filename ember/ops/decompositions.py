@@ -72,15 +72,16 @@ _HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd":
 
 def _float_check(a: np.ndarray, fname: str) -> None:
     kernel = _HALF_KERNELS.get(fname)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" and a.dtype not in D._REDUCED_NP:
         if fname == "linalg.eigh":
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_dt_title(_const(a[..., :0]))}")
-    if a.dtype == np.float16 and fname != "linalg.matrix_norm":
+    if a.dtype in D._REDUCED_NP and fname != "linalg.matrix_norm":  # (these ops' forwards see 16-bit arrays:
+        name = _dt_title(_const(a[..., :0]))                         # ``reduced_native``)
         if kernel is None:
-            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got Half")
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got {name}")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
 def _matrix_check(a: np.ndarray, fname: str) -> None:
@@ -683,6 +684,9 @@ def multi_dot(tensors) -> Tensor:
         result = matmul(result, t)
     return result
 
+# torch has no 16-bit kernels for these: their forwards see the stored arrays and raise its errors (_float_check)
+for _cls in (LinalgInvEx, LinalgDet, LinalgSlogdet, LinalgCholeskyEx, LinalgQr, LinalgEigh, LinalgSvd):
+    _cls.reduced_native = True
 
 _args.install(globals(), ("inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "inv",
                           "_linalg_det", "_linalg_slogdet", "solve", "_cholesky", "qr", "eigh", "eigvalsh", "_svd",

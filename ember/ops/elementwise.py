@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _args
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
 from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
@@ -812,6 +812,7 @@ def _broadcastable(shapes) -> bool:
 
 _Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
                                         lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+_Lerp.reduced_exact = (2,)  # torch's kernel takes the weight as given (NOTE [reduced precision] in ops/_op.py)
 
 
 class _LerpScalar(_Lerp):
@@ -827,8 +828,7 @@ _Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, 
 
 
 def _dtype_name(t: Tensor) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[t._dtype.name]
+    return _CPP_NAMES[t._dtype.name][0]
 
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:

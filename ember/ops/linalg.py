@@ -7,7 +7,7 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
-from .._tensor import _wrap
+from .._tensor import _wrap, _CPP_NAMES
 from ..autograd.grad_mode import _mode
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
@@ -26,9 +26,7 @@ def _check_dtypes(a, b, name: str) -> None:
 
 
 def _long(d) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[d.name]
+    return _CPP_NAMES[d.name][0]
 
 
 def _matmul_forward(a, b):
@@ -164,8 +162,7 @@ def bmm(input, mat2, out_dtype=None):
 
 
 # ------------------------------------------------------------------ vector products
-_DT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_DT_NAMES = {n: scalar for n, (_, scalar) in _CPP_NAMES.items()}
 
 
 def _dt_title(t) -> str:
@@ -251,7 +248,8 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2:  # NOTE [raw backward]
+    if (not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2  # NOTE [raw backward]
+            and not g._dtype._reduced):
         return _mm_grads_raw(g, a, b, need_a, need_b)
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 

@@ -109,7 +109,8 @@ def _rrelu_bwd(g, x, slope):
 def _raw_ok(grad: Tensor, r: Tensor) -> bool:
     """Whether a raw-array backward applies: non-0-d arrays of one floating dtype (else the ops' promotion)."""
     g, a = grad._data, r._data
-    return type(g) is np.ndarray and type(a) is np.ndarray and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
+    return (type(g) is np.ndarray and type(a) is np.ndarray and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
+            and g.dtype.itemsize > 2)  # 16-bit floats compute through the ops (NOTE [reduced precision])
 
 
 def _in_graph_of(grad: Tensor, x: Tensor) -> Tensor:
@@ -340,7 +341,7 @@ class NllLoss(Op):
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0
-        if not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray:
+        if not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray and not grad._dtype._reduced:
             # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
             g = np.expand_dims(_mul(grad._data, -ctx.coef.astype(grad._data.dtype)), c)
             return _wrap(_PutAlong.forward(None, g, ctx.idx, c, ctx.shape, True), grad._dtype)

@@ -113,11 +113,11 @@ def _continuous_only(self: Tensor, what: str, cpp: bool) -> None:
 
 
 def _fmax(dt: D.dtype) -> float:
-    return float(np.finfo(dt.np).max)
+    return D.finfo(dt).max
 
 
 def _nmant(dt: D.dtype) -> int:
-    return int(np.finfo(dt.np).nmant)
+    return 7 if dt is D.bfloat16 else int(np.finfo(dt.np).nmant)
 
 
 def uniform_value(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:

@@ -7,6 +7,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .. import _args
 from .. import _layout
+from .._data import astype as _astype
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -103,8 +104,35 @@ def view(input: Tensor, *shape, dtype=None) -> Tensor:
     if dtype is not None:
         shape = (dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        return _to_dtype(input, D.to_dtype(shape[0]))  # view(dtype) of same itemsize
+        return _view_dtype(input, D.to_dtype(shape[0]))
     return View.apply(input, _shape_args(shape))
+
+
+def _view_dtype(input: Tensor, dtype: D.dtype) -> Tensor:
+    """``input.view(dtype)``: the same bytes read as ``dtype`` (the last dim rescaled when the element sizes differ);
+    not differentiable, as torch's."""
+    if dtype is input._dtype:
+        return View.apply(input, tuple(input.shape))
+    arr = input._data
+    old, new = input._dtype.itemsize, dtype.itemsize
+    if old != new:
+        what = f"to view {input._dtype._scalar_name} as {dtype._scalar_name} (different element sizes)"
+        if arr.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if arr.shape[-1] != 1 and arr.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {arr.strides[-1] // old}")
+        if new > old:
+            ratio = new // old
+            if arr.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {arr.shape[-1]}")
+            offset = input.storage_offset()
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+    out = _wrap(arr.view(dtype.np), dtype)
+    from ._op import _link_view
+
+    _link_view(out, input)
+    return out
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -351,13 +379,14 @@ class ToCopy(Op):
     jvp = linear
     save = ()
     nattrs = 1
+    reduced_native = True  # converts the stored 16-bit values itself (NOTE [reduced precision] in ops/_op.py)
 
     @staticmethod
     @silent  # overflow to inf when narrowing (float64 -> float16), as torch
     def forward(ctx, self, dtype):
         if ctx is not None:
             ctx.dtype = D.from_numpy_dtype(self.dtype)
-        return self.astype(dtype.np)
+        return _astype(self, dtype.np)
 
     def backward(ctx, grad):
         return grad.to(ctx.dtype)

@@ -95,16 +95,17 @@ def _kernel(fn, no_half: str = ""):
         return run
 
     def checked(x):
-        if x.dtype == np.float16:
+        if x.dtype in D._REDUCED_NP:
             raise _not_implemented(no_half, x.dtype)
         return run(x)
+    checked.reduced_native = True  # its op sees the stored 16-bit arrays (NOTE [reduced precision] in ops/_op.py)
     return checked
 
 
 # ------------------------------------------------------------------ backward formulas
 def _i1e_backward(g, x, r):
     """d i1e = i0e(x) - i1e(x) (sgn(x) + 1/x), 1/2 at 0 (torch has no float16 kernel for it)."""
-    if x._data.dtype == np.float16:
+    if x._dtype._reduced:
         raise _not_implemented("i1e_backward", x._data.dtype)
     return g * where(x == 0, 0.5, i0e(x) - r * (sign(x) + 1 / _safe(x)))
 
@@ -123,8 +124,9 @@ _UNARY = {
     "i1e": ("SpecialI1E", _kernel(_sp.i1e), _i1e_backward, _XR),
 }
 _UOPS = {pub: _unary(name, fwd, bwd, save) for pub, (name, fwd, bwd, save) in _UNARY.items()}
-for _cls in _UOPS.values():
+for _pub, _cls in _UOPS.items():
     _cls.__module__ = __name__
+    _cls.reduced_native = getattr(_UNARY[_pub][1], "reduced_native", False)
 
 
 ndtr, log_ndtr, ndtri, erfcx, entr, i0e, i1e = (_unary_function(n, _UOPS, "torch.special") for n in _UNARY)
@@ -383,15 +385,17 @@ def _zeta_no_x_derivative(g, x, q):
 _zeta_no_x_derivative.jvp = unsupported("special_zeta", NOT_YET)
 
 def _zeta_kernel(x, q):
+    for v in (x, q):  # no 16-bit kernel in torch (the op sees the stored arrays: ``reduced_native`` below)
+        if isinstance(v, np.ndarray) and v.dtype in D._REDUCED_NP:
+            raise _not_implemented("zeta_cpu", v.dtype)
     dt = np.result_type(x, q)
-    if dt == np.float16:
-        raise _not_implemented("zeta_cpu", dt)
     return _zeta64(x, q).astype(dt, copy=False)
 
 
 _Zeta = _binary("SpecialZeta", _zeta_kernel, _ANY, True,
                 "zeta_cpu", (_zeta_no_x_derivative, lambda g, x, q: g * -x * zeta(x + 1, q)), _SO, "")
 _Zeta.__module__ = __name__
+_Zeta.reduced_native = True
 _ZetaScalarTensor = _renamed(_Zeta, "SpecialZetaBackward1")
 _ZetaTensorScalar = _renamed(_Zeta, "SpecialZetaBackward2")
 

@@ -387,9 +387,9 @@ class _Probe:
 def _split_top(s: str) -> list:
     parts, depth, cur = [], 0, ""
     for ch in s:
-        if ch in "[(":
+        if ch in "[({":
             depth += 1
-        elif ch in "])":
+        elif ch in "])}":
             depth -= 1
         if ch == "," and depth == 0:
             parts.append(cur.strip())
@@ -407,6 +407,8 @@ _DEFAULTS = {"None": None, "False": False, "True": True, "[]": ()}
 def _parse_default(text: str):
     if text in _DEFAULTS:
         return _DEFAULTS[text]
+    if text.startswith("{") and text.endswith("}"):  # an int list default, as the parser prints it: {-2, -1}
+        text = "(" + text[1:-1] + ",)"
     try:
         v = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -435,14 +437,9 @@ def _parse_message_overload(line: str) -> list:
 
 def parser_overloads(call) -> list | None:
     """The overloads torch's argument parser lists when ``call(probe)`` matches none (None: it has only one)."""
-    try:
-        call(_Probe())
-    except TypeError as e:
-        msg = str(e)
-    except Exception:
-        return None
-    else:
-        return None
+    msg = _message(lambda: call(_Probe()))
+    if "but expected one of:" not in msg:  # some parsers first complain about the argument's type
+        msg = _message(lambda: call(_Probe(), __probe__=None))
     if "but expected one of:" not in msg:
         return None
     return [ov for line in msg.splitlines() if line.startswith(" * (") for ov in _parse_message_overload(line)]

@@ -332,11 +332,7 @@ def test_autocast() -> None:
             return x * 2
 
         assert f(lib.ones(1)).item() == 2.0
-    with pytest.raises(NotImplementedError, match="bfloat16"):
-        ember.autocast("cpu")
-    with pytest.raises(NotImplementedError, match="float16"):
-        ember.autocast("cpu", dtype=ember.float16)
-    assert not ember.is_autocast_enabled("cpu")
+    assert not ember.is_autocast_enabled("cpu")  # (what autocast casts: tests/amp/test_autocast.py)
 
 
 def test_eager_control_flow_and_compile() -> None:

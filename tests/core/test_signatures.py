@@ -28,6 +28,8 @@ ALLOWED = {
     "Tensor.to": ("ember takes **kwargs", "ember takes *args"),
     "Tensor.type": ("ember takes **kwargs",),
     "Tensor.new": ("ember takes **kwargs", "'other' as 'x2'"),
+    # the size-only overloads (an empty sparse tensor of a size) are not implemented; sparse is helper surf's area
+    "torch.sparse_coo_tensor": ("(size, *", "(*size, *"),
     # torch names the first bound ``from`` (a Python keyword): only **kwargs can take it
     "Tensor.random_": ("ember takes **kwargs", "ember takes *args"),
     "Tensor.uniform_": ("ember takes **kwargs",),

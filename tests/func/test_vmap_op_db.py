@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, torch
+from oracle import BF16, assert_close, ember, lib_tensor, torch
 from ops.op_db import OPS, call
 
 B = 3
@@ -35,8 +35,9 @@ def _batched(arrays, rng, which, dim):
             out.append(a)
             dims.append(None)
             continue
-        if a.dtype.kind == "f":
-            stack = np.stack([a] + [(a + rng.standard_normal(a.shape) * 0.01).astype(a.dtype) for _ in range(B - 1)])
+        if a.dtype.kind == "f" or a.dtype == BF16:
+            stack = np.stack([a] + [(a.astype(np.float64) + rng.standard_normal(a.shape) * 0.01).astype(a.dtype)
+                                    for _ in range(B - 1)])
         else:
             stack = np.stack([a] * B)
         out.append(np.ascontiguousarray(np.moveaxis(stack, 0, dim)))
@@ -45,7 +46,7 @@ def _batched(arrays, rng, which, dim):
 
 
 def _run(lib, op, sample, arrays, dims):
-    tensors = [lib.tensor(a) for a in arrays]
+    tensors = [lib_tensor(lib, a) for a in arrays]
     return lib.func.vmap(lambda *ts: call(op, sample, lib, ts), in_dims=dims)(*tensors)
 
 
@@ -54,7 +55,7 @@ def _eager(op, sample, arrays, dims):
     per = []
     for i in range(B):
         ex = [a if d is None else np.take(a, i, axis=d) for a, d in zip(arrays, dims)]
-        per.append(_flat(call(op, sample, torch, [torch.tensor(a) for a in ex])))
+        per.append(_flat(call(op, sample, torch, [lib_tensor(torch, a) for a in ex])))
     return [torch.stack([p[k] for p in per]) for k in range(len(per[0]))]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import oracle
-from oracle import assert_close, ember, torch
+from oracle import BF16, assert_close, ember, lib_tensor, torch
 from op_db import OPS, OpInfo, call
 
 import ember.autograd.forward_ad as efw
@@ -42,8 +42,8 @@ def _run(lib, op, sample, tangents):
     with fw.dual_level():
         ts = []
         for a, t in zip(sample.arrays, tangents):
-            x = lib.tensor(a.copy())
-            ts.append(fw.make_dual(x, lib.tensor(t.copy())) if t is not None else x)
+            x = lib_tensor(lib, a)
+            ts.append(fw.make_dual(x, lib_tensor(lib, t)) if t is not None else x)
         out = call(op, sample, lib, ts)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         return [(o, *fw.unpack_dual(o)) for o in outs]
@@ -80,7 +80,7 @@ def test_hand_written_formulas_on_every_sample(op: OpInfo, index: int) -> None:
 
 def _compare_entry(op: OpInfo, sample) -> None:
     rng = np.random.default_rng(1)
-    tangents = [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" else None
+    tangents = [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" or a.dtype == BF16 else None
                 for a in sample.arrays]
     if all(t is None for t in tangents):
         pytest.skip("no floating-point input")
@@ -112,14 +112,14 @@ def _check_against_reverse_jvp(op: OpInfo, sample, tangents) -> None:
     fl = [i for i, t in enumerate(tangents) if t is not None]
 
     def f(*xs):
-        ts = [torch.tensor(a.copy()) for a in sample.arrays]
+        ts = [lib_tensor(torch, a) for a in sample.arrays]
         for i, x in zip(fl, xs):
             ts[i] = x
         out = call(op, sample, torch, ts)
         return tuple(out) if isinstance(out, (tuple, list)) else out
 
-    prim = tuple(torch.tensor(sample.arrays[i].copy()) for i in fl)
-    tans = tuple(torch.tensor(tangents[i].copy()) for i in fl)
+    prim = tuple(lib_tensor(torch, sample.arrays[i]) for i in fl)
+    tans = tuple(lib_tensor(torch, tangents[i]) for i in fl)
     outs, jv = torch.autograd.functional.jvp(f, prim, tans)
     outs, jv = (outs, jv) if isinstance(outs, tuple) else ((outs,), (jv,))
     for i, ((_, ep, et), o, t) in enumerate(zip(eo, outs, jv)):

@@ -439,6 +439,9 @@ class Module:
     def half(self) -> "Module":
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> "Module":
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def cpu(self) -> "Module":
         return self
 
@@ -450,6 +453,11 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def share_memory(self) -> "Module":
+        """Move every parameter and buffer (and their gradients) to shared memory, for processes to update."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
         return self
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import _factories as F_
+from ... import _factories as F_, _state
 from ..._tensor import Tensor
 from ...ops import shape as _S
 from .. import functional as F
@@ -193,6 +193,14 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {which} size {shape}, got {list(s.shape)}")
 
     def forward(self, input, hx=None):
+        if _state._tls.cpu and self.mode == "GRU":  # CPU autocast: torch's GRU runs in the autocast dtype only
+            data = input.data if isinstance(input, PackedSequence) else input  # on an input of that dtype
+            if data._dtype is not _state._tls.cpu_dtype:
+                with _state._cpu_autocast_off():
+                    if data._dtype._reduced:  # (another 16-bit dtype: float32)
+                        input = input.float() if not isinstance(input, PackedSequence) else \
+                            input._replace(data=input.data.float())
+                    return self.forward(input, hx)
         lstm = self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)
         unbatched = False
@@ -222,7 +230,12 @@ class RNNBase(Module):
             batch_sizes, sorted_idx = [batch] * steps, None
         self._check_input(data if packed else input, batch_sizes if packed else None)
         w = self._flat_weights[0]
-        if data.dtype != w.dtype:
+        low = _state._tls.cpu and _state._tls.cpu_dtype  # CPU autocast: torch's kernel runs in its dtype
+        if low:
+            data = data.to(low)
+            if hx is not None:
+                hx = tuple(h.to(low) for h in hx) if lstm else hx.to(low)
+        elif data.dtype != w.dtype:
             raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({w.dtype}). Convert input: "
                              f"input.to({w.dtype}), or convert model: model.to({data.dtype})")
         if not batch_sizes:
@@ -347,6 +360,9 @@ class RNNCellBase(Module):
         return s
 
     def _cell(self, input: Tensor, hx: tuple | None, n_states: int):
+        if _state._tls.cpu and self._mode in ("LSTM", "GRU"):  # torch's lstm_cell / gru_cell: not autocast
+            with _state._cpu_autocast_off():
+                return self._cell(input, hx, n_states)
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if hx is not None:
