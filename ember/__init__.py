@@ -134,7 +134,7 @@ def set_num_threads(num: int, /) -> None:
     if isinstance(num, builtins.bool) or not isinstance(num, builtins.int):
         raise TypeError(f"set_num_threads(): argument 'num' (position 1) must be int, not {type(num).__name__}")
     if num <= 0:
-        raise RuntimeError("Number of threads has to be positive")
+        raise RuntimeError("set_num_threads expects a positive integer")
     _num_threads[:] = [num]
 
 

@@ -404,10 +404,35 @@ def _linear_map(n: int, out: int, scale: float | None, align_corners: bool) -> _
     return _R.Mat(m)
 
 
+def _antialias_map(n: int, out: int, scale: float | None, align_corners: bool) -> _R.Mat:
+    """torch's antialiased bilinear weights (a triangle filter widened by the downscaling factor, normalised;
+    ATen's _compute_index_ranges_weights)."""
+    if align_corners:
+        s = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        s = n / out if scale is None else 1.0 / scale
+    support = s if s >= 1.0 else 1.0
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    m = np.zeros((out, n))
+    for i in range(out):
+        center = s * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n)
+        j = np.arange(lo, hi)
+        w = np.maximum(0.0, 1.0 - np.abs((j - center + 0.5) * invscale))
+        if w.sum():
+            m[i, lo:hi] = w / w.sum()
+    return _R.Mat(m)
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False) -> Tensor:
-    """Resize the spatial dims by ``size`` or ``scale_factor`` (modes nearest, linear, bilinear)."""
+    """Resize the spatial dims by ``size`` or ``scale_factor`` (modes nearest, linear, bilinear; ``antialias``:
+    bilinear with torch's filter when downscaling)."""
     nd = input.dim() - 2
+    if antialias and (mode not in ("bilinear", "bicubic") or input.dim() != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -447,6 +472,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode == "nearest":
         maps = tuple(_nearest_map(n, o, sc) for n, o, sc in zip(in_sizes, out, scales))
         return _R.axis_map(f"UpsampleNearest{nd}D", input, maps)
+    if antialias:
+        maps = tuple(_antialias_map(n, o, sc, align_corners) for n, o, sc in zip(in_sizes, out, scales))
+        return _R.axis_map("UpsampleBilinear2DAa", input, maps)
     maps = tuple(_linear_map(n, o, sc, align_corners) for n, o, sc in zip(in_sizes, out, scales))
     return _R.axis_map("UpsampleLinear1D" if nd == 1 else "UpsampleBilinear2D", input, maps)
 

@@ -534,13 +534,22 @@ class LinalgSvd(Op):
         return ga
 
 
+def _no_driver(driver) -> None:
+    """torch's ``driver=`` picks a cuSOLVER routine: on the CPU it is an error."""
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+
+
 def _svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """U, S, Vh with A = U diag(S) Vh, singular values descending."""
+    _no_driver(driver)
     return _RT.linalg_svd(*LinalgSvd.apply(A, full_matrices))
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """Singular values, descending."""
+    _no_driver(driver)
     return LinalgSvd.apply(A, False)[1]
 
 
@@ -619,20 +628,47 @@ def pinv(input: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=
     if rcond is not None:
         rtol = rcond
     if hermitian:
-        w, q = LinalgEigh.apply(input, "L")
-        s = w.abs()
-    else:
-        u, s, vh = LinalgSvd.apply(input, False)
+        return LinalgPinvHermitian.apply(input, atol, rtol)
+    u, s, vh = LinalgSvd.apply(input, False)
     smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(input._data.dtype).eps * max(input.shape[-2:])
     cutoff = (smax.detach() * rtol).clamp(min=0.0 if atol is None else atol)
     keep = s.detach() > cutoff  # ember ops (no reads of values): vmap batches it
-    if hermitian:
-        winv = where(keep, 1.0 / where(keep, w, 1.0), 0.0)
-        return (q * winv.unsqueeze(-2)) @ q.mT
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+
+
+class LinalgPinvHermitian(Op):
+    """pinv from the eigendecomposition of the lower triangle (eigenvalues below the cutoff dropped by modulus);
+    d pinv: torch's pinv_backward (the general pseudo-inverse's derivative, at A and this result)"""
+
+    __slots__ = ()
+    _name = "LinalgPinvBackward0"
+    save = ("self", "result")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, atol, rtol):
+        w, q = np.linalg.eigh(self, UPLO="L")
+        s = np.abs(w)
+        smax = s.max(-1, keepdims=True) if s.shape[-1] else s.sum(-1, keepdims=True)
+        if rtol is None:
+            rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(self.dtype).eps * max(self.shape[-2:])
+        keep = s > np.maximum(smax * rtol, 0.0 if atol is None else atol)
+        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
+        return np.asarray((q * winv[..., None, :]) @ np.swapaxes(q, -1, -2), self.dtype)
+
+    def backward(ctx, grad):
+        A, pinvA = ctx.saved_tensors
+        pinvAh, gradh = pinvA.mT, grad.mT
+        if A.shape[-2] <= A.shape[-1]:
+            K = gradh @ pinvA
+            KpinvAh = K @ pinvAh
+            return -(pinvA @ K).mT + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gradh - K @ A)
+        K = pinvA @ gradh
+        pinvAhK = pinvAh @ K
+        return -(K @ pinvA).mT + pinvAhK - pinvAhK @ pinvA @ A + (gradh - A @ K) @ pinvA @ pinvAh
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:

@@ -90,7 +90,7 @@ class _AxisMap(Op):
 _TABLE = {"ReflectionPad1D": True, "ReflectionPad2D": True, "ReflectionPad3D": True, "ReplicationPad1D": True,
           "ReplicationPad2D": True, "ReplicationPad3D": True, "CircularPad": False, "UpsampleNearest1D": False,
           "UpsampleNearest2D": False, "UpsampleLinear1D": False, "UpsampleBilinear2D": False,
-          "AdaptiveAvgPool2D": True}
+          "UpsampleBilinear2DAa": False, "AdaptiveAvgPool2D": True}
 _OPS = {}
 for _n, _self in _TABLE.items():
     _f = type(_n, (_AxisMap,), {"__slots__": (), "_name": _n + "Backward0", "save": ("self",) if _self else ()})

@@ -66,8 +66,10 @@ class _Reentrant(Function):
                                           for i in inputs)
 
 
-def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
-    """Saved tensors become indices; the first unpack recomputes the forward and fills them in."""
+def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs, context_fn=None):
+    """Saved tensors become indices; the first unpack recomputes the forward and fills them in. ``context_fn()``
+    gives the context managers the forward and the recomputation run in, as torch's."""
+    forward_ctx, recompute_ctx = context_fn() if context_fn is not None else (_nothing(), _nothing())
     recomputed: list = []
     state = {"done": False}
 
@@ -84,7 +86,7 @@ def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
                 recomputed.append(t.detach())
                 return None
 
-            with enable_grad(), _graph.saved_tensors_hooks(keep, lambda t: t):
+            with enable_grad(), recompute_ctx, _graph.saved_tensors_hooks(keep, lambda t: t):
                 rng.run(function, *args, **kwargs)
             state["done"] = True
             if len(recomputed) != len(state["n"]):
@@ -95,8 +97,14 @@ def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
         return recomputed[index]
 
     state["n"] = []
-    with _graph.saved_tensors_hooks(pack, unpack):
+    with forward_ctx, _graph.saved_tensors_hooks(pack, unpack):
         return function(*args, **kwargs)
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, context_fn=None,
@@ -110,12 +118,18 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, con
                       "use_reentrant=True. Refer to docs for more details on the differences between the two "
                       "variants.", UserWarning, stacklevel=2)
         use_reentrant = True
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     rng = _RngState(preserve_rng_state)
     if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return _Reentrant.apply(function, rng, {}, *args)
-    return _checkpoint_without_reentrant(function, rng, args, kwargs)
+    # determinism_check="default": the recomputation must save as many tensors as the forward did (checked in
+    # unpack); debug: torch's op trace on a mismatch is not kept (the error says what differed)
+    return _checkpoint_without_reentrant(function, rng, args, kwargs, context_fn)
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):

@@ -1,0 +1,185 @@
+"""Arguments ember used to accept and ignore: each now does what torch does, or raises torch's error, or is a no-op
+where torch's is one on the CPU (tests/core/test_out.py covers ``out=``)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import assert_close, check, ember, same_error, torch
+
+_RNG = np.random.default_rng(0)
+
+
+# ----------------------------------------------------------------------------- pin_memory, layout, device
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.zeros(2, pin_memory=True),
+    lambda lib: lib.empty_like(lib.ones(2), pin_memory=True),
+    lambda lib: lib.tensor([1.0], pin_memory=True),
+    lambda lib: lib.ones(2).new_zeros(2, pin_memory=True),
+    lambda lib: lib.arange(3, pin_memory=True),
+    lambda lib: lib.ones(2).pin_memory(),
+], ids=["zeros", "empty_like", "tensor", "new_zeros", "arange", "Tensor.pin_memory"])
+def test_pinning_without_an_accelerator_is_torch_error(make) -> None:
+    same_error(make)
+
+
+def test_layout_and_device_options() -> None:
+    for lib in (ember, torch):
+        assert lib.zeros(2, layout=lib.strided, device="cpu", pin_memory=False).layout == lib.strided
+        assert not lib.ones(2).is_pinned()
+        t = lib.ones(2)
+        assert t.to("cpu", non_blocking=True) is t and t.copy_(lib.zeros(2), non_blocking=True) is t
+    same_error(lambda lib: lib.zeros(2, layout="strided"), ["argument 'layout' must be torch.layout"])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ember.ones(2).is_pinned("cpu")
+    assert any("'device' of Tensor.is_pinned() is deprecated" in str(x.message) for x in w)
+
+
+# ----------------------------------------------------------------------------- memory_format
+def _strides(lib, make):
+    return tuple(make(lib).stride())
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.empty(2, 3, 4, 5, memory_format=lib.channels_last),
+    lambda lib: lib.empty(2, 3, 4, 5, 6, memory_format=lib.channels_last_3d),
+    lambda lib: lib.zeros_like(lib.ones(2, 3, 4, 5), memory_format=lib.channels_last),
+    lambda lib: lib.empty_like(lib.ones(2, 3, 4, 5).permute(0, 2, 3, 1)),  # preserve_format keeps dense strides
+    lambda lib: lib.ones(3, 4).t().clone(),
+    lambda lib: lib.ones(3, 4).t().clone(memory_format=lib.contiguous_format),
+    lambda lib: lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+    lambda lib: lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last),
+    lambda lib: lib.ones(2, 3, 4, 5).to(lib.float64, memory_format=lib.channels_last),
+    lambda lib: lib.ones(2, 3, 4, 5).cpu(memory_format=lib.channels_last),
+    lambda lib: lib.ones(0).resize_(2, 3, 4, 5, memory_format=lib.channels_last),
+    lambda lib: lib.ones(3, 4)[:, ::2].clone(),  # not dense: row-major
+], ids=["empty cl", "empty cl3d", "zeros_like cl", "empty_like preserve", "clone preserve", "clone contiguous",
+        "contiguous cl", "to cl", "to dtype cl", "cpu cl", "resize_ cl", "clone strided"])
+def test_memory_format_lays_out_as_torch(make) -> None:
+    assert _strides(ember, make) == _strides(torch, make)
+
+
+def test_is_contiguous_in_a_memory_format() -> None:
+    for lib in (ember, torch):
+        x = lib.ones(2, 3, 4, 5)
+        cl = x.contiguous(memory_format=lib.channels_last)
+        assert x.is_contiguous() and not x.is_contiguous(memory_format=lib.channels_last)
+        assert cl.is_contiguous(memory_format=lib.channels_last) and not cl.is_contiguous()
+    same_error(lambda lib: lib.ones(2, 3).contiguous(memory_format=lib.channels_last))
+    same_error(lambda lib: lib.empty(2, 3, memory_format=lib.channels_last_3d))
+
+
+# ----------------------------------------------------------------------------- values torch computes from them
+def test_pinv_hermitian_reads_the_lower_triangle() -> None:
+    a = _RNG.standard_normal((4, 4))  # not symmetric: hermitian=True uses the lower triangle only, as torch's
+    check(lambda lib, t: lib.linalg.pinv(t, hermitian=True), a, gradgrad=False)
+    check(lambda lib, t: lib.linalg.pinv(t, 1e-3), a @ a.T, gradgrad=False)  # rcond positionally
+
+
+def test_l1_loss_weight() -> None:
+    x, y, w = _RNG.standard_normal((3, 4)), _RNG.standard_normal((3, 4)), _RNG.uniform(0.1, 1, (3, 4))
+    for reduction in ("mean", "sum", "none"):
+        check(lambda lib, a, b, c: lib.nn.functional.l1_loss(a, b, reduction=reduction, weight=c), x, y, w,
+              gradgrad=False)
+    same_error(lambda lib: lib.nn.functional.l1_loss(lib.ones(3), lib.ones(3), weight=lib.ones(2)))
+
+
+def test_interpolate_antialias() -> None:
+    x = _RNG.standard_normal((2, 3, 9, 7))
+    for kw in ({"size": (4, 3)}, {"scale_factor": 0.4}, {"size": (4, 3), "align_corners": True},
+               {"scale_factor": 1.7}):
+        check(lambda lib, t: lib.nn.functional.interpolate(t, mode="bilinear", antialias=True, **kw), x,
+              gradgrad=False)
+    same_error(lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 4, 4), size=2, antialias=True))
+
+
+def test_svd_driver_is_cuda_only() -> None:
+    same_error(lambda lib: lib.linalg.svdvals(lib.ones(3, 3), driver="gesvd"))
+    same_error(lambda lib: lib.linalg.svd(lib.ones(3, 3), driver="gesvd"))
+
+
+def test_set_num_threads_is_reported() -> None:
+    before = torch.get_num_threads()
+    try:
+        for lib in (ember, torch):
+            lib.set_num_threads(2)
+            assert lib.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    same_error(lambda lib: lib.set_num_threads(0))
+
+
+def test_generators_are_used() -> None:
+    x = ember.ones(5)
+    a = ember.randint_like(x, 100, generator=ember.Generator().manual_seed(3))
+    b = ember.randint_like(x, 100, generator=ember.Generator().manual_seed(3))
+    assert ember.equal(a, b)
+    y, z = -ember.ones(50), -ember.ones(50)
+    ember.nn.functional.rrelu_(y, training=True, generator=ember.Generator().manual_seed(1))
+    ember.nn.functional.rrelu_(z, training=True, generator=ember.Generator().manual_seed(1))
+    assert ember.equal(y, z)
+
+
+def test_from_dlpack_and_to_dlpack_copy() -> None:
+    src = np.arange(4.0)
+    shared = ember.from_dlpack(src, copy=False)
+    copied = ember.from_dlpack(src, copy=True)
+    src[0] = 9
+    assert shared[0].item() == 9 and copied[0].item() == 0
+    t = ember.arange(3.0)
+    u = ember.from_dlpack(ember.to_dlpack(t, copy=True))
+    t[0] = 7
+    assert u[0].item() == 0
+    same_error(lambda lib: lib.from_dlpack(np.arange(2.0), device="cuda"))
+
+
+def test_save_takes_pickle_module_pickle() -> None:
+    for lib in (ember, torch):
+        buf = io.BytesIO()
+        lib.save({"w": lib.ones(2)}, buf, pickle_module=pickle)
+        buf.seek(0)
+        assert lib.load(buf)["w"].tolist() == [1.0, 1.0]
+
+
+def test_checkpoint_context_fn_and_checks() -> None:
+    entered = []
+
+    @contextlib.contextmanager
+    def note(tag):
+        entered.append(tag)
+        yield
+
+    x = ember.ones(3, requires_grad=True)
+    y = ember.utils.checkpoint.checkpoint(lambda t: (t * t).sin(), x, use_reentrant=False,
+                                          context_fn=lambda: (note("forward"), note("recompute")))
+    y.sum().backward()
+    assert entered == ["forward", "recompute"]
+    for kw in ({"use_reentrant": True, "context_fn": lambda: (contextlib.nullcontext(),) * 2},
+               {"use_reentrant": True, "debug": True}, {"use_reentrant": False, "determinism_check": "x"}):
+        same_error(lambda lib: lib.utils.checkpoint.checkpoint(lambda t: t * 2, lib.ones(2, requires_grad=True),
+                                                                **kw))
+
+
+def test_deprecated_range_warns_as_torch() -> None:
+    for lib in (ember, torch):
+        with pytest.warns(UserWarning, match="torch.range is deprecated"):
+            r = lib.range(0, 3)
+        assert r.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_other_keyword_forms() -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    check(lambda lib, t: lib.einsum(t, [0, 1], t, [2, 1], [0, 2]), a, gradgrad=False)  # sublist format
+    assert ember.arange(end=3).tolist() == torch.arange(end=3).tolist()
+    assert ember.repeat_interleave(repeats=ember.tensor([1, 2])).tolist() == \
+        torch.repeat_interleave(repeats=torch.tensor([1, 2])).tolist()
+    assert_close(ember.nan_to_num(ember.tensor([float("nan")]), nan=None),
+                 torch.nan_to_num(torch.tensor([float("nan")]), nan=None))
+    assert_close(ember.gradient(ember.tensor([1.0, 4.0, 9.0]), spacing=None)[0],
+                 torch.gradient(torch.tensor([1.0, 4.0, 9.0]), spacing=None)[0])
