@@ -183,3 +183,44 @@ def test_other_keyword_forms() -> None:
                  torch.nan_to_num(torch.tensor([float("nan")]), nan=None))
     assert_close(ember.gradient(ember.tensor([1.0, 4.0, 9.0]), spacing=None)[0],
                  torch.gradient(torch.tensor([1.0, 4.0, 9.0]), spacing=None)[0])
+
+
+# ----------------------------------------------------------------------------- nn
+@pytest.mark.parametrize("make", [
+    lambda lib, d: lib.nn.Linear(2, 3, device=d), lambda lib, d: lib.nn.Conv2d(1, 2, 3, device=d),
+    lambda lib, d: lib.nn.LayerNorm(4, device=d), lambda lib, d: lib.nn.Embedding(5, 2, device=d),
+    lambda lib, d: lib.nn.LSTM(3, 4, device=d), lambda lib, d: lib.nn.MultiheadAttention(4, 2, device=d),
+], ids=["Linear", "Conv2d", "LayerNorm", "Embedding", "LSTM", "MultiheadAttention"])
+def test_module_device_argument(make) -> None:
+    for lib in (ember, torch):
+        assert next(make(lib, "cpu").parameters()).device.type == "cpu"
+    same_error(lambda lib: make(lib, "cuda"))
+
+
+def test_global_forward_hook_options() -> None:
+    """register_module_forward_hook(with_kwargs=, always_call=) and a module's always_call hooks, as torch."""
+    seen = {}
+    for lib in (ember, torch):
+        got = seen[lib.__name__] = []
+
+        class Boom(lib.nn.Module):
+            def forward(self, x, scale=1):
+                if scale == 0:
+                    raise ValueError("boom")
+                return x * scale
+
+        m = Boom()
+        handles = [
+            lib.nn.modules.module.register_module_forward_hook(lambda mod, a, kw, out: got.append(("kw", kw)),
+                                                               with_kwargs=True),
+            m.register_forward_hook(lambda mod, a, out: got.append(("always", out)), always_call=True),
+            lib.nn.modules.module.register_module_forward_hook(lambda mod, a, out: got.append(("global", out)),
+                                                               always_call=True)]
+        try:
+            m(lib.ones(1), scale=2)
+            with pytest.raises(ValueError):
+                m(lib.ones(1), scale=0)
+        finally:
+            for h in handles:
+                h.remove()
+    assert [(k, repr(v)) for k, v in seen["ember"]] == [(k, repr(v)) for k, v in seen["torch"]]

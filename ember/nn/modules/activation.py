@@ -5,6 +5,7 @@ from ... import _factories as F_
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
@@ -119,6 +120,7 @@ class PReLU(Module):
     """leaky_relu with a learned slope (one, or one per channel)."""
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

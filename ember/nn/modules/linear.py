@@ -9,6 +9,7 @@ from .. import functional as F
 from .. import init
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, UninitializedParameter
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
@@ -28,6 +29,7 @@ class Linear(Module):
     """``y = x @ weight.T + bias`` with weight (out_features, in_features)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -58,6 +60,7 @@ class Bilinear(Module):
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
@@ -91,6 +94,7 @@ class LazyLinear(Linear):
     cls_to_become = Linear
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         Module.__init__(self)
         self.in_features = 0
         self.out_features = out_features

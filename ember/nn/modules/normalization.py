@@ -10,6 +10,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm3d",
@@ -46,6 +47,7 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool | None = None,
                  track_running_stats: bool | None = None, device=None, dtype=None, bias: bool = True) -> None:
+        _check_device(device)
         super().__init__()
         affine = self._default_affine if affine is None else affine
         track = self._default_track if track_running_stats is None else track_running_stats
@@ -205,6 +207,7 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -226,6 +229,7 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -250,6 +254,7 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
