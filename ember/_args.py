@@ -3,18 +3,23 @@ deprecated overloads torch still accepts.
 
 # NOTE [torch's argument parser]
 torch's builtins (``torch.sum``, ``Tensor.max``, ``torch.linalg.*`` ...) take their arguments through one C++
-parser, which adds three things to every function it parses; ember's functions are plain Python functions with
-torch's parameter names, and ``builtin`` adds the same three in one wrapper per function:
+parser, which adds the same things to every function it parses. ember's functions are plain Python functions with
+torch's parameter names; ``builtin`` adds these in one wrapper per function (``install`` at the end of each op
+module names the functions; torch's Python functions, ``torch.functional.split`` or most of ``nn.functional``,
+get none, as in torch):
 - NumPy's names for four parameters (``NUMPY_NAMES``): ``torch.sum(x, axis=0, keepdims=True)``,
   ``torch.add(x=a, x2=b)``;
-- ``out=``: the result is written into the given tensor (``write_out``: resized with torch's warning, cast with
-  torch's rules, refused when autograd would need the op) and that tensor is returned. A function that already
-  takes ``out`` writes through ``write_out`` itself; ``builtin(fn, out=True)`` adds it to one that does not;
+- ``out=``: the result is written into the given tensor by ``write_out`` (resized with torch's warning, dtypes by
+  NOTE [out= dtypes], torch's error when autograd would need the op) and that tensor is returned; factories handle
+  their ``out`` themselves (``own_out``: the result takes out's dtype);
 - the deprecated overloads of torch's ``add``/``sub``/``addcmul``/``addmm`` ... families (``add(t, 2, u)`` for
-  ``add(t, u, alpha=2)``), with torch's warning, issued once per process unless ``torch.set_warn_always(True)``.
-Functions torch writes in Python (``torch.functional.split``, most of ``nn.functional``) get none of these, as in
-torch. The wrapper costs one call frame; a call without keywords does nothing else. tests/core/test_signatures.py
-compares every name with torch's overloads.
+  ``add(t, u, alpha=2)``), with torch's warning, issued once per process unless ``torch.set_warn_always(True)``;
+- the tensor options every ember tensor already satisfies: ``pin_memory=True`` is torch's error without an
+  accelerator, ``layout`` must be strided, ``memory_format`` a memory format.
+The wrapper costs one call frame and a test for keywords; the unary elementwise functions (exp, tanh ..., the hot
+path of op chains) take these arguments themselves and are not wrapped (``__torch_args__``). Tensor methods get
+the same through their functions (NOTE [Tensor methods from functions] in _methods.py).
+tests/core/test_signatures.py compares every name with torch's overloads, test_out.py every ``out=``.
 """
 from __future__ import annotations
 
