@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from . import _layout, _state
+from ._device import _check_device
 from ._tensor import Tensor, _CPP_NAMES
 from .autograd.grad_mode import _mode
 
@@ -150,9 +151,10 @@ def install(namespace: dict, names, *, python=(), out=(), own_out=()) -> None:
 
 # ----------------------------------------------------------------------------- tensor options
 # Options every ember tensor already satisfies, checked where a function takes them: only the strided layout
-# exists, memory is never pinned (torch's error without an accelerator), a memory format is a memory_format
-# (honoured by the functions that take one: empty, *_like, clone, contiguous, to).
-_OPTIONS = ("pin_memory", "layout", "memory_format")
+# exists, memory is never pinned (torch's error without an accelerator), the device is the CPU (torch's error for
+# an accelerator), a memory format is a memory_format (honoured by the functions that take one: empty, *_like,
+# clone, contiguous, to).
+_OPTIONS = ("pin_memory", "layout", "memory_format", "device")
 _NO_PINNING = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available "
                "on this system.")
 
@@ -163,6 +165,8 @@ def _check_options(fname: str, kwargs: dict) -> None:
     layout = kwargs.get("layout")
     if layout is not None and layout is not _layout.strided:
         raise TypeError(f"{fname}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+    if kwargs.get("device") is not None:
+        _check_device(kwargs["device"])
     fmt = kwargs.get("memory_format")
     if fmt is not None and not isinstance(fmt, _layout.memory_format):
         raise TypeError(f"{fname}(): argument 'memory_format' must be torch.memory_format, not {type(fmt).__name__}")

@@ -23,8 +23,12 @@ _RNG = np.random.default_rng(0)
     lambda lib: lib.ones(2).new_zeros(2, pin_memory=True),
     lambda lib: lib.arange(3, pin_memory=True),
     lambda lib: lib.ones(2).pin_memory(),
-], ids=["zeros", "empty_like", "tensor", "new_zeros", "arange", "Tensor.pin_memory"])
-def test_pinning_without_an_accelerator_is_torch_error(make) -> None:
+    lambda lib: lib.hann_window(4, device="cuda"),
+    lambda lib: lib.tril_indices(3, 3, device="cuda"),
+    lambda lib: lib.ones(2).new_tensor([1.0], device="cuda"),
+], ids=["zeros", "empty_like", "tensor", "new_zeros", "arange", "Tensor.pin_memory", "hann_window device",
+        "tril_indices device", "new_tensor device"])
+def test_accelerator_options_are_torch_errors(make) -> None:
     same_error(make)
 
 
