@@ -186,7 +186,7 @@ frobenius_norm gather index_add index_copy inverse isin linalg_det det eigvalsh 
 vector_norm log_softmax mm msort permute_copy renorm scatter scatter_add select_copy slice_copy slice_scatter softmax
 sort topk squeeze_copy t_copy take_along_dim transpose_copy tril triu unbind_copy unfold_copy unsqueeze_copy view_copy
 cholesky eigh qr svd linalg_svd linalg_slogdet slogdet lu_solve triangular_solve
-index_reduce scatter_reduce index_fill masked_scatter mv""".split())
+index_reduce scatter_reduce index_fill masked_scatter mv cholesky_ex""".split())
 # name -> (message, which output torch checks first); {res}/{out}: "Float", {res_c}/{out_c}: "float", {out_t}:
 # "torch.FloatTensor", {name}: the function
 _OUT_DTYPE = {
@@ -202,6 +202,7 @@ _OUT_DTYPE = {
     **dict.fromkeys(("cummax", "cummin", "logcumsumexp"), ("expected scalar_type {res} but found {out}", 0)),
     **dict.fromkeys(("dot", "vdot"), ("result dtype {out} does not match input dtype {res}", 0)),
     "addbmm": ("self and mat2 must have the same dtype, but got {out} and {res}", 0),
+    "solve_triangular": ("expected scalar type {res} but found {out}", 0),
     "float_power": ("the output given to float_power has dtype {out} but the operation's result requires dtype {res}",
                     0),
     "frexp": ("torch.frexp() expects mantissa to have dtype {res_c} but got {out_c}", 0),

@@ -266,16 +266,23 @@ class Index(Op):
 
 
 def _check_mask_shapes(arr, key):
-    dim = 0
-    for k in key:
+    def width(k):  # the dims of ``arr`` a key entry consumes
         if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            return k.ndim
+        return 0 if k is None or k is Ellipsis else 1
+
+    dim = 0
+    for i, k in enumerate(key):
+        if k is Ellipsis:  # the entries after it index the trailing dims
+            dim = arr.ndim - sum(width(rest) for rest in key[i + 1:])
+        elif isinstance(k, np.ndarray) and k.dtype == np.bool_:
             for j, s in enumerate(k.shape):
                 if dim + j < arr.ndim and arr.shape[dim + j] != s:
                     raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the shape "
                                      f"of the indexed tensor {list(arr.shape)} at index {dim + j}")
             dim += k.ndim
-        elif k is not None and k is not Ellipsis:
-            dim += 1
+        else:
+            dim += width(k)
 
 
 class SliceScatter(Op):
@@ -433,7 +440,7 @@ class CopySlices(Op):
         if n0[0] is not None:
             mask = np.ones(g.shape, bool)
             mask[key] = False
-            gb = (g * _wrap_any(mask)).reshape(grad.shape)
+            gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
         if n1[0] is not None:
             gv = index(g, key, _is_basic(key))
         return gb, gv

@@ -746,6 +746,20 @@ def _random_entries():
         OpInfo("bernoulli_(Tensor p in {0, 1})", lambda lib, x, p: (x * 1).bernoulli_(p),
                fixed(lambda rng: Sample((_r(rng, (3, 4)), rng.integers(0, 2, (4,)).astype(F32)), "p broadcast")),
                gradgrad=False),
+        # Gamma-family samplers: the samples are random, their gradient rule and the degenerate cases are not
+        OpInfo("_standard_gamma times 0", lambda lib, a: lib._standard_gamma(a) * 0,
+               fixed(s((3, 4), lo=0.1, hi=5.0), s((5,), dtype=F64, lo=0.01, hi=50.0)), gradgrad=False),
+        OpInfo("_standard_gamma_grad", lambda lib, a, x: lib._standard_gamma_grad(a, x),
+               fixed(s((3, 4), (3, 4), lo=0.2, hi=6.0), s((6,), (6,), dtype=F64, lo=0.5, hi=30.0)), grad=False,
+               rtol=2e-3, atol=1e-6),
+        OpInfo("_sample_dirichlet(one category)", lambda lib, a: lib._sample_dirichlet(a),
+               fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), grad=False),
+        OpInfo("binomial(count, p in {0, 1})", lambda lib, n, p: lib.binomial(n.round(), p.round()),
+               fixed(s((3, 4), (3, 4), lo=0.0, hi=20.0), s((2, 3), (3,), dtype=F64, lo=0.0, hi=1.0)), grad=False),
+        OpInfo("Dirichlet(one category).rsample",
+               lambda lib, a: lib.distributions.Dirichlet(a, validate_args=False).rsample((2,)),
+               fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), gradgrad=False,
+               check_grad_fn=False),  # torch's node is its Python _DirichletBackward; ember's a softmax
     ]
 
 
