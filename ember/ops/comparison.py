@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _args
 from . import _inplace as _IP
+from .._malloc import translate_errors_of as _translate_errors_of
 from ._op import Op
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -156,6 +157,9 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: 
     """True when every element of ``input`` is close to ``other``'s (see ``isclose``)."""
     return input.allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
+
+# NOTE [foreign errors] (ember/_malloc.py)
+_translate_errors_of(globals(), ("allclose", "isclose"))
 
 _COMPARISONS = ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor "
                 "logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split()

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _args
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap
 from . import _special as _sp
 from ._op import NOT_YET, silent, unsupported
@@ -650,4 +651,6 @@ airy_ai = _no_grad_unary("airy_ai", _airy)
 __all__ += ["airy_ai"]
 
 
+# NOTE [foreign errors] (ember/_malloc.py): the non-differentiable functions compute on arrays outside ops
+_translate_errors_of(globals(), __all__)
 _args.install(globals(), __all__)
