@@ -1112,10 +1112,9 @@ class Tensor:
         return _SF.empty_strided(size, stride, dtype=dtype or self._dtype, device=device,
                                  requires_grad=requires_grad)
 
-    def dim_order(self, *, ambiguity_check: bool = False) -> tuple:
-        """Dims from outermost to innermost in memory (stable for equal strides)."""
-        st = self.stride()
-        return tuple(sorted(range(len(st)), key=lambda d: -st[d]))
+    def dim_order(self, *, ambiguity_check: bool | list = False) -> tuple:
+        """Dims from outermost to innermost in memory (NOTE [dim order] in _layout.py)."""
+        return _L.dim_order(self, ambiguity_check)
 
     def const_data_ptr(self) -> int:
         return self.data_ptr()

@@ -220,6 +220,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); hard=True: one-hot forward, soft gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
     gumbels = -(-(_F.rand_like(logits).clamp(min=1e-30)).log()).log()  # -log(Exp(1)) noise
     y = _N.softmax((logits + gumbels) / tau, dim, None)
     if not hard:

@@ -732,33 +732,47 @@ def tile(input: Tensor, dims) -> Tensor:
 def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None = None, *,
                       output_size=None) -> Tensor:
     """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None);
-    ``repeat_interleave(repeats)``: each index repeated by its count."""
+    ``repeat_interleave(repeats)``: each index repeated by its count. ``output_size``, when given, must be the
+    result's length along ``dim`` (torch's errors otherwise)."""
     if input is None:
         input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
-        return _wrap(np.repeat(np.arange(r.shape[0]), r), D.int64)
+        return _wrap(_repeat_indices(np.arange(r.shape[0]), r, output_size), D.int64)
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
-    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
-        repeats = int(repeats._data)
+    n = x._data.shape[d] if x._data.ndim else 1
     if isinstance(repeats, int):
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and output_size != n * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n * repeats} but got {output_size}")
         shape = x._data.shape
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
         return View.apply(Clone.apply(y), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
     r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
-    n = x._data.shape[d] if x._data.ndim else 1
-    if r.ndim != 1 or r.shape[0] != n:
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.size == 1 and n != 1:  # one count for every element
+        r = np.full(n, r.reshape(()))
+    if r.size != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{r.shape[0] if r.ndim else 1} and input.size({d}) = {n}")
     if (r < 0).any():
         raise RuntimeError("repeats can not be negative")
     from .indexing import index_select
 
-    return index_select(x, d, _wrap(np.repeat(np.arange(n), r), D.int64))
+    return index_select(x, d, _wrap(_repeat_indices(np.arange(n), r.reshape(-1), output_size), D.int64))
+
+
+def _repeat_indices(index: np.ndarray, counts: np.ndarray, output_size) -> np.ndarray:
+    if output_size is not None:
+        if output_size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {output_size}: [{output_size}]")
+        if output_size != counts.sum():
+            raise RuntimeError("allocated size does not match required size")
+    return np.repeat(index, counts)
 
 
 class Flip(Op):

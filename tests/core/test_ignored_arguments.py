@@ -3,6 +3,7 @@ where torch's is one on the CPU (tests/core/test_out.py covers ``out=``)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import io
 import pickle
 import warnings
@@ -228,3 +229,114 @@ def test_global_forward_hook_options() -> None:
             for h in handles:
                 h.remove()
     assert [(k, repr(v)) for k, v in seen["ember"]] == [(k, repr(v)) for k, v in seen["torch"]]
+
+
+# ----------------------------------------------------------------------------- found by the audit below
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "xpu", "mps", "meta", "hpu", "foo"])
+def test_generator_device(device) -> None:
+    same_error(lambda lib: lib.Generator(device=device))
+    for lib in (ember, torch):
+        assert lib.Generator(device=lib.device("cpu")).device.type == "cpu"
+
+
+def _dim_order_cases(lib) -> list:
+    cases = []
+    for shape in ((2, 3, 4, 5), (2, 1, 3, 3), (1, 2, 3, 4), (2, 3, 3, 3), (3, 1), (3, 3), (4,), (), (2, 2, 2)):
+        t = lib.zeros(shape)
+        cases += [t] + [t.permute(*p) for p in itertools.islice(itertools.permutations(range(len(shape))), 1, None)]
+        if len(shape) == 4:
+            cases.append(t.contiguous(memory_format=lib.channels_last))
+    return cases + [lib.zeros(3, 1).expand(3, 4), lib.zeros(1, 4).expand(3, 4), lib.zeros(2, 3, 4)[:, ::2],
+                    lib.zeros(4, 6)[::2, ::3], lib.zeros(6, 6).t()[::2],
+                    lib.zeros(2, 3, 4, 5, 6).contiguous(memory_format=lib.channels_last_3d),
+                    lib.zeros(2, 3, 4, 4).as_strided((2, 3, 4, 4), (4, 4, 4, 1)),
+                    lib.zeros(16).as_strided((2, 2, 2), (4, 2, 4)), lib.zeros(8).as_strided((2, 4), (0, 0))]
+
+
+def _dim_orders(lib) -> list:
+    checks = [False, True, [lib.contiguous_format, lib.channels_last], [lib.channels_last], [],
+              [lib.contiguous_format], [lib.preserve_format], "x", [1]]
+    found = []
+    for t in _dim_order_cases(lib):
+        for mode in checks:
+            try:
+                found.append(t.dim_order(ambiguity_check=mode))
+            except (RuntimeError, TypeError) as e:
+                found.append((type(e).__name__, str(e)))
+    return found
+
+
+def test_dim_order_and_its_ambiguity_check() -> None:
+    """torch's order (its stride sort, NOTE [dim order]) and its errors when the order is ambiguous."""
+    mine, theirs = _dim_orders(ember), _dim_orders(torch)
+    assert len(mine) > 1000 and mine == theirs
+    assert sum(isinstance(r[0], str) for r in theirs if r) > 100  # the errors are compared too
+
+
+def test_deprecated_arguments_warn_as_torch() -> None:
+    for lib in (ember, torch):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+            g, = lib.autograd.grad((x * 2).sum(), x, only_inputs=False)
+        assert g.tolist() == [2.0, 2.0]
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            v = lib.autograd.Variable(x, volatile=True)
+        assert not v.requires_grad
+        assert lib.autograd.Variable(requires_grad=True).shape == (0,)
+        with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect"):
+            lib.nn.functional.gumbel_softmax(lib.ones(3), eps=1e-3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            lib.autograd.grad((x * 2).sum(), x, only_inputs=True)
+            lib.nn.functional.gumbel_softmax(lib.ones(3), eps=1e-10)
+
+
+@pytest.mark.parametrize("args, kw", [
+    (([1, 2], 2), {"output_size": -1}), (([1, 2], 2), {"output_size": 4}), (([1, 2], 2), {"output_size": 5}),
+    (([1, 2], "t[1, 2]"), {"output_size": -3}), (([1, 2], "t[1, 2]"), {"output_size": 3}),
+    (([1, 2], "t[1, 2]"), {"output_size": 4}), (([1, 2],), {"output_size": -3}), (([1, 2],), {"output_size": 3}),
+    (([1, 2],), {"output_size": 2}), (([1, 2], "t2"), {"output_size": 3}), (([1, 2], "t2"), {"output_size": 4}),
+    (([1, 2], "t[2]"), {}), (([[1, 2], [3, 4]], "t[2, 1]", 0), {"output_size": 3}),
+    (([[1, 2], [3, 4]], "t[2]", 1), {}), (([[1, 2], [3, 4]], "t[[2]]", 1), {}), (([1, 2], "t[1, 2, 3]"), {}),
+    (([[1, 2], [3, 4]], 3, 1), {"output_size": 6}), ((5, "t3"), {}), ((5, 3), {"output_size": 3}),
+    (([1], "t[3]"), {}),
+], ids=str)
+def test_repeat_interleave_output_size(args, kw) -> None:
+    def call(lib):
+        made = [lib.tensor(eval(a[1:]) if isinstance(a, str) else a) if i < 2 and (i == 0 or isinstance(a, str))
+                else a for i, a in enumerate(args)]
+        return lib.repeat_interleave(*made, **kw)
+
+    try:
+        expected = call(torch)
+    except RuntimeError:
+        same_error(call)
+    else:
+        assert call(ember).tolist() == expected.tolist()
+    x = np.array([1.0, 2.0])
+    check(lambda lib, t: lib.repeat_interleave(t, lib.tensor([1, 2]), output_size=3), x)
+
+
+def test_sampler_takes_no_arguments_and_is_generic() -> None:
+    for lib in (ember, torch):
+        data = lib.utils.data
+        assert data.Sampler[int] is not None and data.DataLoader[int] is not None
+        assert isinstance(data.Sampler(), data.Sampler)
+
+        class Old(data.Sampler):
+            def __init__(self, source):
+                super().__init__(source)
+
+        with pytest.raises(TypeError, match="takes exactly one argument"):
+            Old([1, 2])
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.UntypedStorage(3, device="cuda"), lambda lib: lib.TypedStorage(3, dtype=lib.float, device="cuda"),
+], ids=["UntypedStorage", "TypedStorage"])
+def test_storage_device(make) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_error(make)
+        for lib in (ember, torch):
+            assert lib.UntypedStorage(3, device="cpu").size() == 3
