@@ -232,6 +232,10 @@ _OUT_DTYPE = {
              0),
     "where": ("Expected out type to be {res} but got {out}", 0),
 }
+# linalg kernels that cast each output where torch's canCast allows it, with their own message otherwise:
+# name -> (torch's name in the message, the outputs' names)
+_SAFE_CAST = {"geqrf": ("torch.geqrf", ("a", "tau")),
+              **dict.fromkeys(("householder_product", "orgqr"), ("torch.linalg.householder_product", ("result",)))}
 # functions that resize a wrong-shaped ``out`` without torch's warning (factories and samplers make a new tensor)
 _QUIET_RESIZE = {"bernoulli", "multinomial", "narrow_copy", "poisson", "addbmm"}
 # functions returning pieces (unbind_copy ...): torch writes them into ``out`` (resized when the dtype is the same,
@@ -285,6 +289,15 @@ def _check_dtypes(fname: str | None, results, outs, exact: bool) -> None:
             raise TypeError(f"{fname or 'out='}(): argument 'out' must be Tensor, not {type(o).__name__}")
     if all(o._dtype is r._dtype for o, r in zip(outs, results)):
         return
+    from .ops._inplace import _can_cast, _cast_check
+
+    if fname in _SAFE_CAST:
+        where, names = _SAFE_CAST[fname]
+        for r, o, name in zip(results, outs, names):
+            if not _can_cast(r._dtype, o._dtype):
+                raise RuntimeError(f"{where}: Expected {name} to be safely castable from {_title(r._dtype)} dtype, "
+                                   f"but got {name} with dtype {_title(o._dtype)}")
+        return
     special = _OUT_DTYPE.get(fname)
     if special is not None:
         message, which = special
@@ -292,7 +305,6 @@ def _check_dtypes(fname: str | None, results, outs, exact: bool) -> None:
         if r is not o:
             raise RuntimeError(message.format(name=fname, res=_title(r), out=_title(o), res_c=_CPP_NAMES[r.name][0],
                                               out_c=_CPP_NAMES[o.name][0], out_t=f"torch.{_title(o)}Tensor"))
-    from .ops._inplace import _cast_check
 
     for i, (r, o) in enumerate(zip(results, outs)):
         if r._dtype is o._dtype:

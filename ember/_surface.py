@@ -27,7 +27,8 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "max_pool1d", "max_pool2d", "adaptive_max_pool1d", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "max_pool1d", "max_pool2d", "max_pool3d",
+    "adaptive_max_pool1d", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
     "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
     "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
@@ -296,17 +297,16 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed: bool,
                 output_padding, groups: int) -> Tensor:
-    """ATen's convolution entry: 1-d or 2-d, plain or transposed, through nn.functional."""
+    """ATen's convolution entry: 1-, 2- or 3-d, plain or transposed, through nn.functional."""
     _tensor_arg("convolution", input)
-    F = _F()
     nd = weight.dim() - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"Expected {weight.dim() - 1}D (unbatched) or {weight.dim()}D (batched) input to "
+                           f"convolution, but got input of size: {list(input.shape)}")
     if transposed:
-        fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
-        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
-    fn = F.conv1d if nd == 1 else F.conv2d
-    return fn(input, weight, bias, stride, padding, dilation, groups)
+        return getattr(_F(), f"conv_transpose{nd}d")(input, weight, bias, stride, padding, output_padding, groups,
+                                                     dilation)
+    return getattr(_F(), f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
@@ -315,18 +315,21 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
                                         dilation, ceil_mode)
 
 
-def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """torch.max_pool1d: the pooled values (nn.functional's takes return_indices too)."""
-    _tensor_arg("max_pool1d", input)
-    return _F().max_pool1d(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
-                           ceil_mode)
+def _torch_max_pool(nd: int):
+    """torch.max_pool{nd}d: the pooled values (nn.functional's takes return_indices too)."""
+    name = f"max_pool{nd}d"
+
+    def pool(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+        _tensor_arg(name, input)
+        return getattr(_F(), name)(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
+                                   ceil_mode)
+
+    pool.__name__ = pool.__qualname__ = name
+    pool.__doc__ = f"torch.{name}: the pooled values (nn.functional's takes return_indices too)."
+    return pool
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """torch.max_pool2d: the pooled values (nn.functional's takes return_indices too)."""
-    _tensor_arg("max_pool2d", input)
-    return _F().max_pool2d(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
-                           ceil_mode)
+max_pool1d, max_pool2d, max_pool3d = (_torch_max_pool(nd) for nd in (1, 2, 3))
 
 
 def adaptive_max_pool1d(input: Tensor, output_size):

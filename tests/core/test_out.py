@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import signature_db as S
-from oracle import assert_close, ember, torch
+from oracle import assert_close, ember, same_error, torch
 
 _RNG = np.random.default_rng(0)
 _VALUES = (_RNG.uniform(0.2, 0.9, (3, 3)), _RNG.uniform(0.2, 0.9, (3,)), _RNG.uniform(0.2, 0.9, (2, 3, 3)))
@@ -176,6 +176,9 @@ HAND_WRITTEN = {
     "torch.norm": lambda lib, out: lib.norm(_t(lib, (3, 3)), dim=1, out=out),
     "torch.split_with_sizes_copy": lambda lib, out: lib.split_with_sizes_copy(_t(lib, (3, 3)), [1, 2], out=out),
     "torch.tensordot": lambda lib, out: lib.tensordot(_t(lib, (3, 3)), _t(lib, (3, 3), 1), 1, out=out),
+    "torch.linalg.householder_product": lambda lib, out: lib.linalg.householder_product(*lib.geqrf(_t(lib, (4, 3))),
+                                                                                        out=out),
+    "torch.orgqr": lambda lib, out: lib.orgqr(*lib.geqrf(_t(lib, (4, 3))), out=out),
 }
 
 
@@ -383,3 +386,27 @@ def test_out_may_be_an_input(name: str) -> None:
         assert r is a
         results.append(a)
     assert_close(*results)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float16", "float16"), ("int64", "float32"),
+                                    ("float32", "int32"), ("int64",)], ids=str)
+def test_linalg_outs_cast_where_torch_can(dtypes) -> None:
+    """geqrf and householder_product cast into an out of another dtype where torch's canCast allows it, else
+    their own error naming the output."""
+    for name in (("geqrf",) if len(dtypes) == 2 else ("orgqr", "linalg.householder_product")):
+        def call(lib):
+            fn = lib.linalg.householder_product if name.startswith("linalg") else getattr(lib, name)
+            args = (_t(lib, (4, 3)),) if name == "geqrf" else tuple(lib.geqrf(_t(lib, (4, 3))))
+            out = tuple(lib.empty(0, dtype=getattr(lib, d)) for d in dtypes)
+            fn(*args, out=out if name == "geqrf" else out[0])
+            return out
+
+        try:
+            expected = call(torch)
+        except RuntimeError:
+            same_error(call)
+        else:
+            for e, t in zip(call(ember), expected):
+                assert str(e.dtype) == str(t.dtype)
+                np.testing.assert_allclose(e.numpy().astype(np.float64), t.numpy().astype(np.float64), rtol=2e-3,
+                                           atol=2e-3)
