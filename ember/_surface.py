@@ -300,9 +300,10 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     """ATen's convolution entry: 1-, 2- or 3-d, plain or transposed, through nn.functional."""
     _tensor_arg("convolution", input)
     nd = weight.dim() - 2
-    if nd not in (1, 2, 3):
-        raise RuntimeError(f"Expected {weight.dim() - 1}D (unbatched) or {weight.dim()}D (batched) input to "
-                           f"convolution, but got input of size: {list(input.shape)}")
+    if nd < 1:
+        raise RuntimeError("weight should have at least three dimensions")
+    if nd > 3:
+        raise RuntimeError("unsupported ConvNd parameters")
     if transposed:
         return getattr(_F(), f"conv_transpose{nd}d")(input, weight, bias, stride, padding, output_padding, groups,
                                                      dilation)
