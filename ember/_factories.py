@@ -418,8 +418,8 @@ def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None,
     if high is None:
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return randint(low, high, input._data.shape, generator=generator, dtype=d, device=device,
-                   requires_grad=requires_grad)
+    values = randint(low, high, input._data.shape, generator=generator, dtype=d, device=device)
+    return _like(input, d, device, requires_grad, memory_format, _fill_value(values._data))
 
 
 # NOTE [allocation failures], NOTE [foreign errors] (ember/_malloc.py): factories raise torch's errors, not NumPy's.

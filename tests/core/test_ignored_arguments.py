@@ -27,8 +27,13 @@ _RNG = np.random.default_rng(0)
     lambda lib: lib.hann_window(4, device="cuda"),
     lambda lib: lib.tril_indices(3, 3, device="cuda"),
     lambda lib: lib.ones(2).new_tensor([1.0], device="cuda"),
+    lambda lib: lib.nn.Transformer.generate_square_subsequent_mask(3, device="cuda"),
+    lambda lib: lib.nn.parameter.UninitializedParameter(device="cuda"),
+    lambda lib: lib.nn.parameter.UninitializedBuffer(device="cuda"),
+    lambda lib: lib.nn.parameter.UninitializedParameter().materialize((2,), device="cuda"),
 ], ids=["zeros", "empty_like", "tensor", "new_zeros", "arange", "Tensor.pin_memory", "hann_window device",
-        "tril_indices device", "new_tensor device"])
+        "tril_indices device", "new_tensor device", "square mask device", "UninitializedParameter device",
+        "UninitializedBuffer device", "materialize device"])
 def test_accelerator_options_are_torch_errors(make) -> None:
     same_error(make)
 
@@ -64,8 +69,11 @@ def _strides(lib, make):
     lambda lib: lib.ones(2, 3, 4, 5).cpu(memory_format=lib.channels_last),
     lambda lib: lib.ones(0).resize_(2, 3, 4, 5, memory_format=lib.channels_last),
     lambda lib: lib.ones(3, 4)[:, ::2].clone(),  # not dense: row-major
+    lambda lib: lib.randint_like(lib.ones(2, 3, 4, 5), 5, memory_format=lib.channels_last),
+    lambda lib: lib.randint_like(lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last), 2, 5),
 ], ids=["empty cl", "empty cl3d", "zeros_like cl", "empty_like preserve", "clone preserve", "clone contiguous",
-        "contiguous cl", "to cl", "to dtype cl", "cpu cl", "resize_ cl", "clone strided"])
+        "contiguous cl", "to cl", "to dtype cl", "cpu cl", "resize_ cl", "clone strided", "randint_like cl",
+        "randint_like preserve"])
 def test_memory_format_lays_out_as_torch(make) -> None:
     assert _strides(ember, make) == _strides(torch, make)
 
@@ -195,7 +203,8 @@ def test_other_keyword_forms() -> None:
     lambda lib, d: lib.nn.Linear(2, 3, device=d), lambda lib, d: lib.nn.Conv2d(1, 2, 3, device=d),
     lambda lib, d: lib.nn.LayerNorm(4, device=d), lambda lib, d: lib.nn.Embedding(5, 2, device=d),
     lambda lib, d: lib.nn.LSTM(3, 4, device=d), lambda lib, d: lib.nn.MultiheadAttention(4, 2, device=d),
-], ids=["Linear", "Conv2d", "LayerNorm", "Embedding", "LSTM", "MultiheadAttention"])
+    lambda lib, d: lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4], device=d),
+], ids=["Linear", "Conv2d", "LayerNorm", "Embedding", "LSTM", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss"])
 def test_module_device_argument(make) -> None:
     for lib in (ember, torch):
         assert next(make(lib, "cpu").parameters()).device.type == "cpu"
@@ -340,3 +349,34 @@ def test_storage_device(make) -> None:
         same_error(make)
         for lib in (ember, torch):
             assert lib.UntypedStorage(3, device="cpu").size() == 3
+
+
+@pytest.mark.parametrize("kw", [{"devices": [0]}, {"devices": []}, {"device_type": "foo"}, {"device_type": "meta"},
+                                {"device_type": "cpu"}, {"device_type": "mps"}, {"device_type": "xpu"}, {"foo": 1},
+                                {"enabled": False, "devices": [0]}, {"device_type": "xpu", "devices": [0]}], ids=str)
+def test_fork_rng_arguments(kw) -> None:
+    """fork_rng takes torch's arguments only: which forks the CPU state, which are torch's errors."""
+    def forked(lib):
+        lib.manual_seed(0)
+        first = lib.rand(1).item()
+        lib.manual_seed(0)
+        with lib.random.fork_rng(**kw):
+            lib.rand(1)
+        return lib.rand(1).item() == first
+
+    try:
+        expected = forked(torch)
+    except Exception:  # noqa: BLE001 - compared below
+        same_error(forked)
+    else:
+        assert forked(ember) == expected
+
+
+@pytest.mark.parametrize("devices", [["cpu:0"], ["cpu"], [0], ["cuda:0"], ["meta:0"], ["meta"], [], None], ids=str)
+def test_future_devices(devices) -> None:
+    try:
+        torch.futures.Future(devices=devices)
+    except Exception:  # noqa: BLE001 - compared below
+        same_error(lambda lib: lib.futures.Future(devices=[lib.device(d) if d == "cpu:0" else d for d in devices]))
+    else:
+        assert not ember.futures.Future(devices=devices).done()

@@ -340,4 +340,5 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
         """A float mask with -inf above the diagonal (position i attends to positions <= i)."""
+        _check_device(device)
         return _square_subsequent_mask(sz, dtype)
