@@ -97,6 +97,7 @@ class Work:
         self._finish = finish
         self._status = None
         self._source = -1
+        self._timeout = None  # seconds, when the call set its own (barrier); else the group's
 
     def _complete(self) -> None:
         self._request = None
@@ -107,7 +108,7 @@ class Work:
     def wait(self, timeout=None) -> bool:
         """Block until done, at most ``timeout`` (a timedelta; the group's timeout when None)."""
         if self._request is not None:
-            limit = None if timeout is None else _seconds(timeout)
+            limit = self._timeout if timeout is None else _seconds(timeout)
             (self._status,) = _wait([self._request], self._pg, self._what, limit)
             self._complete()
         return True
@@ -367,12 +368,18 @@ def reduce_scatter(output: Tensor, input_list, op=ReduceOp.SUM, group: ProcessGr
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids=None, timeout=None):
-    """Wait until every process of the group has reached the barrier."""
+    """Wait until every process of the group has reached the barrier, at most ``timeout`` (a timedelta; the
+    group's timeout when None). ``device_ids`` (a list) names accelerator devices, which MPI does not use."""
     pg = _resolve(group, "barrier")
     if pg is None:
         return None
-    fingerprint(pg, "BARRIER")
-    return _run(Work(pg._comm.Ibarrier(), pg, "barrier"), async_op)
+    if device_ids is not None and not isinstance(device_ids, list):
+        raise TypeError("Invalid function argument: device_ids type should be List[int]")
+    seconds = None if timeout is None else _seconds(timeout)
+    fingerprint(pg, "BARRIER", timeout=seconds)
+    work = Work(pg._comm.Ibarrier(), pg, "BARRIER")
+    work._timeout = seconds
+    return _run(work, async_op)
 
 
 # ----------------------------------------------------------------------------- point to point

@@ -117,10 +117,24 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     """Join the processes that ``mpiexec`` started into the default group (rank and size come from MPI).
 
     ``backend`` is ``"mpi"`` (or ``None``; ``"gloo"`` runs on MPI too). ``world_size``/``rank``, when given, must
-    agree with MPI's. An uncaught exception on any rank aborts the whole job (no rank hangs in a collective).
+    agree with MPI's. MPI is the rendezvous: ``init_method``/``store``/``group_name``/``pg_options`` are checked as
+    torch checks them and otherwise change nothing (the processes mpiexec started are the group); ``device_id`` may
+    only be a CPU device. An uncaught exception on any rank aborts the whole job (no rank hangs in a collective).
     """
     if _state.world is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    if store is not None and init_method is not None:
+        raise AssertionError("Cannot specify both init_method and store.")
+    if store is not None and not world_size > 0:
+        raise AssertionError("world_size must be positive if using store")
+    if store is not None and not rank >= 0:
+        raise AssertionError("rank must be non-negative if using store")
+    if isinstance(device_id, int):
+        raise ValueError("device_id is an int, but no accelerator support is found from the current compilation. "
+                         "Please use a different compiled version that supports your accelerator.")
+    if device_id is not None and device_id.type != "cpu":
+        raise ValueError(f"device_id {device_id} does not match the current compilation's accelerator support: None. "
+                         "Please use a different compiled version that supports your accelerator.")
     seconds = _seconds(timeout)
     name = Backend(backend if backend is not None else Backend.MPI)
     if name.split(":")[-1] in (Backend.NCCL, "cuda", "xccl"):

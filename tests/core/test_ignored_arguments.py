@@ -380,3 +380,18 @@ def test_future_devices(devices) -> None:
         same_error(lambda lib: lib.futures.Future(devices=[lib.device(d) if d == "cpu:0" else d for d in devices]))
     else:
         assert not ember.futures.Future(devices=devices).done()
+
+
+@pytest.mark.parametrize("kw", [{"init_method": "env://", "store": object()}, {"store": object()},
+                                {"store": object(), "world_size": 2}, {"device_id": 0},
+                                {"device_id": "cuda:0"}], ids=str)
+def test_init_process_group_argument_checks(kw) -> None:
+    """The checks torch makes before any rendezvous (ember's is MPI's, so these are all its arguments change)."""
+    def call(lib):
+        args = dict(kw)
+        if isinstance(args.get("device_id"), str):
+            args["device_id"] = lib.device(args["device_id"])
+        lib.distributed.init_process_group("gloo", **args)
+
+    same_error(call)
+    assert not ember.distributed.is_initialized() and not torch.distributed.is_initialized()
