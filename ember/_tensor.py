@@ -92,6 +92,10 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if device is not None:
+            kind = (device if isinstance(device, _device_cls) else _device_cls(device)).type
+            if kind != "cpu":
+                raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {kind} was passed")
         self._dtype = D.get_default_dtype()
         self._data = _legacy_array(args, self._dtype)
 

@@ -111,6 +111,14 @@ def is_initialized() -> bool:
     return _state.world is not None
 
 
+def _check_backend(backend) -> None:
+    name = Backend(backend if backend is not None else Backend.MPI)
+    if name.split(":")[-1] in (Backend.NCCL, "cuda", "xccl"):
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if name not in (Backend.MPI, Backend.GLOO, "cpu:mpi", "cpu:gloo"):
+        raise ValueError(f"Invalid backend: '{backend}' (ember.distributed runs on MPI: backend='mpi')")
+
+
 def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
                        world_size: int = -1, rank: int = -1, store=None, group_name: str = "",
                        pg_options=None, device_id=None) -> None:
@@ -136,11 +144,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError(f"device_id {device_id} does not match the current compilation's accelerator support: None. "
                          "Please use a different compiled version that supports your accelerator.")
     seconds = _seconds(timeout)
-    name = Backend(backend if backend is not None else Backend.MPI)
-    if name.split(":")[-1] in (Backend.NCCL, "cuda", "xccl"):
-        raise RuntimeError("Distributed package doesn't have NCCL built in")
-    if name not in (Backend.MPI, Backend.GLOO, "cpu:mpi", "cpu:gloo"):
-        raise ValueError(f"Invalid backend: '{backend}' (ember.distributed runs on MPI: backend='mpi')")
+    _check_backend(backend)
     MPI = mpi()
     world = MPI.COMM_WORLD
     if world_size not in (-1, None) and world_size != world.Get_size():
@@ -272,8 +276,12 @@ def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | Non
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization: bool = False,
               group_desc=None, device_id=None, sort_ranks: bool = True):
     """A group of the given global ranks (all if None). Every process of the default group must call it;
-    processes outside the group get ``GroupMember.NON_GROUP_MEMBER``."""
+    processes outside the group get ``GroupMember.NON_GROUP_MEMBER``. ``backend`` is checked as
+    init_process_group's; ``pg_options``/``use_local_synchronization``/``group_desc``/``device_id`` change nothing
+    with MPI (every process of the default group calls it, which local synchronization does not need)."""
     world = _world()
+    if backend is not None:
+        _check_backend(backend)
     seconds = world._timeout if timeout is None else _seconds(timeout)
     size = world.size()
     members = list(range(size)) if ranks is None else list(ranks)

@@ -395,3 +395,10 @@ def test_init_process_group_argument_checks(kw) -> None:
 
     same_error(call)
     assert not ember.distributed.is_initialized() and not torch.distributed.is_initialized()
+
+
+@pytest.mark.parametrize("device", ["cuda", "meta", "mps", "foo"])
+def test_legacy_constructor_device(device) -> None:
+    same_error(lambda lib: lib.Tensor(2, device=device))
+    for lib in (ember, torch):
+        assert lib.Tensor(2, device=lib.device("cpu", 0)).shape == (2,)

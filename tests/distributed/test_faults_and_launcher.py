@@ -77,6 +77,7 @@ def test_timeout_of_barrier_is_honoured(mpi_job):
     assert "ember.distributed.DistBackendError: Timed out waiting 2000ms for BARRIER operation" in proc.stderr, \
         proc.stderr[-2000:]
     assert "device_ids: Invalid function argument: device_ids type should be List[int]" in proc.stderr
+    assert "new_group: Distributed package doesn't have NCCL built in" in proc.stderr
 
 
 @pytest.mark.parametrize("mode", ["early_exit", "destroyed"])

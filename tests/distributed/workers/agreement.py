@@ -72,6 +72,10 @@ elif mode == "barrier_timeout":
         dist.barrier(device_ids=0)
     except TypeError as e:
         print(f"device_ids: {e}", file=sys.stderr)
+    try:
+        dist.new_group(backend="nccl")
+    except RuntimeError as e:
+        print(f"new_group: {e}", file=sys.stderr)
     dist.barrier(timeout=timedelta(seconds=2))
 elif mode == "destroyed":
     if rank == 1:
