@@ -13,6 +13,7 @@ import pickle
 
 import numpy as np
 
+from .._device import _check_device
 from .._tensor import Tensor
 from ._guard import fingerprint, wait as _wait
 from ._mpi import mpi
@@ -465,11 +466,13 @@ def all_gather_object(object_list: list, obj, group: ProcessGroup | None = None)
 
 def broadcast_object_list(object_list: list, src: int | None = None, group: ProcessGroup | None = None,
                           device=None, group_src: int | None = None) -> None:
-    """Replace ``object_list``'s items with rank ``src``'s (pickled)."""
+    """Replace ``object_list``'s items with rank ``src``'s (pickled; ``device``, where torch stages the bytes,
+    must be the CPU here)."""
     pg = _resolve(group, "broadcast_object_list")
     if pg is None:
         return
     root = _group_rank(pg, src, group_src)
+    _check_device(device)
     fingerprint(pg, "BROADCAST_OBJECT", root=root)
     mine = pg.rank() == root
     data = _pickled(list(object_list)) if mine else None

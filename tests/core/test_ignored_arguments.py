@@ -2,10 +2,17 @@
 where torch's is one on the CPU (tests/core/test_out.py covers ``out=``)."""
 from __future__ import annotations
 
+import ast
 import contextlib
+import dis
+import inspect
 import itertools
+import linecache
 import io
 import pickle
+import textwrap
+import tokenize
+import types
 import warnings
 
 import numpy as np
@@ -402,3 +409,233 @@ def test_legacy_constructor_device(device) -> None:
     same_error(lambda lib: lib.Tensor(2, device=device))
     for lib in (ember, torch):
         assert lib.Tensor(2, device=lib.device("cpu", 0)).shape == (2,)
+
+
+# ----------------------------------------------------------------------------- the audit: every parameter read
+# An AST scan of every public function and method of every ember module lists the parameters its body never reads.
+# Each must be in UNREAD with what it does, one of these (issue 23: do what torch does, raise torch's error, or be a
+# documented no-op where torch's is one on the CPU). A parameter read is not proof that it is honoured: the tests
+# above, test_out.py, test_signatures.py and each area's tests check behaviour; this keeps new ones from slipping in.
+CPU = "a no-op in torch on the CPU too (accelerator-only: CUDA streams, cuDNN, pinned memory, foreach kernels)"
+TORCH = "torch's own implementation does not read it either"
+ALIAS = "read by __new__ (the object is built there) or forwarded by a wrapper that reads it"
+EAGER = "a compiler or tracer option: ember runs eagerly, results as torch's uncompiled (ember.compile's area)"
+ORDER = "an ordering hint: ember's order is one torch allows (sort is stable, topk sorted, unique sorted)"
+SCHEDULE = "schedules the same averaging differently in torch (bucketing, copy batching): no result changes"
+MPI = "MPI is the rendezvous and transport: the processes mpiexec started form the group"
+HOOK = "a hook's protocol argument, which torch's hook ignores too"
+INTERNAL = "internal (not torch API)"
+SPARSE_GRAD = ("not implemented: the gradient is dense, with torch's values; torch's is a sparse COO tensor "
+               "(ember's gradients are dense; docs/compat.md)")
+PROFILER = "a profiler option about accelerators, Kineto or trace export: ember's profiler records CPU ops only"
+FLOATS = "returns False: NumPy gives no control over the CPU's denormal mode (torch's answer on a CPU without it)"
+GRADCHECK = "NOTE [gradcheck's options]: the full Jacobian is checked (stricter); masked concerns sparse inputs"
+NO_TRACE = "add_graph records the autograd graph, not a TorchScript trace: tracer strictness does not apply"
+DENSE = "dense tensors only: masked gradients concern sparse tensors (SparseTensor.to_dense reads it)"
+PYTREE = "only treespec serialization (treespec_dumps/loads) reads them; ember's serializes built-in nodes only"
+HINT = "a performance hint: the result is torch's either way"
+PENDING_NN = "accepted and ignored: helper nn's Tensor.type (unknown keywords refused) replaces this when it lands"
+DDP_ARGS = "documented in DistributedDataParallel.__init__: " + SCHEDULE
+
+UNREAD = {
+    "ember._dynamo.disable": {"recursive": EAGER, "reason": EAGER},
+    "ember._dynamo.mark_static": {"t": EAGER, "index": EAGER},
+    "ember._dynamo.mark_static_address": {"t": EAGER, "guard": EAGER},
+    "ember._dynamo.maybe_mark_dynamic": {"t": EAGER, "index": EAGER},
+    "ember._dynamo.optimize": dict.fromkeys(("backend", "nopython", "guard_export_fn", "guard_fail_fn", "disable",
+                                             "dynamic", "kwargs"), EAGER),
+    "ember._dynamo.set_stance.__init__": {"skip_guard_eval_unsafe": EAGER, "force_backend": EAGER},
+    "ember._dynamo.substitute_in_graph": {"can_constant_fold_through": EAGER, "skip_signature_check": EAGER},
+    "ember._surface.compile": dict.fromkeys(("fullgraph", "dynamic", "backend", "mode", "options", "name", "disable",
+                                             "recompile_limit", "isolate_recompiles", "shapes_spec"), EAGER),
+    "ember.compiler.load_cache_artifacts": {"serialized_artifacts": EAGER},
+    "ember.compiler.nested_compile_region": {"options": EAGER, "max_reuse_entries": EAGER, "reuse_hash_fn": EAGER},
+    "ember.nn.modules.module.Module.compile": {"args": EAGER, "kwargs": EAGER},
+    "ember.jit.annotate": {"the_type": EAGER},
+    "ember.jit.freeze": {"preserved_attrs": EAGER, "optimize_numerics": EAGER},
+    "ember.jit.ignore": {"kwargs": EAGER},
+    "ember.jit.optimize_for_inference": {"other_methods": EAGER},
+    "ember.jit.optimized_execution": {"should_optimize": EAGER},
+    "ember.jit.script": {"optimize": EAGER, "example_inputs": EAGER},
+    "ember.jit.trace": {"optimize": EAGER, "check_inputs": EAGER, "check_tolerance": EAGER},
+    "ember.jit.trace_module": {"optimize": EAGER, "check_trace": EAGER, "check_inputs": EAGER,
+                               "check_tolerance": EAGER},
+    "ember._state.set_flush_denormal": {"mode": FLOATS},
+    "ember._surface.batch_norm": {"cudnn_enabled": CPU},
+    "ember._surface.group_norm": {"cudnn_enabled": CPU},
+    "ember._surface.instance_norm": {"cudnn_enabled": CPU},
+    "ember._surface.layer_norm": {"cudnn_enable": CPU},
+    "ember._surface.is_distributed": {"input": TORCH},
+    "ember._tensor.Tensor.__new__": {"args": ALIAS, "kwargs": ALIAS},
+    "ember._tensor.Tensor.copy_": {"non_blocking": CPU},
+    "ember._tensor.Tensor.to_dense": {"masked_grad": DENSE},
+    "ember._tensor.Tensor.type": {"non_blocking": CPU, "kwargs": PENDING_NN},
+    "ember.storage.TypedStorage.copy_": {"non_blocking": CPU},
+    "ember.storage.TypedStorage.is_pinned": {"device": CPU},
+    "ember.storage.TypedStorage.type": {"non_blocking": CPU},
+    "ember.storage.UntypedStorage.copy_": {"non_blocking": CPU},
+    "ember.storage.UntypedStorage.is_pinned": {"device": CPU},
+    "ember.storage.UntypedStorage.type": {"non_blocking": CPU},
+    "ember.autograd.graph.save_on_cpu.__init__": {"pin_memory": CPU, "device_type": CPU},
+    "ember.nn.utils.clip_grad.clip_grad_value_": {"foreach": CPU},
+    "ember.nn.utils.clip_grad.clip_grads_with_norm_": {"foreach": CPU},
+    "ember.nn.utils.clip_grad.get_total_norm": {"foreach": CPU},
+    "ember.nn.parallel.data_parallel.DataParallel.__init__": {"device_ids": CPU, "output_device": CPU, "dim": CPU},
+    "ember.accelerator.current_accelerator": {"check_available": CPU},
+    "ember.autograd.engine.run_backward": {"allow_unused": INTERNAL},
+    "ember.func._vmap.BatchedTensor.is_contiguous": {"memory_format": INTERNAL},
+    "ember.autograd.function.Function.__init__": {"args": TORCH, "kwargs": TORCH},
+    "ember.nn.modules.linear.Identity.__init__": {"args": TORCH, "kwargs": TORCH},
+    "ember.nn.parameter.Buffer.__init__": {"data": ALIAS, "persistent": ALIAS},
+    "ember.nn.parameter.Parameter.__init__": {"data": ALIAS, "requires_grad": ALIAS},
+    "ember.nn.parameter.UninitializedBuffer.__init__": dict.fromkeys(("requires_grad", "device", "dtype",
+                                                                      "persistent"), ALIAS),
+    "ember.nn.parameter.UninitializedParameter.__init__": dict.fromkeys(("requires_grad", "device", "dtype"), ALIAS),
+    **{f"ember.nn._functional_conv.{p}_with_indices": {"return_indices": TORCH} for p in (
+        "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "fractional_max_pool2d",
+        "fractional_max_pool3d", "max_pool1d", "max_pool2d", "max_pool3d")},
+    **{f"ember.distributions.transforms.{t}.log_abs_det_jacobian": {"y": TORCH} for t in (
+        "AffineTransform", "CumulativeDistributionTransform", "ExpTransform", "ReshapeTransform",
+        "SigmoidTransform", "SoftplusTransform", "TanhTransform")},
+    "ember.distributions.transforms.CorrCholeskyTransform.log_abs_det_jacobian": {"intermediates": TORCH},
+    "ember.nn.utils._spectral_norm.SpectralNorm.__call__": {"inputs": HOOK},
+    "ember.nn.utils._spectral_norm.SpectralNormLoadStateDictPreHook.__call__": {"unexpected_keys": HOOK,
+                                                                                "error_msgs": HOOK},
+    "ember.nn.utils._spectral_norm.SpectralNormStateDictHook.__call__": {"module": HOOK, "state_dict": HOOK,
+                                                                         "prefix": HOOK},
+    "ember.nn.utils._weight_norm.WeightNorm.__call__": {"inputs": HOOK},
+    "ember.nn.utils.prune.BasePruningMethod.__call__": {"inputs": HOOK},
+    "ember.nn.utils.prune.CustomFromMask.compute_mask": {"t": TORCH},
+    "ember.nn.utils.prune.Identity.compute_mask": {"t": TORCH},
+    "ember.ops.composites.isin": {"assume_unique": HINT},
+    "ember.ops.shape.expand": {"implicit": TORCH},
+    "ember.ops.sorting.argsort": {"stable": ORDER},
+    "ember.ops.sorting.topk": {"sorted": ORDER},
+    "ember.ops.sorting.unique": {"sorted": ORDER},
+    "ember.nn.functional.embedding": {"sparse": SPARSE_GRAD},
+    "ember.nn.functional.embedding_bag": {"sparse": SPARSE_GRAD},
+    "ember.ops.indexing.gather": {"sparse_grad": SPARSE_GRAD},
+    "ember.nn.parallel.distributed.DistributedDataParallel.__init__": dict.fromkeys(
+        ("delay_all_reduce_named_params", "param_to_hook_all_reduce", "bucket_cap_mb_list", "batched_grad_copy"),
+        DDP_ARGS),
+    "ember.distributed.process_group.init_process_group": {"group_name": MPI, "pg_options": MPI},
+    "ember.distributed.process_group.new_group": dict.fromkeys(("pg_options", "use_local_synchronization",
+                                                                "group_desc", "device_id"), MPI),
+    "ember.autograd.gradcheck.gradcheck": {"fast_mode": GRADCHECK, "masked": GRADCHECK},
+    "ember.autograd.profiler.emit_itt.__init__": {"record_shapes": PROFILER},
+    "ember.autograd.profiler.emit_nvtx.__init__": {"record_shapes": PROFILER},
+    "ember.autograd.profiler.profile.__init__": dict.fromkeys(("use_kineto", "use_cpu", "experimental_config",
+                                                               "acc_events", "custom_trace_id_callback"), PROFILER),
+    "ember.autograd.profiler_util.EventList.key_averages": {"group_by_overload_name": PROFILER},
+    "ember.profiler.profile.__init__": dict.fromkeys(("experimental_config", "execution_trace_observer",
+                                                      "acc_events", "custom_trace_id_callback"), PROFILER),
+    "ember.profiler.profile.export_chrome_trace": {"use_python_export": PROFILER},
+    "ember.profiler.tensorboard_trace_handler": {"use_python_export": PROFILER},
+    "ember.utils._pytree.register_pytree_node": {"to_dumpable_context": PYTREE, "from_dumpable_context": PYTREE},
+    "ember.utils.tensorboard.writer.SummaryWriter.add_graph": {"use_strict_trace": NO_TRACE},
+}
+
+
+def _modules() -> list:
+    import importlib
+    import pkgutil
+
+    found = [ember]
+    for info in pkgutil.walk_packages(ember.__path__, "ember."):
+        if not info.name.startswith("ember.demo"):  # (the demo extra's scripts)
+            found.append(importlib.import_module(info.name))
+    return found
+
+
+def _refusal(body: list) -> bool:
+    """Always raises: ends in a raise with no return before it, or first calls a refusing helper (``_no_mps(...)``,
+    ``_check_device("cuda")``)."""
+    body = [st for st in body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+    if not body:
+        return True
+    if isinstance(body[-1], ast.Raise) and not any(isinstance(n, ast.Return) for st in body for n in ast.walk(st)):
+        return True
+    first = body[0]
+    call = first.value if isinstance(first, ast.Expr) and isinstance(first.value, ast.Call) else None
+    name = getattr(getattr(call, "func", None), "id", "")
+    return name.startswith("_no_") or name == "_check_device" and bool(call.args) and isinstance(
+        call.args[0], ast.Constant)
+
+
+def _definition(fn) -> ast.FunctionDef | None:
+    """The ``def`` of ``fn``, parsed from its lines alone."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename)
+    try:
+        block = inspect.getblock(lines[code.co_firstlineno - 1:])
+        node = ast.parse(textwrap.dedent("".join(block))).body[0]
+    except (SyntaxError, IndexError, tokenize.TokenError):
+        return None
+    return node if isinstance(node, ast.FunctionDef) and node.name == code.co_name else None
+
+
+_LOAD_FAST = {op for name, op in dis.opmap.items() if name.startswith("LOAD_FAST")}
+_LOAD_PAIR = dis.opmap.get("LOAD_FAST_LOAD_FAST", -1)  # (3.13: two slots in one argument)
+
+
+def _unread_parameters(fn) -> list:
+    fn = inspect.unwrap(fn)
+    code = fn.__code__
+    n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) + bool(
+        code.co_flags & inspect.CO_VARKEYWORDS)
+    params = code.co_varnames[:n]
+    raw = code.co_code  # (2-byte instructions; scanned directly: dis would take seconds over the package)
+    slots = set()
+    for i in range(0, len(raw), 2):
+        if raw[i] in _LOAD_FAST:
+            slots.update((raw[i + 1] >> 4, raw[i + 1] & 15) if raw[i] == _LOAD_PAIR else (raw[i + 1],))
+    # a parameter a nested function reads is a cell variable
+    read = set(code.co_cellvars) | {code.co_varnames[k] for k in slots if k < len(code.co_varnames)}
+    unread = [p for p in params if p not in read and p not in ("self", "cls") and not p.startswith("_")]
+    if not unread:
+        return []
+    node = _definition(fn)  # the source decides whether it only refuses
+    return [] if node is None or _refusal(node.body) else unread
+
+
+def _public_callables():
+    from ember.autograd.graph import Node  # ops are graph nodes: their forward/backward/jvp take fixed arguments
+
+    for mod in _modules():
+        for name, obj in list(vars(mod).items()):
+            if name.startswith("_") or not (getattr(obj, "__module__", None) or "").startswith("ember"):
+                continue
+            if isinstance(obj, types.FunctionType):
+                yield f"{obj.__module__}.{obj.__qualname__}", obj, ()
+            elif isinstance(obj, type) and not issubclass(obj, Node):
+                for mname, m in vars(obj).items():
+                    f = m.__func__ if isinstance(m, (staticmethod, classmethod)) else m
+                    if isinstance(f, types.FunctionType) and (not mname.startswith("_") or mname in (
+                            "__init__", "__new__", "__call__")):
+                        yield f"{obj.__module__}.{obj.__qualname__}.{mname}", f, ()
+
+
+def _handled_by_wrapper(fn, param: str) -> bool:
+    """``out=`` and the tensor options (layout, pin_memory, device) of an _args wrapper (NOTE [torch's argument
+    parser]) are written or checked there."""
+    return fn is not inspect.unwrap(fn) and param in ("out", "layout", "pin_memory", "device")
+
+
+def test_every_accepted_argument_is_read_or_listed() -> None:
+    """An AST scan: a public function's parameter its body never reads is listed in UNREAD with what it does; an
+    entry no longer needed fails too. (A new unread parameter: make it do what torch does, or raise torch's error,
+    or add it here with one of the reasons above.)"""
+    found, seen = {}, set()
+    for key, fn, _ in _public_callables():
+        if (key, id(fn)) in seen:
+            continue
+        seen.add((key, id(fn)))
+        unread = [p for p in _unread_parameters(fn) if not _handled_by_wrapper(fn, p)]
+        if unread:
+            found.setdefault(key, set()).update(unread)
+    listed = {k: set(v) for k, v in UNREAD.items()}
+    new = {k: sorted(v - listed.get(k, set())) for k, v in found.items() if v - listed.get(k, set())}
+    stale = {k: sorted(v - found.get(k, set())) for k, v in listed.items() if v - found.get(k, set())}
+    assert not new, f"accepted but never read (honour them, refuse them, or list them in UNREAD): {new}"
+    assert not stale, f"listed in UNREAD but read now (remove them): {stale}"
+    assert len(found) > 50  # the scan sees the package

@@ -73,6 +73,10 @@ elif mode == "barrier_timeout":
     except TypeError as e:
         print(f"device_ids: {e}", file=sys.stderr)
     try:
+        dist.broadcast_object_list([1], src=0, device="cuda")
+    except AssertionError as e:
+        print(f"broadcast_object_list: {e}", file=sys.stderr)
+    try:
         dist.new_group(backend="nccl")
     except RuntimeError as e:
         print(f"new_group: {e}", file=sys.stderr)
