@@ -121,7 +121,7 @@ def _check_backend(backend) -> None:
 
 def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
                        world_size: int = -1, rank: int = -1, store=None, group_name: str = "",
-                       pg_options=None, device_id=None) -> None:
+                       pg_options=None, device_id=None, _ranks=None) -> None:
     """Join the processes that ``mpiexec`` started into the default group (rank and size come from MPI).
 
     ``backend`` is ``"mpi"`` (or ``None``; ``"gloo"`` runs on MPI too). ``world_size``/``rank``, when given, must

@@ -349,7 +349,8 @@ def problems(ember: tuple, torch_sig: TorchSig) -> list:
             if len(pos) > most:
                 out.append(f"ember takes {pos[most:]} positionally; torch at most {most} positional")
     for p in ember:
-        if p.kind not in (POS, KW) or p.default is REQUIRED or repr(p.default).startswith("<same as "):
+        if p.kind not in (POS, KW) or p.default is REQUIRED or repr(p.default).startswith("<same as ") \
+                or p.name.startswith("_"):  # (a private parameter's default is no API)
             continue
         theirs = [q.default for ov in torch_sig.overloads for q in ov if q.name == p.name and q.default is not REQUIRED
                   and q.default is not Ellipsis]
@@ -361,11 +362,17 @@ def problems(ember: tuple, torch_sig: TorchSig) -> list:
 def _same_default(mine, theirs) -> bool:
     if isinstance(theirs, str) and theirs.startswith("torch."):
         return repr(mine) == theirs or str(mine) == theirs
+    if isinstance(theirs, types.FunctionType):  # F.relu, noop_context_fn: ember's function of that name
+        return callable(mine) and getattr(mine, "__name__", None) == theirs.__name__
     try:
-        return type(mine) is type(theirs) and mine == theirs or (mine == theirs and not isinstance(mine, bool)
-                                                                  and not isinstance(theirs, bool))
+        if type(mine) is type(theirs) and mine == theirs or (mine == theirs and not isinstance(mine, bool)
+                                                             and not isinstance(theirs, bool)):
+            return True
     except Exception:
         return False
+    # an object (default_generator ...): ember's object of that class
+    return type(theirs).__module__.startswith("torch") and type(mine).__name__ == type(theirs).__name__ and \
+        not isinstance(theirs, (torch.dtype, torch.device))
 
 
 def _render(ov: tuple) -> str:
@@ -446,8 +453,20 @@ def parser_overloads(call) -> list | None:
 
 
 # ----------------------------------------------------------------------------- what is compared
+# torch's Python namespaces whose functions and class constructors are compared too (their signatures come from
+# inspect; a class's is its constructor's)
+PYTHON_NAMESPACES = ("torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.autograd.graph",
+                     "torch.nn", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn", "torch.nn.utils.parametrize",
+                     "torch.nn.utils.parametrizations", "torch.nn.utils.prune", "torch.nn.parallel", "torch.optim",
+                     "torch.optim.lr_scheduler", "torch.func", "torch.random", "torch.testing", "torch.utils.data",
+                     "torch.utils.checkpoint", "torch.amp", "torch.serialization", "torch.hub", "torch.jit",
+                     "torch.distributed", "torch.distributions", "torch.utils.tensorboard")
+
+
 def namespaces():
     """(label, ember namespace, torch namespace): torch's torch-shaped namespaces that ember has."""
+    import importlib
+
     import ember
     import ember.linalg
     import ember.nn.functional
@@ -458,6 +477,8 @@ def namespaces():
     fft = getattr(ember, "fft", None)
     if fft is not None:
         out.append(("torch.fft", fft, torch.fft))
+    for name in PYTHON_NAMESPACES:
+        out.append((name, importlib.import_module("ember" + name[5:]), importlib.import_module(name)))
     return out
 
 
@@ -477,7 +498,7 @@ def pairs() -> list:
     """Every public function both have in a namespace of ``namespaces()``, and every public Tensor method."""
     import ember
 
-    out = []
+    out, seen = [], set()
     for label, ens, tns in namespaces():
         for n in _public(ens):
             try:
@@ -485,8 +506,18 @@ def pairs() -> list:
             except AttributeError:
                 continue
             tf = getattr(tns, n, None)
-            if tf is None or not _is_function(ef) or not _is_function(tf):
+            if tf is None or (label, n) in seen:
                 continue
+            if isinstance(ef, type) and isinstance(tf, type) and label in PYTHON_NAMESPACES:
+                if (ef.__module__ or "").startswith("ember") and _described_class(tf):
+                    seen.add((label, n))
+                    out.append(Pair(f"{label}.{n}", ef, tf, False))
+                continue
+            if not _is_function(ef) or not _is_function(tf):
+                continue
+            if label in PYTHON_NAMESPACES and not (getattr(tf, "__module__", None) or "").startswith("torch"):
+                continue  # (a helper torch's module imports, bisect_right ...)
+            seen.add((label, n))
             out.append(Pair(f"{label}.{n}", ef, tf, False))
     for n in sorted(dir(ember.Tensor)):
         if n.startswith("_") or not hasattr(torch.Tensor, n):
@@ -502,6 +533,12 @@ def pairs() -> list:
     return out
 
 
+def _described_class(cls) -> bool:
+    """Whether torch's class has a constructor signature to compare (not ``(*args, **kwargs)`` or C++'s)."""
+    params = _from_inspect(cls)
+    return params is not None and not all(p.kind in (VAR, "varkw") for p in params)
+
+
 def _is_function(f) -> bool:
     return callable(f) and not isinstance(f, (type, types.ModuleType)) and not hasattr(f, "__enter__")
 
@@ -514,4 +551,7 @@ def ember_params(pair: Pair) -> tuple | None:
 
 
 def torch_sig(pair: Pair) -> TorchSig | None:
+    if isinstance(pair.torch, type):
+        params = _from_inspect(pair.torch)
+        return TorchSig((params,), False) if params is not None else None
     return torch_signature(pair.torch, pair.key.rsplit(".", 1)[1], method=pair.method)

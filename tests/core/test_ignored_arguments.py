@@ -391,7 +391,8 @@ def test_future_devices(devices) -> None:
 
 @pytest.mark.parametrize("kw", [{"init_method": "env://", "store": object()}, {"store": object()},
                                 {"store": object(), "world_size": 2}, {"device_id": 0},
-                                {"device_id": "cuda:0"}], ids=str)
+                                {"device_id": "cuda:0"}], ids=["init_method and store", "store", "store world_size",
+                                                               "device_id int", "device_id cuda"])
 def test_init_process_group_argument_checks(kw) -> None:
     """The checks torch makes before any rendezvous (ember's is MPI's, so these are all its arguments change)."""
     def call(lib):
@@ -522,6 +523,8 @@ UNREAD = {
     "ember.distributed.process_group.new_group": dict.fromkeys(("pg_options", "use_local_synchronization",
                                                                 "group_desc", "device_id"), MPI),
     "ember.autograd.gradcheck.gradcheck": {"fast_mode": GRADCHECK, "masked": GRADCHECK},
+    "ember.utils.checkpoint.checkpoint": {"early_stop": "stops torch's recomputation once every saved tensor is "
+                                                       "back: the same gradients"},
     "ember.autograd.profiler.emit_itt.__init__": {"record_shapes": PROFILER},
     "ember.autograd.profiler.emit_nvtx.__init__": {"record_shapes": PROFILER},
     "ember.autograd.profiler.profile.__init__": dict.fromkeys(("use_kineto", "use_cpu", "experimental_config",

@@ -33,6 +33,11 @@ ALLOWED = {
     # torch names the first bound ``from`` (a Python keyword): only **kwargs can take it
     "Tensor.random_": ("ember takes **kwargs", "ember takes *args"),
     "Tensor.uniform_": ("ember takes **kwargs",),
+    # ember's documented extensions: the debugger at an anomaly (docs/debugging.md), hub repositories in local
+    # directories for list/help as for load
+    "torch.autograd.detect_anomaly": ("ember has 'pdb'", "ember takes ['pdb'] positionally"),
+    "torch.hub.list": ("ember has 'source'",),
+    "torch.hub.help": ("ember has 'source'",),
 }
 # Tensor attributes torch has no signature source for (no parser list, stub or Python signature)
 UNDESCRIBED = {"Tensor.const_data_ptr"}
@@ -63,7 +68,7 @@ def test_every_allowance_is_still_needed_and_the_list_is_small() -> None:
         found = _problems(key)
         for a in allowed:
             assert any(a in p for p in found), f"{key}: {a!r} no longer differs; remove it from ALLOWED"
-    assert len(ALLOWED) <= 10
+    assert len(ALLOWED) <= 12
 
 
 def test_what_is_compared() -> None:
@@ -73,6 +78,8 @@ def test_what_is_compared() -> None:
         counts[key.rsplit(".", 1)[0]] = counts.get(key.rsplit(".", 1)[0], 0) + 1
     assert counts["torch"] >= 550 and counts["Tensor"] >= 490
     assert counts["torch.nn.functional"] >= 100 and counts["torch.linalg"] >= 15 and counts["torch.special"] >= 50
+    assert counts["torch.nn"] >= 140 and counts["torch.optim"] >= 10 and counts["torch.autograd"] >= 8
+    assert counts["torch.distributions"] >= 60 and counts["torch.utils.data"] >= 12
     for key in UNDESCRIBED:
         pair = PAIRS[key]
         assert S.torch_sig(pair) is None, f"{key} is described now: compare it"

@@ -139,7 +139,7 @@ class TransformerEncoderLayer(Module):
     when ``norm_first``, after the residual sum otherwise)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
+                 activation=F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
         _check_device(device)
         super().__init__()
@@ -174,7 +174,7 @@ class TransformerDecoderLayer(Module):
     in TransformerEncoderLayer)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
+                 activation=F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
         _check_device(device)
         super().__init__()
@@ -302,7 +302,7 @@ class Transformer(Module):
     """Encoder-decoder Transformer: TransformerEncoder and TransformerDecoder with final LayerNorms."""
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation="relu",
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation=F.relu,
                  custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
