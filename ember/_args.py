@@ -231,11 +231,19 @@ _OUT_DTYPE = {
     "take": ("take(): self and out expected to have the same dtype, but got self.dtype = {res} and out.dtype = {out}",
              0),
     "where": ("Expected out type to be {res} but got {out}", 0),
+    **dict.fromkeys(("complex", "polar"), ("Expected object of scalar type {res} but got scalar type {out} for argument "
+                                           "'out'", 0)),
 }
 # linalg kernels that cast each output where torch's canCast allows it, with their own message otherwise:
 # name -> (torch's name in the message, the outputs' names)
 _SAFE_CAST = {"geqrf": ("torch.geqrf", ("a", "tau")),
               **dict.fromkeys(("householder_product", "orgqr"), ("torch.linalg.householder_product", ("result",)))}
+# the Fourier transforms: ``out`` must be complex (or, for the complex-to-real ones, floating point), of any
+# precision; name -> (the name torch's message gives, the kind)
+_FFT_OUT = {**{n: (n.rstrip("2") + ("n" if n.endswith("2") else ""), "complex") for n in (
+    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn")},
+            **{n: (n.rstrip("2") + ("n" if n.endswith("2") else ""), "floating point") for n in (
+                "irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn")}}
 # functions that resize a wrong-shaped ``out`` without torch's warning (factories and samplers make a new tensor)
 _QUIET_RESIZE = {"bernoulli", "multinomial", "narrow_copy", "poisson", "addbmm"}
 # functions returning pieces (unbind_copy ...): torch writes them into ``out`` (resized when the dtype is the same,
@@ -245,7 +253,8 @@ _PIECES = {"split_copy", "unbind_copy", "split_with_sizes_copy"}
 # no error there, ``out`` joins the graph
 _OUT_JOINS_GRAPH = set("""alias_copy conj_physical diag diagonal_copy expand_copy floor_divide heaviside inner
 matrix_norm norm log_softmax nanquantile quantile nuclear_norm permute_copy select_copy slice_copy slice_scatter
-softmax ndtr squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy""".split())
+softmax ndtr squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy ifft ihfft
+view_as_real_copy view_as_complex_copy""".split())
 # functions whose out= form runs another op that refuses inputs requiring grad (its name in torch's error)
 _GRAD_FROM_INPUTS = {"argsort": "sort"}
 
@@ -291,6 +300,11 @@ def _check_dtypes(fname: str | None, results, outs, exact: bool) -> None:
         return
     from .ops._inplace import _can_cast, _cast_check
 
+    if fname in _FFT_OUT:
+        where, kind = _FFT_OUT[fname]
+        for o in outs:
+            if not (o._dtype.is_complex if kind == "complex" else o._dtype.is_floating_point):
+                raise RuntimeError(f"{where} expects a {kind} output tensor, but got {_title(o._dtype)}")
     if fname in _SAFE_CAST:
         where, names = _SAFE_CAST[fname]
         for r, o, name in zip(results, outs, names):

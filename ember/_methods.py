@@ -43,9 +43,11 @@ _PLAIN = {
                        "igamma igammac frexp float_power",
     "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
                     "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere",
-    "_surface": "softmax log_softmax dist positive sgn ravel adjoint angle conj conj_physical resolve_conj resolve_neg "
-                "is_conj is_neg split_with_sizes unsafe_split unsafe_split_with_sizes unsafe_chunk narrow_copy "
-                "as_strided prelu hardshrink is_same_size nonzero_static as_strided_ conj_physical_",
+    "_surface": "softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
+                "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
+                "nonzero_static as_strided_",
+    "ops.complex_numbers": "sgn conj conj_physical resolve_conj resolve_neg is_conj is_neg conj_physical_",
+    "ops.stft": "stft istft",
     "ops.composites": "aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov "
                       "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
                       "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
@@ -54,7 +56,8 @@ _PLAIN = {
 # t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
 _INPLACE = {
     "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
-    "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs sgn=sign",
+    "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs",
+    "ops.complex_numbers": "sgn",
     "ops.reduction": "cumsum cumprod",
     "ops.shape": "tril triu",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
@@ -66,8 +69,9 @@ _INPLACE = {
                        "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
                        "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
                        "igammac",
-    "ops.indexing": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_put masked_fill "
-                    "masked_scatter",
+    # (scatter_reduce_: the form torch differentiates for complex inputs too)
+    "ops.indexing": "scatter scatter_add scatter_reduce=scatter_reduce_any index_add index_copy index_fill index_put "
+                    "masked_fill masked_scatter",
     "ops.composites": "renorm put",
 }
 # t.name(*values) or t.name(values) or t.name(param=values): module.name(t, values) (torch's argument parser
@@ -135,9 +139,21 @@ def _plain(name: str, fn):
     return method
 
 
+# in-place methods torch refuses for complex tensors (their result is real)
+_COMPLEX_REFUSED = {"abs": "In-place abs is not supported for complex tensors."}
+
+
 def _inplace(name: str, fn, inplace):
     fewest = _fewest(name)
-    if fewest:
+    refusal = _COMPLEX_REFUSED.get(fn.__name__)
+    if refusal is not None:
+        def method(self, *args, **kwargs):
+            if self._dtype.is_complex:
+                raise RuntimeError(refusal)
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return inplace(self, fn, *args, **kwargs)
+    elif fewest:
         def method(self, *args, **kwargs):
             if kwargs and "out" in kwargs:
                 raise _no_out(name)

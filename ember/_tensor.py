@@ -168,7 +168,7 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return False
+        return self._dtype.is_complex
 
     def is_signed(self) -> bool:
         return self._dtype.is_signed
@@ -227,7 +227,7 @@ class Tensor:
                     "a computed variable in a subgraph that doesn't require differentiation use "
                     "var_no_grad = var.detach().")
             return self
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and not self._dtype._differentiable:
             raise RuntimeError(f"only Tensors of {kinds} can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
@@ -356,8 +356,12 @@ class Tensor:
         """A new tensor sharing data (and version counter) but outside the graph."""
         t = _wrap(self._data, self._dtype)
         t._vc = self._version_counter()
-        if self.is_inference():
-            t._ext = {"inference": True}
+        ext = self._ext
+        if ext is not None:
+            if ext.get("inference"):
+                t._ext = {"inference": True}
+            if ext.get("conj"):  # a view: the conjugate bit carries over (NOTE [lazy conjugation])
+                t._ext_dict()["conj"] = True
         if self._requires_grad:
             _prov.note_break(self, ".detach()", t)
         return t
@@ -410,6 +414,10 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        ext = self._ext
+        if ext is not None and ext.get("conj") and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                               "tensor.resolve_conj().numpy() instead.")
         if self._requires_grad:
             _prov.note_break(self, ".numpy()")
         return self._data
@@ -454,15 +462,15 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:
             _prov.note_break(self, "float()")
-        return float(self._data.reshape(()))
+        return float(_real_value(self._data.reshape(()), "double"))
 
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self._data.reshape(()))
+        return int(_real_value(self._data.reshape(()), "int64_t"))
 
     def __index__(self) -> int:
-        if self._dtype.is_floating_point or self._data.size != 1:
+        if self._dtype._kind >= 2 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.reshape(()))
 
@@ -519,21 +527,30 @@ class Tensor:
         return _convert(self, self._dtype if dtype is None else dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
-        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
+        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``: a dtype, a legacy type
+        class or its name, or ``Tensor`` itself (the default tensor type)."""
+        for k in kwargs:
+            if k not in ("async", "memory_format"):
+                raise TypeError(f"type() got an unexpected keyword argument '{k}'")
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
         if isinstance(dtype, str):
             if dtype.startswith("torch.cuda."):
                 raise RuntimeError(NO_ATEN_CUDA)
-            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            legacy = D.get_default_dtype() if dtype == "torch.Tensor" else (
+                _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None)
             if legacy is None:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
-        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
-            raise RuntimeError(NO_ATEN_CUDA)
-        elif not isinstance(dtype, (D.dtype, type)):
+        elif dtype is Tensor:
+            dtype = D.get_default_dtype()
+        elif isinstance(dtype, type):
+            if getattr(dtype, "is_cuda", False) is True:  # ember.cuda.FloatTensor ...
+                raise RuntimeError(NO_ATEN_CUDA)
+            raise ValueError(f"invalid type: '{_torch_type_name(dtype)}'")
+        elif not isinstance(dtype, D.dtype):
             raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
@@ -547,8 +564,16 @@ class Tensor:
         return self.to(memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
-        _check_device("cuda")
-        return self  # pragma: no cover - _check_device raises
+        return _to_accelerator(self, "cuda", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
+        return _to_accelerator(self, "xpu", device)
+
+    def ipu(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
+        return _to_accelerator(self, "ipu", device)
+
+    def mtia(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
+        return _to_accelerator(self, "mtia", device)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -558,6 +583,15 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(D.float16)
+
+    def cfloat(self, memory_format=_L.preserve_format) -> "Tensor":
+        return self.to(D.complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=_L.preserve_format) -> "Tensor":
+        return self.to(D.complex128, memory_format=memory_format)
+
+    def chalf(self, *, memory_format=None) -> "Tensor":
+        return self.to(D.complex32, memory_format=memory_format)
 
     def bfloat16(self) -> "Tensor":
         return self.to(D.bfloat16)
@@ -772,6 +806,8 @@ class Tensor:
     __rxor__ = __xor__
 
     def __invert__(self):
+        if self._dtype._kind >= 2:  # (the operator's own check, before the kernel's)
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _C.bitwise_not(self)
 
     def __getitem__(self, key):
@@ -825,15 +861,17 @@ class Tensor:
     def H(self):
         n = self._data.ndim
         if n == 0:
-            return self
+            return _CX.conj(self)
         if n != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
                                + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
-        return _S.permute(self, (1, 0))
+        return _CX.conj(_S.permute(self, (1, 0)))
 
     @property
     def mH(self):
-        return self.mT
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return _CX.conj(_S.transpose(self, -2, -1))
 
     def view_as(self, other):
         return _S.view(self, other._data.shape)
@@ -989,11 +1027,10 @@ class Tensor:
     def __dlpack_device__(self):
         return _DL._cpu_device()
 
-
-
     # ---- Tensor methods: surface (h-surface) ----
     # Bindings of torch.Tensor names to what ember has (ember/_surface.py, the op families), in-place forms of
     # comparison/logical/bitwise ops, in-place view-metadata changes (t_, transpose_ ...), legacy constructors.
+
 
     def polygamma(self, n: int) -> "Tensor":
         return _E.polygamma(n, self)
@@ -1002,9 +1039,12 @@ class Tensor:
         return _IP.inplace(self, lambda t: _E.polygamma(n, t))
 
     def float_power_(self, exponent) -> "Tensor":
-        if self._dtype is not D.float64:
+        cplx = self._dtype.is_complex or (exponent._dtype.is_complex if isinstance(exponent, Tensor)
+                                          else type(exponent) is complex)
+        want = D.complex128 if cplx else D.float64
+        if self._dtype is not want:
             raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
-                               f"operation's result requires dtype Double")
+                               f"operation's result requires dtype {want._scalar_name}")
         return _IP.inplace(self, _E.float_power, exponent)
 
     def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
@@ -1028,12 +1068,21 @@ class Tensor:
 
     @property
     def real(self) -> "Tensor":
-        """The tensor itself (real dtypes)."""
-        return self
+        """The real part (a view sharing memory for complex tensors; the tensor itself for real ones)."""
+        return _CX.real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        _CX.real(self).copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value), D._scalar_dtype(value)))
 
     @property
     def imag(self) -> "Tensor":
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        """The imaginary part of a complex tensor (a view sharing memory)."""
+        return _CX.imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _CX.imag(self).copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value), D._scalar_dtype(value)))
 
     def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
         """A view of all windows of ``size`` elements, ``step`` apart, along ``dimension`` (as a new last dim)."""
@@ -1133,6 +1182,28 @@ class Tensor:
 
         return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
+    def to_sparse_coo(self) -> "Tensor":
+        return self.to_sparse()
+
+    # A strided tensor has no COO parts: torch's refusals (ember.sparse.SparseTensor overrides these)
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.dim()
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
@@ -1159,7 +1230,7 @@ _PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool}
 
 def _as_dtype(x):
     if type(x) is D.dtype:
-        return x
+        return D.to_dtype(x)
     return _PY_DTYPES.get(x) if isinstance(x, type) else None
 
 
@@ -1223,6 +1294,23 @@ class _LegacyTensorType(type):
 
 
 LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
+
+
+def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
+    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
+    accelerator, which does not exist)."""
+    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    return t  # pragma: no cover - _check_device raises
+
+
+def _torch_type_name(cls: type) -> str:
+    """A class as torch's C++ argument errors name it: torch's C types by their dotted name, others by name."""
+    if cls is _LegacyTensorType:
+        return "torch.tensortype"
+    if cls.__module__.startswith("ember") and cls.__name__ in ("Size", "dtype", "device", "Generator", "layout",
+                                                               "memory_format"):
+        return "torch." + cls.__name__
+    return cls.__name__
 
 
 _new_size = tuple.__new__
@@ -1379,6 +1467,15 @@ def _rebuild(arr, requires_grad):
     return t
 
 
+def _real_value(x: np.ndarray, ctype: str):
+    """A one-element array as a real number: a complex one only when its imaginary part is 0 (torch's error)."""
+    if x.dtype.kind == "c":
+        if x.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return x.real
+    return x
+
+
 def _wrap_dim_strict(dim: int, ndim: int) -> int:
     """Like ``_wrap_dim`` but a 0-d tensor has no dimension to ask about (size(0), stride(0))."""
     if ndim == 0:
@@ -1447,6 +1544,7 @@ from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401
 from . import _surface as _SF  # noqa: E402
 from . import _factories as _FA  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
+from .ops import complex_numbers as _CX  # noqa: E402
 from . import _methods  # noqa: E402 - the methods that are functions with the tensor first (NOTE [Tensor methods from functions])
 
 _methods.bind(Tensor)

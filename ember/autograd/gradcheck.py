@@ -195,7 +195,7 @@ def _batched_forward_grad(func, inputs) -> None:
     from ..func import jvp as func_jvp, vmap
 
     for i, current in enumerate(inputs):
-        if not _needs_grad(current) or not current._dtype.is_floating_point:
+        if not _needs_grad(current) or not current._dtype._differentiable:
             continue
 
         def at(x, i=i):
@@ -328,7 +328,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = [o for o in _as_tuple(func(*inputs)) if _needs_grad(o)]
-        grad_outputs = tuple(make_tensor(o.shape, dtype=o.dtype if o._dtype.is_floating_point else D.float64,
+        grad_outputs = tuple(make_tensor(o.shape, dtype=o.dtype if o._dtype._differentiable else D.float64,
                                          device=o.device, low=-1, high=1, requires_grad=True,
                                          noncontiguous=gen_non_contig_grad_outputs) for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)

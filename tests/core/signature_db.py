@@ -225,7 +225,7 @@ def torch_signature(fn, name: str, method: bool = False) -> TorchSig | None:
     if isinstance(fn, types.BuiltinFunctionType):
         listed = parser_overloads(fn)
         if listed:
-            return TorchSig(tuple(listed), True)
+            return TorchSig(tuple(_with_requires_grad(ov) for ov in listed), True)
         mod = getattr(fn.__self__, "__name__", "") if fn.__self__ is not None else ""
         real = fn.__name__
         if mod == "torch._C._nn":
@@ -234,12 +234,22 @@ def torch_signature(fn, name: str, method: bool = False) -> TorchSig | None:
             ovs = _from_schemas(real)
         else:
             ovs = _stub_overloads("functions", real) or _stub_overloads("C", real)
-        return _checked(fn, _fixed(False, name, ovs))
+        found = _checked(fn, _fixed(False, name, ovs))
+        return found and found._replace(overloads=tuple(_with_requires_grad(ov) for ov in found.overloads))
     if isinstance(fn, types.FunctionType):
         dispatched = [d for d in _boolean_dispatched(fn) if d is not None]
         return TorchSig(tuple(dict.fromkeys(dispatched)), False) if dispatched else None
     sig = _from_inspect(fn)
     return TorchSig((sig,), False) if sig is not None else None
+
+
+def _with_requires_grad(overload: tuple) -> tuple:
+    """A factory's overload (it takes tensor options: pin_memory) also takes requires_grad, which the parser's
+    listing of some (torch.fft.fftfreq) leaves out."""
+    names = {p.name for p in overload}
+    if "pin_memory" in names and "requires_grad" not in names:
+        return overload + (Param("requires_grad", KW, False, "bool"),)
+    return overload
 
 
 def _boolean_dispatched(fn) -> list:

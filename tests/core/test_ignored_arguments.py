@@ -435,7 +435,7 @@ NO_TRACE = "add_graph records the autograd graph, not a TorchScript trace: trace
 DENSE = "dense tensors only: masked gradients concern sparse tensors (SparseTensor.to_dense reads it)"
 PYTREE = "only treespec serialization (treespec_dumps/loads) reads them; ember's serializes built-in nodes only"
 HINT = "a performance hint: the result is torch's either way"
-PENDING_NN = "accepted and ignored: helper nn's Tensor.type (unknown keywords refused) replaces this when it lands"
+ACCEL = "used only with accelerator tensors or devices, which raise torch's error here (torch's CPU build too)"
 DDP_ARGS = "documented in DistributedDataParallel.__init__: " + SCHEDULE
 
 UNREAD = {
@@ -470,7 +470,7 @@ UNREAD = {
     "ember._tensor.Tensor.__new__": {"args": ALIAS, "kwargs": ALIAS},
     "ember._tensor.Tensor.copy_": {"non_blocking": CPU},
     "ember._tensor.Tensor.to_dense": {"masked_grad": DENSE},
-    "ember._tensor.Tensor.type": {"non_blocking": CPU, "kwargs": PENDING_NN},
+    "ember._tensor.Tensor.type": {"non_blocking": CPU},
     "ember.storage.TypedStorage.copy_": {"non_blocking": CPU},
     "ember.storage.TypedStorage.is_pinned": {"device": CPU},
     "ember.storage.TypedStorage.type": {"non_blocking": CPU},
@@ -499,16 +499,22 @@ UNREAD = {
         "AffineTransform", "CumulativeDistributionTransform", "ExpTransform", "ReshapeTransform",
         "SigmoidTransform", "SoftplusTransform", "TanhTransform")},
     "ember.distributions.transforms.CorrCholeskyTransform.log_abs_det_jacobian": {"intermediates": TORCH},
-    "ember.nn.utils._spectral_norm.SpectralNorm.__call__": {"inputs": HOOK},
-    "ember.nn.utils._spectral_norm.SpectralNormLoadStateDictPreHook.__call__": {"unexpected_keys": HOOK,
+    "ember.nn.utils.spectral_norm.SpectralNorm.__call__": {"inputs": HOOK},
+    "ember.nn.utils.spectral_norm.SpectralNormLoadStateDictPreHook.__call__": {"unexpected_keys": HOOK,
                                                                                 "error_msgs": HOOK},
-    "ember.nn.utils._spectral_norm.SpectralNormStateDictHook.__call__": {"module": HOOK, "state_dict": HOOK,
+    "ember.nn.utils.spectral_norm.SpectralNormStateDictHook.__call__": {"module": HOOK, "state_dict": HOOK,
                                                                          "prefix": HOOK},
-    "ember.nn.utils._weight_norm.WeightNorm.__call__": {"inputs": HOOK},
+    "ember.nn.utils.weight_norm.WeightNorm.__call__": {"inputs": HOOK},
     "ember.nn.utils.prune.BasePruningMethod.__call__": {"inputs": HOOK},
     "ember.nn.utils.prune.CustomFromMask.compute_mask": {"t": TORCH},
     "ember.nn.utils.prune.Identity.compute_mask": {"t": TORCH},
     "ember.ops.composites.isin": {"assume_unique": HINT},
+    "ember.nn.parallel.comm.reduce_add_coalesced": {"buffer_size": HINT},
+    **{f"ember._tensor.Tensor.{m}": {"non_blocking": ACCEL, "memory_format": ACCEL} for m in ("cuda", "xpu", "ipu",
+                                                                                               "mtia")},
+    "ember.nn.parallel.scatter_gather.gather": {"dim": ACCEL, "target_device": ACCEL},
+    "ember.nn.parallel.scatter_gather.scatter": {"dim": ACCEL},
+    "ember.nn.attention.flex_attention.noop_mask": {"token_q": TORCH, "token_kv": TORCH, "head": TORCH},
     "ember.ops.shape.expand": {"implicit": TORCH},
     "ember.ops.sorting.argsort": {"stable": ORDER},
     "ember.ops.sorting.topk": {"sorted": ORDER},

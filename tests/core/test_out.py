@@ -179,6 +179,8 @@ HAND_WRITTEN = {
     "torch.linalg.householder_product": lambda lib, out: lib.linalg.householder_product(*lib.geqrf(_t(lib, (4, 3))),
                                                                                         out=out),
     "torch.orgqr": lambda lib, out: lib.orgqr(*lib.geqrf(_t(lib, (4, 3))), out=out),
+    "torch.view_as_real_copy": lambda lib, out: lib.view_as_real_copy(_t(lib, (3,)).to(lib.complex64), out=out),
+    "torch.view_as_complex_copy": lambda lib, out: lib.view_as_complex_copy(_t(lib, (3, 2)), out=out),
 }
 
 

@@ -40,7 +40,7 @@ ALLOWED = {
     "torch.hub.help": ("ember has 'source'",),
 }
 # Tensor attributes torch has no signature source for (no parser list, stub or Python signature)
-UNDESCRIBED = {"Tensor.const_data_ptr"}
+UNDESCRIBED = {"Tensor.const_data_ptr", "Tensor.cfloat", "Tensor.cdouble", "Tensor.ipu", "Tensor.mtia"}
 
 
 def _problems(key: str) -> list:
