@@ -14,6 +14,7 @@ import numpy as np
 from . import _dtype as D
 from . import _layout as _L
 from ._dtype import NotAScalar as _NotAScalar
+from . import _backend as _B
 from ._device import device as _device_cls, _cpu, _check_device, NO_ATEN_CUDA
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
@@ -130,15 +131,18 @@ class Tensor:
 
     @property
     def device(self) -> _device_cls:
-        return _cpu
+        d = self._data
+        return _cpu if type(d) is np.ndarray else _B.device_of(d)  # NOTE [device seam] in ember/_backend.py
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        d = self._data
+        return type(d) is not np.ndarray and _B.device_of(d).type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        d = self._data
+        return type(d) is np.ndarray or _B.device_of(d).type == "cpu"
 
     @property
     def layout(self):
@@ -410,7 +414,12 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as an ndarray sharing memory."""
+        """The data as an ndarray sharing memory (a CPU tensor's only; ``force=True`` copies others to the host)."""
+        if type(self._data) is not np.ndarray and not _B.is_cpu_array(self._data):
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                                "the tensor to host memory first.")
+            return _B.to_host(self._data)
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -518,7 +527,12 @@ class Tensor:
         fmt = kwargs.get("memory_format")
         dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
-            _check_device(dev)
+            dev = _check_device(dev)
+            src = self.device
+            if src != dev and not (dev.index is None and src.type == dev.type):
+                from .ops.device import to_device
+
+                return to_device(self, dev).to(dtype=dtype, memory_format=fmt or _L.preserve_format)
         if fmt is not None and fmt is not _L.preserve_format and not _L.is_contiguous(self._data, fmt):
             t = self if dtype is None or dtype is self._dtype else _convert(self, dtype)
             return _S.clone(t, memory_format=fmt)
@@ -560,8 +574,8 @@ class Tensor:
         return self.to(other._dtype)
 
     def cpu(self, *, memory_format=_L.preserve_format) -> "Tensor":
-        """The tensor itself (it is on the CPU), or a copy laid out as ``memory_format`` asks."""
-        return self.to(memory_format=memory_format)
+        """The tensor on the CPU: itself when it is there (and laid out as ``memory_format`` asks), else a copy."""
+        return self.to(_cpu, memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         return _to_accelerator(self, "cuda", device)
@@ -615,8 +629,17 @@ class Tensor:
         return self.to(D.bool)
 
     def pin_memory(self, device=None) -> "Tensor":
-        """torch's error: pinning needs an accelerator, which ember never has."""
-        raise RuntimeError("Cannot access accelerator device when none is available.")
+        """The tensor, for fast copies to the GPU (torch's error without one). Host memory is not pinned: NumPy
+        allocates it, and CuPy copies from any host array."""
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                          "argument.", DeprecationWarning, stacklevel=2)
+        if not _B.cuda_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if not self.is_cpu:
+            raise RuntimeError(f"cannot pin 'torch.cuda.{self._dtype._scalar_name}Tensor' only dense CPU tensors can be "
+                               "pinned")
+        return self
 
     def share_memory_(self) -> "Tensor":
         """Move the memory to shared memory (NOTE [shared tensors] in ember/multiprocessing/_reductions.py)."""
@@ -649,7 +672,11 @@ class Tensor:
         return False
 
     def get_device(self) -> int:
-        return -1
+        d = self._data
+        if type(d) is np.ndarray:
+            return -1
+        dev = _B.device_of(d)
+        return -1 if dev.type == "cpu" else dev.index
 
 
     # ----------------------------------------------------------------- ops (ember.ops)
@@ -894,26 +921,26 @@ class Tensor:
 
     # new_* take torch's factory options; ember/_args.py checks layout and pin_memory (bind, below)
     def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
-        return _FA.tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+        return _FA.tensor(data, dtype=dtype or self._dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad=False):
-        return _FA.zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+        return _FA.zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
     def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
                  requires_grad=False):
-        return _FA.ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+        return _FA.ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                         requires_grad=requires_grad)
 
     def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad=False):
-        return _FA.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+        return _FA.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
                  requires_grad=False):
-        return _FA.full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu",
+        return _FA.full(size, fill_value, dtype=dtype or self._dtype, device=device or self.device,
                         requires_grad=requires_grad)
 
     def equal(self, other) -> bool:
@@ -1297,10 +1324,14 @@ LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in
 
 
 def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
-    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
-    accelerator, which does not exist)."""
-    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
-    return t  # pragma: no cover - _check_device raises
+    """Tensor.cuda / xpu / ipu / mtia: the tensor on that accelerator, or torch's errors without it (an index
+    asks for the current accelerator, which then does not exist)."""
+    if kind == "cuda" and isinstance(device, int) and _B.cuda_available():
+        device = _device_cls("cuda", device)
+    dev = _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    if dev.type != kind:
+        raise RuntimeError(f"Invalid device, must be {kind} device")
+    return t.to(dev)
 
 
 def _torch_type_name(cls: type) -> str:

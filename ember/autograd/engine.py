@@ -32,6 +32,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _kernels
 from .._tensor import Tensor, Size, _wrap
 from . import anomaly_mode as _anomaly
@@ -41,7 +42,6 @@ from .grad_mode import _mode
 __all__ = ["run_backward", "queue_callback"]
 
 _nd = np.ndarray
-_asarray = np.asarray
 _fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
 _np_add = np.add
 
@@ -204,7 +204,7 @@ def _sum_grads(old, g):
                 a = old._data
             out = a + b
             if type(out) is not _nd:  # 0-d arrays sum to NumPy scalars
-                out = _asarray(out, a.dtype)
+                out = _B.asarray(out, a.dtype)
             return _wrap(out, old._dtype)
     return old + g
 

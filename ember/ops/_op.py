@@ -40,6 +40,14 @@ of the op the differentiable formula dispatches to, on the arrays that dispatch 
 by ``wrap_raw`` as ``apply`` wraps them. Each such path is tested bit-equal to its differentiable formula
 (tests/ops/test_raw_backward.py and tests/autograd/test_engine_fast_paths.py).
 
+# NOTE [device check]
+torch refuses an op whose tensors live on two devices ("Expected all tensors to be on the same device, but found
+at least two devices, cuda:0 and cpu!"), except 0-d CPU tensors, which enter a CUDA op as scalars. ``apply``
+pays one type check per tensor input for it: an input whose array is not exactly ``numpy.ndarray`` sends the
+call to ``_on_device``, which checks the devices (NOTE [device seam] in ember/_backend.py), moves 0-d CPU
+tensors to the op's device, and then runs the op as ``apply`` does. Kernels never see mixed devices. An op
+whose result is on another device by design (the device move) declares ``moves = True``.
+
 # NOTE [forward formulas]
 Forward-mode AD (NOTE [forward AD] in ember/autograd/forward_ad.py) asks an op for
 ``cls.jvp(args, out, tangents)``: ``args`` as given to ``apply`` (tensors and attributes), ``out`` the result,
@@ -70,6 +78,7 @@ import sys
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._malloc import foreign_error as _foreign_error
 from .._tensor import Tensor, _wrap, _wrap_out, _new
@@ -79,6 +88,8 @@ from ..autograd import anomaly_mode as _anomaly
 from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
+_nd = np.ndarray
+_StandIn = _B.StandInArray
 _BY_NUM = D._BY_NUM
 # NumPy dtype -> ember dtype: one dict lookup per output (dtype objects hash and compare cheaply)
 _BY_DT = D._BY_NP
@@ -128,6 +139,8 @@ class Op(G.Node):
     # torch's op name when it refuses to record the op for complex outputs ("... does not support automatic
     # differentiation for outputs with complex dtype.")
     no_complex_grad: str | None = None
+    # The result is on another device than the inputs by design (a device move: NOTE [device check]).
+    moves = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -165,7 +178,7 @@ class Op(G.Node):
             if _mode.grad_enabled:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
-                        return _record(cls, args)
+                        return _record(cls, args) if _on_host(args) else _on_device(cls, args)
             # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
             # reduced-precision path, NOTE [reduced precision]).
             n = len(args)
@@ -175,10 +188,14 @@ class Op(G.Node):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
+                    if type(a) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 if isinstance(b, Tensor):
                     if b._dtype._reduced:
                         return _apply_reduced(cls, args)
                     b = b._data
+                    if type(b) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 out = cls.forward(None, a, b)
             elif n == 1:
                 a = args[0]
@@ -186,6 +203,8 @@ class Op(G.Node):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
+                    if type(a) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 out = cls.forward(None, a)
             elif n == 3:
                 a, b, c = args
@@ -193,14 +212,20 @@ class Op(G.Node):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
+                    if type(a) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 if isinstance(b, Tensor):
                     if b._dtype._reduced:
                         return _apply_reduced(cls, args)
                     b = b._data
+                    if type(b) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 if isinstance(c, Tensor):
                     if c._dtype._reduced:
                         return _apply_reduced(cls, args)
                     c = c._data
+                    if type(c) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 out = cls.forward(None, a, b, c)
             else:
                 vals = []
@@ -209,6 +234,8 @@ class Op(G.Node):
                         if a._dtype._reduced:
                             return _apply_reduced(cls, args)
                         a = a._data
+                        if type(a) is not _nd:  # NOTE [device check]
+                            return _on_device(cls, args)
                     vals.append(a)
                 out = cls.forward(None, *vals)
         except (MemoryError, TypeError, ValueError, IndexError) as e:
@@ -540,8 +567,78 @@ def _common_float(vals):
     return d.np if d is not None else None
 
 
+def _on_host(args) -> bool:
+    """Whether every tensor in ``args`` holds a plain NumPy array (NOTE [device check])."""
+    for a in args:
+        if isinstance(a, Tensor) and type(a._data) is not _nd:
+            return False
+    return True
+
+
+def _mixed(first, second) -> RuntimeError:
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {first} "
+                        f"and {second}!")
+
+
+def _on_device(cls, args):
+    """``apply`` for inputs not all on plain host arrays: the device check, then the op (NOTE [device check])."""
+    dev = None  # the first device other than the CPU, as torch's common device
+    host = False  # a CPU tensor of one or more dimensions
+    scalars = False  # a 0-d CPU tensor
+    stand_in = False
+    for a in args:
+        if isinstance(a, Tensor):
+            arr = a._data
+            if _B.is_cpu_array(arr):
+                if arr.ndim:
+                    host = True
+                else:
+                    scalars = True
+                continue
+            d = _B.device_of(arr)
+            if dev is None:
+                dev = d
+                stand_in = type(arr) is _StandIn
+            elif d != dev:
+                raise _mixed(dev, d)
+    if dev is not None:
+        if host and not cls.moves:
+            raise _mixed(dev, _B._cpu)
+        if scalars and not cls.moves:
+            from .device import to_device
+
+            args = tuple(to_device(a, dev) if isinstance(a, Tensor) and _B.is_cpu_array(a._data) else a
+                         for a in args)
+    if _mode.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        out = _record(cls, args)
+    elif any(isinstance(a, Tensor) and a._dtype._reduced for a in args):
+        out = _reduced(cls, args)
+    else:
+        res = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+        if type(res) is tuple:
+            out = tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in res)
+        else:
+            out = _wrap(res, _BY_DT.get(res.dtype) or _dtype_of(res))
+            if cls.is_view:
+                _link_view(out, args[0])
+    if stand_in and not cls.moves:
+        for t in out if type(out) is tuple else (out,):
+            if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [cuda stand-in]: a host result
+                t._data = t._data.view(_StandIn)
+                _B.host_results.add(cls.__name__)
+                node = t._grad_fn
+                for sv in (node._saved or ()) if node is not None else ():
+                    if type(sv) is _SavedTensor and sv._is_output and type(sv._data) is _nd:
+                        sv._data = sv._data.view(_StandIn)
+    return out
+
+
 def _apply_reduced(cls, args):
     """``apply`` without a graph for ops with a 16-bit float input."""
+    return _reduced(cls, args) if _on_host(args) else _on_device(cls, args)
+
+
+def _reduced(cls, args):
     out = _forward_reduced(cls, None, [a._data if isinstance(a, Tensor) else a for a in args])
     if type(out) is tuple:
         return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)

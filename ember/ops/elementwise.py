@@ -443,13 +443,13 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         if to_float and k not in "fc":
             dt = _default_float()
         a, b = _prep(self, other, dt)
-        if type(a) is not _nd:
+        if type(a) not in _A._ARR:
             a = np.asarray(a).astype(dt)
         try:
             out = fn(a, b)
         except ValueError:
             raise _broadcast_error(a, b) from None
-        return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
+        return out if type(out) is _nd and out.dtype == dt else _A._B.asarray(out, dt)
     return forward
 
 
@@ -829,7 +829,7 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
             for n, v in zip(attrs, values):
                 setattr(ctx, n, v)
         dt = D.result_type(self, other, third).np
-        arrs = [x.astype(dt, copy=False) if type(x) is _nd else x for x in (self, other, third)]
+        arrs = [x.astype(dt, copy=False) if type(x) in _A._ARR else x for x in (self, other, third)]
         try:
             out = kernel(*arrs, *values)
         except ValueError:

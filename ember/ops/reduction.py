@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
@@ -66,7 +67,7 @@ class Sum(Op):
         if dtype is None or dtype.np == self.dtype:
             return _fsum(self, dims, keepdim)  # NOTE [einsum reductions]
         out = np.sum(self, axis=dims, keepdims=keepdim, dtype=dtype.np)
-        return np.asarray(out) if type(out) is not np.ndarray else out
+        return _B.asarray(out) if type(out) is not np.ndarray else out
 
     def backward(ctx, grad):
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
@@ -106,7 +107,7 @@ class Mean(Op):
             return np.true_divide(out, n, out=out) if out.ndim else np.asarray(out / n, self.dtype)
         out = np.mean(self, axis=dims, keepdims=keepdim) if self.size else np.full(
             np.sum(self, axis=dims, keepdims=keepdim).shape, np.nan, self.dtype)
-        return np.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
+        return _B.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
 
     def backward(ctx, grad):
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) / ctx.n
