@@ -1476,7 +1476,7 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
 
 def _all_examples(t: Tensor) -> np.ndarray:
     """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
-    while type(t._data) is not np.ndarray and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
+    while type(t._data) not in _B.ARRAYS and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
         t = t._phys
     return t._data
 

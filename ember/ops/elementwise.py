@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _CPP_NAMES
@@ -404,7 +406,7 @@ def _predicate(pub: str, fn, on_complex=None):
     """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
     def pred(input: Tensor) -> Tensor:
         x = input._data
-        if type(x) is not np.ndarray:  # a batched tensor under vmap: elementwise, so on its physical value
+        if type(x) not in _B.ARRAYS:  # a batched tensor under vmap: elementwise, so on its physical value
             return input._rewrap(pred(input._phys))
         if x.dtype == np.bool_:
             x = x.view(np.uint8)

@@ -475,7 +475,7 @@ def _arg_api(name: str, fn):
         if input._dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
         a = input._data
-        if type(a) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
+        if type(a) not in _B.ARRAYS:  # values readable only through ops (a batched tensor under vmap)
             sel = globals()[name[3:]]
             if dim is None:
                 r = sel(input.reshape(-1), 0).indices

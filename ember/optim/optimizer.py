@@ -275,16 +275,18 @@ class Optimizer:
             return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(Optimizer._cast_state(param, None, v) for v in value)
-        if isinstance(value, Tensor):
-            if key == "step" or not param.is_floating_point() or value._dtype == param._dtype:
+        if isinstance(value, Tensor):  # on the parameter's device, as torch's ('step' stays where it is)
+            if key == "step":
                 return value
-            return value.to(param._dtype)
+            if not param.is_floating_point() or value._dtype == param._dtype:
+                return value.to(param.device)
+            return value.to(param.device, param._dtype)
         if not (isinstance(value, np.ndarray) or hasattr(value, "numpy")):
             return value
         arr = np.array(_to_array(value), copy=True)
         if key != "step" and param._data.dtype.kind == "f":
             arr = arr.astype(param._data.dtype)
-        return F.from_numpy(arr)
+        return F.from_numpy(arr).to(param.device)
 
 
 _SIGNATURE_DEFAULTS: dict[type, dict] = {}
