@@ -1043,6 +1043,8 @@ class Tensor:
         return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        if isinstance(other, Tensor) and other._dtype is not self._dtype:  # (isclose's check)
+            raise RuntimeError(f"{self._dtype._scalar_name} did not match {other._dtype._scalar_name}")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor, _all_examples
+from .._tensor import _CPP_NAMES, Tensor, _all_examples
 from ..ops import conv as _C, pooling as _P, resample as _R
 from .. import _factories as _fac
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
@@ -42,10 +42,19 @@ def _shape_str(t: Tensor) -> str:
 
 
 # ------------------------------------------------------------------ convolution
+def _type_string(dt) -> str:
+    """A tensor's type as torch's C++ toString() names it (complex and bfloat16 have no legacy class name)."""
+    s = dt._scalar_name
+    return f"CPU{s}Type" if dt.is_complex or s == "BFloat16" else f"torch.{s}Tensor"
+
+
 def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed: bool, name: str):
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
                            f"size: {_shape_str(input)}")
+    if input.dtype.is_complex and weight.dtype != input.dtype:  # (torch's complex convolution checks this first)
+        raise RuntimeError(f"Input type ({_type_string(input.dtype)}) and weight type ({_type_string(weight.dtype)}) "
+                           "should be the same")
     if weight.dim() != nd + 2:
         raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
@@ -94,6 +103,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"Given weight of size {_shape_str(weight)}, expected bias to be 1-dimensional with "
                            f"{weight.shape[0]} elements, but got bias of size {_shape_str(bias)} instead")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name][0]}) and bias type "
+                           f"({_CPP_NAMES[bias.dtype.name][0]}) should be the same")
     y = _C.convolution(x, weight, bias, stride, padding, dilation, False, (0,) * nd, groups)
     return y if batched else y.squeeze(0)
 
@@ -112,6 +124,13 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     x, batched = _conv_checks(input, weight, nd, groups, True, name)
+    if bias is not None and bias.dtype != input.dtype:
+        if input.dtype.is_complex:
+            raise RuntimeError(f"Input type ({_type_string(input.dtype)}) and bias type ({_type_string(bias.dtype)}) "
+                               "should be the same")
+        if bias.dtype.is_complex:  # a real bias of another dtype is cast to the input's
+            raise RuntimeError(f"result type {_title(bias.dtype)} can't be cast to the desired output type "
+                               f"{_title(input.dtype)}")
     stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
     dilation, opad = _tuple(dilation, nd, "dilation"), _tuple(output_padding, nd, "output_padding")
     if any(opad[i] >= stride[i] and opad[i] >= dilation[i] for i in range(nd)):

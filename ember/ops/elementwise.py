@@ -770,6 +770,8 @@ _heaviside = _binary_function("heaviside", "")
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes required)."""
     if isinstance(input, Tensor) and isinstance(values, Tensor) and input._dtype is not values._dtype:
+        if input._dtype.is_complex or values._dtype.is_complex:
+            raise RuntimeError(_COMPLEX_BINARY_ERRORS["heaviside_cpu"])
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return _heaviside(input, values, out=out)
 
