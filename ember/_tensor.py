@@ -525,21 +525,30 @@ class Tensor:
         return _convert(self, self._dtype if dtype is None else dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
-        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
+        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``: a dtype, a legacy type
+        class or its name, or ``Tensor`` itself (the default tensor type)."""
+        for k in kwargs:
+            if k not in ("async", "memory_format"):
+                raise TypeError(f"type() got an unexpected keyword argument '{k}'")
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
         if isinstance(dtype, str):
             if dtype.startswith("torch.cuda."):
                 raise RuntimeError(NO_ATEN_CUDA)
-            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            legacy = D.get_default_dtype() if dtype == "torch.Tensor" else (
+                _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None)
             if legacy is None:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
-        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
-            raise RuntimeError(NO_ATEN_CUDA)
-        elif not isinstance(dtype, (D.dtype, type)):
+        elif dtype is Tensor:
+            dtype = D.get_default_dtype()
+        elif isinstance(dtype, type):
+            if getattr(dtype, "is_cuda", False) is True:  # ember.cuda.FloatTensor ...
+                raise RuntimeError(NO_ATEN_CUDA)
+            raise ValueError(f"invalid type: '{_torch_type_name(dtype)}'")
+        elif not isinstance(dtype, D.dtype):
             raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
@@ -552,8 +561,16 @@ class Tensor:
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
-        _check_device("cuda")
-        return self  # pragma: no cover - _check_device raises
+        return _to_accelerator(self, "cuda", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "xpu", device)
+
+    def ipu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "ipu", device)
+
+    def mtia(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "mtia", device)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -1513,6 +1530,28 @@ class Tensor:
 
         return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
+    def to_sparse_coo(self) -> "Tensor":
+        return self.to_sparse()
+
+    # A strided tensor has no COO parts: torch's refusals (ember.sparse.SparseTensor overrides these)
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.dim()
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
@@ -1603,6 +1642,23 @@ class _LegacyTensorType(type):
 
 
 LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
+
+
+def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
+    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
+    accelerator, which does not exist)."""
+    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    return t  # pragma: no cover - _check_device raises
+
+
+def _torch_type_name(cls: type) -> str:
+    """A class as torch's C++ argument errors name it: torch's C types by their dotted name, others by name."""
+    if cls is _LegacyTensorType:
+        return "torch.tensortype"
+    if cls.__module__.startswith("ember") and cls.__name__ in ("Size", "dtype", "device", "Generator", "layout",
+                                                               "memory_format"):
+        return "torch." + cls.__name__
+    return cls.__name__
 
 
 _new_size = tuple.__new__

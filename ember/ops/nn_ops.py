@@ -588,3 +588,51 @@ class HuberLoss(Op):
 
 __all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "BinaryCrossEntropy",
             "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
+
+
+# ---------------------------------------------------------------------------------------------- CrossMapLRN2d
+# NOTE [CrossMapLRN2d's windows]: torch's legacy CrossMapLRN2d (a Python autograd Function) sums squares over
+# a running window that never drops channel 0 (it subtracts channel c - pre_pad only for c > pre_pad), and its
+# hand-written backward sums over a window shifted against the forward one; the backward is therefore not the
+# derivative of the forward (gradcheck fails in torch). The oracle is torch: both windows are reproduced as 0/1
+# channel matrices (forward: row c sums {0} and [c - p + 1, c + p - 1] with p = (size - 1) // 2 + 1; backward:
+# [c - q, c + size - 1 - q] with q = size - (size - 1) / 2 truncated), so values and gradients are torch's.
+def _lrn_windows(c: int, size: int, dtype) -> tuple:
+    pre = int((size - 1) / 2 + 1)
+    q = int(size - (size - 1) / 2)
+    idx = np.arange(c)
+    rows, cols = idx[:, None], idx[None, :]
+    fwd = ((cols >= rows - pre + 1) & (cols <= rows + pre - 1)) | (cols == 0)
+    bwd = (cols >= rows - q) & (cols <= rows + size - 1 - q)
+    return fwd.astype(dtype), bwd.astype(dtype), q
+
+
+class CrossMapLrn2d(Op):
+    """out = x * (k + alpha / size * window sum of x**2) ** -beta; backward: torch's formula (NOTE
+    [CrossMapLRN2d's windows])"""
+
+    __slots__ = ("size", "alpha", "beta", "k")
+    _name = "CrossMapLRN2dBackward"
+    inputs = save = ("self", "result")
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, size, alpha, beta, k):
+        if ctx is not None:
+            ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        n, c = self.shape[:2]
+        sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
+        return self * (k + (alpha / size) * sums) ** -beta
+
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
+        n, c = x.shape[:2]
+        fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
+            raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
+        scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k
+        ratio = (grad * out / scale).reshape(n, c, -1)
+        acc = (_wrap(bwd, x._dtype) @ ratio).reshape(x.shape)
+        return scale.pow(-beta) * grad - x * acc * (2 * alpha * beta / size)

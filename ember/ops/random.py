@@ -376,7 +376,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     rng = _rng(generator)
     if size is not None:
-        if (mt and mean._data.ndim) or (st and std._data.ndim):
+        if (mt and mean._data.ndim) or (st and std._data.ndim) or not all(
+                isinstance(v, (Tensor, int, float, np.integer, np.floating)) for v in (mean, std)):
             raise _normal_error((mean, std, size), {})
         from .._factories import _size, _finish, _float_dtype
 

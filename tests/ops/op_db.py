@@ -786,6 +786,17 @@ def _nn_entries():
                               .smooth_l1_loss(x * 2, t, reduction=r, beta=b), pairs))
             out.append(OpInfo(f"F.huber_loss delta={beta / 2} {red}", lambda lib, x, t, r=red, b=beta / 2:
                               lib.nn.functional.huber_loss(x * 2, t, reduction=r, delta=b), pairs))
+
+    def lrn(rng):
+        yield Sample((_r(rng, (2, 5, 3, 2)),), "N,C,H,W")
+        yield Sample((_r(rng, (1, 3, 2, 2), F64),), "float64")
+        yield Sample(nc_arrays(_r(rng, (2, 4, 3, 2))), "non-contiguous", nc=True)
+
+    # torch's legacy Function: its backward is not differentiable (nor the forward's derivative)
+    for size in (3, 4):
+        out.append(OpInfo(f"nn.CrossMapLRN2d size={size}", lambda lib, x, n=size: lib.nn.CrossMapLRN2d(n, 0.5, 0.75,
+                                                                                                     1.5)(x),
+                          lrn, gradgrad=False))
     return out
 
 def _comparison_entries():
