@@ -219,19 +219,39 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = 
     return _finish((start + np.arange(n) * step).astype(d.np), d, requires_grad, device)
 
 
+def _number(v):
+    """A Python number, or a 0-d tensor's value."""
+    return v._data.item() if isinstance(v, Tensor) else v
+
+
+def _spaced_dtype(fname: str, start, end, dtype) -> D.dtype:
+    """linspace/logspace's dtype: a complex end point (number or tensor) infers the default dtype's complex form,
+    which a real ``dtype`` cannot hold."""
+    if not any(isinstance(v, complex) or (isinstance(v, Tensor) and v._dtype.is_complex) for v in (start, end)):
+        return _float_dtype(dtype)
+    inferred = D.get_default_dtype().to_complex()
+    if dtype is None:
+        return inferred
+    d = D.to_dtype(dtype)
+    if not d.is_complex:
+        raise RuntimeError(f"torch.{fname}(): inferred dtype {_CPP_NAMES[inferred.name][0]} can't be safely cast to "
+                           f"passed dtype {d._scalar_name}")
+    return d
+
+
 def linspace(start, end, steps: int, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = _out_dtype(out, dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    d = _float_dtype(dtype)
-    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device, out)
+    d = _spaced_dtype("linspace", start, end, dtype)
+    return _finish(np.linspace(_number(start), _number(end), steps).astype(d.np), d, requires_grad, device, out)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    d = _float_dtype(dtype)
-    return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device)
+    d = _spaced_dtype("logspace", start, end, dtype)
+    return _finish(np.logspace(_number(start), _number(end), steps, base=base).astype(d.np), d, requires_grad, device)
 
 
 def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:

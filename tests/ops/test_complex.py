@@ -143,10 +143,31 @@ FACTORIES = [
     lambda lib: lib.ones(2).cfloat(), lambda lib: lib.ones(2).cdouble(),
 ]
 
+# complex end points infer a complex dtype (NumPy's spacing: last bits may differ from torch's kernel)
+SPACED = [
+    lambda lib: lib.linspace(1j, 3 + 2j, 5), lambda lib: lib.linspace(0, 1 + 1j, 3, dtype=lib.complex128),
+    lambda lib: lib.linspace(lib.tensor(1j, dtype=lib.complex128), 2, 4), lambda lib: lib.logspace(0, 1j, 3),
+    lambda lib: lib.logspace(0, 1 + 1j, 3, base=2, dtype=lib.complex128),
+]
+
 
 @pytest.mark.parametrize("make", FACTORIES)
 def test_factories(make):
     assert_close(make(ember), make(torch), 0, 0)
+
+
+@pytest.mark.parametrize("make", SPACED)
+def test_spaced_factories_infer_complex(make):
+    assert_close(make(ember), make(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linspace(0, 1 + 1j, 3, dtype=lib.float32),
+    lambda lib: lib.linspace(lib.tensor(1j), 2, 3, dtype=lib.float64),
+    lambda lib: lib.logspace(0, 1j, 3, dtype=lib.int64),
+])
+def test_spaced_factories_refuse_a_real_dtype_for_complex_ends(call):
+    same_error(call)
 
 
 @pytest.mark.parametrize("make", [
