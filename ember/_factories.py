@@ -165,6 +165,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
+    fill_value = D.scalar_into(fill_value, d)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device, out)
@@ -172,7 +173,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     d = _float_dtype(dtype)
-    return _finish(np.asarray(s, d.np), d, requires_grad, device)
+    return _finish(np.asarray(D.scalar_into(s, d), d.np), d, requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -379,7 +380,7 @@ def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> T
 
 def _fill_value(v):
     def fill(out):
-        out[...] = v
+        out[...] = D.scalar_into(v, D.from_numpy_dtype(out.dtype))
     return fill
 
 

@@ -470,6 +470,8 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)//2 dims: pad = (left_last, right_last, left_2nd_last, ...)."""
+    if isinstance(value, complex):  # (torch's signature: a float, also for complex inputs)
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")

@@ -445,6 +445,8 @@ def _setitem(self: Tensor, key, value) -> None:
         if _is_batched(value):
             raise _vmap_write_error("inplace arithmetic")
 
+    if not isinstance(value, Tensor):
+        value = D.scalar_into(value, self._dtype)
     k, basic = _convert_key(key, stacklevel=5)  # user -> __setitem__ -> setitem -> _setitem -> here
     node = setitem_node(k, basic, self._data.shape)
     if not basic:

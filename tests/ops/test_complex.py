@@ -254,6 +254,37 @@ def test_random_complex_samples_have_torchs_moments(make):
     lambda lib: lib.bincount(lib.ones(2, 2)),
     lambda lib: lib.bincount(lib.tensor([True])),
     lambda lib: lib.bincount(lib.ones(2, dtype=lib.complex64)),
+    # a complex number into a real tensor: torch's Scalar conversion (its imaginary part must be 0)
+    lambda lib: lib.zeros(2).fill_(1j),
+    lambda lib: lib.zeros(2, requires_grad=True).clone().fill_(1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).fill_(2j),
+    lambda lib: lib.zeros(2).masked_fill(lib.tensor([True, False]), 1j),
+    lambda lib: lib.full((2,), 1j, dtype=lib.float16),
+    lambda lib: lib.full((2,), 1j, dtype=lib.uint8),
+    lambda lib: lib.full_like(lib.zeros(2), 1j),
+    lambda lib: lib.zeros(2, dtype=lib.float64).new_full((2,), 1j),
+    lambda lib: lib.scalar_tensor(1j),
+    lambda lib: lib.zeros(2).__setitem__(0, 1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).__setitem__(0, 1j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1j, reduce="add"),
+    lambda lib: lib.zeros(2).index_fill(0, lib.tensor([0]), 1 + 0j),
+    lambda lib: lib.lerp(lib.zeros(2), lib.ones(2), 1j),
+    lambda lib: lib.addcmul(lib.zeros(2), lib.ones(2), lib.ones(2), value=1j),
+    lambda lib: lib.addcdiv(lib.zeros(2), lib.ones(2), lib.ones(2), value=2j),
+    lambda lib: lib.add(lib.zeros(2), lib.ones(2), alpha=1 + 0j),
+    lambda lib: lib.zeros(2).sub_(lib.ones(2), alpha=1j),
+    lambda lib: lib.add(lib.zeros(2, dtype=lib.int64), 2, alpha=1.5),
+    lambda lib: lib.zeros(2).clamp(1j),
+    lambda lib: lib.zeros(2, dtype=lib.float64).clamp(max=2j),
+    lambda lib: lib.zeros(2).clamp_min(1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).clamp(1j),
+    lambda lib: lib.tensor([1.5, 2j], dtype=lib.float32),
+    lambda lib: lib.tensor([[1, 2j]], dtype=lib.int32),
+    lambda lib: lib.zeros(2).index_put((lib.tensor([0]),), lib.tensor(5j)),
+    lambda lib: lib.zeros(2).masked_scatter(lib.tensor([True, False]), lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.nn.functional.pad(lib.ones(2, dtype=lib.complex64), (1, 1), value=1j),
+    lambda lib: lib.nn.functional.glu(lib.ones(4, dtype=lib.complex64)),
 ], ids=lambda f: "")
 def test_errors_match_torch(call):
     same_error(call)
@@ -396,3 +427,17 @@ def test_histograms_of_half_precision_values(dtype):
     x = np.array([0.1, 0.5, 0.7, 2.0, 0.3], np.float32)
     check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3), x, grad=False)
     check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3, 0, 1), x, grad=False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.full((2,), 1 + 0j, dtype=lib.float32), lambda lib: lib.full((2,), 2j, dtype=lib.bool),
+    lambda lib: lib.zeros(2).fill_(3 + 0j), lambda lib: lib.zeros(2).clamp(1 + 0j),
+    lambda lib: lib.lerp(lib.zeros(2), lib.ones(2), 0.5 + 0j), lambda lib: lib.addcmul(lib.zeros(2), lib.ones(2),
+                                                                                        lib.ones(2), value=2 + 0j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1 + 0j),
+    lambda lib: lib.add(lib.zeros(2, dtype=lib.complex64), lib.ones(2), alpha=1j),
+    lambda lib: lib.ones(2, dtype=lib.complex64).masked_fill(lib.tensor([True, False]), 2j),
+    lambda lib: lib.ones(2, dtype=lib.complex64).index_fill(0, lib.tensor([1]), 1j),
+])
+def test_complex_numbers_with_a_zero_imaginary_part_convert(make):
+    assert_close(make(ember), make(torch), 0, 0)
