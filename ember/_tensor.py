@@ -77,6 +77,13 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
+def _type_string(dt: D.dtype) -> str:
+    """A CPU tensor's type as torch's C++ toString() names it in messages: the legacy class name, or CPU...Type for
+    the dtypes without one there (complex, bfloat16)."""
+    s = dt._scalar_name
+    return f"CPU{s}Type" if dt.is_complex or s == "BFloat16" else f"torch.{s}Tensor"
+
+
 def _named_methods(table: dict) -> dict:
     """``table`` (name -> function made by a factory) with each function named and documented as ``Tensor.name``."""
     for n, f in table.items():

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._tensor import _CPP_NAMES, Tensor, _all_examples
+from .._tensor import _CPP_NAMES, Tensor, _all_examples, _type_string
 from ..ops import conv as _C, pooling as _P, resample as _R
 from .. import _factories as _fac
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
@@ -43,12 +43,6 @@ def _shape_str(t: Tensor) -> str:
 
 
 # ------------------------------------------------------------------ convolution
-def _type_string(dt) -> str:
-    """A tensor's type as torch's C++ toString() names it (complex and bfloat16 have no legacy class name)."""
-    s = dt._scalar_name
-    return f"CPU{s}Type" if dt.is_complex or s == "BFloat16" else f"torch.{s}Tensor"
-
-
 def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed: bool, name: str):
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
@@ -491,6 +485,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode != "circular" and 0 in input.shape[nd - k - 1:]:  # only a batch dim may be empty
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_shape_str(input)}")
     maps = []
     for i in range(k):  # axis nd-k+i is padded by pad[2*(k-1-i)], pad[2*(k-1-i)+1]
         ax = nd - k + i
@@ -501,8 +498,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                                f"but got: padding ({lo}, {hi}) at dimension {ax} of input {_shape_str(input)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if mode == "replicate" and n == 0 and (lo or hi):
-            raise RuntimeError(f"Expected input's padded dimensions to be non-empty, got {_shape_str(input)}")
         maps.append(_R.Take(_pad_index(n, lo, hi, mode), n) if lo or hi else None)
     name = _PAD_NAMES[mode] + ("" if mode == "circular" else f"{k}D")
     return _R.axis_map(name, input, tuple(maps))
