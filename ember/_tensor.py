@@ -98,8 +98,11 @@ class Tensor:
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_vc", "_base", "_acc", "_ext", "__weakref__")
 
-    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])).
+    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])); ``Tensor(t)`` is an
+    # alias of ``t`` (a view of any dtype, as torch's).
     def __new__(cls, *args, **kwargs):
+        if cls is Tensor and len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            return _I.Alias.apply(args[0])
         self = object.__new__(cls)
         _init(self, np.empty(0, np.float32), D.float32, False)
         return self
@@ -107,6 +110,8 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and isinstance(args[0], Tensor) and type(self) is Tensor:
+            return  # (the alias __new__ made)
         self._dtype = D.get_default_dtype()
         self._data = _legacy_array(args, self._dtype)
 
@@ -1517,6 +1522,8 @@ class Tensor:
         if kwargs.pop("device", None) not in (None, "cpu"):
             raise RuntimeError("ember tensors live on the CPU")
         if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0]._dtype is not self._dtype:
+                raise TypeError(f"expected {_tensor_options(self._dtype)} (got {_tensor_options(args[0]._dtype)})")
             return args[0]
         return _wrap(_legacy_array(args, self._dtype), self._dtype)
 
@@ -1640,6 +1647,11 @@ def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:
     return np.zeros(tuple(args) if args else (0,), dtype.np)
 
 
+def _tensor_options(dt: D.dtype) -> str:
+    return (f"TensorOptions(dtype={_CPP_NAMES[dt.name][0]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
 class _LegacyTensorType(type):
     """``ember.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` tests of it."""
 
@@ -1647,6 +1659,11 @@ class _LegacyTensorType(type):
         return isinstance(obj, Tensor) and obj._dtype is cls.dtype
 
     def __call__(cls, *args) -> "Tensor":
+        if len(args) == 1 and isinstance(args[0], Tensor):  # an alias, of this class's dtype only
+            src = args[0]._dtype
+            if src is not cls.dtype:
+                raise TypeError(f"expected {_tensor_options(cls.dtype)} (got {_tensor_options(src)})")
+            return _I.Alias.apply(args[0])
         return _wrap(_legacy_array(args, cls.dtype), cls.dtype)
 
     def __repr__(cls) -> str:
