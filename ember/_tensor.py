@@ -78,14 +78,24 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
+def _type_string(dt: D.dtype) -> str:
+    """A CPU tensor's type as torch's C++ toString() names it in messages: the legacy class name, or CPU...Type for
+    the dtypes without one there (complex, bfloat16)."""
+    s = dt._scalar_name
+    return f"CPU{s}Type" if dt.is_complex or s == "BFloat16" else f"torch.{s}Tensor"
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_vc", "_base", "_acc", "_ext", "__weakref__")
 
-    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])).
+    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])); ``Tensor(t)`` is an
+    # alias of ``t`` (a view of any dtype, as torch's).
     def __new__(cls, *args, **kwargs):
+        if cls is Tensor and len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            return _I.Alias.apply(args[0])
         self = object.__new__(cls)
         _init(self, np.empty(0, np.float32), D.float32, False)
         return self
@@ -93,6 +103,8 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and isinstance(args[0], Tensor) and type(self) is Tensor:
+            return  # (the alias __new__ made)
         if device is not None:
             kind = (device if isinstance(device, _device_cls) else _device_cls(device)).type
             if kind != "cpu":
@@ -856,7 +868,12 @@ class Tensor:
         if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim
                                                                  or value._ext is not None)):
             return _IP.inplace(self, _I.fill_value, value)
-        return _fill(self, value.item() if isinstance(value, Tensor) else value)
+        if isinstance(value, Tensor):
+            value = value.item()
+            if isinstance(value, complex) and not self._dtype.is_complex:  # a tensor's value is cast, as copy_'s
+                warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+                value = value.real
+        return _fill(self, D.scalar_into(value, self._dtype))
 
     def copy_(self, other, non_blocking: bool = False):
         """Copy ``other`` (broadcast) into this tensor in place (``non_blocking``: a no-op on the CPU, as torch's)."""
@@ -948,6 +965,8 @@ class Tensor:
         return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        if isinstance(other, Tensor) and other._dtype is not self._dtype:  # (isclose's check)
+            raise RuntimeError(f"{self._dtype._scalar_name} did not match {other._dtype._scalar_name}")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----
@@ -1184,6 +1203,8 @@ class Tensor:
         if kwargs.pop("device", None) not in (None, "cpu"):
             raise RuntimeError("ember tensors live on the CPU")
         if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0]._dtype is not self._dtype:
+                raise TypeError(f"expected {_tensor_options(self._dtype)} (got {_tensor_options(args[0]._dtype)})")
             return args[0]
         return _wrap(_legacy_array(args, self._dtype), self._dtype)
 
@@ -1307,6 +1328,11 @@ def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:
     return np.zeros(tuple(args) if args else (0,), dtype.np)
 
 
+def _tensor_options(dt: D.dtype) -> str:
+    return (f"TensorOptions(dtype={_CPP_NAMES[dt.name][0]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
 class _LegacyTensorType(type):
     """``ember.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` tests of it."""
 
@@ -1314,6 +1340,11 @@ class _LegacyTensorType(type):
         return isinstance(obj, Tensor) and obj._dtype is cls.dtype
 
     def __call__(cls, *args) -> "Tensor":
+        if len(args) == 1 and isinstance(args[0], Tensor):  # an alias, of this class's dtype only
+            src = args[0]._dtype
+            if src is not cls.dtype:
+                raise TypeError(f"expected {_tensor_options(cls.dtype)} (got {_tensor_options(src)})")
+            return _I.Alias.apply(args[0])
         return _wrap(_legacy_array(args, cls.dtype), cls.dtype)
 
     def __repr__(cls) -> str:
