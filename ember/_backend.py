@@ -22,7 +22,9 @@ stand-in inputs stay on the stand-in device, as CuPy's results stay on the GPU).
 stand-in run must equal the CPU run exactly. Real CuPy kernels are checked on a GPU by tools/gpu_check.py.
 A kernel that makes a host array from a device input (``np.asarray(x)``, ``np.empty`` then filling it) would
 break on CuPy; on the stand-in ``Op.apply`` puts such results back on the device and records the op's name in
-``host_results``, so the stand-in tests can list them.
+``host_results``, so the stand-in tests can list them. ``EMBER_FAKE_CUDA=strict`` (``strict=True``) makes NumPy
+refuse host arrays beside stand-in ones with a TypeError, as CuPy does, which sends such ops down the host
+fallback (NOTE [host fallback] in ember/ops/_op.py).
 """
 from __future__ import annotations
 
@@ -33,16 +35,20 @@ import numpy as np
 from ._device import device, _cpu
 
 __all__ = ["StandInArray", "device_of", "is_cpu_array", "to_device", "to_host", "like", "xp", "cuda_available",
-           "cuda_device_count", "asarray", "ARRAYS", "enable_stand_in", "stand_in_enabled", "cupy", "host_results"]
+           "cuda_device_count", "is_host_only", "host_fallbacks", "asarray", "ARRAYS", "enable_stand_in", "stand_in_enabled", "cupy", "host_results"]
 
 _nd = np.ndarray
 _CUDA0 = device("cuda", 0)
 _cupy = [None, False]  # the cupy module once imported; whether the import was tried
-_stand_in = [os.environ.get("EMBER_FAKE_CUDA", "") not in ("", "0")]
+_stand_in = [os.environ.get("EMBER_FAKE_CUDA", "") not in ("", "0"), os.environ.get("EMBER_FAKE_CUDA") == "strict"]
 # The array types of every device: kernels test ``type(x) in ARRAYS`` where they tell arrays from Python scalars
 # (cupy.ndarray joins when CuPy is imported).
 ARRAYS: set = {_nd}
-host_results: set = set()  # ops whose kernel returned a host array for stand-in inputs (NOTE [cuda stand-in])
+host_results: set = set()
+host_fallbacks: set = set()  # ops run on the CPU because their kernel refused device arrays (NOTE [host fallback])
+# what CuPy says when NumPy code meets its arrays (a TypeError)
+_HOST_ONLY = ("Implicit conversion to a NumPy array is not allowed", "Unsupported type <class 'numpy.ndarray'>",
+              "Stand-in array mixed with a host array")  # ops whose kernel returned a host array for stand-in inputs (NOTE [cuda stand-in])
 
 
 def _unwrap(x):
@@ -70,6 +76,8 @@ class StandInArray(np.ndarray):
     ufuncs given one return stand-in arrays."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _stand_in[1]:
+            _refuse_host(inputs)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = _unwrap(out)
@@ -79,12 +87,20 @@ class StandInArray(np.ndarray):
         return _rewrap(res)
 
     def __array_function__(self, func, types, args, kwargs):
+        if _stand_in[1]:
+            _refuse_host(args)
         if "out" in kwargs and kwargs["out"] is not None:
             out = kwargs["out"]
             kwargs = dict(kwargs, out=_unwrap(out))
             func(*_unwrap(args), **kwargs)
             return out
         return _rewrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+
+def is_host_only(e: TypeError) -> bool:
+    """Whether ``e`` is a device array refused by NumPy code (NOTE [host fallback] in ember/ops/_op.py)."""
+    msg = str(e)
+    return any(m in msg for m in _HOST_ONLY)
 
 
 def asarray(x, dtype=None):
@@ -94,9 +110,20 @@ def asarray(x, dtype=None):
     return np.asarray(x, dtype)
 
 
-def enable_stand_in(on: bool = True) -> None:
-    """Make ``cuda`` the NumPy-backed stand-in device (True) or not (False); tests switch it per test."""
+def _refuse_host(values) -> None:
+    """Strict stand-in: a host array of one or more dimensions beside a stand-in array is refused, as CuPy does."""
+    for v in values:
+        if type(v) is _nd and v.ndim:
+            raise TypeError("Stand-in array mixed with a host array (CuPy: Unsupported type <class 'numpy.ndarray'>)")
+        if type(v) is tuple or type(v) is list:
+            _refuse_host(v)
+
+
+def enable_stand_in(on: bool = True, strict: bool = False) -> None:
+    """Make ``cuda`` the NumPy-backed stand-in device (True) or not (False); tests switch it per test.
+    ``strict``: NumPy functions refuse host arrays mixed with stand-in ones (TypeError), as CuPy's do."""
     _stand_in[0] = bool(on)
+    _stand_in[1] = bool(on and strict)
     from .cuda import _runtime
 
     _runtime.select()

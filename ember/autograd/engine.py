@@ -334,6 +334,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
 
     prev_mode = _mode.grad_enabled
     _mode.grad_enabled = create_graph
+    prev_backward = _mode.in_backward
+    _mode.in_backward = True  # backward formulas' host constants follow the gradient's device (NOTE [device check])
     check_nan = _anomaly._enabled and _anomaly._check_nan
     # The walk creates no reference cycles, so the cyclic collector has nothing to find here; its
     # passes over a large live graph would make backward superlinear in the graph size.
@@ -428,6 +430,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     finally:
         _tasks.stack.pop()
         _mode.grad_enabled = prev_mode
+        _mode.in_backward = prev_backward
         _restore_numpy(fp_token)
         if gc_was_enabled:
             gc.enable()

@@ -47,6 +47,16 @@ pays one type check per tensor input for it: an input whose array is not exactly
 call to ``_on_device``, which checks the devices (NOTE [device seam] in ember/_backend.py), moves 0-d CPU
 tensors to the op's device, and then runs the op as ``apply`` does. Kernels never see mixed devices. An op
 whose result is on another device by design (the device move) declares ``moves = True``.
+While the engine runs backward formulas (``_mode.in_backward``), CPU tensors are moved to the gradient's device
+instead of refused: formulas build constants (masks, identity matrices, index arrays a host kernel saved) as
+host arrays.
+
+# NOTE [host fallback]
+A kernel that cannot take device arrays (it converts an input with ``np.asarray``, or writes into a NumPy
+buffer: CuPy refuses implicit host copies with a TypeError) runs on the CPU instead: ``_on_host_instead``
+moves the inputs to the host and the results back, both recorded for autograd, and notes the op in
+``_backend.host_fallbacks``. Correct and slow; tools/gpu_check.py lists those ops, each a candidate for the
+namespace helpers of ember/_backend.py.
 
 # NOTE [forward formulas]
 Forward-mode AD (NOTE [forward AD] in ember/autograd/forward_ad.py) asks an op for
@@ -601,26 +611,31 @@ def _on_device(cls, args):
                 stand_in = type(arr) is _StandIn
             elif d != dev:
                 raise _mixed(dev, d)
-    if dev is not None:
-        if host and not cls.moves:
+    if dev is not None and not cls.moves:
+        if host and not _mode.in_backward:
             raise _mixed(dev, _B._cpu)
-        if scalars and not cls.moves:
+        if scalars or host:
             from .device import to_device
 
             args = tuple(to_device(a, dev) if isinstance(a, Tensor) and _B.is_cpu_array(a._data) else a
                          for a in args)
-    if _mode.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
-        out = _record(cls, args)
-    elif any(isinstance(a, Tensor) and a._dtype._reduced for a in args):
-        out = _reduced(cls, args)
-    else:
-        res = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
-        if type(res) is tuple:
-            out = tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in res)
+    try:
+        if _mode.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            out = _record(cls, args)
+        elif any(isinstance(a, Tensor) and a._dtype._reduced for a in args):
+            out = _reduced(cls, args)
         else:
-            out = _wrap(res, _BY_DT.get(res.dtype) or _dtype_of(res))
-            if cls.is_view:
-                _link_view(out, args[0])
+            res = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+            if type(res) is tuple:
+                out = tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in res)
+            else:
+                out = _wrap(res, _BY_DT.get(res.dtype) or _dtype_of(res))
+                if cls.is_view:
+                    _link_view(out, args[0])
+    except TypeError as e:
+        if dev is None or cls.moves or not _B.is_host_only(e):
+            raise
+        return _on_host_instead(cls, args, dev)
     if stand_in and not cls.moves:
         for t in out if type(out) is tuple else (out,):
             if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [cuda stand-in]: a host result
@@ -631,6 +646,18 @@ def _on_device(cls, args):
                     if type(sv) is _SavedTensor and sv._is_output and type(sv._data) is _nd:
                         sv._data = sv._data.view(_StandIn)
     return out
+
+
+def _on_host_instead(cls, args, dev):
+    """``cls`` on the CPU for a kernel that cannot run on ``dev`` (NOTE [host fallback]): its tensors moved to the
+    host and its results back, both recorded for autograd."""
+    from .device import to_device
+
+    _B.host_fallbacks.add(cls.__name__)
+    out = cls.apply(*[to_device(a, _B._cpu) if isinstance(a, Tensor) else a for a in args])
+    if type(out) is tuple:
+        return tuple(to_device(o, dev) if isinstance(o, Tensor) else o for o in out)
+    return to_device(out, dev)
 
 
 def _apply_reduced(cls, args):

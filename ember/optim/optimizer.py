@@ -9,7 +9,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .. import _factories as F
-from .._tensor import Tensor
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap
 from ..autograd import graph as _graph
 from ..autograd import _stale
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -352,7 +353,12 @@ def _bump_step(state: dict) -> float:
 
 
 def _zeros_state(p: Tensor) -> Tensor:
-    return F.from_numpy(np.zeros_like(p._data))
+    return _state_of(np.zeros_like(p._data))
+
+
+def _state_of(arr) -> Tensor:
+    """An optimizer state tensor around ``arr`` (an array on the parameter's device)."""
+    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 
 
 def _lerp_(a: np.ndarray, b: np.ndarray, w: float) -> None:

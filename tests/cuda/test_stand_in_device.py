@@ -19,7 +19,7 @@ MIXED = "Expected all tensors to be on the same device, but found at least two d
 
 @pytest.fixture
 def stand_in():
-    B.enable_stand_in(True)
+    B.enable_stand_in(True, strict=True)
     yield
     B.enable_stand_in(False)
 
@@ -253,7 +253,35 @@ def test_torch_cuda_answers(stand_in) -> None:
 
 
 def test_stand_in_switches_back_off() -> None:
-    B.enable_stand_in(True)
+    B.enable_stand_in(True, strict=True)
     assert ember.cuda.is_available()
     B.enable_stand_in(False)
     assert not ember.cuda.is_available() and not ember.cuda.is_initialized()
+
+
+# ---------------------------------------------------------------- the host fallback (NOTE [host fallback])
+def test_kernels_that_refuse_device_arrays_run_on_the_host(stand_in) -> None:
+    from ember.ops._op import Op
+
+    class _HostOnly(Op):
+        """d (x + ones) = grad"""
+
+        _alias = True  # a test op: not in the registry
+
+        @staticmethod
+        def forward(ctx, self):
+            return self + np.ones(self.shape, self.dtype)  # a NumPy buffer: the strict stand-in refuses it
+
+        def backward(ctx, grad):
+            return grad * 2
+
+    B.host_fallbacks.discard("_HostOnlyBackward0")
+    x = ember.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    y = _HostOnly.apply(x)
+    assert y.device == CUDA and "_HostOnlyBackward0" in B.host_fallbacks
+    np.testing.assert_array_equal(_host(y), [2.0, 3.0])
+    y.sum().backward()
+    assert x.grad.device == CUDA
+    np.testing.assert_array_equal(_host(x.grad), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x + ember.ones(2)  # user code still gets torch's error

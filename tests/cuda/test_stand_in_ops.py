@@ -27,7 +27,7 @@ _HINT = (" (a kernel or backward formula making a host array from a device input
 
 @pytest.fixture
 def stand_in():
-    B.enable_stand_in(True)
+    B.enable_stand_in(True, strict=True)
     yield
     B.enable_stand_in(False)
 
