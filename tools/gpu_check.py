@@ -22,6 +22,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 import traceback
@@ -257,10 +258,13 @@ def check_ops(budget: float, per_op: int, only: str | None) -> dict:
     fails: dict = {}
     for name, r in per_op_result.items():
         if r["status"] in ("fail", "error"):
-            key = r["first"].split(": ", 2)[1] if r["first"].count(": ") >= 2 else r["first"]
-            fails.setdefault(key[:80], []).append(name)
+            key = r["first"].split("): ", 1)[-1]  # the error after "sample i (desc): "
+            key = re.sub(r"[-+]?\d[\d.e+-]*", "N", key.split("\n")[0])[:100]
+            fails.setdefault(key, []).append(name)
+    from ember import _backend
+
     return {"counts": counts, "failure_kinds": {k: v for k, v in sorted(fails.items(), key=lambda kv: -len(kv[1]))},
-            "per_op": per_op_result}
+            "host_fallbacks": sorted(_backend.host_fallbacks), "per_op": per_op_result}
 
 
 # ---------------------------------------------------------------------------------------------- demo
@@ -327,7 +331,7 @@ def check_bench(names: list, seconds: float) -> dict:
     import ember
     from bench.workloads import WORKLOADS
 
-    by_name = {w.name: w for w in WORKLOADS}
+    by_name = WORKLOADS if isinstance(WORKLOADS, dict) else {w.name: w for w in WORKLOADS}
     out = {}
     for name in names:
         w = by_name[name]
@@ -388,6 +392,8 @@ def markdown() -> str:
         lines += ["", "## op_db on cuda vs torch CUDA", "", f"Counts: {ops['counts']}", ""]
         for kind, names in list(ops["failure_kinds"].items())[:40]:
             lines.append(f"- {len(names)} ops: `{kind}`: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''}")
+        fb = ops.get("host_fallbacks") or []
+        lines += ["", f"Ops that ran on the host (NOTE [host fallback]): {len(fb)}: {', '.join(fb)}"]
     bench = (s.get("bench") or {}).get("result")
     if bench:
         lines += ["", "## Workloads on cuda (ms/iter, best block; torch eager)", "",
@@ -420,7 +426,7 @@ def main(argv=None) -> int:
         from ember import _backend
 
         DRY[0] = True
-        _backend.enable_stand_in(True)
+        _backend.enable_stand_in(True, strict=True)
     os.makedirs(args.out, exist_ok=True)
     wanted = args.sections.split(",")
     plan = [("env", check_env), ("smoke", check_smoke),

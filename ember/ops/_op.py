@@ -335,7 +335,7 @@ def wrap_raw(arr) -> Tensor:
 
 
 def _zero_or_const(a):
-    return a if not isinstance(a, Tensor) else _wrap(np.zeros(a._data.shape, a._data.dtype), a._dtype)
+    return a if not isinstance(a, Tensor) else _wrap(np.zeros_like(a._data, order="C"), a._dtype)
 
 
 def _linear(cls, args, out, tangents):

@@ -53,7 +53,7 @@ def _default_float():
 
 def _zeros(grad: Tensor) -> Tensor:
     """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
-    return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
+    return _wrap(np.zeros_like(grad._data, order="C"), grad._dtype)
 
 
 def _need(ctx, i: int) -> bool:

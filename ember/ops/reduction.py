@@ -484,12 +484,12 @@ def _arg_api(name: str, fn):
         if dim is None:
             if a.size == 0:
                 raise _no_dim_error(name, IndexError, "")
-            out = np.asarray(fn(a.reshape(-1)), np.int64)
+            out = _B.asarray(fn(a.reshape(-1)), np.int64)
             return _const(out.reshape((1,) * a.ndim) if keepdim else out)
         a1, d = _as_1d(a, dim)
         if a1.shape[d] == 0:
             raise _empty_dim_error(name, d)
-        out = np.asarray(fn(a1, axis=d, keepdims=keepdim and a.ndim > 0), np.int64)
+        out = _B.asarray(fn(a1, axis=d, keepdims=keepdim and a.ndim > 0), np.int64)
         return _const(out.reshape(()) if a.ndim == 0 else out)
     arg.__name__ = arg.__qualname__ = name
     arg.__doc__ = f"Index of the {name[3:]}imum (flattened when ``dim`` is None); first index on ties."
