@@ -142,8 +142,8 @@ def _host(t) -> np.ndarray:
     t = t.detach().cpu()
     if isinstance(t, torch.Tensor):
         if t.dtype == torch.bfloat16:
-            return t.view(torch.int16).numpy().view(BF16)
-        return t.resolve_conj().numpy()
+            return t.view(torch.int16).numpy(force=True).view(BF16)
+        return t.resolve_conj().numpy(force=True)  # force: torch's lazy ZeroTensor gradients
     return t.resolve_conj().numpy()
 
 
@@ -204,56 +204,73 @@ def _run_case(lib, op, sample, arrays, ups_seed: int):
         return outs, e
 
 
-def check_ops(budget: float, per_op: int, only: str | None) -> dict:
+def _check_sample(op, sample, i: int, counts: dict) -> None:
+    """Compare one sample between ember and torch on cuda; raises AssertionError on a difference."""
     import torch
 
     import ember
+
+    arrays = [np.asarray(a) for a in sample.arrays]
+    eo, eg = _run_case(ember, op, sample, arrays, i)
+    to, tg = _run_case(torch, op, sample, arrays, i)
+    if isinstance(to, Exception):
+        assert isinstance(eo, Exception), f"torch raised {type(to).__name__}: {str(to)[:120]}; ember did not"
+        counts["both_raise"] += 1
+        return
+    assert not isinstance(eo, Exception), f"ember raised {type(eo).__name__}: {str(eo)[:300]}"
+    assert len(eo) == len(to), f"{len(eo)} outputs vs {len(to)}"
+    for k, (e, t) in enumerate(zip(eo, to)):
+        _compare(e, t, op.rtol, op.atol, f"output {k}")
+    if isinstance(tg, Exception):
+        assert isinstance(eg, Exception), f"torch's backward raised {type(tg).__name__}; ember's did not"
+    elif tg is not None:
+        assert not isinstance(eg, Exception), f"ember's backward raised {type(eg).__name__}: {str(eg)[:300]}"
+        assert eg is not None, "ember has no gradients"
+        for k, (e, t) in enumerate(zip(eg, tg)):
+            if t is None:
+                assert e is None or not np.any(_host(e)), f"grad {k}: torch none"
+            else:
+                _compare(e, t, op.rtol, op.atol, f"grad {k}")
+
+
+def check_ops(budget: float, per_op: int, only: str | None) -> dict:
     from op_db import OPS
 
     per_op_result: dict = {}
-    counts = {"pass": 0, "fail": 0, "both_raise": 0, "skipped_budget": 0}
+    counts = {"pass": 0, "fail": 0, "both_raise": 0, "not_run": 0, "samples": 0}
     start = time.perf_counter()
     ops = [op for op in OPS if only is None or only in op.name]
-    for n, op in enumerate(ops):
-        if time.perf_counter() - start > budget:
-            counts["skipped_budget"] += 1
-            per_op_result.setdefault(op.name, {"status": "not run (time budget)"})
-            continue
-        status, first = "pass", None
+    samples_of = {}
+    for op in ops:
         try:
-            samples = list(op.samples(np.random.default_rng(0)))[:per_op]
+            samples_of[op.name] = list(op.samples(np.random.default_rng(0)))[:per_op]
         except Exception as e:  # noqa: BLE001
-            samples, status, first = [], "error", f"samples: {type(e).__name__}: {e}"
-        for i, sample in enumerate(samples):
-            arrays = [np.asarray(a) for a in sample.arrays]
-            try:
-                eo, eg = _run_case(ember, op, sample, arrays, i)
-                to, tg = _run_case(torch, op, sample, arrays, i)
-                if isinstance(to, Exception):
-                    assert isinstance(eo, Exception), f"torch raised {type(to).__name__}: {str(to)[:120]}; ember did not"
-                    counts["both_raise"] += 1
-                    continue
-                assert not isinstance(eo, Exception), f"ember raised {type(eo).__name__}: {str(eo)[:300]}"
-                assert len(eo) == len(to), f"{len(eo)} outputs vs {len(to)}"
-                for k, (e, t) in enumerate(zip(eo, to)):
-                    _compare(e, t, op.rtol, op.atol, f"output {k}")
-                if isinstance(tg, Exception):
-                    assert isinstance(eg, Exception), f"torch's backward raised {type(tg).__name__}; ember's did not"
-                elif tg is not None:
-                    assert not isinstance(eg, Exception), f"ember's backward raised {type(eg).__name__}: {str(eg)[:300]}"
-                    assert eg is not None, "ember has no gradients"
-                    for k, (e, t) in enumerate(zip(eg, tg)):
-                        if t is None:
-                            assert e is None or not np.any(_host(e)), f"grad {k}: torch none"
-                        else:
-                            _compare(e, t, op.rtol, op.atol, f"grad {k}")
-            except Exception as e:  # noqa: BLE001 - one failing sample marks the op; the others still run
-                if status == "pass":
-                    status, first = "fail", f"sample {i} ({sample.desc}): {type(e).__name__}: {str(e)[:400]}"
-        counts["pass" if status == "pass" else "fail"] += 1
-        per_op_result[op.name] = {"status": status, **({"first": first} if first else {})}
-        if n % 50 == 0:
-            say(f"  ops {n}/{len(ops)}: {counts}")
+            samples_of[op.name] = []
+            per_op_result[op.name] = {"status": "fail", "first": f"samples: {type(e).__name__}: {e}"}
+    # pass 1: every op's first sample; pass 2: the others while the budget lasts (CuPy compiles each new kernel
+    # on first use, so the first pass is the slow one)
+    for rnd in (0, 1):
+        for n, op in enumerate(ops):
+            mine = samples_of[op.name][:1] if rnd == 0 else samples_of[op.name][1:]
+            for i, sample in enumerate(mine, start=rnd):
+                if time.perf_counter() - start > budget:
+                    break
+                counts["samples"] += 1
+                r = per_op_result.setdefault(op.name, {"status": "pass"})
+                try:
+                    _check_sample(op, sample, i, counts)
+                except Exception as e:  # noqa: BLE001 - one failing sample marks the op; the others still run
+                    if r["status"] == "pass":
+                        r["status"], r["first"] = "fail", f"sample {i} ({sample.desc}): {type(e).__name__}: {str(e)[:400]}"
+            if rnd == 0 and n % 50 == 0:
+                say(f"  ops {n}/{len(ops)} (first samples): {sum(r['status'] == 'pass' for r in per_op_result.values())} "
+                    f"pass, {sum(r['status'] == 'fail' for r in per_op_result.values())} fail")
+        say(f"  pass {rnd + 1} done at {time.perf_counter() - start:.0f}s")
+    for op in ops:
+        per_op_result.setdefault(op.name, {"status": "not run (time budget)"})
+    for r in per_op_result.values():
+        key = {"pass": "pass", "fail": "fail"}.get(r["status"], "not_run")
+        counts[key] += 1
     say(f"  ops done: {counts}")
     fails: dict = {}
     for name, r in per_op_result.items():
@@ -414,10 +431,10 @@ def markdown() -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "gpu_check_out"))
-    p.add_argument("--ops-budget", type=float, default=200.0, help="seconds for the op section")
+    p.add_argument("--ops-budget", type=float, default=180.0, help="seconds for the op section")
     p.add_argument("--samples", type=int, default=3, help="samples per op")
     p.add_argument("--only", default=None, help="only ops whose name contains this")
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--bench-seconds", type=float, default=6.0, help="timed seconds per workload and library")
     p.add_argument("--sections", default="env,smoke,ops,demo,bench")
     p.add_argument("--dry-run", action="store_true", help="no GPU: ember on the stand-in cuda, torch on the CPU")
