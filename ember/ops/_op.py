@@ -67,6 +67,7 @@ from .._tensor import Tensor, _wrap, _wrap_out, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
 from ..autograd import anomaly_mode as _anomaly
+from ..autograd._fast import NUMPY_QUIET as _NUMPY_QUIET, set_numpy_errors as _set_np_err, reset_numpy_errors as _reset_np_err
 from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
@@ -535,29 +536,20 @@ def _set_inference(t: Tensor) -> None:
 
 # NOTE [silent kernels]: torch computes x/0, log(0), 0*inf, exp(1000) ... to inf/nan without a word;
 # NumPy warns (RuntimeWarning). ``silent(kernel)`` runs a kernel with NumPy's floating-point error
-# reporting off. It sets NumPy's error-state context variable directly (~0.2 µs, thread- and
-# async-safe like np.errstate, which costs ~1 µs per use); without it, the public np.errstate.
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state, _make_extobj
+# reporting off, through the engine's switch of NumPy's error state (NOTE [NumPy error state] in
+# ember/autograd/_fast.py).
+def silent(kernel):
+    """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
+    set_state, reset_state = _set_np_err, _reset_np_err
 
-    _FP_IGNORE = _make_extobj(all="ignore")
-
-    def silent(kernel):
-        """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
-        set_state, reset_state = _fp_state.set, _fp_state.reset
-
-        def run(*args):
-            token = set_state(_FP_IGNORE)
-            try:
-                return kernel(*args)
-            finally:
-                reset_state(token)
-        run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
-        return run
-except ImportError:  # pragma: no cover - another NumPy layout
-    def silent(kernel):
-        """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
-        return np.errstate(all="ignore")(kernel)
+    def run(*args):
+        token = set_state(_NUMPY_QUIET)
+        try:
+            return kernel(*args)
+        finally:
+            reset_state(token)
+    run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
+    return run
 
 
 _round_back = silent(_round_back_kernel)
