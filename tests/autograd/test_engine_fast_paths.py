@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, check, ember, torch
+from oracle import assert_close, check, ember, torch
 
 
 def _fan_out(lib, x, y):
