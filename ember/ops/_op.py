@@ -27,7 +27,9 @@ formulas do (``("self", "mat2")`` for mm), so the ``_saved_*`` attributes have t
 
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
 constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
-Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
+Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape. A backward may
+skip the gradients nobody needs: ``ctx.needs_input_grad[i]`` (torch's name) is False for a slot whose input
+does not require grad, and None takes its place.
 
 # NOTE [raw backward]
 A backward formula is written in ember ops so that create_graph=True differentiates it again. Without a
@@ -172,21 +174,6 @@ class Op(G.Node):
                         return _apply_reduced(cls, args)
                     a = a._data
                 out = cls.forward(None, a)
-            elif n == 3:
-                a, b, c = args
-                if isinstance(a, Tensor):
-                    if a._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    a = a._data
-                if isinstance(b, Tensor):
-                    if b._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    b = b._data
-                if isinstance(c, Tensor):
-                    if c._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    c = c._data
-                out = cls.forward(None, a, b, c)
             else:
                 vals = []
                 for a in args:
@@ -207,6 +194,12 @@ class Op(G.Node):
         if cls.is_view:
             _link_view(t, args[0])
         return t
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        """Per tensor slot, whether its gradient is needed (torch's ``ctx.needs_input_grad``): a backward returns None
+        for the others. (The hot arithmetic formulas read the edges, ``self._next``, directly.)"""
+        return tuple([e[0] is not None for e in self._next])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -374,20 +367,8 @@ def _record(cls, args):
         node._next = tuple(edges)
         out = cls.forward(node, *vals) if not reduced else _forward_reduced(cls, node, vals)
     if type(out) is tuple:
-        outs = []
-        metas = []
-        diff = cls.differentiable_outputs
-        for i, o in enumerate(out):
-            dt = _BY_DT.get(o.dtype) or _dtype_of(o)
-            if dt.is_floating_point and (diff is None or i in diff):
-                t = _wrap_out(o, dt, node, i)
-            else:
-                t = _wrap(o, dt)
-            outs.append(t)
-            metas.append((o.shape, dt))
-        node._meta_out = tuple(metas)
-        result = tuple(outs)
-        first = outs[0]
+        result = _wrap_outputs(cls, node, out)
+        first = result[0]
     else:
         dt = _BY_DT.get(out.dtype) or _dtype_of(out)
         first = result = _wrap_out(out, dt, node, 0) if dt.is_floating_point else _wrap(out, dt)
@@ -401,29 +382,52 @@ def _record(cls, args):
         if cls.is_view:
             _link_view(result, args[0])
     if cls._save_idx:
-        saved = []
-        need = cls._save_need
-        if need is None:
-            for i in cls._save_idx:
-                if i < 0:
-                    saved.append(_make_saved(first, True, 0))
-                else:
-                    a = args[i]
-                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        else:
-            nxt = node._next
-            for i, w in zip(cls._save_idx, need):
-                if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
-                    saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
-                elif i < 0:
-                    saved.append(_make_saved(first, True, 0))
-                else:
-                    a = args[i]
-                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        node._saved = saved  # (a list: backward frees its values in place)
+        node._saved = _save(cls, node, args, first)
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+def _wrap_outputs(cls, node, out: tuple) -> tuple:
+    """The outputs of a multi-output node: floating ones (those ``differentiable_outputs`` names) with history."""
+    outs = []
+    metas = []
+    diff = cls.differentiable_outputs
+    for i, o in enumerate(out):
+        dt = _BY_DT.get(o.dtype) or _dtype_of(o)
+        if dt.is_floating_point and (diff is None or i in diff):
+            t = _wrap_out(o, dt, node, i)
+        else:
+            t = _wrap(o, dt)
+        outs.append(t)
+        metas.append((o.shape, dt))
+    node._meta_out = tuple(metas)
+    return tuple(outs)
+
+
+def _save(cls, node, args, first) -> list:
+    """What ``cls.save`` names, for ``node``'s backward (a list: backward frees its values in place); None in
+    place of a value no grad-requiring input needs (``save_for``)."""
+    saved = []
+    need = cls._save_need
+    if need is None:
+        for i in cls._save_idx:
+            if i < 0:
+                saved.append(_make_saved(first, True, 0))
+            else:
+                a = args[i]
+                saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        return saved
+    nxt = node._next
+    for i, w in zip(cls._save_idx, need):
+        if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
+            saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
+        elif i < 0:
+            saved.append(_make_saved(first, True, 0))
+        else:
+            a = args[i]
+            saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+    return saved
 
 
 def _public_name(cls) -> str:

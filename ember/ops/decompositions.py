@@ -272,9 +272,9 @@ class LinalgSolveEx(Op):
         a, x = ctx.saved_tensors
         if not ctx.left:
             gb = LinalgSolveEx.apply(a.mT, grad, False, False)
-            return (-(x.mT @ gb) if ctx._next[0][0] is not None else None), gb
+            return (-(x.mT @ gb) if ctx.needs_input_grad[0] else None), gb
         gb = LinalgSolveEx.apply(a.mT, grad, ctx.vec, True)
-        if ctx._next[0][0] is None:
+        if not ctx.needs_input_grad[0]:
             return None, gb
         ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if ctx.vec else -(gb @ x.mT)
         return ga, gb

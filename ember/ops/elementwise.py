@@ -52,10 +52,6 @@ def _zeros(grad: Tensor) -> Tensor:
     return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
 
 
-def _need(ctx, i: int) -> bool:
-    return ctx._next[i][0] is not None
-
-
 def _saved(ctx) -> tuple:
     return ctx.saved_tensors if ctx.save else ()
 
@@ -581,7 +577,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
 
         def backward(ctx, grad):
             saved = _saved(ctx)
-            return (ga(grad, *saved) if _need(ctx, 0) else None, gb(grad, *saved) if _need(ctx, 1) else None)
+            need = ctx.needs_input_grad
+            return ga(grad, *saved) if need[0] else None, gb(grad, *saved) if need[1] else None
     else:
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
@@ -804,7 +801,7 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
 
     def backward(ctx, grad):
         args = ctx.saved_tensors + tuple(getattr(ctx, n) for n in attrs)
-        return tuple(f(grad, *args) if _need(ctx, i) else None for i, f in enumerate(bwds))
+        return tuple(f(grad, *args) if need else None for need, f in zip(ctx.needs_input_grad, bwds))
 
     ns = {"__slots__": attrs, "inputs": inputs, "save": save, "save_for": save_for, "nattrs": len(attrs),
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",

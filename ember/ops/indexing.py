@@ -492,9 +492,9 @@ class Where(Op):
 
     def backward(ctx, grad):
         c = _wrap_any(ctx.cond)
-        n0, n1 = ctx._next
-        return (Where.apply(grad, 0.0, c) if n0[0] is not None else None,
-                Where.apply(0.0, grad, c) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (Where.apply(grad, 0.0, c) if need[0] else None,
+                Where.apply(0.0, grad, c) if need[1] else None)
 
 
 def where(condition, input=None, other=None):
@@ -528,15 +528,15 @@ class CopySlices(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         key, flat = ctx.key, ctx.flat
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
-        if n0[0] is not None:
+        if need[0]:
             mask = np.ones(g.shape, bool)
             mask[key] = False
             gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
-        if n1[0] is not None:
+        if need[1]:
             gv = index(g, key, _is_basic(key))
         return gb, gv
 
@@ -554,8 +554,8 @@ class Copy(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad * 0 if n0[0] is not None else None), (grad if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad * 0 if need[0] else None), (grad if need[1] else None)
 
 
 class IndexPut(CopySlices):
@@ -604,8 +604,8 @@ class _FillTensor(Op):
         return np.full_like(self, value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad * 0 if n0[0] is not None else None), (grad.sum() if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad * 0 if need[0] else None), (grad.sum() if need[1] else None)
 
 
 def fill_value(self: Tensor, value) -> Tensor:
@@ -865,9 +865,9 @@ class Scatter(Op):
         return _scatter_forward(self, src, dim, idx, None)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None) if n0[0] is not None else None
-        gsrc = _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None) if need[0] else None
+        gsrc = _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if need[1] else None
         return gs, gsrc
 
 
@@ -917,9 +917,9 @@ class ScatterAdd(Op):
         return _scatter_forward(self, src, dim, idx, "add")
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad if n0[0] is not None else None,
-                _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad if need[0] else None,
+                _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if need[1] else None)
 
 
 def _scatter_args(input: Tensor, dim: int, index: Tensor, src, fname: str):
@@ -999,7 +999,7 @@ class ScatterReduce(Op):
         self, src, result = ctx.saved_tensors
         d, idx, red = ctx.dim, ctx.idx, ctx.reduce
         shape = tuple(self.shape) or (1,)
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         hit = np.zeros(shape, bool)
         if idx.size:
             hit[_along_key(_as_nd(idx) % shape[d], d)] = True
@@ -1043,8 +1043,8 @@ class ScatterReduce(Op):
             gm = grad / cnt.clamp_min(1)
             gs = gm * eq_self
             gsrc = Gather.apply(gm, d, idx) * eq_src
-        return (gs if n0[0] is not None else None,
-                _pad_to(gsrc, tuple(src.shape)) if n1[0] is not None else None)
+        return (gs if need[0] else None,
+                _pad_to(gsrc, tuple(src.shape)) if need[1] else None)
 
 
 def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
@@ -1161,13 +1161,13 @@ class IndexAdd(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         gsrc = None
-        if n1[0] is not None:
+        if need[1]:
             gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape)
             if ctx.alpha != 1:
                 gsrc = gsrc * ctx.alpha
-        return (grad if n0[0] is not None else None), gsrc
+        return (grad if need[0] else None), gsrc
 
 
 class IndexCopy(Op):
@@ -1185,9 +1185,9 @@ class IndexCopy(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
-        gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape) if n1[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if need[0] else None
+        gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape) if need[1] else None
         return gs, gsrc
 
 
@@ -1221,10 +1221,10 @@ class IndexFillTensor(Op):
         return IndexFill.forward(ctx, self, dim, idx, value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if need[0] else None
         # (each filled slice once, however often its index repeats, as torch)
-        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if n1[0] is not None else None
+        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if need[1] else None
         return gs, gv
 
 
@@ -1295,11 +1295,11 @@ class IndexPutFunctional(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         gs = gv = None
-        if n0[0] is not None:
+        if need[0]:
             gs = grad if ctx.accumulate else IndexPutFunctional.apply(grad, 0.0, ctx.key, False)
-        if n1[0] is not None:
+        if need[1]:
             gv = Index.apply(grad, ctx.key)
         return gs, gv
 
@@ -1370,10 +1370,10 @@ class MaskedFillTensor(Op):
         return MaskedFill.forward(ctx, self, mask, value.astype(self.dtype) if value.dtype != self.dtype else value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if need[0] else None
         gv = Where.apply(grad, 0.0, _const(np.broadcast_to(ctx.mask, tuple(grad.shape)))).sum() \
-            if n1[0] is not None else None
+            if need[1] else None
         return gs, gv
 
 
@@ -1433,10 +1433,10 @@ class MaskedScatter(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if need[0] else None
         gsrc = None
-        if n1[0] is not None:
+        if need[1]:
             size = int(np.prod(ctx.src_shape))
             picked = Index.apply(grad, (ctx.mask,))
             gsrc = IndexPutZeros.apply(picked, (np.arange(picked.shape[0]),), (size,)).reshape(ctx.src_shape)

@@ -444,7 +444,7 @@ class Einsum(Op):
         subs, out, sizes = ctx.subs, ctx.out, ctx.sizes
         res = []
         for i, sub in enumerate(subs):
-            if ctx._next[i][0] is None:
+            if not ctx.needs_input_grad[i]:
                 res.append(None)
                 continue
             others = [s for j, s in enumerate(subs) if j != i]
@@ -604,9 +604,9 @@ class LinalgCross(Op):
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        n0, n1 = ctx._next
-        return (LinalgCross.apply(b, grad, ctx.dim) if n0[0] is not None else None,
-                LinalgCross.apply(grad, a, ctx.dim) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (LinalgCross.apply(b, grad, ctx.dim) if need[0] else None,
+                LinalgCross.apply(grad, a, ctx.dim) if need[1] else None)
 
 
 def cross(input, other, dim=None):

@@ -29,7 +29,7 @@ def _fmt(x) -> str:
 def _zero_grads(ctx, grad):
     """A draw ignores its tensor inputs' values: the gradient of each is zero."""
     z = _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)  # no history, as torch's zeros
-    return tuple(z if edge[0] is not None else None for edge in ctx._next)
+    return tuple(z if need else None for need in ctx.needs_input_grad)
 
 
 def _as(arr, like) -> np.ndarray:

@@ -80,7 +80,7 @@ class _AxisMap(Op):
         maps_t = tuple(None if m is None else m.T for m in ctx.maps)
         saved = ctx.saved_tensors[0] if cls.save else None
         if cls._is_adjoint:  # torch's adjoint takes the original input too; its gradient there is zero
-            zero = None if ctx._next[1][0] is None else _wrap(np.zeros(saved.shape, saved._data.dtype), saved._dtype)
+            zero = _wrap(np.zeros(saved.shape, saved._data.dtype), saved._dtype) if ctx.needs_input_grad[1] else None
             return cls._pair.apply(grad, None, maps_t), zero
         return cls._pair.apply(grad, saved, maps_t), None
 
