@@ -16,7 +16,8 @@ An op is a subclass of ``Op`` (itself a graph ``Node``: one instance per recorde
 ``Mul.apply(a, b)`` decides once whether a graph is needed (grad mode on and some input requires
 grad). If not, it only runs ``forward(None, ...)`` and wraps the array. Otherwise it creates the
 node, links ``next_functions``, runs forward with the node as ``ctx`` (where it may keep
-attributes declared in ``__slots__``), saves what ``save`` names, and wraps the outputs.
+attributes declared in ``__slots__``), saves what ``save`` names, and wraps
+the outputs.
 
 ``save_for = {"self": ("other",), "other": ("self",)}`` says which inputs' gradients use a saved value: it
 is saved only when one of them requires grad (None in its place otherwise, and ``grad_fn._saved_<name>`` is
@@ -26,7 +27,9 @@ sees only what backward will use, as torch's. ``inputs`` names the tensor slots 
 formulas do (``("self", "mat2")`` for mm), so the ``_saved_*`` attributes have torch's names.
 
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
-constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
+constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes. Naming them,
+``attrs = ("dim", "keepdim")``, declares them once: ``forward(ctx, ...)`` keeps them on the node and backward
+reads ``ctx.dim``.
 Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape. A backward may
 skip the gradients nobody needs: ``ctx.needs_input_grad[i]`` (torch's name) is False for a slot whose input
 does not require grad, and None takes its place.
@@ -94,7 +97,11 @@ def _dtype_of(arr) -> D.dtype:
 class Op(G.Node):
     """Base of built-in ops: see NOTE [declaring an op] in this module."""
 
-    __slots__ = ()
+    __slots__ = ("_attrs",)
+    # The trailing arguments of ``apply`` that are attributes, by name (NOTE [declaring an op]): ``forward`` keeps
+    # them on its ctx (a recorded node) and backward reads ``ctx.<name>``. ``nattrs`` (their count) follows; an op that keeps derived values
+    # instead sets ``nattrs`` and its own ``__slots__``.
+    attrs: tuple = ()
     nattrs = 0
     save: tuple = ()
     inputs: tuple = ("self", "other", "third", "fourth")
@@ -129,7 +136,17 @@ class Op(G.Node):
             need = [tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for else None
                     for n in cls.save]
             cls._save_need = tuple(w[0] if w is not None and len(w) == 1 else w for w in need)
-        cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
+        if "attrs" in cls.__dict__:
+            cls.nattrs = len(cls.attrs)
+            for i, name in enumerate(cls.attrs):
+                setattr(cls, name, property(_attr_getter(i), doc=f"The attribute ``{name}`` of this call."))
+        if cls.attrs and "forward" in cls.__dict__:
+            if not isinstance(cls.__dict__["forward"], staticmethod):
+                raise TypeError(f"{cls.__name__}: an op with named attrs declares a static forward")
+            cls.forward = staticmethod(_keeping_attrs(cls.__dict__["forward"].__func__, cls.nattrs))
+        # what ``grad_fn._saved_<name>`` reads besides the saved values (as torch's saved attributes)
+        slots = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()) if a != "_attrs")
+        cls._attr_names = slots + cls.attrs
         if cls.is_view:
             cls.reduced_native = True
         fwd = cls.__dict__.get("forward")
@@ -428,6 +445,23 @@ def _save(cls, node, args, first) -> list:
             a = args[i]
             saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
     return saved
+
+
+def _keeping_attrs(forward, n: int):
+    """``forward`` that first keeps its trailing ``n`` arguments on ``ctx`` (a recorded node: ``Op.attrs``)."""
+    def run(ctx, *vals):
+        if ctx is not None:
+            ctx._attrs = vals[-n:]
+        return forward(ctx, *vals)
+    run.__name__ = run.__qualname__ = getattr(forward, "__name__", "forward")
+    run.__wrapped__ = forward
+    return run
+
+
+def _attr_getter(i: int):
+    def get(node):
+        return node._attrs[i]
+    return get
 
 
 def _public_name(cls) -> str:

@@ -310,15 +310,13 @@ def _not_pd_error(a: np.ndarray, fname: str) -> _LinAlgError:
 class LinalgCholeskyEx(Op):
     """A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi = lower triangle with the diagonal halved"""
 
-    __slots__ = ("upper",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("upper",)
     _fname = "linalg.cholesky"
 
     @staticmethod
     def forward(ctx, self, upper):
-        if ctx is not None:
-            ctx.upper = upper
         _square_check(self, "linalg.cholesky")
         try:
             # as LAPACK's uplo: the lower factor reads the lower triangle, the upper one the upper triangle

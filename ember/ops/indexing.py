@@ -383,13 +383,11 @@ def _check_mask_shapes(arr, key):
 class SliceScatter(Op):
     """d (zeros with grad at basic key) = grad2[key]"""
 
-    __slots__ = ("key",)
-    nattrs = 2
+    __slots__ = ()
+    attrs = ("key", "shape")
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        if ctx is not None:
-            ctx.key = key
         out = np.zeros(shape, self.dtype)
         out[key] = self
         return out
@@ -401,14 +399,12 @@ class SliceScatter(Op):
 class IndexPutZeros(Op):
     """d (zeros with grad accumulated at advanced key) = grad2[key]"""
 
-    __slots__ = ("key",)
+    __slots__ = ()
     _name = "IndexPutBackward0"
-    nattrs = 2
+    attrs = ("key", "shape")
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        if ctx is not None:
-            ctx.key = key
         out = np.zeros(shape, self.dtype)
         np.add.at(out, key, self)
         return out
@@ -465,14 +461,12 @@ def getitem(input: Tensor, key) -> Tensor:
 class Where(Op):
     """d where(c, x, y) = where(c, grad, 0), where(c, 0, grad)"""
 
-    __slots__ = ("cond",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("cond",)
     jvp = linear  # the condition is an attribute
 
     @staticmethod
     def forward(ctx, self, other, cond):
-        if ctx is not None:
-            ctx.cond = cond
         if cond.dtype != np.bool_:
             if cond.dtype == np.uint8:
                 cond = cond.astype(bool)
@@ -508,14 +502,12 @@ def where(condition, input=None, other=None):
 class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
-    __slots__ = ("key", "flat", "vshape")
+    __slots__ = ("vshape",)
     _name = "torch::autograd::CopySlices"
-    nattrs = 2
+    attrs = ("key", "flat")
 
     @staticmethod
     def forward(ctx, self, value, key, flat):
-        if ctx is not None:
-            ctx.key, ctx.flat = key, flat
         out = self.copy()
         target = out.reshape(-1) if flat else out
         v = value if not isinstance(value, np.ndarray) else value.astype(out.dtype, copy=False)
@@ -664,7 +656,7 @@ class AsStrided(Op):
     @staticmethod
     def forward(ctx, self, geom, view):
         if ctx is not None:
-            ctx.geom = geom
+            ctx.geom = geom  # (not the view array: the node keeps no array it does not need)
         return view
 
     def backward(ctx, grad):
@@ -798,14 +790,12 @@ class Gather(Op):
 class _PutAlongDim(Op):
     """d (zeros of shape with x added at idx along dim) = gather(grad, dim, idx)"""
 
-    __slots__ = ("idx", "dim")
+    __slots__ = ()
     _name = "ScatterAddBackward0"
-    nattrs = 3
+    attrs = ("idx", "dim", "shape")
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape):
-        if ctx is not None:
-            ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, self.dtype)
         if idx.size:
             np.add.at(out, _along_key(idx % shape[dim], dim), self)
@@ -874,14 +864,12 @@ class Scatter(Op):
 class ScatterValue(Op):
     """d scatter(x, dim, idx, value) = grad with idx positions zeroed"""
 
-    __slots__ = ("idx", "dim")
+    __slots__ = ()
     _name = "ScatterBackward1"
-    nattrs = 4
+    attrs = ("dim", "idx", "value", "reduce")
 
     @staticmethod
     def forward(ctx, self, dim, idx, value, reduce):
-        if ctx is not None:
-            ctx.idx, ctx.dim = idx, dim
         return _scatter_forward(self, value, dim, idx, reduce)
 
     def backward(ctx, grad):
@@ -962,15 +950,13 @@ _SCATTER_REDUCE = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin
 class ScatterReduce(Op):
     """d scatter_reduce(x, dim, idx, src, reduce, include_self): by reduce (ties of amax/amin share the grad)"""
 
-    __slots__ = ("idx", "dim", "reduce", "include_self")
+    __slots__ = ()
     save = ("self", "other", "result")
-    nattrs = 4
+    attrs = ("dim", "idx", "reduce", "include_self")
     quiet = True  # products/means of inf and nan: no NumPy warnings
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce, include_self):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.reduce, ctx.include_self = idx, dim, reduce, include_self
         out = self.copy()
         if not idx.size:
             return out
@@ -1272,14 +1258,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 class IndexPutFunctional(Op):
     """d index_put(x, indices, v, accumulate) = grad (indices zeroed unless accumulating), grad[indices]"""
 
-    __slots__ = ("key", "accumulate")
+    __slots__ = ()
     _name = "IndexPutBackward0"
-    nattrs = 2
+    attrs = ("key", "accumulate")
 
     @staticmethod
     def forward(ctx, self, values, key, accumulate):
-        if ctx is not None:
-            ctx.key, ctx.accumulate = key, accumulate
         out = self.copy()
         v = values.astype(out.dtype, copy=False) if isinstance(values, np.ndarray) else values
         region = np.shape(_index_array(out, key))

@@ -335,20 +335,18 @@ def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
     f1, f2 = factors
 
     class AddProduct(Op):
-        __slots__ = ("beta", "alpha")
+        __slots__ = ()
         _name = name.capitalize() + "Backward0"
         inputs = ("self", f1, f2)
         save = factors
         save_for = {f1: (f2,), f2: (f1,)}  # each factor only for the other's gradient
-        nattrs = 2
+        attrs = ("beta", "alpha")
         __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
 
         @staticmethod
         def forward(ctx, self, m1, m2, beta, alpha):
             if not (self.dtype == m1.dtype == m2.dtype):
                 raise RuntimeError(_add_product_dtype_msg(name, self, m1, m2))
-            if ctx is not None:
-                ctx.beta, ctx.alpha = beta, alpha
             return _beta_alpha(self, prod(m1, m2), beta, alpha)
 
         def backward(ctx, grad):
@@ -591,15 +589,13 @@ def kron(input, other):
 class LinalgCross(Op):
     """d (a x b) = b x grad, grad x a"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("self", "other")
     save_for = {"self": ("other",), "other": ("self",)}
-    nattrs = 1
+    attrs = ("dim",)
 
     @staticmethod
     def forward(ctx, self, other, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.cross(self, other, axis=dim)
 
     def backward(ctx, grad):

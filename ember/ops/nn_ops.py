@@ -201,14 +201,12 @@ def _log_softmax_arr(x, dim):
 class Softmax(Op):
     """d softmax = r * (grad - sum(grad * r, dim))"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("dim",)
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.asarray(_upcast(_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):
@@ -224,14 +222,12 @@ class Softmax(Op):
 class LogSoftmax(Op):
     """d log_softmax = grad - exp(r) * sum(grad, dim)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("dim",)
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.asarray(_upcast(_log_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):

@@ -204,14 +204,12 @@ class _TakeAlong(Op):
 class _PutAlong(Op):
     """d (zeros of shape with x added at idx along dim) = grad taken at idx"""
 
-    __slots__ = ("idx", "dim", "unique")
+    __slots__ = ()
     _name = "PutAlongDimBackward0"
-    nattrs = 4
+    attrs = ("idx", "dim", "shape", "unique")
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape, unique):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.unique = idx, dim, unique
         out = np.zeros(shape, self.dtype)
         if unique:
             np.put_along_axis(out, idx, self, dim)

@@ -58,16 +58,14 @@ class _AxisMap(Op):
     """d f(x) = f^T(grad), f a linear map along each of the trailing axes"""
     _abstract = True
 
-    __slots__ = ("maps",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("maps",)
     inputs = ("self", "input")
     _pair: type = None  # the adjoint's class (and back)
     _is_adjoint = False
 
     @staticmethod
     def forward(ctx, self, input, maps):
-        if ctx is not None:
-            ctx.maps = maps
         nd = self.ndim
         out = self
         for k, m in enumerate(maps):
@@ -111,13 +109,11 @@ def axis_map(name: str, input: Tensor, maps: tuple) -> Tensor:
 class ConstantPadNd(Op):
     """d pad(x, p, value) = pad(grad, -p) (negative padding crops)"""
 
-    __slots__ = ("pad",)
-    nattrs = 2
+    __slots__ = ()
+    attrs = ("pad", "value")
 
     @staticmethod
     def forward(ctx, self, pad, value):
-        if ctx is not None:
-            ctx.pad = pad
         nd = self.ndim
         shape = list(self.shape)
         src, dst = [slice(None)] * nd, [slice(None)] * nd

@@ -524,15 +524,13 @@ def _zeros_for(ctx, grads):
 class Split(Op):
     """d split(x, size, dim) = cat(grads, dim) (zeros for unused pieces)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("dim", "sizes")
     is_view = True
 
     @staticmethod
     def forward(ctx, self, dim, sizes):
-        if ctx is not None:
-            ctx.dim = dim
         out, start = [], 0
         pre = (slice(None),) * dim
         for n in sizes:
@@ -569,15 +567,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
 class Unbind(Op):
     """d unbind(x, dim) = stack(grads, dim) (zeros for unused slices)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 1
+    attrs = ("dim",)
     is_view = True
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         pre = (slice(None),) * dim
         return tuple(self[pre + (i,)] for i in range(self.shape[dim]))
 
@@ -739,14 +735,12 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
 class Flip(Op):
     """d flip(x, dims) = flip(grad, dims)"""
 
-    __slots__ = ("dims",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 1
+    attrs = ("dims",)
 
     @staticmethod
     def forward(ctx, self, dims):
-        if ctx is not None:
-            ctx.dims = dims
         if self.ndim == 0:
             return self.copy()
         return np.flip(self, dims).copy()
@@ -781,14 +775,12 @@ def flipud(input: Tensor) -> Tensor:
 class Roll(Op):
     """d roll(x, shifts, dims) = roll(grad, -shifts, dims)"""
 
-    __slots__ = ("shifts", "dims")
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("shifts", "dims")
 
     @staticmethod
     def forward(ctx, self, shifts, dims):
-        if ctx is not None:
-            ctx.shifts, ctx.dims = shifts, dims
         if dims is None:
             return np.roll(self.reshape(-1), shifts).reshape(self.shape)
         return np.roll(self, shifts, dims)
@@ -814,14 +806,12 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 class Rot90(Op):
     """d rot90(x, k, dims) = rot90(grad, -k, dims)"""
 
-    __slots__ = ("k", "dims")
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("k", "dims")
 
     @staticmethod
     def forward(ctx, self, k, dims):
-        if ctx is not None:
-            ctx.k, ctx.dims = k, dims
         return np.rot90(self, k, dims).copy()
 
     def backward(ctx, grad):
