@@ -17,6 +17,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from .. import _kernels
 from .._tensor import Tensor, _wrap
 from .graph import _ref_counts
 from .grad_mode import _mode
@@ -26,8 +27,8 @@ __all__ = ["next_node", "sum_grads", "sum_to", "pause", "resume", "set_numpy_err
 
 _nd = np.ndarray
 _asarray = np.asarray
-_add_reduce = np.add.reduce  # what np.sum runs, without its Python wrapper
 _np_add = np.add
+_fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
 
 
 # NOTE [chain bypass]: the engine keeps the nodes whose gradients are complete in a heap, the most recently
@@ -100,11 +101,9 @@ def sum_to(g: Tensor, shape) -> Tensor:
     lead = arr.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and arr.shape[lead + i] != 1)
     if len(dims) == lead:  # only leading dims (a bias): the sum has the shape and owns its memory
-        out = _add_reduce(arr, axis=dims)
+        out = _fsum(arr, dims)
     else:
-        out = _add_reduce(arr, axis=dims, keepdims=True).reshape(shape)
-    if type(out) is not _nd:
-        out = _asarray(out, arr.dtype)
+        out = _fsum(arr, dims, True).reshape(shape)
     return _wrap(out, g._dtype)
 
 

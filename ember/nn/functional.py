@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ..ops import linalg as _linalg
 
 __all__ = ["linear"]
-_addmm = getattr(_linalg, "addmm", None)  # torch's node for 2-d linear with bias is AddmmBackward0
+_addmm = _linalg.addmm  # torch's node for 2-d linear with bias is AddmmBackward0
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -13,8 +13,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         a = "x".join(map(str, (input.numel() // max(input.shape[-1], 1), input.shape[-1]))) if input.dim() else ""
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a} and {weight.shape[-1]}x{weight.shape[0]})")
-    if bias is not None and input.dim() == 2 and _addmm is not None:
-        return _addmm(bias, input, weight.t())
+    if bias is not None and input.dim() >= 2:
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous():  # torch's graph: the rows as one matrix, one addmm, the result viewed back
+            k = input.shape[-1]
+            out = _addmm(bias, input.view(input.numel() // k if k else -1, k), weight.t())
+            return out.view(*input.shape[:-1], weight.shape[0])
     out = input @ weight.t()
     return out if bias is None else out + bias
 
@@ -28,12 +33,15 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .. import _dtype as _D  # noqa: E402
+from .. import _kernels  # noqa: E402
 from .. import _factories as _F  # noqa: E402
 from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
+from ..ops import norms as _NORM  # noqa: E402
+from ..autograd.grad_mode import _mode, is_grad_enabled as _is_grad_enabled  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
-from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled  # noqa: E402
+from ._reduction import legacy_get_string as _legacy_reduction  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -79,8 +87,18 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+def _no_complex(spec: str, *tensors) -> None:
+    """torch's error (a kernel name, or "!" and a RuntimeError's message) for functions without complex kernels."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._dtype.is_complex:
+            from ..ops.reduction import complex_refused
+
+            raise complex_refused(spec, t._data.dtype)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope per channel (dim 1) or one shared slope."""
+    _no_complex("prelu_cpu", input, weight)
     if weight.numel() != 1:
         ch = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
         if weight.numel() != ch:
@@ -247,6 +265,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
+    for x in (x1, x2):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                               f"{_D.promote_types(x1._dtype, x2._dtype)._scalar_name}")
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -287,6 +309,14 @@ def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
     return xc * (var + eps).rsqrt(), mean, var
 
 
+def _fused_norm(input: Tensor, *params) -> bool:
+    """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
+    outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
+    return (_mode.interpose is None and input._dtype.is_floating_point and input.numel() > 0
+            and type(input._data) is np.ndarray
+            and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
+
+
 def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
@@ -317,6 +347,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("running_mean must be defined in evaluation mode")
     _check_channel_params(input.shape[1] if input.dim() > 1 else 0, 1, running_mean=running_mean,
                           running_var=running_var, weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     if _mixed_norm(input, weight, bias, running_mean):
         return batch_norm(input.float(), running_mean, running_var, _f32(weight), _f32(bias), training, momentum,
                           eps).to(input._dtype)
@@ -327,6 +358,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"{_size(input.shape)}")
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    c = input.shape[1] if input.dim() > 1 else 0
+    if input.dim() >= 2 and _fused_norm(input, weight, bias) and all(
+            p is None or p.numel() == c for p in (weight, bias, running_mean, running_var)):
+        batch = training or running_mean is None
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(input.shape), 0)
+        running = None if batch else (running_mean._data, running_var._data)
+        out, mean, var = _NORM.NativeBatchNorm.apply(input, weight, bias, layout, axes, wshape, eps, running)
+        if training:
+            n = input.numel() / c
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
+        return out
     if training or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         if training:
@@ -362,8 +405,25 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         n = input.shape[0]
         _check_channel_params(n * input.shape[1], n, running_mean=running_mean, running_var=running_var,
                               weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    n, c = (input.shape[0], input.shape[1]) if input.dim() >= 2 else (0, 0)
+    if input.dim() >= 3 and _fused_norm(input, weight, bias, running_mean, running_var):
+        # as torch: batch norm of the (1, N*C, ...) view with the parameters repeated per sample, viewed back
+        batch = use_input_stats or running_mean is None
+        x = input.reshape(1, n * c, *input.shape[2:])
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(x.shape), 0)
+        running = None if batch else (np.tile(running_mean._data, n), np.tile(running_var._data, n))
+        out, mean, var = _NORM.NativeBatchNorm.apply(x, None if weight is None else weight.repeat(n),
+                                                     None if bias is None else bias.repeat(n), layout, axes, wshape,
+                                                     eps, running)
+        if batch:
+            m = math.prod(input.shape[2:])
+            _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
+            _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
+                            momentum)
+        return out.view(input.shape)
     if use_input_stats or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         n = math.prod(input.shape[2:])
@@ -385,9 +445,14 @@ def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    _no_complex("LayerNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias), eps).to(input._dtype)
     dims = _check_normalized_shape(input, normalized_shape)
+    ns = tuple(input.shape[dims[0]:]) if dims else ()
+    if dims and _fused_norm(input, weight, bias) and all(p is None or tuple(p.shape) == ns for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("layer", tuple(input.shape), math.prod(ns))
+        return _NORM.NativeLayerNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     out = _normalized(input, dims, eps)[0]
     if weight is not None:
         out = out * weight
@@ -396,7 +461,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = _D.finfo(input._dtype).eps
@@ -410,11 +475,15 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    _no_complex("GroupNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias), eps).to(input._dtype)
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    if _fused_norm(input, weight, bias) and all(p is None or p.numel() == input.shape[1] for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("group", tuple(input.shape), num_groups)
+        return _NORM.NativeGroupNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     n = input.shape[0]
     x = input.reshape(n, num_groups, -1)
     out = _normalized(x, (2,), eps)[0].reshape(input.shape)
@@ -587,7 +656,7 @@ def _reduction(size_average, reduce, reduction: str) -> str:
     """The reduction named by torch's legacy size_average/reduce flags (with its deprecation warning), if given."""
     if size_average is None and reduce is None:
         return reduction
-    legacy = "none" if reduce is False else "sum" if size_average is False else "mean"
+    legacy = _legacy_reduction(size_average, reduce, emit_warning=False)
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.",
                   stacklevel=3)
     return legacy
@@ -784,6 +853,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target._dtype.is_complex and tuple(target.shape) == tuple(input.shape):
+        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                           f"{target._dtype._scalar_name}")
+    if _fused_ce(input, target, weight):
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     cdim = 1 if input.dim() > 1 else 0
     logp = _N.log_softmax(input, cdim, None)
     c = input.shape[cdim] if input.dim() else 1
@@ -801,19 +875,121 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
-    keep = target._data != ignore_index
+    kept = target != ignore_index  # (ember ops: under vmap the target's values cannot be read here)
     terms = logp if weight is None else logp * weight.reshape(wshape)
-    smooth = _I.where(_wrap(keep, _D.bool), -terms.sum(cdim), 0.0)  # masked, not multiplied: no 0 * inf = nan
+    smooth = _I.where(kept, -terms.sum(cdim), 0.0)  # masked, not multiplied: no 0 * inf = nan
     if reduction == "mean":
         if weight is None:
-            total = float(keep.sum())
+            total = kept.sum()
         else:
-            total = float(weight._data[np.where(keep, target._data, 0)][keep].sum())
-        with np.errstate(invalid="ignore", divide="ignore"):
-            smooth = smooth.sum() / total if total else smooth.sum() * np.float64(np.nan)  # 0/0 = nan, gradient 0
+            tt = _I.where(kept, target, 0)
+            total = _I.where(kept, weight.gather(0, tt.reshape(-1)).reshape(tt.shape), 0.0).sum()
+        smooth = smooth.sum() / total  # every target ignored: 0 / 0 = nan, gradient 0 (the mask above)
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
+    """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
+    / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
+    return (_mode.interpose is None and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
+            and type(input._data) is np.ndarray and type(target._data) is np.ndarray and not target._requires_grad
+            and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
+                                    and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
+
+
+def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
+                         eps: float) -> Tensor:
+    """cross_entropy as one fused node: the target weights of NOTE [fused cross-entropy], then the op."""
+    cdim = 1 if input.dim() > 1 else 0
+    c = input.shape[cdim]
+    acc = np.float32 if input._dtype._reduced else input._data.dtype  # 16-bit floats: float32 (torch)
+    w = None if weight is None else weight._data.astype(acc, copy=False)
+    idx = pick = smooth = q = None
+    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):  # class probabilities
+        q = target._data.astype(acc)  # (a copy: later changes of the target stay out)
+        if eps > 0:
+            q = q * (1 - eps) + eps / c
+        if w is not None:
+            q = q * _N._class_row(w, cdim, input.dim())
+        s = _kernels.fsum(q, (cdim,))
+        scale = 1.0 / (input.numel() // c) if reduction == "mean" else 1.0
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        _, valid = _class_targets(input, target, ignore_index)
+        t = target._data
+        tt = t.astype(np.int64) if valid.all() else np.where(valid, t, 0).astype(np.int64)
+        wt = valid.astype(acc) if w is None else w[tt] * valid
+        pick = wt * (1 - eps) if eps else wt
+        s = pick
+        if eps > 0:
+            smooth = valid * np.asarray(eps / c, acc)
+            s = pick + smooth * (c if w is None else w.sum())
+        idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
+        total = float(wt.sum()) if reduction == "mean" else 1.0
+        scale = 1.0 / total if total else math.nan
+        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
+    spec = (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
+    out = _N.cross_entropy_node(name).apply(input, spec)
+    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and q is None and eps == 0:
+        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
+    return out
+
+
+# NOTE [linear_cross_entropy's options]: torch 2.13's linear_cross_entropy with ``options`` runs a chunked kernel
+# that never holds all logits at once (an LLM head's memory saver) and precomputes the gradients in forward. ember
+# always runs the reference form (linear, then cross_entropy): the same values and first gradients, every logit in
+# memory, and a graph that also differentiates twice and survives a second backward (where torch's chunked path
+# raises). The options are still validated and resolved as torch does, and the calls torch refuses to chunk warn
+# as in torch.
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...): ``linear_weight`` (C, in) or
+    (C, d1, ..., dK, in) for a K-dimensional loss; ``ignore_index`` None means -100 for class indices."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        chunkable = (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
+                     and target._dtype is _D.int64)
+        if not chunkable:
+            warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                          "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). "
+                          f"Got reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype="
+                          f"{target.dtype}, out_features={out_features}, tracing=False, linear_bias.shape="
+                          f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+        else:
+            acc = options._adjust(num_batches=batches[0] if batches else 1, in_features=in_features,
+                                  num_classes=num_classes, dtype=input.dtype, device=input.device).acc_dtype
+            if acc != input.dtype and not (input.dtype in (_D.float16, _D.bfloat16) and acc == _D.float32):
+                raise RuntimeError("linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs, "
+                                   f"but got {acc} acc_dtype and {input.dtype} inputs.")
+    rows = math.prod(out_features) * num_classes
+    logits = linear(input, linear_weight.reshape(rows, in_features) if out_features else linear_weight,
+                    linear_bias.reshape(rows) if out_features and linear_bias is not None else linear_bias)
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]
 
 
 def _check_same_size(input: Tensor, target: Tensor) -> None:
@@ -837,6 +1013,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_same_size(input, target)
     if target._dtype != input._dtype:
         raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
+    _no_complex("binary_cross_entropy", input)  # the kernel's dtype dispatch comes before its range check
     x = _all_examples(input)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -853,6 +1030,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      pos_weight: Tensor | None = None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably in one node; pos_weight scales positive
     terms."""
+    _no_complex("log_sigmoid_cpu", input)
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -868,6 +1046,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input) pointwise (input is log-probabilities), reduced; 'batchmean': per sample."""
+    if input._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -963,6 +1143,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 # ---------------------------------------------------------------- bilinear
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`` over matching leading (batch) dims."""
+    args = (input1, input2, weight, bias)
+    if _is_grad_enabled() and any(isinstance(t, Tensor) and t._dtype.is_complex for t in args) and \
+            any(isinstance(t, Tensor) and t._requires_grad for t in args):
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs with complex dtype.")
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for d in range(input1.ndim - 1):
@@ -1051,6 +1235,48 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return out
 
 
+# ---------------------------------------------------------------- helpers torch.nn.functional exposes
+TYPE_CHECKING = False
+
+
+class _BroadcastingList:
+    """TorchScript's ``BroadcastingList2[int]`` annotation (an int or a list of two): subscripting gives None."""
+
+    def __getitem__(self, types):
+        return None
+
+
+BroadcastingList1 = BroadcastingList2 = BroadcastingList3 = _BroadcastingList()
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+def boolean_dispatch(arg_name: str, arg_index: int, default: bool, if_true, if_false, module_name=None,
+                     func_name=None):
+    """A function calling ``if_true`` or ``if_false`` by a boolean argument (given by keyword ``arg_name`` or at
+    position ``arg_index``, else ``default``), with the docstring of whichever of the two has one."""
+
+    def fn(*args, **kwargs):
+        flag = kwargs[arg_name] if arg_name in kwargs else args[arg_index] if arg_index < len(args) else default
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        if_true.__doc__ = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        if_false.__doc__ = if_true.__doc__
+    elif if_false.__doc__ is not None and if_true.__doc__ is not None:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = if_true.__doc__
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
 # Loaded on first use, never called from this module (a module __getattr__ serves F.<name> only): convolution,
 # pooling, padding, interpolation (CONV_NAMES is _functional_conv.__all__, kept equal by
 # tests/core/test_lazy_imports.py), attention and CTC.
@@ -1064,7 +1290,7 @@ CONV_NAMES = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2
               "adaptive_max_pool3d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
               "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d",
               "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
-              "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices")
+              "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "conv_tbc")
 __getattr__, __dir__ = _attach(__name__, {
     **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
     "grid_sample": "._functional_grid:grid_sample", "affine_grid": "._functional_grid:affine_grid",
@@ -1072,7 +1298,8 @@ __getattr__, __dir__ = _attach(__name__, {
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
     "ctc_loss": "._functional_ctc:ctc_loss",
     "pdist": "..ops.composites:pdist", "channel_shuffle": ".._surface:channel_shuffle",
-    "native_channel_shuffle": ".._surface:native_channel_shuffle"})
+    "native_channel_shuffle": ".._surface:native_channel_shuffle", "celu_": ".._surface:celu_",
+    "selu_": ".._surface:selu_"})
 
 
 # ---------------------------------------------------------------- more activations: log-sigmoid, shrinks, rrelu

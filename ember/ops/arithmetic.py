@@ -1,6 +1,7 @@
 """Binary arithmetic with torch's type promotion: add, sub, mul, div, pow, matmul and friends."""
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -44,8 +45,10 @@ def _rt(a, b):
         arr, s = b, a
     else:
         return np.result_type(a, b)
-    d = D.from_numpy_dtype(arr.dtype)
-    return D._combine(d, D._scalar_dtype(s)).np
+    d = D._combine(D.from_numpy_dtype(arr.dtype), D._scalar_dtype(s))
+    if d.np is None:  # float16 with a complex number: torch's complex32
+        raise D._no_complex32()
+    return d.np
 
 
 def _prep(a, b, dt):
@@ -149,11 +152,16 @@ class Add(Op):
         return _add(self, other)
 
     def backward(ctx, grad):
-        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+        return grad, (grad if ctx.alpha == 1 else grad * _conj_number(ctx.alpha))
 
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], 1, args[2])
+
+
+def _conj_number(c):
+    """A Python number's conjugate (alpha of add/sub may be complex: NOTE [complex autograd])."""
+    return c.conjugate() if type(c) is complex else c
 
 
 def _affine(ta, tb, ca, cb):
@@ -198,10 +206,10 @@ class Sub(Op):
         return _sub(self, other)
 
     def backward(ctx, grad):
-        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+        return grad, (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha))
 
     def raw(ctx, grad):
-        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha))
+        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha)))
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -222,10 +230,10 @@ class Rsub(Sub):
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
-        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
+        return (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha)), grad
 
     def raw(ctx, grad):
-        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha)), grad
+        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha))), grad
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -238,6 +246,7 @@ class Mul(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    holomorphic = True
     save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
@@ -265,6 +274,7 @@ class Div(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    holomorphic = True
     save_for = {"self": ("other",)}
 
     @staticmethod
@@ -338,9 +348,54 @@ def _int_pow(base, exponent):
     return np.where(neg, repl, out)
 
 
+# NOTE [scalar powers]: torch computes x**e for a number e with cheaper kernels where one gives the same value:
+# 2 -> x*x, 3 -> x*x*x, -2 -> 1/(x*x), 0.5 -> sqrt, -0.5 -> 1/sqrt, -1 -> 1/x, 1 -> a copy, 0 -> ones. NumPy's
+# general power is also slow for negative bases (~50x: its vector loop falls back to scalar calls there), so the
+# remaining exponents compute |x|**e and fix the sign (odd integers: -|x|**e where x's sign bit is set; other
+# integers: |x|**e; non-integers: nan for finite x < 0, as pow's definition). Each path is tested against the
+# general power (tests/ops/test_pow_fast_paths.py); the backward formulas call pow again, so they take them too.
+# float16/bfloat16: the general power in float32, rounded once, as torch's 16-bit kernels.
+_SCALAR_POW = {e: silent(f) for e, f in {
+    2.0: lambda x: np.multiply(x, x),
+    3.0: lambda x: np.multiply(np.multiply(x, x), x),
+    -2.0: lambda x: np.reciprocal(np.multiply(x, x)),
+    0.5: np.sqrt,
+    -0.5: lambda x: np.reciprocal(np.sqrt(x)),
+    -1.0: np.reciprocal,
+    1.0: lambda x: x.copy(),
+    0.0: np.ones_like,
+}.items()}
+
+
+_to_reduced = silent(lambda a, dt: a.astype(dt))  # overflow to inf without a warning, as torch
+
+
+def _float_pow_scalar(base, e):
+    """``base ** e`` for a floating array and a finite Python real ``e`` (NOTE [scalar powers])."""
+    if base.dtype.itemsize == 2:  # float16, bfloat16: torch's kernel is the general power, in float32
+        return _to_reduced(_abs_pow(base.astype(np.float32), e), base.dtype)
+    fast = _SCALAR_POW.get(e)
+    return fast(base) if fast is not None else _abs_pow(base, e)
+
+
+def _abs_pow(base, e):
+    out = np.asarray(_power(np.abs(base), e))
+    if float(e).is_integer():
+        if e % 2:
+            np.negative(out, out=out, where=np.signbit(base))
+    else:
+        out[(base < 0) & (base > -np.inf)] = np.nan
+    return out
+
+
 def _pow_forward(base, exponent):
     dt = _rt(base, exponent)
     base, exponent = _prep(base, exponent, dt)
+    te = type(exponent)
+    if ((te is _int or (te is _float and math.isfinite(exponent))) and type(base) is _nd
+            and (dt.kind == "f" or dt in D._REDUCED_NP)):
+        out = _float_pow_scalar(base, exponent)
+        return out if type(out) is _nd else np.asarray(out, dt)
     try:
         if dt.kind in "iu":
             if type(exponent) is not _nd and exponent < 0:
@@ -360,6 +415,7 @@ class Pow(Op):
     _name = "PowBackward1"
     inputs = ("self", "exponent")
     save = ("self", "exponent", "result")
+    holomorphic = True
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
 
@@ -381,6 +437,13 @@ class Pow(Op):
         return ta if tb is None else (tb if ta is None else ta + tb)
 
 
+def _nonneg(exponent):
+    """exponent >= 0, for a complex exponent: real and >= 0 (torch's condition for a zero base)."""
+    if exponent._dtype.is_complex:
+        return (exponent.imag == 0) & (exponent.real >= 0)
+    return exponent >= 0
+
+
 def _pow_self_grad(grad, self, exponent):
     if isinstance(exponent, (int, float)):
         if exponent == 0:
@@ -396,10 +459,12 @@ def _pow_exponent_grad(grad, base, exponent, result):
     from .elementwise import log
 
     if isinstance(base, Tensor):
-        mask = (base == 0) & (exponent >= 0)
+        mask = (base == 0) & _nonneg(exponent)
         return grad * where(mask, 0.0, result * log(base.to(result.dtype)))
     if base == 0:
-        return grad * where(exponent >= 0, 0.0, result * -math.inf)
+        return grad * where(_nonneg(exponent), 0.0, result * -math.inf)
+    if result._dtype.is_complex:  # the principal log of the base (a negative base has an imaginary part pi)
+        return grad * (result * cmath.log(base))
     return grad * (result * float(_log(np.float64(base))))  # nan for a negative base, as torch
 
 
@@ -409,6 +474,7 @@ class PowScalar(Pow):
     __slots__ = ()
     _name = "PowBackward0"
     nattrs = 1  # the exponent is an attribute, not an input: one edge, as torch's Tensor_Scalar overload
+    reduced_native = True  # 16-bit bases: NOTE [scalar powers] decides (torch's half kernel is the general power)
     inputs = ("self", "exponent")
     save = ("self", "exponent")
 

@@ -7,6 +7,7 @@ import warnings as _warnings
 import numpy as np
 
 from .. import _dtype as D
+from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd.grad_mode import _mode
@@ -406,7 +407,7 @@ class IndexPutZeros(Op):
     @staticmethod
     def forward(ctx, self, key, shape):
         out = np.zeros(shape, self.dtype)
-        np.add.at(out, key, self)
+        _kernels.scatter_add(out, key, self)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
@@ -476,6 +477,8 @@ class Where(Op):
         dt = _rt(self, other)
         a, b = _prep(self, other, dt)
         try:
+            if dt.kind == "f":
+                return _kernels.select(cond, a, b, dt)  # NOTE [branch-free select]
             return np.asarray(np.where(cond, a, b), dt)
         except ValueError:
             try:
@@ -798,7 +801,7 @@ class _PutAlongDim(Op):
     def forward(ctx, self, idx, dim, shape):
         out = np.zeros(shape, self.dtype)
         if idx.size:
-            np.add.at(out, _along_key(idx % shape[dim], dim), self)
+            _kernels.scatter_add(out, _along_key(idx % shape[dim], dim), self)
         return out
 
     def backward(ctx, grad):
@@ -824,7 +827,10 @@ def _scatter_forward(self, src, dim, idx, reduce):
     if reduce is None:
         o[key] = v
     elif reduce == "add":
-        np.add.at(o, key, v)
+        if o.flags.c_contiguous and o.flags.writeable:
+            _kernels.scatter_add(o, key, v)
+        else:
+            np.add.at(o, key, v)
     else:
         np.multiply.at(o, key, v)
     return out
@@ -957,6 +963,10 @@ class ScatterReduce(Op):
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce, include_self):
+        if reduce in ("amax", "amin") and self.dtype.kind == "c":
+            from .reduction import complex_refused
+
+            raise complex_refused(f"scatter_gather_tensor_cpu_reduce_{reduce}", self.dtype)
         out = self.copy()
         if not idx.size:
             return out
@@ -1052,6 +1062,16 @@ def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """``input`` with ``src`` reduced into ``index`` positions along ``dim`` (sum, prod, mean, amax, amin)."""
+    if reduce not in ("amax", "amin"):  # (those refuse complex inputs in their kernel)
+        from .complex_numbers import refuse_complex_grad
+
+        refuse_complex_grad("scatter_reduce", input, src)  # (torch differentiates the in-place form)
+    return scatter_reduce_any(input, dim, index, src, reduce, include_self=include_self)
+
+
+def scatter_reduce_any(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+    """``scatter_reduce`` of any dtype (the function ``Tensor.scatter_reduce_`` writes in place)."""
     if reduce not in _SCATTER_REDUCE:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d, idx = _scatter_args(input, dim, index, src, "scatter_reduce")
@@ -1143,7 +1163,7 @@ class IndexAdd(Op):
             ctx.idx, ctx.dim, ctx.alpha, ctx.src_shape = idx, dim, alpha, src.shape
         out = self.copy()
         v = src if alpha == 1 else src * alpha
-        np.add.at(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
+        _kernels.scatter_add(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
         return out
 
     def backward(ctx, grad):
@@ -1269,7 +1289,7 @@ class IndexPutFunctional(Op):
         region = np.shape(_index_array(out, key))
         try:
             if accumulate:
-                np.add.at(out, key, np.broadcast_to(v, region))
+                _kernels.scatter_add(out, key, np.broadcast_to(v, region))
             else:
                 out[key] = v
         except ValueError:
@@ -1334,6 +1354,9 @@ class MaskedFill(Op):
         if ctx is not None:
             ctx.mask = mask
         shape = _broadcast_with(self, mask)
+        if self.dtype.kind == "f" and not isinstance(value, np.ndarray) or (
+                isinstance(value, np.ndarray) and value.dtype == self.dtype and value.ndim == 0):
+            return _kernels.select(mask, value, self, self.dtype)  # NOTE [branch-free select]
         out = np.array(np.broadcast_to(self, shape))
         out[np.broadcast_to(mask, shape)] = value
         return out
@@ -1537,6 +1560,11 @@ def argwhere(input: Tensor) -> Tensor:
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Tensor | None = None, out=None) -> Tensor:
     """Insertion points of ``input`` into the innermost dimension of ``sorted_sequence``."""
+    for x in (sorted_sequence, input):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            from .reduction import complex_refused
+
+            raise complex_refused("searchsorted_out_cpu", x._data.dtype)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")

@@ -10,11 +10,14 @@ import math
 
 import numpy as np
 
+from .. import _kernels
+from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ._op import Op
+from ._op import Op, linear
 from ._inplace import _title
 from ..autograd.grad_mode import _mode
-from .elementwise import _erf_f, erf
+from ._erf import normal_cdf as _normal_cdf
+from .elementwise import erf
 from .indexing import where
 from .reduction import _PutAlong, Sum as _Sum
 from .arithmetic import _mul, _sub
@@ -40,7 +43,7 @@ def _upcast(fwd):
 
 
 def _elu_fwd(x, alpha, scale, input_scale):
-    return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
+    return _select(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale), x.dtype)
 
 
 def _elu_bwd(g, x, alpha, scale, input_scale):
@@ -49,8 +52,13 @@ def _elu_bwd(g, x, alpha, scale, input_scale):
 
 
 def _softplus_fwd(x, beta, threshold):
+    """torch's formula, log1p(exp(beta x)) / beta below the threshold (clipped there: no overflow), x above."""
     xb = x * beta
-    return np.where(xb > threshold, x, np.logaddexp(0, xb) / beta)
+    soft = np.asarray(np.minimum(xb, threshold))  # (0-d: an array, for out=)
+    np.exp(soft, out=soft)
+    np.log1p(soft, out=soft)
+    soft /= beta
+    return _select(xb > threshold, x, soft, x.dtype)
 
 
 def _softplus_bwd(g, x, beta, threshold):
@@ -60,7 +68,7 @@ def _softplus_bwd(g, x, beta, threshold):
 def _gelu_fwd(x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-    return 0.5 * x * (1 + _erf_f(x * _INV_SQRT2))
+    return x * _normal_cdf(x)
 
 
 def _gelu_bwd(g, x, approximate):
@@ -92,7 +100,10 @@ def _hardswish_bwd(g, x):
 
 
 def _softshrink_fwd(x, lambd):
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+    """x - lambd above lambd, x + lambd below -lambd, x * 0 between (torch's -0.0 for negative x): branch-free as
+    x - clip(x, -lambd, lambd) with x's sign."""
+    out = x - np.clip(x, -lambd, lambd)
+    return np.copysign(out, x, out=out) if type(out) is np.ndarray else np.copysign(out, x)
 
 
 def _shrink_bwd(g, x, lambd):
@@ -146,7 +157,7 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
 _ACTIVATIONS = {
     "Elu": (_elu_fwd, _elu_bwd, 3, ""),
     "Celu": (_elu_fwd, _elu_bwd, 3, ""),
-    "LeakyRelu": (lambda x, s: np.where(x > 0, x, x * s), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
+    "LeakyRelu": (lambda x, s: _select(x > 0, x, x * s, x.dtype), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
     "Hardtanh": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
                  lambda g, x, lo, hi: where((x > lo) & (x < hi), g, 0.0), 2, ""),
     "Hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1),
@@ -156,11 +167,11 @@ _ACTIVATIONS = {
     "Gelu": (_gelu_fwd, _gelu_bwd, 1, ""),
     "Silu": (lambda x: x * _sigmoid(x), _silu_bwd, 0, ""),
     "Mish": (_mish_fwd, _mish_bwd, 0, ""),
-    "Threshold": (lambda x, th, v: np.where(x > th, x, v), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
+    "Threshold": (lambda x, th, v: _select(x > th, x, v, x.dtype), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
     "LogSigmoid": (lambda x: -np.logaddexp(0, -x), lambda g, x: g * sigmoid(-x), 0, ""),
-    "Hardshrink": (lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x), _shrink_bwd, 1, ""),
+    "Hardshrink": (lambda x, lambd: _select(np.abs(x) <= lambd, 0.0, x, x.dtype), _shrink_bwd, 1, ""),
     "Softshrink": (_softshrink_fwd, _shrink_bwd, 1, ""),
-    "RreluWithNoise": (lambda x, slope: np.where(x > 0, x, x * slope), _rrelu_bwd, 1, ""),
+    "RreluWithNoise": (lambda x, slope: _select(x > 0, x, x * slope, x.dtype), _rrelu_bwd, 1, ""),
 }
 _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
 
@@ -172,30 +183,65 @@ _FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_
                   "Softshrink": "softshrink_check"}
 
 
+# what torch raises for complex inputs (silu computes on them, without a derivative: NOTE [complex autograd])
+_COMPLEX_KERNELS = {**_FLOAT_KERNELS, "Hardtanh": "!clamp is not supported for complex types",
+                    "Threshold": "threshold_cpu", "RreluWithNoise": "leaky_relu_cpu"}
+del _COMPLEX_KERNELS["Silu"]
+_ACT["Silu"].no_complex_grad = "silu"
+
+
 def activation(name: str, input: Tensor, *attrs) -> Tensor:
     """Apply the activation op ``name`` (a key of the table) with its attributes."""
-    if not input._dtype.is_floating_point and name in _FLOAT_KERNELS:
+    if input._dtype.is_complex and name in _COMPLEX_KERNELS:
+        spec = _COMPLEX_KERNELS[name]
+        if spec.startswith("!"):
+            raise NotImplementedError(spec[1:])
+        raise NotImplementedError(f'"{spec}" not implemented for \'{_title(input._dtype)}\'')
+    if not input._dtype._differentiable and name in _FLOAT_KERNELS:
         raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for \'{_title(input._dtype)}\'')
     return _ACT[name].apply(input, *attrs)
 
 
 # ---------------------------------------------------------------------------------------------- softmax family
+def _row_max(x, dim):
+    """max along ``dim`` (keepdims), the shift of the softmax family: a +inf maximum makes the whole slice nan, as
+    torch's kernel. NumPy's max along
+    a short last axis runs a scalar loop per row (220 µs for (2048, 16) float32, attention's shape); halving the
+    rows with np.maximum first keeps it vectorised."""
+    n = x.shape[dim]
+    if dim == x.ndim - 1 and 2 <= n <= 64 and n & (n - 1) == 0 and x.ndim > 1:
+        while n > 1:
+            n //= 2
+            x = np.maximum(x[..., :n], x[..., n:])  # (a new array each time)
+        m = x
+    else:
+        m = np.max(x, axis=dim, keepdims=True)
+    return m
+
+
 def _softmax_arr(x, dim):
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=dim, keepdims=True)  # a +inf maximum makes the whole slice nan, as torch's kernel
+    if x.ndim == 0:
+        return _softmax_arr(x.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore"):
-        e = np.exp(x - m)
-        return e / np.sum(e, axis=dim, keepdims=True)
+        e = x - _row_max(x, dim)
+        np.exp(e, out=e)
+        e /= _kernels.fsum(e, (dim,), True)
+        return e
 
 
 def _log_softmax_arr(x, dim):
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=dim, keepdims=True)
+    if x.ndim == 0:
+        return _log_softmax_arr(x.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        s = x - m
-        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+        s = x - _row_max(x, dim)
+        lse = _kernels.fsum(np.exp(s), (dim,), True)
+        np.log(lse, out=lse)
+        s -= lse
+        return s
 
 
 class Softmax(Op):
@@ -211,6 +257,11 @@ class Softmax(Op):
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
+        if not _mode.grad_enabled and _mode.interpose is None and _raw_ok(grad, r):  # NOTE [raw backward]
+            # the formula below on arrays, kernel for kernel (tests/ops/test_raw_backward.py)
+            g, ra = grad._data, r._data
+            t = _mul(g, ra)
+            return _wrap(_mul(ra, _sub(g, _Sum.forward(None, t, ctx.dim, True, None))), grad._dtype)
         return r * (grad - (grad * r).sum(ctx.dim, keepdim=True))
 
     @staticmethod
@@ -247,11 +298,15 @@ class LogSoftmax(Op):
 def _softmax_dim(input: Tensor, dim, dtype, kernel: str):
     if dtype is not None:
         input = input.to(dtype)
-    elif not input._dtype.is_floating_point:
+    elif not input._dtype._differentiable:
         raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
-    return input, _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    if input._dtype.is_complex:  # torch's kernel names: the last dim or any other
+        last = "_lastdim" if d == max(input.ndim, 1) - 1 else ""
+        raise NotImplementedError(f'"{kernel}{last}_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
+    return input, d
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
@@ -272,6 +327,7 @@ class Embedding(Op):
 
     __slots__ = ("idx", "num", "pad", "freq")
     nattrs = 4
+    no_complex_grad = "embedding"
 
     @staticmethod
     def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
@@ -306,7 +362,7 @@ class EmbeddingDenseBackward(Op):
         if padding_idx is not None:
             keep = flat != padding_idx
             flat, rows = flat[keep], rows[keep]
-        np.add.at(out, flat, rows)
+        _kernels.scatter_add(out, flat, rows)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
@@ -321,10 +377,13 @@ class NllLoss(Op):
     __slots__ = ("idx", "coef", "shape")
     save = ("self",)
     nattrs = 3
+    jvp = linear  # (the forward kernel on the tangent: 'mean' over only ignored targets is nan, as torch's tangent)
 
     @staticmethod
     def forward(ctx, self, idx, coef, reduction):
         # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
+        if self.dtype.kind == "c":
+            raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{_title(_dt(self))}\'')
         if ctx is not None:
             ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
         c = 1 if self.ndim > 1 else 0
@@ -354,6 +413,111 @@ class NllLoss2D(NllLoss):
     _name = "NllLoss2DBackward0"
 
 
+# ---------------------------------------------------------------------------------------------- cross_entropy
+# NOTE [fused cross-entropy]: every form of cross_entropy is, per element i (a sample and its extra dims),
+# L_i = -sum_c Q_ic * log_softmax(x)_ic with target weights Q: class targets t give Q_ic = (1 - eps) * w[t_i] [c == t_i]
+# + eps / C * w[c] (eps: label smoothing, w: class weights or ones, both zero where t_i == ignore_index);
+# probability targets q give Q = (q * (1 - eps) + eps / C) * w. 'mean' divides by D (the summed w[t_i] of counted
+# targets, or the number of elements for probabilities). Its gradient is d x_ic = g_i * (S_i * softmax(x)_ic - Q_ic)
+# with S_i = sum_c Q_ic: one node, one pass forward (log_softmax, the picked and smoothed terms) and one backward
+# (exp of the saved log-probabilities, one put at the targets), where torch records log_softmax, nll_loss and, for
+# smoothing or probabilities, the arithmetic between them. The node shows the name torch's graph has on the loss
+# (NllLossBackward0, NllLoss2DBackward0, AddBackward0 for label smoothing, DivBackward1 or NegBackward0 for
+# probabilities). When every target is ignored, 'mean' gives nan and zero gradients, as torch. Without a graph the
+# backward runs on arrays (NOTE [raw backward]); with create_graph it is the same formula in ember ops over
+# softmax(x), so second derivatives are exact. Targets and weights never require grad here (functional.py keeps
+# the composition otherwise).
+class CrossEntropy(Op):
+    """d cross_entropy(x) = grad * (S * softmax(x) - Q): see NOTE [fused cross-entropy]"""
+
+    __slots__ = ("cdim", "logp", "idx", "pick", "smooth", "w", "q", "s")
+    nattrs = 1
+    save = ("self",)
+    _alias = True  # (a node class of its own under the names of other ops: not in the registry)
+
+    @staticmethod
+    def forward(ctx, self, spec):
+        # spec: (cdim, idx or None, pick, smooth, w, q, s, scale, reduction), per NOTE [fused cross-entropy]:
+        # idx (targets with a size-1 class dim) and pick (their coefficient (1 - eps) * w[t] per element), smooth
+        # (eps / C per element, zero where ignored) with w (class weights or None), q (dense Q for probability
+        # targets), s = S per element; scale multiplies the reduced loss (1 / D for 'mean', nan when D == 0)
+        cdim, idx, pick, smooth, w, q, s, scale, reduction = spec
+        x = self.astype(np.float32) if self.dtype == np.float16 else self
+        logp = _log_softmax_arr(x, cdim)
+        loss = None
+        if idx is not None:
+            picked = np.take_along_axis(logp, idx, cdim).squeeze(cdim)
+            loss = np.where(pick != 0, picked * -pick, 0)
+        if smooth is not None:
+            rows = np.einsum(logp, list(range(logp.ndim)), w, [cdim], [i for i in range(logp.ndim) if i != cdim]) \
+                if w is not None else _kernels.fsum(logp, (cdim,))
+            term = np.where(smooth != 0, rows * -smooth, 0)
+            loss = term if loss is None else loss + term
+        if q is not None:
+            loss = -_kernels.rowdot(logp, q, (cdim,))
+        if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
+            ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
+            ctx.logp = logp.astype(self.dtype, copy=False)
+            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
+            if reduction != "none":
+                f = scale if scale == scale else 0.0
+                ctx.s = ctx.s * f
+                ctx.pick = None if pick is None else pick * f
+                ctx.smooth = None if smooth is None else smooth * f
+                ctx.q = None if q is None else q * f
+        if reduction != "none":
+            loss = np.asarray(_kernels.fsum(loss, tuple(range(loss.ndim))) * scale, self.dtype)
+        return loss.astype(self.dtype, copy=False)
+
+    def backward(ctx, grad):
+        cdim = ctx.cdim
+        dt = grad._dtype
+        if (not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray
+                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops)
+            # the formula below on arrays, kernel for kernel (tests/ops/test_raw_backward.py)
+            c = lambda a: a.astype(dt.np, copy=False)  # noqa: E731
+            g = grad._data
+            ge = np.expand_dims(g, cdim) if g.ndim else g
+            out = np.exp(ctx.logp)
+            np.multiply(out, c(np.expand_dims(ctx.s, cdim)) * ge, out=out)
+            if ctx.idx is not None:
+                at = np.take_along_axis(out, ctx.idx, cdim)
+                np.put_along_axis(out, ctx.idx, at - c(np.expand_dims(ctx.pick, cdim)) * ge, cdim)
+            if ctx.smooth is not None:
+                sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+                np.subtract(out, sm * c(_class_row(ctx.w, cdim, out.ndim)) if ctx.w is not None else sm, out=out)
+            if ctx.q is not None:
+                np.subtract(out, c(ctx.q) * ge, out=out)
+            return _wrap(out, dt)
+        (x,) = ctx.saved_tensors
+        c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula
+        ge = grad.unsqueeze(cdim) if grad.ndim else grad
+        out = LogSoftmax.apply(x, cdim).exp() * (c(np.expand_dims(ctx.s, cdim)) * ge)
+        if ctx.idx is not None:
+            out = out - _PutAlong.apply(c(np.expand_dims(ctx.pick, cdim)) * ge, ctx.idx, cdim, tuple(x.shape), True)
+        if ctx.smooth is not None:
+            sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+            out = out - (sm * c(_class_row(ctx.w, cdim, x.ndim)) if ctx.w is not None else sm)
+        if ctx.q is not None:
+            out = out - c(ctx.q) * ge
+        return out
+
+
+def _class_row(w: np.ndarray, cdim: int, ndim: int) -> np.ndarray:
+    """Class weights shaped to broadcast along the class dim."""
+    return w.reshape((-1,) + (1,) * (ndim - cdim - 1))
+
+
+_CE_NODES = {name: type(name.replace("Backward0", "").replace("Backward1", "") + "CE", (CrossEntropy,),
+                        {"__slots__": (), "_name": name, "_alias": True, "__module__": __name__})
+             for name in ("NllLossBackward0", "NllLoss2DBackward0", "AddBackward0", "DivBackward1", "NegBackward0")}
+
+
+def cross_entropy_node(name: str):
+    """The fused cross-entropy node class that shows torch's node ``name`` (NOTE [fused cross-entropy])."""
+    return _CE_NODES[name]
+
+
 # ---------------------------------------------------------------------------------------------- mse_loss
 class MseLoss(Op):
     """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
@@ -364,6 +528,7 @@ class MseLoss(Op):
 
     @staticmethod
     def forward(ctx, self, other, reduction):
+        _real_kernel("mse_cpu", self, other)
         d = self - other
         sq = d * d
         if ctx is not None:
@@ -377,6 +542,29 @@ class MseLoss(Op):
         x, t = ctx.saved_tensors
         gx = grad * ((x - t) * ctx.scale)
         return gx, -gx
+
+
+def _dt(a):
+    from .. import _dtype as D
+
+    return D.from_numpy_dtype(np.dtype(getattr(a, "dtype", a)))
+
+
+def _real_kernel(kernel: str, self: np.ndarray, target: np.ndarray, cast_first: bool = False) -> None:
+    """torch's error for a loss kernel without complex support, given complex values among its inputs;
+    ``cast_first``: a real input with a complex target fails first on the output cast (huber's out= kernel)."""
+    if self.dtype.kind != "c" and np.asarray(target).dtype.kind != "c":
+        return
+    result = np.result_type(self, target)
+    if cast_first and self.dtype.kind != "c":
+        raise _cast_error(result, self.dtype)
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(_dt(result))}\'')
+
+
+def _cast_error(result, out) -> RuntimeError:
+    """torch's error for an in-place (out=) result that cannot hold the computed dtype."""
+    return RuntimeError(f"result type {_title(_dt(result))} can't be cast to the desired output type {_title(_dt(out))}")
+
 
 
 # ---------------------------------------------------------------------------------------------- pointwise losses
@@ -408,6 +596,9 @@ class BinaryCrossEntropy(Op):
 
     @staticmethod
     def forward(ctx, self, target, weight, reduction):
+        _real_kernel("binary_cross_entropy", self, target)
+        if weight is not None and weight.dtype.kind == "c":  # the kernel's loss *= weight
+            raise _cast_error(np.result_type(self, weight), self.dtype)
         if ctx is not None:
             ctx.reduction, ctx.numel = reduction, self.size
         loss = (target - 1) * np.maximum(np.log1p(-self), -100) - target * np.maximum(np.log(self), -100)
@@ -426,6 +617,19 @@ class BinaryCrossEntropy(Op):
         return gx, gt, None
 
 
+def _logits_loss_dtype(x: np.ndarray, target, weight, pos_weight) -> np.dtype:
+    """The dtype of binary_cross_entropy_with_logits (real logits; the input's complex error comes first), as
+    torch's composite: a complex target makes the loss complex, which the in-place products by pos_weight's
+    term (always) and by a complex weight (with a real target) cannot hold."""
+    cplx = [a is not None and np.asarray(a).dtype.kind == "c" for a in (target, weight, pos_weight)]
+    if not any(cplx):
+        return x.dtype
+    result = np.result_type(*(a for a in (x, target, weight, pos_weight) if a is not None))
+    if pos_weight is not None or (cplx[1] and not cplx[0]):
+        raise _cast_error(result, x.dtype)
+    return result
+
+
 class BinaryCrossEntropyWithLogits(Op):
     """(1 - t) x + (1 + (p - 1) t) softplus(-x), times w; d x = w ((p t + 1 - t) sigmoid(x) - p t),
     d t = w (logsigmoid(-x) - p logsigmoid(x)) (p = 1 without pos_weight: d x = sigmoid(x) - t, d t = -x)"""
@@ -434,10 +638,13 @@ class BinaryCrossEntropyWithLogits(Op):
     inputs = save = ("self", "target", "weight", "pos_weight")
     nattrs = 1
 
+    no_complex_grad = "binary_cross_entropy_with_logits"
+
     @staticmethod
     def forward(ctx, self, target, weight, pos_weight, reduction):
         if ctx is not None:
             ctx.reduction, ctx.numel = reduction, self.size
+        dtype = _logits_loss_dtype(self, target, weight, pos_weight)
         sp = np.logaddexp(0, -self)
         if pos_weight is None:
             loss = (1 - target) * self + sp
@@ -445,7 +652,7 @@ class BinaryCrossEntropyWithLogits(Op):
             loss = (1 - target) * self + ((pos_weight - 1) * target + 1) * sp
         if weight is not None:
             loss = loss * weight
-        return _reduced(np.asarray(loss, self.dtype), reduction)
+        return _reduced(np.asarray(loss, dtype), reduction)
 
     def backward(ctx, grad):
         x, t, w, p = ctx.saved_tensors
@@ -483,6 +690,7 @@ class SmoothL1Loss(Op):
 
     @staticmethod
     def forward(ctx, self, target, beta, reduction):
+        _real_kernel("smooth_l1_cpu", self, target)
         d = self - target
         if ctx is not None:
             ctx.beta, ctx.reduction, ctx.numel = beta, reduction, d.size
@@ -505,6 +713,7 @@ class HuberLoss(Op):
 
     @staticmethod
     def forward(ctx, self, target, delta, reduction):
+        _real_kernel("huber_cpu", self, target, cast_first=True)
         d = self - target
         if ctx is not None:
             ctx.delta, ctx.reduction, ctx.numel = delta, reduction, d.size
@@ -518,5 +727,58 @@ class HuberLoss(Op):
         return g, -g
 
 
-__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "BinaryCrossEntropy",
-            "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "CrossEntropy", "cross_entropy_node",
+            "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
+
+
+# ---------------------------------------------------------------------------------------------- CrossMapLRN2d
+# NOTE [CrossMapLRN2d's windows]: torch's legacy CrossMapLRN2d (a Python autograd Function) sums squares over
+# a running window that never drops channel 0 (it subtracts channel c - pre_pad only for c > pre_pad), and its
+# hand-written backward sums over a window shifted against the forward one; the backward is therefore not the
+# derivative of the forward (gradcheck fails in torch). The oracle is torch: both windows are reproduced as 0/1
+# channel matrices (forward: row c sums {0} and [c - p + 1, c + p - 1] with p = (size - 1) // 2 + 1; backward:
+# [c - q, c + size - 1 - q] with q = size - (size - 1) / 2 truncated), so values and gradients are torch's.
+def _lrn_windows(c: int, size: int, dtype) -> tuple:
+    pre = int((size - 1) / 2 + 1)
+    q = int(size - (size - 1) / 2)
+    idx = np.arange(c)
+    rows, cols = idx[:, None], idx[None, :]
+    fwd = ((cols >= rows - pre + 1) & (cols <= rows + pre - 1)) | (cols == 0)
+    bwd = (cols >= rows - q) & (cols <= rows + size - 1 - q)
+    return fwd.astype(dtype), bwd.astype(dtype), q
+
+
+class CrossMapLrn2d(Op):
+    """out = x * (k + alpha / size * window sum of x**2) ** -beta; backward: torch's formula (NOTE
+    [CrossMapLRN2d's windows])"""
+
+    __slots__ = ("size", "alpha", "beta", "k")
+    _name = "CrossMapLRN2dBackward"
+    inputs = save = ("self", "result")
+    nattrs = 4
+
+    @staticmethod
+    def jvp(args, out, tangents):  # torch's is a Python autograd.Function without a jvp
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @staticmethod
+    def forward(ctx, self, size, alpha, beta, k):
+        if ctx is not None:
+            ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        n, c = self.shape[:2]
+        sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
+        return self * (k + (alpha / size) * sums) ** -beta
+
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
+        n, c = x.shape[:2]
+        fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
+            raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
+        scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k
+        ratio = (grad * out / scale).reshape(n, c, -1)
+        acc = (_wrap(bwd, x._dtype) @ ratio).reshape(x.shape)
+        return scale.pow(-beta) * grad - x * acc * (2 * alpha * beta / size)

@@ -16,7 +16,8 @@ from .._tensor import Tensor, _wrap
 from . import _special as _sp
 from ._op import NOT_YET, silent, unsupported
 from .arithmetic import _rt
-from .elementwise import (_ANY, _SO, _X, _R, _binary, _erfc64, _erfinv64, _exp_neg_sq, _in_float64, _not_implemented,
+from ._erf import erfc64 as _erfc64, erfinv64 as _erfinv64, exp_neg_sq as _exp_neg_sq
+from .elementwise import (_ANY, _SO, _X, _R, _binary, _in_float64, _not_implemented,
                           _out, _renamed, _unary_function,
                           _safe, _to_float, _unary, exp, log, where)
 from .unary import sign
@@ -177,6 +178,8 @@ def _float_dtype(dt):
 def _no_grad_unary(pub: str, kernel):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         x = input._data
+        if x.dtype.kind == "c":
+            raise _not_implemented(pub + "_cpu", x.dtype)
         dt = _float_dtype(x.dtype)
         return _out(_no_grad_result(silent(kernel)(x.astype(np.float64)).astype(dt), dt), out)
 
@@ -306,7 +309,10 @@ def _polynomial(pub: str):
                             " * (Tensor x, Number n, *, Tensor out = None)\n")
         x = input._data if isinstance(input, Tensor) else input
         k = n._data if isinstance(n, Tensor) else n
-        dt = _float_dtype(np.dtype(_rt(x, k)))
+        rt = np.dtype(_rt(x, k))
+        if rt.kind == "c":
+            raise _not_implemented(pub + "_cpu", rt)
+        dt = _float_dtype(rt)
         with np.errstate(invalid="ignore"):
             degree = np.asarray(k, np.float64)
             degree = np.where(np.isfinite(degree), np.trunc(degree), -1).astype(np.int64)

@@ -122,6 +122,7 @@ KNOWN_FALLBACKS = {
     "CtcLossBackward0": _NO_RULE, "HuberLossBackward0": _NO_RULE, "SmoothL1LossBackward0": _NO_RULE,
     "GeqrfBackward0": _NO_RULE, "AffineGridGeneratorBackward0": _NO_RULE,
     "FractionalMaxPool2DBackward0": _NO_RULE, "FractionalMaxPool3DBackward0": _NO_RULE,
+    "CrossMapLRN2dBackward": _NO_RULE + " (a custom Function)", "EuclideanDistBackward0": _NO_RULE,
     # torch.special's elementwise ops (ember/ops/special.py is not among the elementwise rule's modules)
     **{n: _NO_RULE for n in ("SpecialEntrBackward0", "SpecialErfcxBackward0", "SpecialI0EBackward0",
                              "SpecialI1EBackward0", "SpecialLogNdtrBackward0", "SpecialNdtrBackward0",

@@ -204,6 +204,15 @@ ERRORS = [
                                          output_padding=(0, 2)),
     lambda lib: _f(lib).conv_transpose1d(lib.zeros(1, 2, 3), lib.zeros(2, 3, 3), stride=2, output_padding=2),
     lambda lib: lib.nn.ConvTranspose3d(2, 3, 3, padding_mode="reflect"),
+    # weights with fewer output channels than groups, or not a multiple of them (a zero-width layer)
+    lambda lib: lib.nn.Conv2d(4, 0, 1)(lib.zeros(1, 4, 5, 5)),
+    lambda lib: _f(lib).conv1d(lib.zeros(1, 4, 5), lib.zeros(0, 4, 1)),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 3, 5, 5), lib.zeros(0, 4, 1, 1)),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 4, 5, 5), lib.zeros(1, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 4, 5, 5), lib.zeros(3, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 0, 5, 5), lib.zeros(0, 4, 1, 1)),
+    lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 3, 5, 5), lib.zeros(3, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv_transpose1d(lib.zeros(1, 1, 5), lib.zeros(1, 2, 1), groups=2),
 ]
 
 
@@ -219,6 +228,12 @@ def test_conv_errors_match_torch(fn):
 def test_conv_errors_naming_sets(fn, words):
     """torch prints a set here (its order varies between runs): compare the words instead."""
     same_error(fn, match_words=words)
+
+
+def test_conv_group_error_texts():
+    for fn in ERRORS[-8:]:
+        e, t = same_error(fn)
+        assert str(e) == str(t)
 
 
 def test_conv_channel_error_text():
@@ -255,3 +270,31 @@ def test_conv_empty_batch_and_integer_input():
           np.ones((2, 3, 3, 3), np.float32))
     check(lambda lib, x, w: lib.nn.functional.conv2d(x, w), np.arange(16).reshape(1, 1, 4, 4),
           np.ones((1, 1, 2, 2), np.int64), grad=False)
+
+
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_conv_chunked_wide_columns(data):
+    """Stride-1 convolutions whose columns are built chunk by chunk (NOTE [wide columns]: large inputs; here every
+    input, in chunks of a few positions, the last one short): values, first and second grads against torch."""
+    from ember.ops import conv as _conv
+
+    limits = {"_TILE_ABOVE": 0, "_CHUNK": data.draw(st.integers(1, 200)), "_MIN_STEP": data.draw(st.integers(1, 40))}
+    saved = {name: getattr(_conv, name) for name in limits}
+    nd = data.draw(st.sampled_from([1, 2, 3]))
+    k = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
+    d = tuple(data.draw(st.integers(1, 2)) for _ in range(nd))
+    p = tuple(data.draw(st.integers(0, 2)) for _ in range(nd))
+    low = [max(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]) for i in range(nd)]
+    size = tuple(data.draw(st.integers(low[i], max(low[i], 6 if nd < 3 else 4))) for i in range(nd))
+    r = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = r.standard_normal((2, data.draw(st.integers(1, 3)), *size)).astype(np.float32)
+    w = r.standard_normal((data.draw(st.integers(1, 3)), x.shape[1], *k)).astype(np.float32)
+    name = f"conv{nd}d"
+    try:
+        for key, value in limits.items():
+            setattr(_conv, key, value)
+        check(lambda lib, a, b: getattr(lib.nn.functional, name)(a, b, None, 1, p, d), x, w, gradgrad=True)
+    finally:
+        for key, value in saved.items():
+            setattr(_conv, key, value)

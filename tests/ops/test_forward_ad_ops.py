@@ -26,12 +26,11 @@ def _first_sample(op: OpInfo):
 def _tangents(sample) -> list:
     """A random tangent for each floating input of ``sample`` (None for the others)."""
     rng = np.random.default_rng(1)
-    return [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" or a.dtype == BF16 else None
-            for a in sample.arrays]
+    return [oracle._random_like(rng, a) if a.dtype.kind in "fc" or a.dtype == BF16 else None for a in sample.arrays]
 
 
 def _has_tangent(sample) -> bool:
-    return any(a.dtype.kind == "f" or a.dtype == BF16 for a in sample.arrays)
+    return any(a.dtype.kind in "fc" or a.dtype == BF16 for a in sample.arrays)
 
 
 # entries without gradients too (errors, no tangents); not those whose first sample has no floating input
@@ -46,6 +45,8 @@ TORCH_QUIRKS = {
     "torch.triangular_solve": "torch's tangent uses the whole tangent of A, not its triangle",
     "Tensor.triangular_solve lower T unit": "torch's tangent uses the whole tangent of A, untransposed, diagonal kept",
     "torch.cholesky_inverse": "torch's forward formula disagrees with finite differences and its own reverse mode",
+    "complex python scalar": "torch's tangent of `1j - x` keeps x's real dtype under a complex primal",
+    "cholesky_solve/inverse complex": "torch's cholesky_inverse forward formula (as for real inputs, above)",
 }
 
 
@@ -108,7 +109,7 @@ def _compare_entry(op: OpInfo, sample) -> None:
     assert len(eo) == len(to)
     for i, ((_, ep, et), (t, tp, tt)) in enumerate(zip(eo, to)):
         assert_close(ep, tp, op.rtol, op.atol, what=f"primal {i}")
-        if tt is None or not t.is_floating_point():
+        if tt is None or not (t.is_floating_point() or t.is_complex()):
             assert et is None or not np.any(oracle.to_np(et)), f"output {i}: torch has no tangent, ember {et}"
             continue
         assert et is not None, f"output {i}: ember has no tangent"
@@ -132,5 +133,5 @@ def _check_against_reverse_jvp(op: OpInfo, sample, tangents) -> None:
     outs, jv = (outs, jv) if isinstance(outs, tuple) else ((outs,), (jv,))
     for i, ((_, ep, et), o, t) in enumerate(zip(eo, outs, jv)):
         assert_close(ep, o, op.rtol, op.atol, what=f"primal {i}")
-        if o.is_floating_point():
+        if o.is_floating_point() or o.is_complex():
             assert_close(et, t, op.rtol, op.atol, what=f"tangent {i}")
