@@ -47,7 +47,7 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
 
 def _analytical_jacobian(fn, inputs, out_index):
     from . import grad as autograd_grad
-    from .. import _factories as F
+    from .. import _factories as _F
 
     out = _as_tuple(fn(*inputs))[out_index]
     diff_inputs = [i for i in inputs if isinstance(i, Tensor) and i._requires_grad]
@@ -57,7 +57,7 @@ def _analytical_jacobian(fn, inputs, out_index):
     for j in range(out._data.size):
         g = np.zeros(out._data.size, out._data.dtype)
         g[j] = 1
-        gt = F.tensor(g.reshape(out._data.shape))
+        gt = _F.tensor(g.reshape(out._data.shape))
         grads = autograd_grad(out, diff_inputs, gt, retain_graph=True, allow_unused=True)
         for k, gr in enumerate(grads):
             if gr is not None:
@@ -104,13 +104,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
     """Check second derivatives: gradcheck of the function input -> (vector-Jacobian product)."""
     from . import grad as autograd_grad
-    from .. import _factories as F
+    from .. import _factories as _F
 
     inputs = _as_tuple(inputs)
     outputs = _as_tuple(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(F.tensor(rng.standard_normal(o._data.shape), dtype=o._dtype,
+        grad_outputs = tuple(_F.tensor(rng.standard_normal(o._data.shape), dtype=o._dtype,
                                       requires_grad=True) for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

@@ -303,6 +303,12 @@ def _raw_saved(node) -> list:
     return out
 
 
+def const(arr) -> Tensor:
+    """A constant (no history) tensor around an array (or anything ``np.asarray`` takes), of its dtype."""
+    arr = np.asarray(arr)
+    return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
+
+
 def wrap_raw(arr) -> Tensor:
     """A raw backward's result array as a gradient tensor (as ``apply`` wraps its kernel's output)."""
     return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
@@ -641,4 +647,4 @@ def cast_to(arr, dtype: D.dtype):
     return arr if arr.dtype == dtype.np else arr.astype(dtype.np)
 
 
-__all__ = ["Op", "cast_to", "silent", "np", "linear", "multilinear", "unsupported", "wrap_raw"]
+__all__ = ["Op", "cast_to", "const", "silent", "np", "linear", "multilinear", "unsupported", "wrap_raw"]

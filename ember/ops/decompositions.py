@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import return_types as _RT
-from .._tensor import Tensor, _wrap, _rewrap
+from .._tensor import Tensor, _rewrap
 from ..autograd.grad_mode import _mode
 from ._op import Op, unsupported
+from ._op import const as _const
 from .indexing import where
 from .reduction import Norm
 from .shape import cat
@@ -34,10 +35,6 @@ LinAlgError = _LinAlgError
 
 
 # ------------------------------------------------------------------ helpers
-def _const(arr: np.ndarray) -> Tensor:
-    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
-
-
 def _eye(n: int, dt) -> Tensor:
     return _const(np.eye(n, dtype=dt))
 

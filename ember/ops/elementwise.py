@@ -183,7 +183,7 @@ def _angle_backward(g, x):
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
 
 
-# ---- complex inputs (h-cplx) --------------------------------------------------------------------------------
+# complex inputs
 # Op names of the rows that compute on complex inputs (their backward formulas serve complex gradients as they
 # are: NOTE [holomorphic formulas] in _op.py); every other row refuses a complex input with torch's error.
 _COMPLEX_ROWS = frozenset("Exp Log Tanh Sigmoid Sqrt Square Rsqrt Reciprocal Exp2 Expm1 Log2 Log10 Log1p Sin Cos Tan "
@@ -218,7 +218,6 @@ def _complex_refused(name: str, fwd):
             raise _not_implemented(kernel, x.dtype)
         return fwd(x, *attrs)
     return run
-# ---- end complex inputs --------------------------------------------------------------------------------------
 
 
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
@@ -293,7 +292,7 @@ _UNARY = {
     "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
-    # ---- h-surface rows
+    # special functions and conversions
     "angle": ("Angle", _to_float(_angle), _angle_backward, _X, 0, ""),
     "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
     "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
@@ -442,7 +441,7 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
     return forward
 
 
-# kernels whose complex error is a sentence of its own (h-cplx)
+# kernels whose complex error is a sentence of its own
 _COMPLEX_BINARY_ERRORS = {f"{n}_cpu": f"{n} not implemented for complex tensors." for n in ("maximum", "minimum", "fmax",
                                                                                            "fmin")}
 _COMPLEX_BINARY_ERRORS["heaviside_cpu"] = "heaviside is not yet implemented for complex tensors."
@@ -567,7 +566,6 @@ _BINARY = {
                  (lambda g, a, r: g * _ratio_or_zero(r, a), lambda g, a, r: _zeros(g)), ("self", "result"), ""),
     "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
     "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
-    # ---- h-surface rows
     "heaviside": ("Heaviside", np.heaviside, "biuf", False, "heaviside_cpu", _no_derivative("heaviside"), _NONE,
                   "torch::autograd::NotImplemented"),
     "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),

@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
+from ._op import const as _const
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -703,10 +704,6 @@ def _wdim(dim: int, ndim: int) -> int:
     from .._tensor import _wrap_dim
 
     return _wrap_dim(dim, ndim)
-
-
-def _const(arr) -> Tensor:
-    return _wrap_any(np.asarray(arr))
 
 
 def _dim_key(d: int, idx) -> tuple:
@@ -1611,7 +1608,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-# ---------------------------------------------------------------- strided views (h-surface): as_strided, unfold
+# ---------------------------------------------------------------- strided views: as_strided, unfold
 __all__ += ["unfold"]
 
 

@@ -500,15 +500,11 @@ class Einsum(Op):
 
 
 def _const_eye(n, dt):
-    from .._tensor import _wrap
-
     a = np.eye(n, dtype=dt)
     return _wrap(a, D.from_numpy_dtype(a.dtype))
 
 
 def _const_ones(n, dt):
-    from .._tensor import _wrap
-
     a = np.ones(n, dtype=dt)
     return _wrap(a, D.from_numpy_dtype(a.dtype))
 

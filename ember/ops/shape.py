@@ -523,8 +523,6 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def _zeros_for(ctx, grads):
     """The incoming grads of a multi-output node with zeros for outputs that got none."""
-    from .._tensor import _wrap
-
     return [g if g is not None else _wrap(np.zeros(shape, dt.np), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
 
 
@@ -1136,8 +1134,6 @@ def meshgrid(*tensors, indexing: str | None = None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
-
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         indexing = "ij"

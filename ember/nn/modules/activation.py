@@ -1,7 +1,7 @@
 """Activation layers and the softmax family; each wraps its functional form (ember.nn.functional)."""
 from __future__ import annotations
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
@@ -117,7 +117,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(F_.empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(_F.empty(num_parameters, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
