@@ -6,6 +6,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
@@ -1658,3 +1659,11 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]
     view = strided_view(store, tuple(shape) + (size,), tuple(strides) + (st,), at)
     return Unfold.apply(input, view_geometry(view, a), view)
+
+
+_args.install(globals(), ("where", "gather", "scatter", "scatter_add", "scatter_reduce", "scatter_reduce_any",
+                          "index_select", "index_add",
+                          "index_copy", "index_fill", "index_put", "masked_fill", "masked_select", "masked_scatter",
+                          "take", "take_along_dim", "nonzero", "argwhere", "searchsorted", "bucketize"),
+              out=("where", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
+                   "masked_select", "take", "take_along_dim"))

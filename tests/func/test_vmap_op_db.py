@@ -123,6 +123,7 @@ KNOWN_FALLBACKS = {
     "GeqrfBackward0": _NO_RULE, "AffineGridGeneratorBackward0": _NO_RULE,
     "FractionalMaxPool2DBackward0": _NO_RULE, "FractionalMaxPool3DBackward0": _NO_RULE,
     "CrossMapLRN2dBackward": _NO_RULE + " (a custom Function)", "EuclideanDistBackward0": _NO_RULE,
+    "LinalgPinvBackward0": _NO_RULE + " (hermitian=True)",
     # torch.special's elementwise ops (ember/ops/special.py is not among the elementwise rule's modules)
     **{n: _NO_RULE for n in ("SpecialEntrBackward0", "SpecialErfcxBackward0", "SpecialI0EBackward0",
                              "SpecialI1EBackward0", "SpecialLogNdtrBackward0", "SpecialNdtrBackward0",
