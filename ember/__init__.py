@@ -63,7 +63,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
     "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 
-from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
+from ._conversions import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
 # Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
 (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,

@@ -23,6 +23,7 @@ from ._inplace import _title
 from . import arithmetic as _A
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
+from ._inplace import inplace as _inplace
 
 __all__ = [
     "exp", "log", "tanh", "sigmoid", "sqrt", "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
@@ -917,3 +918,23 @@ def _value_for(*args):
 
 
 _args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))
+
+
+# ------------------------------------------------------------------ Tensor methods of their own (bound by ember/_methods.py)
+# t.polygamma(n) is torch.polygamma(n, t): the order of the function's arguments is not the method's
+def _polygamma_method(self, n: int) -> "Tensor":
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n: int) -> "Tensor":
+    return _inplace(self, lambda t: polygamma(n, t))
+
+
+def float_power_(self, exponent) -> "Tensor":
+    cplx = self._dtype.is_complex or (exponent._dtype.is_complex if isinstance(exponent, Tensor)
+                                      else type(exponent) is complex)
+    want = D.complex128 if cplx else D.float64
+    if self._dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_title(self._dtype)} but the "
+                           f"operation's result requires dtype {want._scalar_name}")
+    return _inplace(self, float_power, exponent)

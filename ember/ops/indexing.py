@@ -9,6 +9,7 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .. import _kernels
+from .._layout import _storage
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ._op import const as _const
@@ -677,7 +678,7 @@ class AsStrided(Op):
         """The same view of the tangent when it is laid out as the input (a write through the view then reaches
         the input's tangent), else its elements at the view's positions."""
         from ._inplace import flat_positions, view_geometry
-        from .._surface import _storage, strided_view
+        from .._surface import strided_view
 
         t, (offset, shape, strides, _, bstrides) = tangents[0], args[1]
         if t is None:
@@ -1653,7 +1654,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         shape[d], strides[d] = windows, st * step
     else:
         shape, strides = [], []
-    from .._surface import _storage, strided_view
+    from .._surface import strided_view
 
     store = _storage(input)
     at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]
