@@ -868,8 +868,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target._dtype.is_complex and tuple(target.shape) == tuple(input.shape):
-        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+    if tuple(target.shape) == tuple(input.shape) and not target._dtype.is_floating_point:
+        # as torch: a target of the input's shape holds class probabilities, checked before any kernel runs
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                            f"{target._dtype._scalar_name}")
     if _fused_ce(input, target, weight):
         return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)

@@ -780,9 +780,7 @@ class Gather(Op):
             ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
         if not i.size:  # an empty index may have any number of dims (torch checks no ranks then)
             return np.zeros(idx.shape, self.dtype)
-        out = np.take_along_axis(_part(x, i.shape[:dim] + x.shape[dim:dim + 1] + i.shape[dim + 1:]), i % max(
-            x.shape[dim], 1) if i.size else i, dim)
-        return out.reshape(idx.shape)
+        return _kernels.take_along(x, _kernels.wrapped(i, x.shape[dim]), dim).reshape(idx.shape)
 
     def backward(ctx, grad):
         g = _PutAlongDim.apply(grad.reshape(ctx.idx.shape), ctx.idx, ctx.dim, ctx.shape or (1,))
@@ -800,7 +798,7 @@ class _PutAlongDim(Op):
     def forward(ctx, self, idx, dim, shape):
         out = np.zeros(shape, self.dtype)
         if idx.size:
-            _kernels.scatter_add(out, _along_key(idx % shape[dim], dim), self)
+            _kernels.scatter_add(out, _along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
         return out
 
     def backward(ctx, grad):
@@ -821,7 +819,7 @@ def _scatter_forward(self, src, dim, idx, reduce):
         return out
     o = _as_nd(out)
     i = _as_nd(idx)
-    key = _along_key(i % o.shape[dim], dim)
+    key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
     v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if isinstance(src, np.ndarray) else src
     if reduce is None:
         o[key] = v
@@ -970,7 +968,7 @@ class ScatterReduce(Op):
         if not idx.size:
             return out
         o, i = _as_nd(out), _as_nd(idx)
-        key = _along_key(i % o.shape[dim], dim)
+        key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
         v = _part(_as_nd(src), i.shape)
         hit = np.zeros(o.shape, bool)
         hit[key] = True
