@@ -643,7 +643,7 @@ def _renamed(cls: type, node_name: str) -> type:
     """``cls`` recorded under another node name (same forward and backward)."""
     if not node_name:
         return cls
-    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": __name__})
+    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": cls.__module__})
 
 
 _SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in names) for pub, names in _SCALAR_NAMES.items()}
