@@ -12,10 +12,10 @@ import numpy as np
 from . import _dtype as D
 from . import _layout as _L
 from ._device import device as _device_cls, _check_device, NO_ATEN_CUDA
-from ._tensor import Tensor, Size, _init, _wrap
+from ._tensor import Tensor, Size, _CPP_NAMES, _init, _wrap
 from .autograd import _provenance as _prov
 from .autograd.grad_mode import _mode
-from .ops import comparison as _C, shape as _S
+from .ops import comparison as _C, indexing as _I, shape as _S
 
 __all__ = ["LEGACY_CLASSES"]
 
@@ -346,6 +346,11 @@ def _legacy_array(args: tuple, dtype: D.dtype) -> np.ndarray:
     return np.zeros(tuple(args) if args else (0,), dtype.np)
 
 
+def _tensor_options(dt: D.dtype) -> str:
+    return (f"TensorOptions(dtype={_CPP_NAMES[dt.name][0]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
 class _LegacyTensorType(type):
     """``ember.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` tests of it."""
 
@@ -353,6 +358,11 @@ class _LegacyTensorType(type):
         return isinstance(obj, Tensor) and obj._dtype is cls.dtype
 
     def __call__(cls, *args) -> "Tensor":
+        if len(args) == 1 and isinstance(args[0], Tensor):  # an alias, of this class's dtype only
+            src = args[0]._dtype
+            if src is not cls.dtype:
+                raise TypeError(f"expected {_tensor_options(cls.dtype)} (got {_tensor_options(src)})")
+            return _I.Alias.apply(args[0])
         return _wrap(_legacy_array(args, cls.dtype), cls.dtype)
 
     def __repr__(cls) -> str:

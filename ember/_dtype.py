@@ -342,3 +342,20 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# C++ element type names in torch's "value cannot be converted to type ... without overflow"
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+def scalar_into(value, dtype: "dtype"):
+    """A number as torch converts a Scalar into ``dtype``: a complex number into a real dtype only when its imaginary
+    part is 0 (bool: its truth), torch's overflow error otherwise."""
+    if isinstance(value, (complex, np.complexfloating)) and not dtype.is_complex:
+        if dtype._kind == 0:  # bool
+            return value != 0
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
+        return value.real
+    return value

@@ -76,14 +76,24 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
+def _type_string(dt: D.dtype) -> str:
+    """A CPU tensor's type as torch's C++ toString() names it in messages: the legacy class name, or CPU...Type for
+    the dtypes without one there (complex, bfloat16)."""
+    s = dt._scalar_name
+    return f"CPU{s}Type" if dt.is_complex or s == "BFloat16" else f"torch.{s}Tensor"
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_vc", "_base", "_acc", "_ext", "__weakref__")
 
-    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])).
+    # ``Tensor(...)`` is the legacy constructor (torch.Tensor(2, 3) / torch.Tensor([1, 2])); ``Tensor(t)`` is an
+    # alias of ``t`` (a view of any dtype, as torch's).
     def __new__(cls, *args, **kwargs):
+        if cls is Tensor and len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            return _I.Alias.apply(args[0])
         self = object.__new__(cls)
         _init(self, np.empty(0, np.float32), D.float32, False)
         return self
@@ -91,6 +101,8 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and isinstance(args[0], Tensor) and type(self) is Tensor:
+            return  # (the alias __new__ made)
         if device is not None:
             kind = (device if isinstance(device, _device_cls) else _device_cls(device)).type
             if kind != "cpu":
@@ -496,6 +508,8 @@ class Tensor:
         return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        if isinstance(other, Tensor) and other._dtype is not self._dtype:  # (isclose's check)
+            raise RuntimeError(f"{self._dtype._scalar_name} did not match {other._dtype._scalar_name}")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----

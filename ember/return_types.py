@@ -46,10 +46,11 @@ slogdet = _make("slogdet", ("sign", "logabsdet"))
 linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
 linalg_qr = _make("linalg_qr", ("Q", "R"))
 linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))
 linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
 svd = _make("svd", ("U", "S", "V"))
 geqrf = _make("geqrf", ("a", "tau"))
-__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd", "geqrf"]
+__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_eig", "linalg_svd", "svd", "geqrf"]
 
 frexp = _make("frexp", ("mantissa", "exponent"))
 aminmax = _make("aminmax", ("min", "max"))

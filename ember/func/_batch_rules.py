@@ -904,7 +904,7 @@ def _register_late() -> None:
     RULES[indexing.MaskedSelect] = _masked_select_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
-              dec.LinalgSvd):
+              dec.LinalgSvd, dec.LinalgEig):
         RULES[c] = _linalg_rule
     _CACHE.clear()
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
-from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
+from .._tensor import _CPP_NAMES, Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ._op import Op, refuse_tangents
 from ._op import const as _const
@@ -460,10 +460,10 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in a 1-d tensor."""
-    if input._dtype.is_complex:
-        raise _R.complex_refused("bincount_cpu", input._data.dtype)
     a = input._data
-    if a.ndim != 1 or a.dtype.kind not in "iu":
+    if a.dtype.kind not in "iu":  # (the kernel's dispatch: integers only, before its shape check)
+        raise _R.complex_refused("bincount_cpu", a.dtype)
+    if a.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -498,10 +498,8 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     return _wrap(counts.astype(input._dtype.np), input._dtype)
 
 
-# C++ type names of torch's histogramdd messages
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+def _cpp(dt: D.dtype) -> str:
+    return _CPP_NAMES[dt.name][0]
 
 
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
@@ -511,12 +509,12 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
     dt = input._dtype
     if isinstance(bins, Tensor) and bins._dtype != dt:
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
-                           f"input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
-                           f"{_CPP_NAMES[bins._dtype.name]}")
+                           f"input with dtype {_cpp(dt)} and bins for dimension 0 with dtype "
+                           f"{_cpp(bins._dtype)}")
     if weight is not None and weight._dtype != dt:
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
-                           f"weight({_CPP_NAMES[weight._dtype.name]})")
+                           f"have the same dtype, but got input({_cpp(dt)}), and "
+                           f"weight({_cpp(weight._dtype)})")
     if range is None and not isinstance(bins, Tensor):  # the range's kernel: float and double only
         if dt not in (D.float32, D.float64):
             raise _R.complex_refused("histogramdd", input._data.dtype)

@@ -704,6 +704,8 @@ _heaviside = _binary_function("heaviside", "")
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes required)."""
     if isinstance(input, Tensor) and isinstance(values, Tensor) and input._dtype is not values._dtype:
+        if input._dtype.is_complex or values._dtype.is_complex:
+            raise RuntimeError(_COMPLEX_BINARY_ERRORS["heaviside_cpu"])
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return _heaviside(input, values, out=out)
 
@@ -890,6 +892,8 @@ def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Te
         raise RuntimeError(f"expected dtype {_dtype_name(input)} for `weight` but got dtype {_dtype_name(weight)}")
     if isinstance(weight, Tensor) and weight._dtype is not input._dtype:
         weight = weight.to(input._dtype)
+    elif not isinstance(weight, Tensor):
+        weight = D.scalar_into(weight, input._dtype)
     return _out((_Lerp if isinstance(weight, Tensor) else _LerpScalar).apply(input, end, weight), out)
 
 
@@ -912,9 +916,10 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def _value_for(*args):
     *tensors, value = args
-    if D.result_type(*tensors)._kind < 2 and isinstance(value, float):
+    dt = D.result_type(*tensors)
+    if dt._kind < 2 and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
-    return value
+    return D.scalar_into(value, dt)
 
 
 _args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))

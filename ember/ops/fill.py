@@ -5,6 +5,8 @@ level run as ops (ops/indexing.py's Zero, fill_value, copy_value) through ``inpl
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
@@ -41,7 +43,12 @@ def fill_(self, value):
     if _needs_graph(self) or (isinstance(value, Tensor) and (value._requires_grad or value._data.ndim
                                                              or value._ext is not None)):
         return inplace(self, _I.fill_value, value)
-    return _fill(self, value.item() if isinstance(value, Tensor) else value)
+    if isinstance(value, Tensor):
+        value = value.item()
+        if isinstance(value, complex) and not self._dtype.is_complex:  # a tensor's value is cast, as copy_'s
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+            value = value.real
+    return _fill(self, D.scalar_into(value, self._dtype))
 
 
 def copy_(self, other, non_blocking: bool = False):

@@ -613,7 +613,7 @@ def fill_value(self: Tensor, value) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         return _FillTensor.apply(self, value)
-    return _FillScalar.apply(self, value)
+    return _FillScalar.apply(self, D.scalar_into(value, self._dtype))
 
 
 def copy_value(self: Tensor, src: Tensor) -> Tensor:
@@ -934,6 +934,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     d, idx = _scatter_args(input, dim, index, src, "scatter")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if not isinstance(src, Tensor):
+        src = D.scalar_into(src, input._dtype)
     if reduce is not None:
         return ScatterReduceLegacy.apply(input, src, d, idx, reduce)
     if isinstance(src, Tensor):
@@ -1269,6 +1271,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return IndexFillTensor.apply(input, value, d, idx)
+    if isinstance(value, complex) and not input._dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     return IndexFill.apply(input, d, idx, value)
 
 
@@ -1316,8 +1320,8 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     key = tuple(np.asarray(k) if isinstance(k, int) else k for k in key)
     if isinstance(values, Tensor) and values._dtype != input._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{input._dtype.name.capitalize()} for the destination and "
-                           f"{values._dtype.name.capitalize()} for the source.")
+                           f"{input._dtype._scalar_name} for the destination and "
+                           f"{values._dtype._scalar_name} for the source.")
     _check_mask_shapes(input._data, key)
     return IndexPutFunctional.apply(input, values, key, bool(accumulate))
 
@@ -1389,7 +1393,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return MaskedFillTensor.apply(input, value, m)
-    return MaskedFill.apply(input, m, value)
+    return MaskedFill.apply(input, m, D.scalar_into(value, input._dtype))
 
 
 class MaskedSelect(Op):
@@ -1451,8 +1455,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``input`` with the masked positions filled, in order, from ``source``'s elements."""
     m = _mask_array(mask, "masked_scatter_")
     if source._dtype != input._dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
-                           f"{input._dtype.name.capitalize()} and {source._dtype.name.capitalize()}")
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"  # (sic)
+                           f"{input._dtype._scalar_name} and {source._dtype._scalar_name}")
     return MaskedScatter.apply(input, source, m)
 
 

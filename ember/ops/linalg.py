@@ -713,6 +713,10 @@ def cross(input, other, dim=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {given} must have length 3. Got {input.shape[dim]} and "
                            f"{other.shape[dim]}")
+    if input._dtype is not other._dtype:  # (no promotion: torch's kernel reads both in the first's dtype)
+        raise RuntimeError(f"expected scalar type {_dt_title(input)} but found {_dt_title(other)}")
+    if input._dtype is D.bool:
+        raise NotImplementedError('"cross" not implemented for \'Bool\'')
     if tuple(input.shape) != shape:
         input = input.expand(shape)
     if tuple(other.shape) != shape:

@@ -619,15 +619,15 @@ class BinaryCrossEntropy(Op):
 
 def _logits_loss_dtype(x: np.ndarray, target, weight, pos_weight) -> np.dtype:
     """The dtype of binary_cross_entropy_with_logits (real logits; the input's complex error comes first), as
-    torch's composite: a complex target makes the loss complex, which the in-place products by pos_weight's
-    term (always) and by a complex weight (with a real target) cannot hold."""
+    torch's composite: a complex target makes the loss complex, in the target's dtype (the rest is multiplied into
+    it in place), which the in-place products by pos_weight's term (always) and by a complex weight (with a real
+    target) cannot hold."""
     cplx = [a is not None and np.asarray(a).dtype.kind == "c" for a in (target, weight, pos_weight)]
     if not any(cplx):
         return x.dtype
-    result = np.result_type(*(a for a in (x, target, weight, pos_weight) if a is not None))
     if pos_weight is not None or (cplx[1] and not cplx[0]):
-        raise _cast_error(result, x.dtype)
-    return result
+        raise _cast_error(np.result_type(*(a for a in (x, target, weight, pos_weight) if a is not None)), x.dtype)
+    return np.asarray(target).dtype
 
 
 class BinaryCrossEntropyWithLogits(Op):

@@ -407,6 +407,22 @@ def test_legacy_tensor_constructor():
     exact(lambda lib: lib.Tensor(lib.Size([2, 1])).zero_())
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "float64", "int32", "float32"])
+def test_legacy_constructor_of_a_tensor_is_an_alias(dtype):
+    """torch.Tensor(t) keeps t's dtype (a complex t keeps its imaginary part) and memory, as an AliasBackward0
+    view when t requires grad; a typed constructor takes only its own dtype."""
+    for lib in LIBS:
+        x = lib.ones(3, dtype=getattr(lib, dtype))
+        y = lib.Tensor(x)
+        assert y.dtype == x.dtype and y is not x and y.data_ptr() == x.data_ptr()
+        if x.is_floating_point() or x.is_complex():
+            z = lib.Tensor(x.requires_grad_())
+            assert z.grad_fn.name().rsplit("::", 1)[-1] == "AliasBackward0" and z._base is x
+    same_error(lambda lib: lib.FloatTensor(lib.ones(2, dtype=lib.complex64)))
+    same_error(lambda lib: lib.LongTensor(lib.ones(2)))
+    same_error(lambda lib: lib.ones(2).new(lib.ones(2, dtype=lib.complex64)))
+
+
 # ----------------------------------------------------------------------------- a table of small cases
 a = np.arange(12.0).reshape(3, 4)
 

@@ -469,7 +469,6 @@ UNREAD = {
     "ember._surface.instance_norm": {"cudnn_enabled": CPU},
     "ember._surface.layer_norm": {"cudnn_enable": CPU},
     "ember._surface.is_distributed": {"input": TORCH},
-    "ember._tensor.Tensor.__new__": {"args": ALIAS, "kwargs": ALIAS},
     "ember.ops.fill.Tensor.copy_": {"non_blocking": CPU},
     "ember._layout.Tensor.to_dense": {"masked_grad": DENSE},
     "ember._conversions.Tensor.type": {"non_blocking": CPU},
