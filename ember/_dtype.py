@@ -99,7 +99,7 @@ def _load_bfloat16():
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
 
-# ---- complex dtypes (h-cplx) ---------------------------------------------------------------------------------
+# ---- complex dtypes ------------------------------------------------------------------------------------------
 # NOTE [complex dtypes]: complex64/complex128 are NumPy's complex64/complex128 (pairs of float32/float64).
 # complex32 (torch's experimental ComplexHalf) has no NumPy counterpart: it exists as a dtype (name, itemsize,
 # to_real, promotion), but no tensor can hold it (``_no_complex32`` raises where one would be made).

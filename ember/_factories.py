@@ -485,3 +485,54 @@ _translate_allocation_errors()
 
 _args.install(globals(), __all__, own_out=("zeros", "ones", "empty", "full", "eye", "arange", "range", "linspace",
                                            "logspace", "rand", "randn", "randint", "randperm"))
+
+
+# ------------------------------------------------------------------ Tensor.new_* (bound by ember/_methods.py)
+# new_* take torch's factory options; ember/_args.py checks layout and pin_memory (_methods._HANDWRITTEN)
+def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
+    return tensor(data, dtype=dtype or self._dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    return zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+
+def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    return ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+
+def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    return empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self._dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+
+def new(self, *args, **kwargs) -> "Tensor":
+    """Legacy constructor of this dtype: new(2, 3) (uninitialised), new([1, 2]) (data), new() (empty)."""
+    if kwargs.pop("device", None) not in (None, "cpu"):
+        raise RuntimeError("ember tensors live on the CPU")
+    from ._conversions import _legacy_array, _tensor_options  # noqa: PLC0415 - the legacy constructors live there
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0]._dtype is not self._dtype:
+            raise TypeError(f"expected {_tensor_options(self._dtype)} (got {_tensor_options(args[0]._dtype)})")
+        return args[0]
+
+    return _wrap(_legacy_array(args, self._dtype), self._dtype)
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                      requires_grad=False):
+    from ._surface import empty_strided  # noqa: PLC0415 - _surface imports this module
+
+    return empty_strided(size, stride, dtype=dtype or self._dtype, device=device, requires_grad=requires_grad)

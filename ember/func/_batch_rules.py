@@ -498,7 +498,7 @@ for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.V
 for _n, _fn in _ADD_PRODUCT_DECOMPOSITIONS.items():
     _register(_n, _decompose(_fn))
 RULES[linalg.Einsum] = _einsum_rule
-# complex numbers and FFTs (h-cplx): the parts are elementwise or act on the trailing pair; transforms act on dims
+# complex numbers and FFTs: the parts are elementwise or act on the trailing pair; transforms act on dims
 _register("ConjBackward0 ConjPhysicalBackward0 ComplexBackward0 PolarBackward0 SgnBackward0", _EW)
 _register("ViewAsRealBackward0 ViewAsComplexBackward0", _passthrough)
 for _c in (_fft.FftC2C, _fft.FftR2C, _fft.FftC2R):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _args
 from .._tensor import _CPP_NAMES, Tensor, _all_examples, _type_string
 from ..ops import conv as _C, pooling as _P, resample as _R
-from .. import _factories as _fac
+from .. import _factories as _F
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ..ops.shape import stack as _stack
 from ..ops._inplace import _title
@@ -816,7 +816,7 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         if input.dim() < nd + 1:  # (torch reads the channel count off dim -(nd+1) first)
             raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, "
                              f"{input.dim() - 1}], but got {-nd - 1})")
-        samples = _fac.rand(1 if input.dim() == nd + 1 else input.shape[0], input.shape[-nd - 1], nd,
+        samples = _F.rand(1 if input.dim() == nd + 1 else input.shape[0], input.shape[-nd - 1], nd,
                                dtype=input.dtype)
     where = f"{name}()" if nd == 2 else f"{name}_out()"
     if input.dim() not in (nd + 1, nd + 2):

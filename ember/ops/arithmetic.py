@@ -549,9 +549,9 @@ def div(input, other, *, rounding_mode=None, out=None):
     """Elementwise true division (``rounding_mode`` 'trunc' / 'floor' round the quotient)."""
     if rounding_mode is None:
         return _out(Div.apply(input, other), out)
-    from . import elementwise as E
+    from . import elementwise as _E
 
-    return _out(E.div_rounding(input, other, rounding_mode), out)
+    return _out(_E.div_rounding(input, other, rounding_mode), out)
 
 
 divide = div

@@ -12,9 +12,10 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .. import return_types as _RT
-from .._tensor import Tensor, _wrap, _rewrap
+from .._tensor import Tensor, _rewrap
 from ..autograd.grad_mode import _mode
 from ._op import Op, unsupported
+from ._op import const as _const
 from .indexing import where
 from .reduction import Norm
 from .shape import cat
@@ -35,10 +36,6 @@ LinAlgError = _LinAlgError
 
 
 # ------------------------------------------------------------------ helpers
-def _const(arr: np.ndarray) -> Tensor:
-    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
-
-
 def _eye(n: int, dt) -> Tensor:
     return _const(np.eye(n, dtype=dt))
 
@@ -298,9 +295,9 @@ class LinalgSolveEx(Op):
         a, x = ctx.saved_tensors
         if not ctx.left:
             gb = LinalgSolveEx.apply(a.mT, grad, False, False)
-            return (-(x.mT @ gb) if ctx._next[0][0] is not None else None), gb
+            return (-(x.mT @ gb) if ctx.needs_input_grad[0] else None), gb
         gb = LinalgSolveEx.apply(a.mT, grad, ctx.vec, True)
-        if ctx._next[0][0] is None:
+        if not ctx.needs_input_grad[0]:
             return None, gb
         ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if ctx.vec else -(gb @ x.mT)
         return ga, gb
@@ -336,15 +333,13 @@ def _not_pd_error(a: np.ndarray, fname: str) -> _LinAlgError:
 class LinalgCholeskyEx(Op):
     """A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi = lower triangle with the diagonal halved"""
 
-    __slots__ = ("upper",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("upper",)
     _fname = "linalg.cholesky"
 
     @staticmethod
     def forward(ctx, self, upper):
-        if ctx is not None:
-            ctx.upper = upper
         _square_check(self, "linalg.cholesky")
         try:
             # as LAPACK's uplo: the lower factor reads the lower triangle, the upper one the upper triangle

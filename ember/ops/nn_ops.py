@@ -247,14 +247,12 @@ def _log_softmax_arr(x, dim):
 class Softmax(Op):
     """d softmax = r * (grad - sum(grad * r, dim))"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("dim",)
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.asarray(_upcast(_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):
@@ -275,14 +273,12 @@ class Softmax(Op):
 class LogSoftmax(Op):
     """d log_softmax = grad - exp(r) * sum(grad, dim)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("dim",)
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.asarray(_upcast(_log_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):
@@ -612,12 +608,12 @@ class BinaryCrossEntropy(Op):
 
     def backward(ctx, grad):
         x, t, w = ctx.saved_tensors
-        n = ctx._next
+        need = ctx.needs_input_grad
         g = _loss_scale(ctx, grad)
         if w is not None:
             g = g * w
-        gx = g * (x - t) / ((1 - x) * x).clamp_min(_BCE_EPS) if n[0][0] is not None else None
-        gt = g * -x.logit() if n[1][0] is not None else None
+        gx = g * (x - t) / ((1 - x) * x).clamp_min(_BCE_EPS) if need[0] else None
+        gt = g * -x.logit() if need[1] else None
         return gx, gt, None
 
 
@@ -660,18 +656,18 @@ class BinaryCrossEntropyWithLogits(Op):
 
     def backward(ctx, grad):
         x, t, w, p = ctx.saved_tensors
-        n = ctx._next
+        need = ctx.needs_input_grad
         g = _loss_scale(ctx, grad)
         if w is not None:
             g = g * w
         gx = gt = None
-        if n[0][0] is not None:
+        if need[0]:
             if p is None:
                 gx = g * (sigmoid(x) - t)
             else:
                 pt = p * t
                 gx = g * ((pt + 1 - t) * sigmoid(x) - pt)
-        if n[1][0] is not None:
+        if need[1]:
             if p is None:
                 gt = g * -x
             else:

@@ -191,7 +191,7 @@ class ClampTensor(Op):
     def backward(ctx, grad):
         names = type(ctx).save
         saved = dict(zip(names, ctx.saved_tensors))
-        need = {n: e[0] is not None for n, e in zip(names, ctx._next)}
+        need = dict(zip(names, ctx.needs_input_grad))
         x, lo, hi = saved["self"], saved.get("min"), saved.get("max")
         from .indexing import where
 
