@@ -6,9 +6,10 @@ A tensor's device is not stored: it follows from its array's type. ``numpy.ndarr
 once against NumPy's API and run on either, because CuPy implements NumPy's dispatch protocols
 (``__array_ufunc__``, ``__array_function__``): ``np.exp(x)`` or ``np.matmul(a, b)`` on CuPy arrays runs CuPy's
 kernel and returns a CuPy array. What does not dispatch goes through this module, the one place that knows
-about CuPy: creating an array with no array argument (``like(arr, np_array)`` / ``xp(arr)``), moving between
-host and device (``to_device``, ``to_host``), and the device of an array (``device_of``). There is no
-``if cuda:`` in op files.
+about CuPy: an array made from host values for a device input (``like(arr, values)``), results normalised
+without dropping the device (``asarray``), moves between host and device (``to_device``, ``to_host``), the
+device of an array (``device_of``) and the array types (``ARRAYS``, where kernels tell arrays from Python
+scalars). There is no ``if cuda:`` in op files.
 
 Ops check devices in ``Op.apply`` (NOTE [device check] in ember/ops/_op.py): all tensors of one op must be on
 one device, except 0-d CPU tensors, which torch lets into a CUDA op as scalars.
@@ -34,8 +35,9 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["StandInArray", "device_of", "is_cpu_array", "to_device", "to_host", "like", "xp", "cuda_available",
-           "cuda_device_count", "is_host_only", "host_fallbacks", "asarray", "ARRAYS", "enable_stand_in", "stand_in_enabled", "cupy", "host_results"]
+__all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "asarray", "cuda_available", "cuda_device_count", "cupy", "device_of",
+           "enable_stand_in", "host_fallbacks", "host_results", "is_cpu_array", "is_host_only", "like",
+           "stand_in_enabled", "to_device", "to_host"]
 
 _nd = np.ndarray
 _CUDA0 = device("cuda", 0)
@@ -44,11 +46,13 @@ _stand_in = [os.environ.get("EMBER_FAKE_CUDA", "") not in ("", "0"), os.environ.
 # The array types of every device: kernels test ``type(x) in ARRAYS`` where they tell arrays from Python scalars
 # (cupy.ndarray joins when CuPy is imported).
 ARRAYS: set = {_nd}
-host_results: set = set()
+SINGLE_DEVICE = [True]  # one cuda device: arrays of one type are on one device (NOTE [device check])
+_CUDA_BY_ID: dict = {}
+host_results: set = set()  # ops whose kernel returned a host array for stand-in inputs (NOTE [cuda stand-in])
 host_fallbacks: set = set()  # ops run on the CPU because their kernel refused device arrays (NOTE [host fallback])
-# what CuPy says when NumPy code meets its arrays (a TypeError)
+# what CuPy (and the strict stand-in) say when NumPy code meets their arrays (a TypeError)
 _HOST_ONLY = ("Implicit conversion to a NumPy array is not allowed", "Unsupported type <class 'numpy.ndarray'>",
-              "Stand-in array mixed with a host array")  # ops whose kernel returned a host array for stand-in inputs (NOTE [cuda stand-in])
+              "Stand-in array mixed with a host array")
 
 
 def _unwrap(x):
@@ -143,6 +147,7 @@ def cupy():
             if cp.cuda.runtime.getDeviceCount() > 0:
                 _cupy[0] = cp
                 ARRAYS.add(cp.ndarray)
+                SINGLE_DEVICE[0] = cp.cuda.runtime.getDeviceCount() == 1
         except Exception:  # noqa: BLE001 - no CuPy, no driver or no device: no cuda
             _cupy[0] = None
     return _cupy[0]
@@ -172,12 +177,11 @@ def device_of(arr) -> device:
         return _CUDA0
     if isinstance(arr, (_nd, np.generic)) or not t.__module__.startswith("cupy"):
         return _cpu
-    return device("cuda", arr.device.id)
-
-
-def xp(arr):
-    """The array namespace of ``arr``: numpy for host and stand-in arrays, cupy for CuPy's."""
-    return np if isinstance(arr, _nd) or not type(arr).__module__.startswith("cupy") else _cupy[0]
+    i = arr.device.id
+    d = _CUDA_BY_ID.get(i)
+    if d is None:
+        d = _CUDA_BY_ID[i] = device("cuda", i)
+    return d
 
 
 def like(ref, value):

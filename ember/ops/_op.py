@@ -633,13 +633,18 @@ def _mixed(first, second) -> RuntimeError:
 def _on_device(cls, args):
     """``apply`` for inputs not all on plain host arrays: the device check, then the op (NOTE [device check])."""
     dev = None  # the first device other than the CPU, as torch's common device
-    host = False  # a CPU tensor of one or more dimensions
-    scalars = False  # a 0-d CPU tensor
-    stand_in = False
+    kind = None  # its array type: further arrays of that type are on it when there is one device
+    host = scalars = grad = reduced = False  # a CPU tensor of 1+ dims, a 0-d one, one requiring grad, 16-bit
+    one = _B.SINGLE_DEVICE[0]
     for a in args:
         if isinstance(a, Tensor):
+            grad = grad or a._requires_grad
+            reduced = reduced or a._dtype._reduced
             arr = a._data
-            if _B.is_cpu_array(arr):
+            t = type(arr)
+            if t is kind and one:
+                continue
+            if t is _nd or _B.is_cpu_array(arr):
                 if arr.ndim:
                     host = True
                 else:
@@ -647,8 +652,7 @@ def _on_device(cls, args):
                 continue
             d = _B.device_of(arr)
             if dev is None:
-                dev = d
-                stand_in = type(arr) is _StandIn
+                dev, kind = d, t
             elif d != dev:
                 raise _mixed(dev, d)
     if dev is not None and not cls.moves:
@@ -660,9 +664,9 @@ def _on_device(cls, args):
             args = tuple(to_device(a, dev) if isinstance(a, Tensor) and _B.is_cpu_array(a._data) else a
                          for a in args)
     try:
-        if _mode.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        if grad and _mode.grad_enabled:
             out = _record(cls, args)
-        elif any(isinstance(a, Tensor) and a._dtype._reduced for a in args):
+        elif reduced:
             out = _reduced(cls, args)
         else:
             res = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
@@ -676,7 +680,7 @@ def _on_device(cls, args):
         if dev is None or cls.moves or not _B.is_host_only(e):
             raise
         return _on_host_instead(cls, args, dev)
-    if stand_in and not cls.moves:
+    if kind is _StandIn and not cls.moves:
         for t in out if type(out) is tuple else (out,):
             if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [cuda stand-in]: a host result
                 t._data = t._data.view(_StandIn)
