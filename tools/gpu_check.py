@@ -18,11 +18,13 @@ The summary goes to ``$OUT`` (or ``--out``) as gpu_check.json and gpu_check.md, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import platform
 import re
+import signal
 import sys
 import time
 import traceback
@@ -204,6 +206,25 @@ def _run_case(lib, op, sample, arrays, ups_seed: int):
         return outs, e
 
 
+class _TooSlow(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise _TooSlow in the block after ``seconds`` (a stuck sample must not eat the whole run)."""
+    def on_alarm(signum, frame):
+        raise _TooSlow(f"sample took over {seconds:.0f}s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _check_sample(op, sample, i: int, counts: dict) -> None:
     """Compare one sample between ember and torch on cuda; raises AssertionError on a difference."""
     import torch
@@ -258,7 +279,8 @@ def check_ops(budget: float, per_op: int, only: str | None) -> dict:
                 counts["samples"] += 1
                 r = per_op_result.setdefault(op.name, {"status": "pass"})
                 try:
-                    _check_sample(op, sample, i, counts)
+                    with _time_limit(20.0):
+                        _check_sample(op, sample, i, counts)
                 except Exception as e:  # noqa: BLE001 - one failing sample marks the op; the others still run
                     if r["status"] == "pass":
                         r["status"], r["first"] = "fail", f"sample {i} ({sample.desc}): {type(e).__name__}: {str(e)[:400]}"
