@@ -1,10 +1,11 @@
-"""Ops of op_db.py (by OpInfo name) that do not yet run on the cuda stand-in as on the CPU.
+"""Ops of op_db.py (by OpInfo name) that do not yet run on the strict cuda stand-in as on the CPU.
 
-Their kernels or backward formulas make host (NumPy) arrays where the input is a device array: an output buffer
-from ``np.empty``/``np.zeros``, ``np.asarray`` of an input, a constant wrapped with ``_wrap`` (NOTE [cuda
-stand-in] in ember/_backend.py). On CuPy these raise or land on the CPU. Each such site becomes
-``_backend.like(ref, value)`` / ``xp(arr)``; tests/cuda/test_stand_in_ops.py marks these strict xfail, so an op
-that starts working must leave this list.
+Their kernels or backward formulas make host (NumPy) arrays from device inputs where neither the host fallback
+nor the backward's device rule catches it (NOTE [cuda stand-in] in ember/_backend.py, NOTE [host fallback] in
+ember/ops/_op.py): a result that leaves ``Op.apply`` on the CPU, an array attribute that never passes through an
+op, a gradient summed by the engine from a host array. Each such site becomes ``_backend.like(ref, values)`` or
+``_backend.asarray``; tests/cuda/test_stand_in_ops.py marks these strict xfail, so an op that starts working must
+leave this list.
 """
 
 KNOWN: frozenset = frozenset({
