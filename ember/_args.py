@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from . import _backend as _B
 from . import _layout, _state
 from ._device import _check_device
 from ._tensor import Tensor, _CPP_NAMES
@@ -345,7 +346,7 @@ def _write_one(out: Tensor, result: Tensor, fname: str | None) -> Tensor:
         if out._data.size and fname is not None and fname not in _QUIET_RESIZE:
             warnings.warn(_RESIZED.format(list(out._data.shape), list(shape)), UserWarning, stacklevel=4)
         out._data = np.empty(shape, out._data.dtype)
-    elif not out._data.flags.writeable:
+    elif not _B.writeable(out._data):
         out._data = out._data.copy()
     if _mode.grad_enabled and (result._requires_grad or out._requires_grad):  # _OUT_JOINS_GRAPH: out.copy_(result)
         return out.copy_(result)

@@ -35,9 +35,10 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "asarray", "cuda_available", "cuda_device_count", "cupy", "device_of",
-           "enable_stand_in", "host_fallbacks", "host_results", "is_cpu_array", "is_host_only", "like",
-           "stand_in_enabled", "to_device", "to_host"]
+__all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+           "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "host_fallbacks", "host_results", "is_array",
+           "is_cpu_array", "is_host_only", "key_on", "like", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "ufunc_at", "writeable"]
 
 _nd = np.ndarray
 _CUDA0 = device("cuda", 0)
@@ -52,7 +53,9 @@ host_results: set = set()  # ops whose kernel returned a host array for stand-in
 host_fallbacks: set = set()  # ops run on the CPU because their kernel refused device arrays (NOTE [host fallback])
 # what CuPy (and the strict stand-in) say when NumPy code meets their arrays (a TypeError)
 _HOST_ONLY = ("Implicit conversion to a NumPy array is not allowed", "Unsupported type <class 'numpy.ndarray'>",
-              "Stand-in array mixed with a host array")
+              "has incorrect type (expected cupy", "Stand-in array mixed with a host array")
+# ufuncs whose ``accumulate`` CuPy implements (NOTE [cupy's missing numpy])
+_ACCUMULATES = frozenset({"add", "multiply"})
 
 
 def _unwrap(x):
@@ -75,11 +78,34 @@ def _rewrap(x):
     return x
 
 
+class _DeviceFlags:
+    """CuPy's ``flags``: contiguity and ownership, no ``writeable`` (a device array is always writable)."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+
+    def __init__(self, f) -> None:
+        self.c_contiguous, self.f_contiguous, self.owndata = f.c_contiguous, f.f_contiguous, f.owndata
+
+
+_nd_flags = _nd.flags.__get__
+
+
 class StandInArray(np.ndarray):
     """A NumPy array that ember treats as living on ``cuda:0`` (NOTE [cuda stand-in]). NumPy functions and
-    ufuncs given one return stand-in arrays."""
+    ufuncs given one return stand-in arrays. Like a CuPy array it has no ``flags.writeable``, no
+    ``__array_interface__`` and no ``ufunc.at`` (NOTE [cupy's missing numpy])."""
+
+    @property
+    def flags(self):
+        return _DeviceFlags(_nd_flags(self))
+
+    @property
+    def __array_interface__(self):
+        raise AttributeError("'ndarray' object has no attribute '__array_interface__'")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" and method != "reduce":
+            _refuse_method(ufunc, method)
         if _stand_in[1]:
             _refuse_host(inputs)
         out = kwargs.get("out")
@@ -101,6 +127,15 @@ class StandInArray(np.ndarray):
         return _rewrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
 
 
+def _refuse_method(ufunc, method: str) -> None:
+    """The stand-in refuses the ufunc methods CuPy lacks, with CuPy's errors (NOTE [cupy's missing numpy])."""
+    if method == "at":
+        raise TypeError(f"operand type(s) all returned NotImplemented from __array_ufunc__({ufunc!r}, 'at', ...): "
+                        "'ndarray' (CuPy has no ufunc.at: ember._backend.ufunc_at)")
+    if method == "accumulate" and ufunc.__name__ not in _ACCUMULATES:
+        raise NotImplementedError(f"`cupy_{ufunc.__name__}.accumulate` is not supported yet")
+
+
 def is_host_only(e: TypeError) -> bool:
     """Whether ``e`` is a device array refused by NumPy code (NOTE [host fallback] in ember/ops/_op.py)."""
     msg = str(e)
@@ -112,6 +147,16 @@ def asarray(x, dtype=None):
     if type(x) in ARRAYS:
         return x if dtype is None or x.dtype == dtype else x.astype(dtype)
     return np.asarray(x, dtype)
+
+
+def ascontiguousarray(x, dtype=None):
+    """``np.ascontiguousarray`` keeping the device (NumPy's converts a device array: NOTE [cupy's missing numpy])."""
+    t = type(x)
+    if t is _nd or t not in ARRAYS:
+        return np.ascontiguousarray(x, dtype)
+    if t is StandInArray:
+        return np.ascontiguousarray(x.view(_nd), dtype).view(StandInArray)
+    return _cupy[0].ascontiguousarray(x, dtype)
 
 
 def _refuse_host(values) -> None:
@@ -151,6 +196,116 @@ def cupy():
         except Exception:  # noqa: BLE001 - no CuPy, no driver or no device: no cuda
             _cupy[0] = None
     return _cupy[0]
+
+
+def is_array(x) -> bool:
+    """Whether ``x`` is an array of any device (a CuPy array is no ``np.ndarray``: kernels ask this instead)."""
+    return type(x) in ARRAYS or isinstance(x, _nd)
+
+
+def address(arr) -> int:
+    """The address of ``arr``'s first element (a device pointer for CuPy's)."""
+    t = type(arr)
+    if t is _nd:
+        return arr.__array_interface__["data"][0]
+    if t is StandInArray or isinstance(arr, _nd):
+        return arr.ctypes.data
+    return arr.data.ptr
+
+
+def writeable(arr) -> bool:
+    """``arr.flags.writeable`` on the host; device arrays have no read-only flag (the stand-in answers NumPy's,
+    so that it writes where the CPU writes)."""
+    t = type(arr)
+    if t is _nd:
+        return arr.flags.writeable
+    if t is StandInArray:
+        return _nd_flags(arr).writeable
+    return not isinstance(arr, _nd) or arr.flags.writeable
+
+
+def key_on(ref, key: tuple) -> tuple:
+    """An index tuple for ``ref`` with its host index arrays moved to ``ref``'s device (torch indexes a CUDA
+    tensor with CPU index tensors; CuPy refuses NumPy arrays in a key)."""
+    if type(ref) is _nd:
+        return key
+    return tuple(like(ref, k) if type(k) is _nd else k for k in key)
+
+
+def _xp(arr):
+    """(the array module of ``arr``'s kind, ``arr`` as that module's array, a function putting results back)."""
+    t = type(arr)
+    if t is StandInArray:
+        return np, arr.view(_nd), _rewrap
+    if isinstance(arr, (_nd, np.generic)) or not t.__module__.startswith("cupy"):
+        return np, arr, _same
+    return _cupy[0], arr, _same
+
+
+def _same(x):
+    return x
+
+
+def as_strided(arr, shape, strides):
+    """A view of ``arr``'s memory with ``shape`` and byte ``strides`` (``np.lib.stride_tricks.as_strided`` needs
+    ``__array_interface__``, which a CuPy array lacks)."""
+    xp, a, back = _xp(arr)
+    return back(xp.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides)))
+
+
+def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
+    """A view of ``store``'s memory from byte ``offset`` with ``shape``, byte ``strides`` and ``dtype`` (``store``'s
+    by default)."""
+    t = type(store)
+    dt = store.dtype if dtype is None else np.dtype(dtype)
+    if t is not _nd and t is not StandInArray and not isinstance(store, _nd):  # CuPy: a view of its memory
+        return _cupy[0].ndarray(tuple(shape), dt, memptr=store.data + offset, strides=tuple(strides))
+    a = store.view(_nd) if t is StandInArray else store
+    try:
+        v = np.ndarray(shape, dt, buffer=a, offset=offset, strides=strides)
+    except (TypeError, ValueError):  # a store NumPy cannot use as a buffer (dense, but neither C nor F order, as a
+        # ufunc's result on a permuted input): its memory in address order from its first element (no negative
+        # strides), which a reshape would have copied
+        item = a.itemsize
+        extent = 1 + sum((n - 1) * st for n, st in zip(a.shape, a.strides)) // item if a.size else 0
+        flat = np.lib.stride_tricks.as_strided(a, (extent,), (item,), writeable=True)
+        v = np.lib.stride_tricks.as_strided(flat[offset // item:], shape, strides, writeable=True)
+    return v.view(StandInArray) if t is StandInArray else v
+
+
+_CUPYX_AT = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}
+
+
+def ufunc_at(ufunc, out, key, values) -> None:
+    """``ufunc.at(out, key, values)`` on any device (NOTE [cupy's missing numpy]): CuPy's scatter kernels for add,
+    maximum and minimum, a host round trip for the others."""
+    xp, o, _ = _xp(out)
+    if xp is np:
+        ufunc.at(o, _unwrap(key), _unwrap(values))
+        return
+    name = _CUPYX_AT.get(ufunc.__name__)
+    import cupyx
+
+    if name is not None:
+        getattr(cupyx, name)(o, key, values)
+        return
+    h = to_host(o)
+    ufunc.at(h, _host_key(key), to_host(values) if type(values) not in (int, float, bool) else values)
+    o[...] = like(o, h)
+
+
+def _host_key(key):
+    if type(key) is tuple:
+        return tuple(_host_key(k) for k in key)
+    return to_host(key) if type(key) in ARRAYS else key
+
+
+def accumulate(ufunc, a, axis: int):
+    """``ufunc.accumulate(a, axis)`` on any device: CuPy has only add's and multiply's (the others on the host)."""
+    xp, x, back = _xp(a)
+    if xp is np or ufunc.__name__ in _ACCUMULATES:
+        return back(ufunc.accumulate(x, axis=axis))
+    return like(a, ufunc.accumulate(to_host(x), axis=axis))
 
 
 def cuda_device_count() -> int:

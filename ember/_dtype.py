@@ -5,6 +5,8 @@ import builtins
 
 import numpy as np
 
+from . import _backend as _B
+
 __all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
            "complex32", "complex64", "complex128"]
 
@@ -272,7 +274,7 @@ def result_type(*operands) -> dtype:
     """torch.result_type over tensors and Python scalars (dimensioned > 0-d > scalars)."""
     dim = zero = wrapped = None
     for x in operands:
-        if isinstance(x, np.ndarray):
+        if _B.is_array(x):
             d, nd = from_numpy_dtype(x.dtype), x.ndim
         else:
             d = getattr(x, "_dtype", None)

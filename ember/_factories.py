@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from . import _args
+from . import _backend as _B
 from . import _dtype as D
 from . import _layout as _L
 from ._backend import like as _like_array, to_device as _to_device, to_host as _to_host
@@ -410,7 +411,7 @@ def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> T
 
 def _fill_value(v):
     def fill(out):
-        out[...] = _like_array(out, v) if isinstance(v, np.ndarray) else D.scalar_into(v, D.from_numpy_dtype(out.dtype))
+        out[...] = _like_array(out, v) if _B.is_array(v) else D.scalar_into(v, D.from_numpy_dtype(out.dtype))
     return fill
 
 

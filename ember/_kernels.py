@@ -83,9 +83,9 @@ def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     shape = np.broadcast_shapes(np.shape(cond), np.shape(a), np.shape(b))
     u = _BITS.get(dtype.itemsize)
     if u is None or dtype.kind != "f" or math.prod(shape) < SELECT_MIN:
-        return np.asarray(np.where(cond, a, b), dtype)
-    ab = (a if type(a) is np.ndarray else np.asarray(a, dtype)).view(u)
-    bb = (b if type(b) is np.ndarray else np.asarray(b, dtype)).view(u)
+        return _B.asarray(np.where(cond, a, b), dtype)
+    ab = (a if type(a) is np.ndarray else _B.asarray(a, dtype)).view(u)
+    bb = (b if type(b) is np.ndarray else _B.asarray(b, dtype)).view(u)
     out = np.empty(shape, u)
     np.subtract(u(0), cond, out=out, dtype=u)  # True -> all ones
     if bb.ndim == 0 and not bb:  # b is +0.0: out = a & m
@@ -161,7 +161,7 @@ def scatter_add(out: np.ndarray, key, values) -> None:
     """``np.add.at(out, key, values)`` into a fresh C-contiguous ``out`` (NOTE [flat scatter-add])."""
     found = _flat_positions(out.shape, key) if type(out) is np.ndarray and out.flags.c_contiguous and out.size else None
     if found is None:
-        np.add.at(out, key, values)
+        _B.ufunc_at(np.add, out, key, values)
         return
     pos, region = found
     np.add.at(out.reshape(-1), pos, np.broadcast_to(values, region).reshape(-1))

@@ -189,13 +189,13 @@ class Tensor:
         return self._dtype.is_signed
 
     def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0]
+        return _B.address(self._data)
 
     def storage_offset(self) -> int:
         base = self._data
         while base.base is not None and isinstance(base.base, np.ndarray):
             base = base.base
-        off = self.data_ptr() - base.__array_interface__["data"][0]
+        off = self.data_ptr() - _B.address(base)
         return off // self._data.itemsize
 
     @property

@@ -298,7 +298,7 @@ def _view_of(arr: np.ndarray, root: np.ndarray, want: np.dtype) -> tuple[int, tu
     if arr.size == 0 or root.dtype != want or arr.dtype != want or not root.flags.c_contiguous:
         return None
     item = want.itemsize
-    start = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    start = _B.address(arr) - _B.address(root)
     if start < 0 or start % item or any(s < 0 or s % item for s in arr.strides):
         return None
     end = start + sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + item

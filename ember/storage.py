@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from . import _backend as _B
 from . import _dtype as D
 from ._device import _check_device
 
@@ -44,7 +45,7 @@ def _bytes_of(root: np.ndarray) -> np.ndarray:
     try:
         return np.ndarray((root.nbytes,), np.uint8, buffer=root)
     except (TypeError, ValueError):  # dense but neither C nor F order: its memory from the lowest address
-        flat = np.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,), writeable=True)
+        flat = _B.as_strided(root, (root.size,), (root.itemsize,))
         return flat.view(np.uint8)
 
 
@@ -87,7 +88,7 @@ class UntypedStorage:
         return 1
 
     def data_ptr(self) -> int:
-        return self._bytes.__array_interface__["data"][0]
+        return _B.address(self._bytes)
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):

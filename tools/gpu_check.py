@@ -189,10 +189,14 @@ def _run_case(lib, op, sample, arrays, ups_seed: int):
         if op.grad and (a.dtype.kind in "fc" or a.dtype == BF16):
             t.requires_grad_(True)
         ins.append(t)
+    old = lib.get_default_device()
+    lib.set_default_device(dev)  # the tensors an op's lambda makes (indices, bounds) on the inputs' device
     try:
         out = call(op, sample, lib, ins)
     except Exception as e:  # noqa: BLE001 - compared between the libraries
         return e, None
+    finally:
+        lib.set_default_device(old)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     diff = [t for t in ins if t.requires_grad]
     with_grad = [o for o in outs if isinstance(o, lib.Tensor) and o.requires_grad]

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from . import _interpose
 from ._interpose import Level, call_below
@@ -220,7 +221,7 @@ def _tangent_slot(t: Tensor, level: "_DualLevel") -> Tensor:
         if tb._data.flags.c_contiguous and tb._data.shape == base._data.shape:
             offset, shape, strides = view_geometry(t._data, base._data)[:3]
             item = tb._data.itemsize
-            arr = np.lib.stride_tricks.as_strided(tb._data.reshape(-1)[offset:], shape, [s * item for s in strides])
+            arr = _B.as_strided(tb._data.reshape(-1)[offset:], shape, [s * item for s in strides])
             ts = AsStrided.apply(tb, view_geometry(arr, tb._data), arr)
             _set_tangent(t, level, ts)
             return ts

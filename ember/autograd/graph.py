@@ -10,6 +10,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as _np
 
+from .. import _backend as _B
 from .grad_mode import _mode
 from . import _provenance
 
@@ -245,7 +246,7 @@ class AccumulateGrad(Node):
                 var._grad = old + new
             else:
                 arr = old._data
-                if arr.flags.writeable and arr.base is None:
+                if _B.writeable(arr) and arr.base is None:
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:

@@ -233,7 +233,7 @@ def _retarget_saved_result(node, out: Tensor, target: Tensor) -> None:
 
 
 def _write(dst: np.ndarray, src: np.ndarray) -> None:
-    if not dst.flags.writeable:
+    if not _B.writeable(dst):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     np.copyto(dst, src, casting="unsafe")
@@ -323,7 +323,7 @@ def _wrap_out_of(node, arr: np.ndarray) -> Tensor:
 def view_geometry(view: np.ndarray, base: np.ndarray) -> tuple:
     """(offset, shape, strides, base shape, base strides) of ``view`` in ``base``'s memory, in elements."""
     item = base.itemsize
-    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    offset = (_B.address(view) - _B.address(base)) // item
     return (offset, view.shape, tuple(s // item for s in view.strides), base.shape,
             tuple(s // item for s in base.strides))
 
@@ -405,7 +405,7 @@ def setitem_shape_error(value: np.ndarray, region: tuple, basic: bool) -> Runtim
     while vshape and vshape[0] == 1 and len(vshape) > len(region):
         vshape = vshape[1:]
     if len(vshape) > len(region):
-        name = G._type_name(D.from_numpy_dtype(np.asarray(value).dtype))
+        name = G._type_name(D.from_numpy_dtype(_B.asarray(value).dtype))
         return RuntimeError(f"expand(torch.{name}{{{list(vshape)}}}, size={list(region)}): the number of sizes "
                             f"provided ({len(region)}) must be greater or equal to the number of dimensions in the "
                             f"tensor ({len(vshape)})")
@@ -449,7 +449,7 @@ def _setitem(self: Tensor, key, value) -> None:
 
     if not isinstance(value, Tensor):
         value = D.scalar_into(value, self._dtype)
-    k, basic = _convert_key(key, stacklevel=5)  # user -> __setitem__ -> setitem -> _setitem -> here
+    k, basic = _convert_key(key, stacklevel=5, ref=self._data)  # user -> __setitem__ -> setitem -> _setitem -> here
     node = setitem_node(k, basic, self._data.shape)
     if not basic:
         k = _torch_order(k, self._data.shape)
@@ -478,7 +478,7 @@ def _setitem(self: Tensor, key, value) -> None:
         region = sub.shape[:-1] if pairs else sub.shape
         if pairs or isinstance(v, Tensor):
             if not isinstance(v, Tensor):
-                v = _wrap(np.asarray(v, self._data.dtype), self._dtype)
+                v = _wrap(_B.asarray(v, self._data.dtype), self._dtype)
             while v._data.ndim > len(region) and v._data.shape[0] == 1:
                 v = v[0]
             if not _broadcastable(v._data.shape, region):
@@ -503,7 +503,7 @@ def _setitem(self: Tensor, key, value) -> None:
         if isinstance(v, Tensor):
             inplace(self, copy_value, v)
         else:
-            inplace(self, fill_value, _wrap(np.asarray(v, self._dtype.np), self._dtype))
+            inplace(self, fill_value, _wrap(_B.asarray(v, self._dtype.np), self._dtype))
         return
     out = node.apply(self, v, k, False)
     _write(self._data, out._data)

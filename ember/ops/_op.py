@@ -54,7 +54,8 @@ tensors to the op's device, and then runs the op as ``apply`` does. Kernels neve
 whose result is on another device by design (the device move) declares ``moves = True``.
 While the engine runs backward formulas (``_mode.in_backward``), CPU tensors are moved to the gradient's device
 instead of refused: formulas build constants (masks, identity matrices, index arrays a host kernel saved) as
-host arrays.
+host arrays. Composite ops do the same through ``const``: a host constant (marked in its ``_ext``) joins a device
+op on that op's device, as a 0-d CPU tensor does.
 
 # NOTE [host fallback]
 A kernel that cannot take device arrays (it converts an input with ``np.asarray``, or writes into a NumPy
@@ -336,9 +337,12 @@ def _raw_saved(node) -> list:
 
 def const(arr) -> Tensor:
     """A constant (no history) tensor around an array (or anything ``np.asarray`` takes), of its dtype, on the
-    array's device."""
+    array's device; a host constant joins a device op on the op's device (NOTE [device check])."""
     arr = _B.asarray(arr)
-    return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
+    t = _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
+    if type(arr) is _nd:
+        t._ext = {"host_const": True}
+    return t
 
 
 def wrap_raw(arr) -> Tensor:
@@ -580,18 +584,18 @@ def _forward_reduced(cls, ctx, vals):
             if D.result_type(*vals[:slots]) is D.complex32:  # float16 meeting a weaker complex: torch's complex32
                 raise D._no_complex32()
         for i, v in enumerate(vals):
-            if isinstance(v, np.ndarray):
+            if _B.is_array(v):
                 if v.dtype.kind in "fV" and v.dtype != _F32:  # the common dtype first (torch casts to it), then f32
                     exact = v.ndim == 0 and i in cls.reduced_exact
                     v = (v if v.dtype == back or exact else v.astype(back)).astype(_F32)
                 elif v.dtype == _F32 and not (v.ndim == 0 and i in cls.reduced_exact):
                     v = v.astype(back).astype(_F32)
             elif type(v) in (float, int) and ((i < slots and i not in cls.reduced_exact) or i in cls.reduced_attrs):
-                v = float(np.asarray(v, _F32).astype(back))  # a wrapped scalar takes the common dtype too
+                v = float(_B.asarray(v, _F32).astype(back))  # a wrapped scalar takes the common dtype too
             up.append(v)
         return _round_back(cls.forward(ctx, *up), back)
     for v in vals:  # a wider float meets a 16-bit one: the 16-bit arrays go up, the result is the wider dtype
-        up.append(v.astype(_F32) if isinstance(v, np.ndarray) and v.dtype in _REDUCED_NP else v)
+        up.append(v.astype(_F32) if _B.is_array(v) and v.dtype in _REDUCED_NP else v)
     return cls.forward(ctx, *up)
 
 
@@ -607,7 +611,7 @@ def _common_float(vals):
     """torch's result dtype of the floating arrays among ``vals`` (dimensioned ones over 0-d ones)."""
     dim = zero = None
     for v in vals:
-        if isinstance(v, np.ndarray) and (v.dtype.kind == "f" or v.dtype in _REDUCED_NP):
+        if _B.is_array(v) and (v.dtype.kind == "f" or v.dtype in _REDUCED_NP):
             d = _BY_DT.get(v.dtype) or _dtype_of(v)
             if v.ndim:
                 dim = d if dim is None else D.promote_types(dim, d)
@@ -645,7 +649,7 @@ def _on_device(cls, args):
             if t is kind and one:
                 continue
             if t is _nd or _B.is_cpu_array(arr):
-                if arr.ndim:
+                if arr.ndim and (a._ext is None or not a._ext.get("host_const")):
                     host = True
                 else:
                     scalars = True

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
+
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
 # Bernoulli numbers B_2 .. B_30
@@ -92,7 +94,7 @@ def _lgamma_big(x):
 
 
 def lgamma(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float64)
+    x = _B.asarray(x, np.float64)
     out = np.full_like(x, np.inf)
     fin = np.isfinite(x)
     out[np.isnan(x)] = np.nan
@@ -145,7 +147,7 @@ def _shifted(x, n: int):
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float64)
+    x = _B.asarray(x, np.float64)
     out = np.full_like(x, np.nan)
     fin = np.isfinite(x)
     out[x == np.inf] = np.inf
@@ -163,7 +165,7 @@ def digamma(x: np.ndarray) -> np.ndarray:
 def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     if n == 0:
         return digamma(x)
-    x = np.asarray(x, np.float64)
+    x = _B.asarray(x, np.float64)
     out = np.full_like(x, np.nan)
     pole = np.isfinite(x) & (x <= 0) & (x == np.floor(x))
     out[pole] = np.inf if n % 2 == 1 else -np.inf
@@ -210,7 +212,7 @@ def _bessel_asymptotic(x, nu: int, scaled: bool = False):
 
 def _bessel(x, nu: int, scaled: bool = False):
     """I_nu(x), or e^-|x| I_nu(x) when ``scaled`` (0 at infinity)."""
-    x = np.asarray(x, np.float64)
+    x = _B.asarray(x, np.float64)
     a = np.abs(x)
     out = np.full_like(x, 0.0 if scaled else np.nan)
     small = a <= 30.0
@@ -285,7 +287,7 @@ def _gamma_cf(a, x, steps: int = 2000):
 
 def gammainc(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     """The regularized lower (P) or upper (Q = 1 - P) incomplete gamma function, torch's values at the edges."""
-    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a, x = np.broadcast_arrays(_B.asarray(a, np.float64), _B.asarray(x, np.float64))
     out = np.full(a.shape, np.nan)
     lower_val = np.full(a.shape, np.nan)
     lower_val[(a == 0) & (x > 0)] = 1.0
@@ -320,7 +322,7 @@ def gamma_sample_dlog(a: np.ndarray, log_x: np.ndarray) -> np.ndarray:
     uses Q = x^a e^-x h / Gamma(a) with h Legendre's continued fraction, differentiated numerically (h is smooth
     and well conditioned in a). For a >= 1e4 and x within 8 standard deviations of the mode, where those need
     hundreds of terms, the Wilson-Hilferty transform held at a fixed normal quantile."""
-    a, log_x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(log_x, np.float64))
+    a, log_x = np.broadcast_arrays(_B.asarray(a, np.float64), _B.asarray(log_x, np.float64))
     out = np.full(a.shape, np.nan)
     x = np.exp(log_x)
     ok = np.isfinite(a) & (a > 0) & np.isfinite(log_x)

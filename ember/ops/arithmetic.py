@@ -33,7 +33,7 @@ def _kind_rank(x) -> int:
         return 1
     if t is _float:
         return 2
-    return D.from_numpy_dtype(np.asarray(x).dtype)._kind
+    return D.from_numpy_dtype(_B.asarray(x).dtype)._kind
 
 
 def _rt(a, b):
@@ -389,7 +389,7 @@ def _float_pow_scalar(base, e):
 
 
 def _abs_pow(base, e):
-    out = np.asarray(_power(np.abs(base), e))
+    out = _B.asarray(_power(np.abs(base), e))
     if float(e).is_integer():
         if e % 2:
             np.negative(out, out=out, where=np.signbit(base))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from . import _inplace as _IP
@@ -28,7 +29,7 @@ def _make(name: str, ufunc, promote: bool = True):
                 raise NotImplementedError(f'"{name.lower()}_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
             self, other = _prep(self, other, dt)
         try:
-            return np.asarray(ufunc(self, other))
+            return _B.asarray(ufunc(self, other))
         except ValueError:
             raise _broadcast_error(self, other) from None
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
@@ -59,11 +60,14 @@ def _reinterpret(arr: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple)
     """A view of ``arr``'s memory as ``dtype`` with ``shape``/``strides`` (bytes), starting at ``arr``'s first element:
     writes go to the same memory, as torch's view_as_real / view_as_complex."""
     owner = _owner(arr)
-    start = arr.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    start = _B.address(arr) - _B.address(owner)
+    if type(arr) is not np.ndarray:  # a device array (NOTE [device seam]): through the namespace
+        view = _B.strided_view(owner, shape, strides, start, dtype)
+        return view if type(view) is type(arr) else view.view(type(arr))  # (a stand-in's owner may be a host array)
     if owner.flags.c_contiguous or owner.flags.f_contiguous:  # one block NumPy can offset into (keeps the base chain)
         view = np.ndarray(shape, dtype, buffer=owner, offset=start, strides=strides)
     else:  # memory NumPy laid out otherwise (e.g. a transform's output): through its array interface
-        view = np.asarray(_Memory({"data": (arr.__array_interface__["data"][0], False), "shape": shape,
+        view = _B.asarray(_Memory({"data": (arr.__array_interface__["data"][0], False), "shape": shape,
                                    "strides": strides, "typestr": np.dtype(dtype).str, "version": 3}, arr))
     if not arr.flags.writeable:
         view.flags.writeable = False
@@ -86,8 +90,8 @@ def _as_complex(arr: np.ndarray) -> np.ndarray:
         return np.empty(arr.shape[:-1], c)
     item = arr.itemsize
     if arr.strides[-1] != item or any(s % (2 * item) for s in arr.strides[:-1]) or \
-            (arr.__array_interface__["data"][0] - _owner(arr).__array_interface__["data"][0]) % (2 * item):
-        arr = np.ascontiguousarray(arr)
+            (_B.address(arr) - _B.address(_owner(arr))) % (2 * item):
+        arr = _B.ascontiguousarray(arr)
     return _reinterpret(arr, c, arr.shape[:-1], arr.strides[:-1])
 
 
@@ -175,7 +179,7 @@ _conjugate = silent(np.conjugate)
 
 def _conj_kernel(x):
     out = _conjugate(x)
-    return out if type(out) is np.ndarray else np.asarray(out)  # (0-d inputs give NumPy scalars)
+    return out if type(out) is np.ndarray else _B.asarray(out)  # (0-d inputs give NumPy scalars)
 
 
 class Conj(Op):

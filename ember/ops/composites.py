@@ -18,6 +18,7 @@ from .. import _backend as _B
 
 from .. import _args
 from .. import _dtype as D
+from .._factories import _finish
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import _CPP_NAMES, Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
@@ -37,7 +38,7 @@ __all__ = [
 
 
 def _long(arr) -> Tensor:
-    return _wrap(np.asarray(arr, np.int64), D.int64)
+    return _wrap(_B.asarray(arr, np.int64), D.int64)
 
 
 def _ember():
@@ -120,12 +121,12 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: st
     scalar_q = not isinstance(q, Tensor)
     if not scalar_q and q.dim() > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    qa = np.asarray(q, np.float64) if scalar_q else _all_examples(q)
+    qa = _B.asarray(q, np.float64) if scalar_q else _all_examples(q)
     if np.any((qa < 0) | (qa > 1)):
         if scalar_q:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {float(q)}")
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    qt = _const(qa.reshape(-1)) if scalar_q else q.detach().to(D.float64).reshape(-1)
+    qt = _const(_B.like(input._data, qa.reshape(-1))) if scalar_q else q.detach().to(D.float64).reshape(-1)
     nq = qt.shape[0]
     x = input.reshape(-1) if dim is None else input
     if x.dim() == 0:
@@ -440,13 +441,15 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, layout=None
                  requires_grad: bool = False) -> Tensor:
     """The (2, k) row/column indices of the lower triangle of a row x col matrix."""
     r, c = np.tril_indices(row, offset, col)
-    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64).requires_grad_(requires_grad)
+    return _finish(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64, False,
+                   device).requires_grad_(requires_grad)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                  requires_grad: bool = False) -> Tensor:
     r, c = np.triu_indices(row, offset, col)
-    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64).requires_grad_(requires_grad)
+    return _finish(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64, False,
+                   device).requires_grad_(requires_grad)
 
 
 # ---------------------------------------------------------------- counting
@@ -455,9 +458,9 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     for x in (elements, test_elements):
         if isinstance(x, Tensor) and x._dtype.is_complex:
             raise RuntimeError(f"Unsupported input type encountered for isin(): {x._dtype._scalar_name}")
-    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
-    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
-    return _wrap(np.asarray(np.isin(a, b, invert=invert)), D.bool)
+    a = elements._data if isinstance(elements, Tensor) else _B.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else _B.asarray(test_elements)
+    return _wrap(_B.asarray(np.isin(a, b, invert=invert)), D.bool)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -524,7 +527,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
         raise _R.complex_refused("histogram_cpu", input._data.dtype)
     edges = bins._data.astype(np.float64) if isinstance(bins, Tensor) else int(bins)
     rng = None if range is None else (float(range[0]), float(range[1]))
-    if rng is None and not isinstance(edges, np.ndarray) and a.size:
+    if rng is None and not _B.is_array(edges) and a.size:
         rng = (float(a.min()), float(a.max()))
     w = None if weight is None else weight._data.reshape(-1).astype(np.float64)
     hist, e = np.histogram(a.astype(np.float64), bins=edges, range=rng, weights=w, density=density)
@@ -553,7 +556,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         inv = np.cumsum(change) - 1
     starts = np.flatnonzero(change)
     counts = np.diff(np.append(starts, change.shape[0]))
-    res = [_wrap(np.ascontiguousarray(vals), input._dtype)]
+    res = [_wrap(_B.ascontiguousarray(vals), input._dtype)]
     if return_inverse:
         res.append(_long(inv))
     if return_counts:
@@ -563,7 +566,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
 def unravel_index(indices, shape) -> tuple:
     """The coordinates in ``shape`` of flat ``indices`` (a tuple of tensors)."""
-    idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = indices._data if isinstance(indices, Tensor) else _B.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"expected 'indices' to be integer dtype, but got {D.from_numpy_dtype(idx.dtype)}")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
@@ -736,7 +739,12 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 # ---------------------------------------------------------------- window functions
-def _window(name: str, window_length: int, periodic: bool, dtype, fn) -> Tensor:
+def _window(name: str, window_length: int, periodic: bool, dtype, fn, device=None, requires_grad=False) -> Tensor:
+    t = _window_host(name, window_length, periodic, dtype, fn)
+    return _finish(t._data, t._dtype, False, device).requires_grad_(requires_grad)
+
+
+def _window_host(name: str, window_length: int, periodic: bool, dtype, fn) -> Tensor:
     dt = dtype or D.get_default_dtype()
     if dt.is_complex:  # torch builds windows from an arange in the dtype, which has no complex kernel
         raise _R.complex_refused("arange_cpu", dt.np)
@@ -761,26 +769,26 @@ def _cosine_sum(*coefs):
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                 requires_grad: bool = False) -> Tensor:
-    return _window("hann_window", window_length, periodic, dtype, _cosine_sum(0.5, 0.5)).requires_grad_(requires_grad)
+    return _window("hann_window", window_length, periodic, dtype, _cosine_sum(0.5, 0.5), device, requires_grad)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *, dtype=None,
                    layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     return _window("hamming_window", window_length, periodic, dtype,
-                   _cosine_sum(alpha, beta)).requires_grad_(requires_grad)
+                   _cosine_sum(alpha, beta), device, requires_grad)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Tensor:
     return _window("blackman_window", window_length, periodic, dtype,
-                   _cosine_sum(0.42, 0.5, 0.08)).requires_grad_(requires_grad)
+                   _cosine_sum(0.42, 0.5, 0.08), device, requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Tensor:
     def fn(k, m):
         return 1 - np.abs(2 * k / (m - 1) - 1)
-    return _window("bartlett_window", window_length, periodic, dtype, fn).requires_grad_(requires_grad)
+    return _window("bartlett_window", window_length, periodic, dtype, fn, device, requires_grad)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None, layout=None,
@@ -790,7 +798,7 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
     def fn(k, m):
         r = 2 * k / (m - 1) - 1
         return i0(beta * np.sqrt(np.clip(1 - r * r, 0, None))) / i0(np.array([float(beta)]))[0]
-    return _window("kaiser_window", window_length, periodic, dtype, fn).requires_grad_(requires_grad)
+    return _window("kaiser_window", window_length, periodic, dtype, fn, device, requires_grad)
 
 
 # ---------------------------------------------------------------- triangular and Cholesky solves, qr

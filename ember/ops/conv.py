@@ -16,6 +16,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from ._op import Op
 
@@ -70,7 +71,7 @@ def _col2im(cols: np.ndarray, size: tuple, k, s, p, d, out) -> np.ndarray:
     buf = np.zeros((n, c) + ext, cols.dtype)
     for t, sl in enumerate(_strided(k, s, d, out)):
         buf[sl] += cols[:, :, t]
-    return np.ascontiguousarray(buf[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
+    return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
 
 
 # NOTE [wide columns]: for stride 1 a kernel offset of every output position is one contiguous run of the
@@ -160,10 +161,10 @@ def _conv(x, w, s, p, d, groups):
             for a, b, cols in _chunked_cols(x, k, p, d, ext):
                 _matmul(wm, cols, out=y[:, a:b])
             y = y.reshape((o, n) + ext)[(...,) + tuple(slice(0, m) for m in out)]
-            return np.ascontiguousarray(y.swapaxes(0, 1))
+            return _B.ascontiguousarray(y.swapaxes(0, 1))
         cols, trail = _wide_cols(x, k, p, d, out)
         y = np.matmul(w.reshape(o, kk), cols).reshape((n, o, out[0]) + trail)
-        return np.ascontiguousarray(y[(...,) + tuple(slice(0, m) for m in out[1:])])
+        return _B.ascontiguousarray(y[(...,) + tuple(slice(0, m) for m in out[1:])])
     cols = _cols(x, k, s, p, d, out)
     if groups == 1:
         return np.matmul(w.reshape(o, kk), cols).reshape((n, o) + out)
@@ -200,7 +201,7 @@ def _col2im_wide(g, w, size, k, p, d):
     for t, off in enumerate(offs):
         buf[:, off:off + rows] += cols[:, t]
     img = buf[:, :rows].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))]
-    return np.ascontiguousarray(img.swapaxes(0, 1))
+    return _B.ascontiguousarray(img.swapaxes(0, 1))
 
 
 def _conv_w(x, g, s, p, d, groups, k):
@@ -342,7 +343,7 @@ class Im2Col(Op):
         if ctx is not None:
             ctx.geo = (self.shape[2:], kernel_size, dilation, padding, stride)
         out = tuple(_out_len(self.shape[2 + i], kernel_size[i], stride[i], padding[i], dilation[i]) for i in range(2))
-        return np.ascontiguousarray(_cols(self, kernel_size, stride, padding, dilation, out))
+        return _B.ascontiguousarray(_cols(self, kernel_size, stride, padding, dilation, out))
 
     def backward(ctx, grad):
         size, k, d, p, s = ctx.geo

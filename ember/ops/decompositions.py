@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .. import return_types as _RT
@@ -174,7 +175,7 @@ class LinalgDet(Op):
     @staticmethod
     def forward(ctx, self):
         _square_check(self, "linalg.det")
-        return np.asarray(np.linalg.det(self), self.dtype)
+        return _B.asarray(np.linalg.det(self), self.dtype)
 
     def backward(ctx, grad):
         a, d = ctx.saved_tensors
@@ -193,7 +194,7 @@ def _cofactors(a: Tensor) -> Tensor:
     eye = _eye(n, s._data.dtype)
     others = (s.unsqueeze(-2) * (1.0 - eye) + eye).prod(-1)
     sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
-    return _const(np.asarray(sign, u._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
+    return _const(_B.asarray(sign, u._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
 
 
 def _linalg_det(A: Tensor) -> Tensor:
@@ -218,7 +219,7 @@ class LinalgSlogdet(Op):
         _square_check(self, "linalg.slogdet")
         with np.errstate(divide="ignore"):
             sign, logabs = np.linalg.slogdet(self)
-        return np.asarray(sign, self.dtype), np.asarray(logabs, np.abs(self[..., :0, :0]).dtype)
+        return _B.asarray(sign, self.dtype), _B.asarray(logabs, np.abs(self[..., :0, :0]).dtype)
 
     def backward(ctx, grad_sign, grad_logabs):
         a, sign = ctx.saved_tensors
@@ -346,7 +347,7 @@ class LinalgCholeskyEx(Op):
             low = np.linalg.cholesky(self.swapaxes(-1, -2) if upper else self)
         except np.linalg.LinAlgError:
             raise _not_pd_error(self, "linalg.cholesky") from None
-        return np.ascontiguousarray(low.swapaxes(-1, -2)) if upper else low
+        return _B.ascontiguousarray(low.swapaxes(-1, -2)) if upper else low
 
     def backward(ctx, grad):
         low, = ctx.saved_tensors
@@ -786,7 +787,7 @@ class LinalgPinvHermitian(Op):
             rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(self.dtype).eps * max(self.shape[-2:])
         keep = s > np.maximum(smax * rtol, 0.0 if atol is None else atol)
         winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-        return np.asarray((q * winv[..., None, :]) @ np.conj(np.swapaxes(q, -1, -2)), self.dtype)
+        return _B.asarray((q * winv[..., None, :]) @ np.conj(np.swapaxes(q, -1, -2)), self.dtype)
 
     def backward(ctx, grad):
         A, pinvA = ctx.saved_tensors
@@ -814,7 +815,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     if n == 0:
         eye = np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape)
         depends = input.requires_grad or _mode.interpose is not None  # in input's graph (or its tangent's)
-        return input * 0 + _const(np.ascontiguousarray(eye)) if depends else _const(eye.copy())
+        return input * 0 + _const(_B.ascontiguousarray(eye)) if depends else _const(eye.copy())
     if n < 0:
         input, n = LinalgInvEx.apply(input), -n
     result, base = None, input
@@ -864,7 +865,7 @@ class Geqrf(Op):
     @staticmethod
     def forward(ctx, self):
         h, tau = np.linalg.qr(self, mode="raw")  # h: the reflectors and R, transposed (LAPACK's column order)
-        return np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(self.dtype, copy=False), tau.astype(self.dtype)
+        return _B.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(self.dtype, copy=False), tau.astype(self.dtype)
 
     def backward(ctx, ga, gtau):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")

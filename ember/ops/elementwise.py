@@ -409,8 +409,8 @@ def _predicate(pub: str, fn, on_complex=None):
         elif on_complex is not None and x.dtype.kind == "c":
             if isinstance(on_complex, Exception):
                 raise type(on_complex)(*on_complex.args)
-            return _wrap(np.asarray(on_complex(x)), D.bool)
-        return _wrap(np.asarray(fn(x)), D.bool)
+            return _wrap(_B.asarray(on_complex(x)), D.bool)
+        return _wrap(_B.asarray(fn(x)), D.bool)
 
     pred.__name__ = pred.__qualname__ = pub
     pred.__doc__ = f"Elementwise {pub} as a bool tensor."
@@ -442,7 +442,7 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
             dt = _default_float()
         a, b = _prep(self, other, dt)
         if type(a) not in _A._ARR:
-            a = np.asarray(a).astype(dt)
+            a = _B.asarray(a).astype(dt)
         try:
             out = fn(a, b)
         except ValueError:
@@ -476,7 +476,7 @@ def _logaddexp_grad(g, a, b):
 
 def _int_divisor_check(fn):
     def run(a, b):
-        if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
+        if a.dtype.kind in "iu" and np.any(_B.asarray(b) == 0):
             raise RuntimeError("ZeroDivisionError")
         return fn(a, b)
     return run
@@ -485,7 +485,7 @@ def _int_divisor_check(fn):
 def _shift(left: bool):
     def run(a, b):
         bits = a.dtype.itemsize * 8
-        b = np.asarray(b)
+        b = _B.asarray(b)
         ok = (b >= 0) & (b < bits)
         s = np.where(ok, b, 0).astype(a.dtype)
         if left:
@@ -729,7 +729,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
     from .._tensor import _wrap as _w
 
-    shifts = _w(-0.5 * np.arange(p, dtype=input._data.dtype), input._dtype)
+    shifts = _w(-0.5 * np.arange(p, dtype=input._data.dtype, like=input._data), input._dtype)
     res = lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return _out(res, out)
 
@@ -788,7 +788,7 @@ def _div_trunc(a, b):
         return np.trunc(np.true_divide(a, b))
     # integer quotient rounded toward zero, exact for 64-bit values
     q = np.floor_divide(a, b)
-    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (np.asarray(b) < 0))).astype(q.dtype)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (_B.asarray(b) < 0))).astype(q.dtype)
 
 
 _DIV_MODES = {mode: _binary(f"DivRounding{mode.capitalize()}", _int_divisor_check(kernel), "iuf", False,
@@ -837,7 +837,7 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
             if not _broadcastable((np.shape(a), np.shape(b))):
                 raise _broadcast_error(a, b) from None
             raise _broadcast_error(np.broadcast_to(a, np.broadcast_shapes(np.shape(a), np.shape(b))), c) from None
-        return np.asarray(out, dt)
+        return _B.asarray(out, dt)
 
     def backward(ctx, grad):
         args = ctx.saved_tensors + tuple(getattr(ctx, n) for n in attrs)

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .. import _layout as _L
 from .._tensor import Tensor, _wrap
@@ -26,7 +27,7 @@ def _needs_graph(t: Tensor) -> bool:
 
 def _fill(t: Tensor, value) -> Tensor:
     check_inplace(t)
-    if not t._data.flags.writeable:
+    if not _B.writeable(t._data):
         _write(t._data, t._data)
     t._data[...] = value
     t._bump()
@@ -65,9 +66,9 @@ def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
         raise RuntimeError("dimensions must larger than 1")
     if a.ndim > 2 and len(set(a.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
-    mask = np.zeros(a.shape, bool)
+    mask = np.zeros(a.shape, bool, like=a)
     n = min(a.shape)
-    mask[(np.arange(n),) * a.ndim] = True
+    mask[(np.arange(n, like=a),) * a.ndim] = True
     if wrap and a.ndim == 2:
         mask.reshape(-1)[::a.shape[1] + 1] = True  # row-major positions one row and one column apart
     keep = _wrap(mask, D.bool)

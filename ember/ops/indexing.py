@@ -57,7 +57,7 @@ def _index_from_data(data) -> np.ndarray:
             return np.array(data, np.int64)
         except OverflowError:
             raise ValueError("Overflow when unpacking long long") from None
-    if isinstance(data, np.ndarray):
+    if _B.is_array(data):
         if data.dtype.kind == "f":
             return _to_index_ints(data)
         if data.dtype.kind not in "biu":
@@ -119,9 +119,10 @@ def _to_index_ints(a: np.ndarray) -> np.ndarray:
     return np.trunc(a).astype(np.int64)
 
 
-def _convert_key(key, shape=None, stacklevel: int = 4):
+def _convert_key(key, shape=None, stacklevel: int = 4, ref=None):
     """A NumPy key from a torch key (tensors/lists become arrays); checks torch's rules. ``stacklevel``: how far up
-    the user's ``x[key]`` is (by default through ``__getitem__`` and ``getitem``)."""
+    the user's ``x[key]`` is (by default through ``__getitem__`` and ``getitem``); index arrays go to the device of
+    ``ref`` (the indexed array) when given."""
     items = _key_items(key, stacklevel + 1)
     out = []
     basic = True
@@ -156,6 +157,8 @@ def _convert_key(key, shape=None, stacklevel: int = 4):
             name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                              f"are valid indices (got {name})")
+    if not basic and ref is not None and type(ref) is not np.ndarray:
+        out = _B.key_on(ref, out)
     if not basic and shape is not None:
         return _torch_order(tuple(out), shape), False
     return tuple(out), basic
@@ -179,7 +182,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
     Bounds errors name the dim as torch does: the position among the index tensors."""
     _check_mask_shapes(_Shape(shape), key)
     ndim = len(shape)
-    consumed = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+    consumed = sum(k.ndim if _B.is_array(k) and k.dtype == np.bool_ else 1
                    for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
     if any(k is Ellipsis for k in key):  # spelled out: an empty Ellipsis does not separate index tensors
         i = next(j for j, k in enumerate(key) if k is Ellipsis)
@@ -191,7 +194,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
             src += max(ndim - consumed, 0)
         elif k is None or isinstance(k, bool):
             pass
-        elif isinstance(k, np.ndarray):
+        elif _B.is_array(k):
             if k.dtype == np.bool_:
                 src += k.ndim
                 adv += k.ndim
@@ -210,8 +213,8 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
         return key
     first, then = [], []
     for k in key:
-        if isinstance(k, np.ndarray) or isinstance(k, bool):
-            first += [slice(None)] * (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else
+        if _B.is_array(k) or isinstance(k, bool):
+            first += [slice(None)] * (k.ndim if _B.is_array(k) and k.dtype == np.bool_ else
                                       0 if isinstance(k, bool) else 1)
             then.append(k)
         elif k is Ellipsis:
@@ -221,7 +224,7 @@ def _torch_order(key: tuple, shape: tuple) -> tuple:
             first.append(k)
             if type(k) is not int:
                 then.append(slice(None))
-    pos = np.arange(int(np.prod(shape))).reshape(shape)
+    pos = np.arange(int(np.prod(shape)), like=next((k for k in key if _B.is_array(k)), None)).reshape(shape)
     return np.unravel_index(_index_array(_index_array(pos, tuple(first)), tuple(then)), shape)
 
 
@@ -360,7 +363,7 @@ class Index(Op):
         if ctx is not None:
             ctx.key, ctx.shape = key, self.shape
         _check_mask_shapes(self, key)
-        return np.asarray(_index_array(self, key))
+        return _B.asarray(_index_array(self, key))
 
     def backward(ctx, grad):
         return IndexPutZeros.apply(grad, ctx.key, ctx.shape)
@@ -368,7 +371,7 @@ class Index(Op):
 
 def _check_mask_shapes(arr, key):
     def width(k):  # the dims of ``arr`` a key entry consumes
-        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        if _B.is_array(k) and k.dtype == np.bool_:
             return k.ndim
         return 0 if k is None or k is Ellipsis else 1
 
@@ -376,7 +379,7 @@ def _check_mask_shapes(arr, key):
     for i, k in enumerate(key):
         if k is Ellipsis:  # the entries after it index the trailing dims
             dim = arr.ndim - sum(width(rest) for rest in key[i + 1:])
-        elif isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        elif _B.is_array(k) and k.dtype == np.bool_:
             for j, s in enumerate(k.shape):
                 if dim + j < arr.ndim and arr.shape[dim + j] != s:
                     raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the shape "
@@ -394,7 +397,7 @@ class SliceScatter(Op):
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        out = np.zeros(shape, self.dtype)
+        out = np.zeros(shape, self.dtype, like=self)
         out[key] = self
         return out
 
@@ -411,7 +414,7 @@ class IndexPutZeros(Op):
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        out = np.zeros(shape, self.dtype)
+        out = np.zeros(shape, self.dtype, like=self)
         _kernels.scatter_add(out, key, self)  # NOTE [flat scatter-add]
         return out
 
@@ -432,7 +435,7 @@ def index(input: Tensor, key, basic: bool) -> Tensor:
 
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]``: basic keys record torch's chain of select/slice/unsqueeze views (or an alias)."""
-    k, basic = _convert_key(key, input._data.shape)
+    k, basic = _convert_key(key, input._data.shape, ref=input._data)
     if not input._data.ndim:
         for i in k:
             if type(i) is int:
@@ -484,7 +487,7 @@ class Where(Op):
         try:
             if dt.kind == "f":
                 return _kernels.select(cond, a, b, dt)  # NOTE [branch-free select]
-            return np.asarray(np.where(cond, a, b), dt)
+            return _B.asarray(np.where(cond, a, b), dt)
         except ValueError:
             try:
                 np.broadcast_shapes(np.shape(a), np.shape(b))
@@ -503,7 +506,7 @@ def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    cond = condition if isinstance(condition, Tensor) else _wrap_any(np.asarray(condition))
+    cond = condition if isinstance(condition, Tensor) else _wrap_any(_B.asarray(condition))
     return Where.apply(input, other, cond)
 
 
@@ -518,7 +521,7 @@ class CopySlices(Op):
     def forward(ctx, self, value, key, flat):
         out = self.copy()
         target = out.reshape(-1) if flat else out
-        v = value if not isinstance(value, np.ndarray) else value.astype(out.dtype, copy=False)
+        v = value if not _B.is_array(value) else value.astype(out.dtype, copy=False)
         try:
             target[key] = v
         except ValueError:
@@ -533,7 +536,7 @@ class CopySlices(Op):
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
         if need[0]:
-            mask = np.ones(g.shape, bool)
+            mask = np.ones(g.shape, bool, like=g._data)
             mask[key] = False
             gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
         if need[1]:
@@ -549,7 +552,7 @@ class Copy(Op):
 
     @staticmethod
     def forward(ctx, self, other):
-        out = np.empty(self.shape, self.dtype)
+        out = np.empty(self.shape, self.dtype, like=self)
         out[...] = other
         return out
 
@@ -639,7 +642,7 @@ def setitem_node(key: tuple, basic: bool, shape: tuple) -> type:
         return CopySlices if _basic_steps(key, shape) else None
     plain = []
     for k in key:
-        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        if _B.is_array(k) and k.dtype == np.bool_:
             plain += [slice(None)] * k.ndim
         elif isinstance(k, (np.ndarray, bool)):
             plain.append(slice(None))
@@ -689,7 +692,7 @@ class AsStrided(Op):
         item = ta.itemsize
         if ta.strides == tuple(s * item for s in bstrides):
             store = _storage(t)
-            at = ta.__array_interface__["data"][0] - store.__array_interface__["data"][0] + offset * item
+            at = _B.address(ta) - _B.address(store) + offset * item
             if at >= 0:
                 arr = strided_view(store, shape, tuple(s * item for s in strides), at)
                 return cls.apply(t, view_geometry(arr, ta), arr)
@@ -715,9 +718,10 @@ def _dim_key(d: int, idx) -> tuple:
 
 
 def _along_key(idx: np.ndarray, dim: int) -> tuple:
-    key = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
-    key[dim] = idx
-    return tuple(key)
+    """The index tuple putting ``idx`` along ``dim`` (open ranges on the other dims, on ``idx``'s device)."""
+    n = idx.ndim
+    return tuple(idx if d == dim else np.arange(s, like=idx).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                 for d, s in enumerate(idx.shape))
 
 
 def _check_index_dtype(index: Tensor, fname: str) -> np.ndarray:
@@ -781,7 +785,7 @@ class Gather(Op):
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
         if not i.size:  # an empty index may have any number of dims (torch checks no ranks then)
-            return np.zeros(idx.shape, self.dtype)
+            return np.zeros(idx.shape, self.dtype, like=self)
         return _kernels.take_along(x, _kernels.wrapped(i, x.shape[dim]), dim).reshape(idx.shape)
 
     def backward(ctx, grad):
@@ -798,7 +802,7 @@ class _PutAlongDim(Op):
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape):
-        out = np.zeros(shape, self.dtype)
+        out = np.zeros(shape, self.dtype, like=self)
         if idx.size:
             _kernels.scatter_add(out, _along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
         return out
@@ -822,16 +826,16 @@ def _scatter_forward(self, src, dim, idx, reduce):
     o = _as_nd(out)
     i = _as_nd(idx)
     key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
-    v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if isinstance(src, np.ndarray) else src
+    v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if _B.is_array(src) else src
     if reduce is None:
         o[key] = v
     elif reduce == "add":
-        if o.flags.c_contiguous and o.flags.writeable:
+        if o.flags.c_contiguous and _B.writeable(o):
             _kernels.scatter_add(o, key, v)
         else:
-            np.add.at(o, key, v)
+            _B.ufunc_at(np.add, o, key, v)
     else:
-        np.multiply.at(o, key, v)
+        _B.ufunc_at(np.multiply, o, key, v)
     return out
 
 
@@ -974,7 +978,7 @@ class ScatterReduce(Op):
         o, i = _as_nd(out), _as_nd(idx)
         key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
         v = _part(_as_nd(src), i.shape)
-        hit = np.zeros(o.shape, bool)
+        hit = np.zeros(o.shape, bool, like=o)
         hit[key] = True
         if not include_self:
             o[hit] = {"sum": 0, "mean": 0, "prod": 1}.get(reduce, 0)
@@ -982,10 +986,10 @@ class ScatterReduce(Op):
                 o[hit] = -np.inf if o.dtype.kind == "f" else np.iinfo(o.dtype).min
             elif reduce == "amin":
                 o[hit] = np.inf if o.dtype.kind == "f" else np.iinfo(o.dtype).max
-        _SCATTER_REDUCE[reduce].at(o, key, v)
+        _B.ufunc_at(_SCATTER_REDUCE[reduce], o, key, v)
         if reduce == "mean":
-            cnt = np.zeros(o.shape, np.int64 if o.dtype.kind != "f" else o.dtype)
-            np.add.at(cnt, key, 1)
+            cnt = np.zeros(o.shape, np.int64 if o.dtype.kind != "f" else o.dtype, like=o)
+            _B.ufunc_at(np.add, cnt, key, 1)
             if include_self:
                 cnt = cnt + 1
             cnt = np.maximum(cnt, 1)
@@ -997,7 +1001,7 @@ class ScatterReduce(Op):
         d, idx, red = ctx.dim, ctx.idx, ctx.reduce
         shape = tuple(self.shape) or (1,)
         need = ctx.needs_input_grad
-        hit = np.zeros(shape, bool)
+        hit = np.zeros(shape, bool, like=grad._data)
         if idx.size:
             hit[_along_key(_as_nd(idx) % shape[d], d)] = True
         keep = _const(~hit) if not ctx.include_self else None
@@ -1006,9 +1010,9 @@ class ScatterReduce(Op):
             gs = grad if keep is None else grad * keep
             gsrc = Gather.apply(grad, d, idx)
         elif red == "mean":
-            cnt = np.zeros(shape, grad._data.dtype)
+            cnt = np.zeros(shape, grad._data.dtype, like=grad._data)
             if idx.size:
-                np.add.at(cnt, _along_key(_as_nd(idx) % shape[d], d), 1)
+                _B.ufunc_at(np.add, cnt, _along_key(_as_nd(idx) % shape[d], d), 1)
             cnt = cnt.reshape(self.shape) + (1 if ctx.include_self else 0)
             gm = grad / _const(np.maximum(cnt, 1))
             gs = gm if keep is None else gm * keep
@@ -1022,9 +1026,9 @@ class ScatterReduce(Op):
             if keep is not None:
                 gs = gs * keep
             zero = src_p._data == 0
-            nzero = np.zeros(shape, np.int64)
+            nzero = np.zeros(shape, np.int64, like=grad._data)
             if idx.size:
-                np.add.at(nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
+                _B.ufunc_at(np.add, nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
             single = zero & (np.take_along_axis(nzero, _as_nd(idx) % shape[d], d).reshape(zero.shape) == 1)
             src_one = MaskedFill.apply(src, _pad_mask(single, tuple(src.shape)), 1)
             others = Gather.apply(grad * ScatterReduce.apply(self, src_one, d, idx, red, inc), d, idx)
@@ -1047,7 +1051,7 @@ class ScatterReduce(Op):
 def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
     if m.shape == shape:
         return m
-    out = np.zeros(shape, bool)
+    out = np.zeros(shape, bool, like=m)
     out[tuple(slice(0, n) for n in m.shape)] = m
     return out
 
@@ -1288,7 +1292,7 @@ class IndexPutFunctional(Op):
     @staticmethod
     def forward(ctx, self, values, key, accumulate):
         out = self.copy()
-        v = values.astype(out.dtype, copy=False) if isinstance(values, np.ndarray) else values
+        v = values.astype(out.dtype, copy=False) if _B.is_array(values) else values
         region = np.shape(_index_array(out, key))
         try:
             if accumulate:
@@ -1298,7 +1302,7 @@ class IndexPutFunctional(Op):
         except ValueError:
             from ._inplace import setitem_shape_error
 
-            raise setitem_shape_error(np.asarray(v), region, False) from None
+            raise setitem_shape_error(_B.asarray(v), region, False) from None
         return out
 
     def backward(ctx, grad):
@@ -1317,9 +1321,9 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
         raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
     if len(indices) > max(input._data.ndim, 1):
         raise IndexError(f"too many indices for tensor of dimension {input._data.ndim} (got {len(indices)})")
-    key, _ = _convert_key(tuple(None if i is None else i for i in indices))
+    key, _ = _convert_key(tuple(None if i is None else i for i in indices), ref=input._data)
     key = tuple(slice(None) if k is None else k for k in key)
-    key = tuple(np.asarray(k) if isinstance(k, int) else k for k in key)
+    key = tuple(_B.like(input._data, k) if isinstance(k, int) else k for k in key)
     if isinstance(values, Tensor) and values._dtype != input._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input._dtype._scalar_name} for the destination and "
@@ -1357,10 +1361,10 @@ class MaskedFill(Op):
         if ctx is not None:
             ctx.mask = mask
         shape = _broadcast_with(self, mask)
-        if self.dtype.kind == "f" and not isinstance(value, np.ndarray) or (
-                isinstance(value, np.ndarray) and value.dtype == self.dtype and value.ndim == 0):
+        if self.dtype.kind == "f" and not _B.is_array(value) or (
+                _B.is_array(value) and value.dtype == self.dtype and value.ndim == 0):
             return _kernels.select(mask, value, self, self.dtype)  # NOTE [branch-free select]
-        out = np.array(np.broadcast_to(self, shape))
+        out = np.broadcast_to(self, shape).copy()
         out[np.broadcast_to(mask, shape)] = value
         return out
 
@@ -1578,7 +1582,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     seq = sorted_sequence._data  # shapes only below: the values are read inside the op (so vmap can batch it)
-    vals = np.asarray(input) if not isinstance(input, Tensor) else input._data
+    vals = _B.asarray(input) if not isinstance(input, Tensor) else input._data
     if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
@@ -1601,7 +1605,7 @@ class SearchSorted(Op):
         else:
             s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
             res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
-        return np.asarray(res, np.int32 if out_int32 else np.int64)
+        return _B.asarray(res, np.int32 if out_int32 else np.int64)
 
     def backward(ctx, grad):  # pragma: no cover - integer output
         return None, None
@@ -1661,7 +1665,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     from .._surface import strided_view
 
     store = _storage(input)
-    at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]
+    at = _B.address(a) - _B.address(store)
     view = strided_view(store, tuple(shape) + (size,), tuple(strides) + (st,), at)
     return Unfold.apply(input, view_geometry(view, a), view)
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
@@ -41,7 +42,7 @@ def _matmul_forward(a, b):
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
                                f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
                                "respectively")
-        return np.asarray(np.dot(a, b))
+        return _B.asarray(np.dot(a, b))
     k_a = a.shape[-1]
     k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if b.ndim >= 3:
@@ -475,10 +476,10 @@ class Einsum(Op):
         eq = ",".join(subs) + "->" + out
         big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
         if big:  # a broadcast (stride-0) operand keeps NumPy in its own loops, which sum float32 naively: far less
-            ops = [np.ascontiguousarray(o) if 0 in o.strides else o for o in ops]  # accurate than torch's BLAS sums
+            ops = [_B.ascontiguousarray(o) if 0 in o.strides else o for o in ops]  # accurate than torch's BLAS sums
         with np.errstate(all="ignore"):
             r = np.einsum(eq, *ops, optimize=big)
-        return np.asarray(r, dtype=np.result_type(*ops))
+        return _B.asarray(r, dtype=np.result_type(*ops))
 
     def backward(ctx, grad):
         ops = ctx.saved_tensors

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _kernels
 from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
@@ -38,7 +39,7 @@ def _upcast(fwd):
         with np.errstate(all="ignore"):
             if x.dtype == np.float16:
                 return fwd(x.astype(np.float32), *attrs).astype(np.float16)
-            return np.asarray(fwd(x, *attrs), x.dtype)
+            return _B.asarray(fwd(x, *attrs), x.dtype)
     return run
 
 
@@ -54,7 +55,7 @@ def _elu_bwd(g, x, alpha, scale, input_scale):
 def _softplus_fwd(x, beta, threshold):
     """torch's formula, log1p(exp(beta x)) / beta below the threshold (clipped there: no overflow), x above."""
     xb = x * beta
-    soft = np.asarray(np.minimum(xb, threshold))  # (0-d: an array, for out=)
+    soft = _B.asarray(np.minimum(xb, threshold))  # (0-d: an array, for out=)
     np.exp(soft, out=soft)
     np.log1p(soft, out=soft)
     soft /= beta
@@ -112,7 +113,7 @@ def _shrink_bwd(g, x, lambd):
 
 def _rrelu_bwd(g, x, slope):
     """``slope``: one number (eval: the mean slope) or an array of per-element slopes drawn in training."""
-    if isinstance(slope, np.ndarray):
+    if _B.is_array(slope):
         slope = _wrap(slope.astype(x._data.dtype, copy=False), x._dtype)
     return where(x > 0, g, g * slope)
 
@@ -253,7 +254,7 @@ class Softmax(Op):
 
     @staticmethod
     def forward(ctx, self, dim):
-        return np.asarray(_upcast(_softmax_arr)(self, dim), self.dtype)
+        return _B.asarray(_upcast(_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
@@ -279,7 +280,7 @@ class LogSoftmax(Op):
 
     @staticmethod
     def forward(ctx, self, dim):
-        return np.asarray(_upcast(_log_softmax_arr)(self, dim), self.dtype)
+        return _B.asarray(_upcast(_log_softmax_arr)(self, dim), self.dtype)
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
@@ -354,7 +355,7 @@ class EmbeddingDenseBackward(Op):
         # scale_by_freq divides each row by its index's count; torch's derivative of this ignores the scaling
         if ctx is not None:
             ctx.idx, ctx.pad = idx, padding_idx
-        out = np.zeros((num,) + self.shape[idx.ndim:], self.dtype)
+        out = np.zeros((num,) + self.shape[idx.ndim:], self.dtype, like=self)
         flat = idx.reshape(-1)
         rows = self.reshape((-1,) + self.shape[idx.ndim:])
         if scale_by_freq:
@@ -393,8 +394,8 @@ class NllLoss(Op):
         if reduction == "none":
             return losses
         if reduction == "mean" and not coef.any():  # nothing counted (empty, or every target ignored): 0/0
-            return np.asarray(np.nan, self.dtype)
-        return np.asarray(losses.sum(), self.dtype)
+            return _B.asarray(np.nan, self.dtype)
+        return _B.asarray(losses.sum(), self.dtype)
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0
@@ -466,7 +467,7 @@ class CrossEntropy(Op):
                 ctx.smooth = None if smooth is None else smooth * f
                 ctx.q = None if q is None else q * f
         if reduction != "none":
-            loss = np.asarray(_kernels.fsum(loss, tuple(range(loss.ndim))) * scale, self.dtype)
+            loss = _B.asarray(_kernels.fsum(loss, tuple(range(loss.ndim))) * scale, self.dtype)
         return loss.astype(self.dtype, copy=False)
 
     def backward(ctx, grad):
@@ -536,7 +537,7 @@ class MseLoss(Op):
         if reduction == "none":
             return sq
         with np.errstate(invalid="ignore"):
-            return np.asarray(sq.sum() / sq.size if reduction == "mean" else sq.sum(), sq.dtype)
+            return _B.asarray(sq.sum() / sq.size if reduction == "mean" else sq.sum(), sq.dtype)
 
     def backward(ctx, grad):
         x, t = ctx.saved_tensors
@@ -553,7 +554,7 @@ def _dt(a):
 def _real_kernel(kernel: str, self: np.ndarray, target: np.ndarray, cast_first: bool = False) -> None:
     """torch's error for a loss kernel without complex support, given complex values among its inputs;
     ``cast_first``: a real input with a complex target fails first on the output cast (huber's out= kernel)."""
-    if self.dtype.kind != "c" and np.asarray(target).dtype.kind != "c":
+    if self.dtype.kind != "c" and _B.asarray(target).dtype.kind != "c":
         return
     result = np.result_type(self, target)
     if cast_first and self.dtype.kind != "c":
@@ -575,7 +576,7 @@ def _reduced(loss: np.ndarray, reduction: str) -> np.ndarray:
     if reduction == "none":
         return loss
     total = loss.sum()
-    return np.asarray(total / loss.size if reduction == "mean" else total, loss.dtype)
+    return _B.asarray(total / loss.size if reduction == "mean" else total, loss.dtype)
 
 
 def _loss_scale(ctx, grad: Tensor) -> Tensor:
@@ -604,7 +605,7 @@ class BinaryCrossEntropy(Op):
         loss = (target - 1) * np.maximum(np.log1p(-self), -100) - target * np.maximum(np.log(self), -100)
         if weight is not None:
             loss = loss * weight
-        return _reduced(np.asarray(loss, self.dtype), reduction)
+        return _reduced(_B.asarray(loss, self.dtype), reduction)
 
     def backward(ctx, grad):
         x, t, w = ctx.saved_tensors
@@ -622,12 +623,12 @@ def _logits_loss_dtype(x: np.ndarray, target, weight, pos_weight) -> np.dtype:
     torch's composite: a complex target makes the loss complex, in the target's dtype (the rest is multiplied into
     it in place), which the in-place products by pos_weight's term (always) and by a complex weight (with a real
     target) cannot hold."""
-    cplx = [a is not None and np.asarray(a).dtype.kind == "c" for a in (target, weight, pos_weight)]
+    cplx = [a is not None and _B.asarray(a).dtype.kind == "c" for a in (target, weight, pos_weight)]
     if not any(cplx):
         return x.dtype
     if pos_weight is not None or (cplx[1] and not cplx[0]):
         raise _cast_error(np.result_type(*(a for a in (x, target, weight, pos_weight) if a is not None)), x.dtype)
-    return np.asarray(target).dtype
+    return _B.asarray(target).dtype
 
 
 class BinaryCrossEntropyWithLogits(Op):
@@ -652,7 +653,7 @@ class BinaryCrossEntropyWithLogits(Op):
             loss = (1 - target) * self + ((pos_weight - 1) * target + 1) * sp
         if weight is not None:
             loss = loss * weight
-        return _reduced(np.asarray(loss, dtype), reduction)
+        return _reduced(_B.asarray(loss, dtype), reduction)
 
     def backward(ctx, grad):
         x, t, w, p = ctx.saved_tensors
@@ -695,7 +696,7 @@ class SmoothL1Loss(Op):
         if ctx is not None:
             ctx.beta, ctx.reduction, ctx.numel = beta, reduction, d.size
         ad = np.abs(d)
-        return _reduced(np.asarray(np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), d.dtype), reduction)
+        return _reduced(_B.asarray(np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), d.dtype), reduction)
 
     def backward(ctx, grad):
         x, t = ctx.saved_tensors
@@ -718,7 +719,7 @@ class HuberLoss(Op):
         if ctx is not None:
             ctx.delta, ctx.reduction, ctx.numel = delta, reduction, d.size
         ad = np.abs(d)
-        return _reduced(np.asarray(np.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta)), d.dtype), reduction)
+        return _reduced(_B.asarray(np.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta)), d.dtype), reduction)
 
     def backward(ctx, grad):
         x, t = ctx.saved_tensors

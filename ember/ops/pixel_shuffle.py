@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from .. import _args
 from ._op import Op
@@ -15,7 +16,7 @@ def _shuffle(x: np.ndarray, r: int) -> np.ndarray:
     y = x.reshape(*b, c // (r * r), r, r, h, w)
     n = len(b)
     y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return np.ascontiguousarray(y).reshape(*b, c // (r * r), h * r, w * r)
+    return _B.ascontiguousarray(y).reshape(*b, c // (r * r), h * r, w * r)
 
 
 def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
@@ -23,7 +24,7 @@ def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
     y = x.reshape(*b, c, h // r, r, w // r, r)
     n = len(b)
     y = y.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return np.ascontiguousarray(y).reshape(*b, c * r * r, h // r, w // r)
+    return _B.ascontiguousarray(y).reshape(*b, c * r * r, h // r, w // r)
 
 
 class PixelShuffle(Op):

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ._op import Op
@@ -291,7 +292,7 @@ def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
     buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype)
     for sl in _strided(k, s, (1,) * nd, out):
         buf[sl] += gd
-    return np.ascontiguousarray(buf[(...,) + tuple(slice(p[a], p[a] + size[a]) for a in range(nd))])
+    return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[a], p[a] + size[a]) for a in range(nd))])
 
 
 class _AvgPool(Op):

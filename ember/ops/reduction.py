@@ -105,7 +105,7 @@ class Mean(Op):
             n = 1
             for d in dims:
                 n *= self.shape[d]
-            return np.true_divide(out, n, out=out) if out.ndim else np.asarray(out / n, self.dtype)
+            return np.true_divide(out, n, out=out) if out.ndim else _B.asarray(out / n, self.dtype)
         out = np.mean(self, axis=dims, keepdims=keepdim) if self.size else np.full(
             np.sum(self, axis=dims, keepdims=keepdim).shape, np.nan, self.dtype)
         return _B.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
@@ -182,9 +182,9 @@ def _as_1d(a: np.ndarray, dim: int):
 
 def _along_key(idx: np.ndarray, dim: int) -> tuple:
     """A NumPy key addressing ``idx`` positions along ``dim`` (open grids for the other dims)."""
-    key = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
-    key[dim] = idx
-    return tuple(key)
+    n = idx.ndim
+    return tuple(idx if d == dim else np.arange(s, like=idx).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                 for d, s in enumerate(idx.shape))
 
 
 def _empty_dim_error(name: str, d: int) -> IndexError:
@@ -236,7 +236,7 @@ class _PutAlong(Op):
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape, unique):
-        out = np.zeros(shape, self.dtype)
+        out = np.zeros(shape, self.dtype, like=self)
         if unique:
             np.put_along_axis(out, idx, self, dim)
         else:
@@ -275,7 +275,7 @@ class _Selection(Op):
         if self.dtype.kind == "c" and (self.size or cls.reduces):  # (an empty running max has nothing to compare)
             raise complex_refused(cls.complex_error, self.dtype)
         a, d = _as_1d(self, dim)
-        idx = np.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
+        idx = _B.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
         values = np.take_along_axis(a, idx, d)
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.kshape, ctx.shape, ctx.wshape = idx, d, idx.shape, self.shape, a.shape
@@ -325,14 +325,14 @@ def _lower_median_idx(a, d, _=None):
     return pick
 
 
-def _cum_extreme_idx(acc):
+def _cum_extreme_idx(uf):
     def select(a, d, _):
-        out = acc(a, axis=d)
+        out = _B.accumulate(uf, a, d)
         hit = a == out
         if a.dtype.kind == "f":
             hit |= np.isnan(a)
         pos = np.arange(a.shape[d]).reshape((-1,) + (1,) * (a.ndim - d - 1))
-        return np.maximum.accumulate(np.where(hit, pos, 0), axis=d).astype(np.int64)
+        return _B.accumulate(np.maximum, np.where(hit, pos, 0), d).astype(np.int64)
     return select
 
 
@@ -342,9 +342,9 @@ MinDim = _selection("MinDim", _arg_extreme(np.argmin, "min"), torch_name="MinBac
                     complex_error="!min(): does not support complex input")
 MedianDim = _selection("MedianDim", _lower_median_idx, torch_name="MedianBackward1", result_type=_RT.median,
                        complex_error="median_out")
-Cummax = _selection("Cummax", _cum_extreme_idx(np.maximum.accumulate), reduces=False, unique=False,
+Cummax = _selection("Cummax", _cum_extreme_idx(np.maximum), reduces=False, unique=False,
                     result_type=_RT.cummax)
-Cummin = _selection("Cummin", _cum_extreme_idx(np.minimum.accumulate), reduces=False, unique=False,
+Cummin = _selection("Cummin", _cum_extreme_idx(np.minimum), reduces=False, unique=False,
                     result_type=_RT.cummin)
 Cummax.no_complex_grad, Cummin.no_complex_grad = "cummax", "cummin"
 
@@ -369,7 +369,7 @@ class _EvenReduction(Op):
         dims = _dims(dim, self.ndim)
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
-        return np.asarray(cls._reduce(self, dims, keepdim))
+        return _B.asarray(cls._reduce(self, dims, keepdim))
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -514,7 +514,7 @@ class Prod(Op):
         if ctx is not None:
             ctx.dim, ctx.keepdim, ctx.shape = d, keepdim, self.shape
         out = np.prod(self, axis=d, keepdims=keepdim and self.ndim > 0, dtype=dt)
-        return np.asarray(out)
+        return _B.asarray(out)
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -680,10 +680,10 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
                 ctx.dims, ctx.keepdim, ctx.shape, ctx.n, ctx.dof = dims, keepdim, self.shape, n, dof
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = np.sum(self, axis=dims, keepdims=True) / self.dtype.type(n) if n else \
-                    np.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype)
+                    np.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype, like=self)
                 dev = self - mean
                 sq = dev * dev if dev.dtype.kind != "c" else dev.real * dev.real + dev.imag * dev.imag  # |dev|^2
-                out = np.asarray(np.sum(sq, axis=dims, keepdims=keepdim) / sq.dtype.type(_builtin_max(dof, 0)),
+                out = _B.asarray(np.sum(sq, axis=dims, keepdims=keepdim) / sq.dtype.type(_builtin_max(dof, 0)),
                                  sq.dtype)
                 if root:
                     out = np.sqrt(out)
@@ -780,7 +780,7 @@ class Norm(Op):
         else:
             with np.errstate(divide="ignore"):
                 out = np.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-        return np.asarray(out, a.dtype)  # real, also for complex inputs
+        return _B.asarray(out, a.dtype)  # real, also for complex inputs
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -839,13 +839,13 @@ class Logsumexp(Op):
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
         if self.size == 0:
-            m = np.zeros(np.sum(self, axis=dims, keepdims=True).shape, self.dtype)
+            m = np.zeros(np.sum(self, axis=dims, keepdims=True).shape, self.dtype, like=self)
         else:  # (complex inputs shift by the largest real part: the log's branch is not changed)
             m = np.max(self.real, axis=dims, keepdims=True)
             m = np.where(np.isfinite(m), m, 0).astype(self.dtype)
         with np.errstate(divide="ignore"):
             out = np.log(np.sum(np.exp(self - m), axis=dims, keepdims=True)) + m
-        return np.asarray(out if keepdim else out.reshape(np.sum(self, axis=dims).shape), self.dtype)
+        return _B.asarray(out if keepdim else out.reshape(np.sum(self, axis=dims).shape), self.dtype)
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -880,7 +880,7 @@ class Nansum(Op):
         dims = _dims(dim, self.ndim)
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
-        return np.asarray(np.nansum(self, axis=dims, keepdims=keepdim, dtype=_int_result(self, dtype)))
+        return _B.asarray(np.nansum(self, axis=dims, keepdims=keepdim, dtype=_int_result(self, dtype)))
 
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
@@ -914,7 +914,7 @@ def _sgn(x):
 def _logical_reduce(fn, name: str):
     def reduce(input, dim=None, keepdim: bool = False) -> Tensor:
         a = input._data
-        out = np.asarray(fn(a, axis=_dims(dim, a.ndim), keepdims=keepdim and dim is not None))
+        out = _B.asarray(fn(a, axis=_dims(dim, a.ndim), keepdims=keepdim and dim is not None))
         return _const(out.astype(np.uint8) if a.dtype == np.uint8 else out)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"Whether {name} elements (over ``dim``) are true (uint8 in, uint8 out)."
@@ -928,7 +928,7 @@ any = _logical_reduce(np.any, "any")  # noqa: A001
 def count_nonzero(input, dim=None) -> Tensor:
     """Number of non-zero elements (over ``dim``), as int64."""
     a = input._data
-    return _const(np.asarray(np.count_nonzero(a, axis=_dims(dim, a.ndim)), np.int64))
+    return _const(_B.asarray(np.count_nonzero(a, axis=_dims(dim, a.ndim)), np.int64))
 
 
 for _base in (_Selection, _EvenReduction, _Cumulative):  # abstract bases: not ops of their own

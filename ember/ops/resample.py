@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor, _wrap
 from .. import _args
 from ._op import Op
@@ -72,7 +73,7 @@ class _AxisMap(Op):
         for k, m in enumerate(maps):
             if m is not None:
                 out = m(out, nd - len(maps) + k)
-        return np.ascontiguousarray(out) if out is not self else out.copy()
+        return _B.ascontiguousarray(out) if out is not self else out.copy()
 
     def backward(ctx, grad):
         cls = type(ctx)

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
@@ -752,7 +753,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
         return View.apply(Clone.apply(y), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
-    r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    r = repeats._data if isinstance(repeats, Tensor) else _B.asarray(repeats)
     if r.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if r.size == 1 and n != 1:  # one count for every element
@@ -1050,7 +1051,7 @@ def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray
         key = [slice(None)] * arr.ndim
         key[d2 if offset >= 0 else d1] = slice(abs(offset), None)
         start = arr[tuple(key)]
-    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=arr.flags.writeable)
+    return _B.as_strided(start, shape, strides)
 
 
 def _dims2(ndim: int, dim1: int, dim2: int) -> tuple:
@@ -1168,7 +1169,7 @@ class Trace(Op):
         if ctx is not None:
             ctx.shape = self.shape
         out = np.trace(self)
-        return np.asarray(out, np.int64 if self.dtype.kind in "biu" else self.dtype)
+        return _B.asarray(out, np.int64 if self.dtype.kind in "biu" else self.dtype)
 
     def backward(ctx, grad):
         n = min(ctx.shape)

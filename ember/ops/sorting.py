@@ -66,7 +66,7 @@ def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = Fa
     if type(input._data) not in _B.ARRAYS:  # values readable only through ops (a batched tensor under vmap)
         return sort(input, dim, descending).indices
     a, d = _as_1d(input._data, dim)
-    return _const(np.ascontiguousarray(_sort_idx(a, d, bool(descending))).reshape(input._data.shape))
+    return _const(_B.ascontiguousarray(_sort_idx(a, d, bool(descending))).reshape(input._data.shape))
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):  # noqa: A002

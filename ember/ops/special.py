@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
@@ -169,7 +170,7 @@ xlog1py = _binary_function("xlog1py", "input * log1p(other), 0 where input is 0 
 # ------------------------------------------------------------------ functions torch does not differentiate
 # (their results never require grad): orthogonal polynomials of integer degree n, Bessel functions
 def _no_grad_result(arr: np.ndarray, dtype) -> Tensor:
-    return _wrap(np.ascontiguousarray(arr), D.from_numpy_dtype(dtype))
+    return _wrap(_B.ascontiguousarray(arr), D.from_numpy_dtype(dtype))
 
 
 def _float_dtype(dt):
@@ -326,11 +327,11 @@ def _polynomial(pub: str):
             raise _not_implemented(pub + "_cpu", rt)
         dt = _float_dtype(rt)
         with np.errstate(invalid="ignore"):
-            degree = np.asarray(k, np.float64)
+            degree = _B.asarray(k, np.float64)
             degree = np.where(np.isfinite(degree), np.trunc(degree), -1).astype(np.int64)
-        xs = np.asarray(x, np.float64)
+        xs = _B.asarray(x, np.float64)
         res = np.where(degree < 0, 0.0, kernel(xs, np.maximum(degree, 0)))
-        return _out(_no_grad_result(np.asarray(res).astype(dt), dt), out)
+        return _out(_no_grad_result(_B.asarray(res).astype(dt), dt), out)
 
     fn.__name__ = fn.__qualname__ = pub
     fn.__doc__ = f"The {pub.replace('_', ' ')} of integer degree ``n`` (truncated; 0 for n < 0) at ``input``."
@@ -353,7 +354,7 @@ def _zeta64(x, q):
     """zeta(x, q) = sum_k (q + k)^-x: the first terms directly (at least 9, until q + k > 9), then the
     Euler-Maclaurin tail; (1/(x-1) + 1/(2q)) q^(1-x) for q > 1e8. inf at x = 1 and at poles q = 0, -1, ...;
     NaN for x < 1 and for q <= 0 with non-integer x."""
-    x, q = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(q, np.float64))
+    x, q = np.broadcast_arrays(_B.asarray(x, np.float64), _B.asarray(q, np.float64))
     s = q ** -x
     a = q.copy()
     # direct terms needed: up to 9 - q (poles aside); non-integer q below -1e5 would need more: NaN there
@@ -393,7 +394,7 @@ _zeta_no_x_derivative.jvp = unsupported("special_zeta", NOT_YET)
 
 def _zeta_kernel(x, q):
     for v in (x, q):  # no 16-bit kernel in torch (the op sees the stored arrays: ``reduced_native`` below)
-        if isinstance(v, np.ndarray) and v.dtype in D._REDUCED_NP:
+        if _B.is_array(v) and v.dtype in D._REDUCED_NP:
             raise _not_implemented("zeta_cpu", v.dtype)
     dt = np.result_type(x, q)
     return _zeta64(x, q).astype(dt, copy=False)

@@ -58,7 +58,7 @@ def _padded_window(window: Tensor | None, win_length: int, n_fft: int, like: Ten
         return window
     left = (n_fft - win_length) // 2
     if window is None:
-        window = _wrap(np.ones(win_length, like._data.dtype), like._dtype)
+        window = _wrap(np.ones(win_length, like._data.dtype, like=like._data), like._dtype)
     return constant_pad_nd(window, (left, n_fft - win_length - left), 0)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
@@ -131,10 +132,10 @@ class Clamp(Op):
             dt = self.dtype
         out = self
         if lo is not None:
-            out = np.maximum(out, lo, dtype=dt) if not isinstance(lo, np.ndarray) else np.maximum(out, lo)
+            out = np.maximum(out, lo, dtype=dt) if not _B.is_array(lo) else np.maximum(out, lo)
         if hi is not None:
-            out = np.minimum(out, hi, dtype=dt) if not isinstance(hi, np.ndarray) else np.minimum(out, hi)
-        if (lo is not None and hi is not None and not isinstance(lo, np.ndarray) and not isinstance(hi, np.ndarray)
+            out = np.minimum(out, hi, dtype=dt) if not _B.is_array(hi) else np.minimum(out, hi)
+        if (lo is not None and hi is not None and not _B.is_array(lo) and not _B.is_array(hi)
                 and lo > hi):
             out = np.full_like(out, hi)
         return out.astype(dt, copy=False) if out is not self else out.copy()

@@ -60,7 +60,7 @@ def _run(op, sample, device):
             t.requires_grad_(True)
         ins.append(t)
     try:
-        outs = _flat(call(op, sample, ember, ins))
+        outs = _flat(_on_default(device, call, op, sample, ember, ins))
     except Exception as e:  # noqa: BLE001 - compared with the CPU's error
         return e, None
     diff = [t for t in ins if t.requires_grad]
@@ -73,6 +73,17 @@ def _run(op, sample, device):
         return outs, ember.autograd.grad(with_grad, diff, ups, allow_unused=True)
     except Exception as e:  # noqa: BLE001 - compared with the CPU's error
         return outs, e
+
+
+def _on_default(device, fn, *args):
+    """``fn(*args)`` with ``device`` as the default device, so that the tensors an op's lambda makes (index
+    tensors, bounds) live where its inputs do, as tools/gpu_check.py runs them."""
+    old = ember.get_default_device()
+    ember.set_default_device(device)
+    try:
+        return fn(*args)
+    finally:
+        ember.set_default_device(old)
 
 
 def _close(d, c, what: str, op) -> None:

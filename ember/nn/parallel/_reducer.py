@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ... import _backend as _B
 from ...autograd.engine import queue_callback
 from ...autograd.graph import _reachable_leaves
 from ..._tensor import Tensor, _wrap
@@ -203,7 +204,7 @@ class Reducer:
                 g = p._grad
                 if g is None:
                     p._grad = _wrap(values.copy(), p._dtype)
-                elif g._data.flags.writeable:
+                elif _B.writeable(g._data):
                     np.copyto(g._data, values)
                 else:
                     g._data = values.copy()
