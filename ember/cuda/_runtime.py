@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import random as _pyrandom
+import time
 from types import SimpleNamespace
 
 __all__ = ["runtime", "NotCompiled", "StandInRuntime", "CuPyRuntime", "select"]
@@ -108,9 +109,87 @@ class _Backed(NotCompiled):
     def host_memory_stats(self) -> dict:
         return {}
 
+    # streams and events (ember/cuda/streams.py): the objects keep the backend's in ``_impl``
+    _streams: dict = {}  # (stream_id, device_index) -> the torch.cuda.Stream made for it
+
+    def _stream(self, cls, impl, index: int):
+        from .streams import Stream
+
+        key = (self._stream_id(impl), index)
+        found = _Backed._streams.get(key)
+        if found is None:
+            found = object.__new__(cls or Stream)
+            found._impl, found.device_index, found.device_type = impl, index, 1
+            found.stream_id, found.cuda_stream = key[0], key[0]
+            _Backed._streams[key] = found
+        return found
+
+    def new_stream(self, cls, priority: int = 0, **kwargs):
+        return self._stream(cls, self._new_stream(priority, kwargs.get("stream_ptr")), self.current_device())
+
+    def current_stream(self, index):
+        return self._stream(None, self._current_stream(), self.current_device() if index is None else index)
+
+    def default_stream(self, index):
+        return self._stream(None, self._default_stream(), self.current_device() if index is None else index)
+
+    def set_stream(self, stream_id: int, device_index: int, device_type: int) -> None:
+        self._use_stream(_Backed._streams[(stream_id, device_index)]._impl)
+
 
 class StandInRuntime(_Backed):
-    """The stand-in cuda device: one device, nothing allocated on it (its arrays are host memory)."""
+    """The stand-in cuda device: one device, nothing allocated on it (its arrays are host memory), all work done
+    when it is queued (streams and events only keep order and time)."""
+
+    _current_stream_impl = 0
+    _next_stream = 1
+
+    @staticmethod
+    def _stream_id(impl) -> int:
+        return impl
+
+    def _new_stream(self, priority: int, ptr):
+        if ptr is not None:
+            return int(ptr)
+        StandInRuntime._next_stream += 1
+        return StandInRuntime._next_stream
+
+    def _current_stream(self):
+        return StandInRuntime._current_stream_impl
+
+    def _default_stream(self):
+        return 0
+
+    def _use_stream(self, impl) -> None:
+        StandInRuntime._current_stream_impl = impl
+
+    def synchronize_stream(self, stream) -> None:
+        return None
+
+    def query_stream(self, stream) -> bool:
+        return True
+
+    def new_event(self, event, enable_timing: bool, blocking: bool, interprocess: bool, external: bool) -> None:
+        event._impl, event._timing = None, enable_timing
+
+    def record_event(self, event, stream) -> None:
+        event._impl = time.perf_counter()
+
+    def wait_event(self, event, stream) -> None:
+        return None
+
+    def query_event(self, event) -> bool:
+        return True
+
+    def synchronize_event(self, event) -> None:
+        return None
+
+    def elapsed_time(self, start, end) -> float:
+        if not (start._timing and end._timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if start._impl is None or end._impl is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end._impl - start._impl) * 1e3
 
     def device_count(self) -> int:
         return 1
@@ -164,6 +243,51 @@ class CuPyRuntime(_Backed):
         super().manual_seed(seed, all_devices)
         self._cp().random.seed(seed)
 
+    @staticmethod
+    def _stream_id(impl) -> int:
+        return impl.ptr
+
+    def _new_stream(self, priority: int, ptr):
+        cp = self._cp()
+        if ptr is not None:
+            return cp.cuda.ExternalStream(int(ptr))
+        return cp.cuda.Stream(non_blocking=False, priority=priority)
+
+    def _current_stream(self):
+        return self._cp().cuda.get_current_stream()
+
+    def _default_stream(self):
+        return self._cp().cuda.Stream.null
+
+    def _use_stream(self, impl) -> None:
+        impl.use()
+
+    def synchronize_stream(self, stream) -> None:
+        stream._impl.synchronize()
+
+    def query_stream(self, stream) -> bool:
+        return bool(stream._impl.done)
+
+    def new_event(self, event, enable_timing: bool, blocking: bool, interprocess: bool, external: bool) -> None:
+        event._impl = self._cp().cuda.Event(block=blocking, disable_timing=not enable_timing,
+                                            interprocess=interprocess)
+        event._timing = enable_timing
+
+    def record_event(self, event, stream) -> None:
+        event._impl.record(stream._impl)
+
+    def wait_event(self, event, stream) -> None:
+        stream._impl.wait_event(event._impl)
+
+    def query_event(self, event) -> bool:
+        return bool(event._impl.done)
+
+    def synchronize_event(self, event) -> None:
+        event._impl.synchronize()
+
+    def elapsed_time(self, start, end) -> float:
+        return float(self._cp().cuda.get_elapsed_time(start._impl, end._impl))
+
     def device_properties(self, index: int):
         p = self._cp().cuda.runtime.getDeviceProperties(index)
         name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
@@ -185,5 +309,6 @@ def select() -> None:
         cls = NotCompiled
     if type(runtime) is not cls:
         runtime.__class__ = cls
+        _Backed._streams.clear()
         cuda._initialized = False
         cuda._queued_calls.clear()

@@ -47,9 +47,13 @@ def _rt(a, b):
             return D.promote_types(da, db).np
         hi, lo = (da, db) if b.ndim == 0 else (db, da)
         return D._combine(hi, lo).np
-    if ta in _ARR and tb in _ARR:  # arrays of another device (NOTE [device seam] in ember/_backend.py)
-        return _rt(_meta(a), _meta(b))
-    if ta in _ARR:
+    if ta is _nd:
+        arr, s = a, b
+    elif tb is _nd:
+        arr, s = b, a
+    elif ta in _ARR:  # arrays of another device (NOTE [device seam] in ember/_backend.py)
+        if tb in _ARR:
+            return _rt(_meta(a), _meta(b))
         arr, s = a, b
     elif tb in _ARR:
         arr, s = b, a
@@ -63,15 +67,16 @@ def _rt(a, b):
 
 def _prep(a, b, dt):
     """Cast array operands to the computation dtype ``dt`` (scalars stay weak)."""
-    if type(a) in _ARR:
+    ta, tb = type(a), type(b)
+    if ta is _nd or ta in _ARR:
         if a.dtype != dt:
             a = a.astype(dt)
-    elif type(a) is _int and dt.kind in "iu":
+    elif ta is _int and dt.kind in "iu":
         a = _wrap_int(a, dt)
-    if type(b) in _ARR:
+    if tb is _nd or tb in _ARR:
         if b.dtype != dt:
             b = b.astype(dt)
-    elif type(b) is _int and dt.kind in "iu":
+    elif tb is _int and dt.kind in "iu":
         b = _wrap_int(b, dt)
     return a, b
 

@@ -285,3 +285,25 @@ def test_kernels_that_refuse_device_arrays_run_on_the_host(stand_in) -> None:
     np.testing.assert_array_equal(_host(x.grad), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         x + ember.ones(2)  # user code still gets torch's error
+
+
+def test_streams_and_events(stand_in) -> None:
+    c = ember.cuda
+    s = c.Stream()
+    assert s.device == CUDA and s != c.default_stream()
+    assert c.current_stream() == c.default_stream() == c.default_stream(0)
+    with c.stream(s):
+        assert c.current_stream() == s
+        y = ember.ones(3, device="cuda") * 2
+    assert c.current_stream() == c.default_stream()
+    start, end = c.Event(enable_timing=True), c.Event(enable_timing=True)
+    start.record()
+    (y @ y).item()
+    end.record()
+    end.synchronize()
+    assert start.query() and start.elapsed_time(end) >= 0
+    s.wait_stream(c.current_stream())
+    s.synchronize()
+    assert s.query()
+    with pytest.raises(RuntimeError, match="enable_timing=True"):
+        c.Event().elapsed_time(end)
