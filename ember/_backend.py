@@ -37,7 +37,7 @@ from ._device import device, _cpu
 
 __all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "host_fallbacks", "host_results", "is_array",
-           "is_cpu_array", "is_host_only", "key_on", "like", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "is_cpu_array", "is_host_only", "key_on", "like", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
 
 _nd = np.ndarray
@@ -117,6 +117,8 @@ class StandInArray(np.ndarray):
         return _rewrap(res)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.repeat and type(args[1] if len(args) > 1 else kwargs.get("repeats")) is StandInArray:
+            raise ValueError("cupy.ndaray cannot be specified as `repeats` argument.")  # (CuPy's words)
         if _stand_in[1]:
             _refuse_host(args)
         if "out" in kwargs and kwargs["out"] is not None:
@@ -147,6 +149,16 @@ def asarray(x, dtype=None):
     if type(x) in ARRAYS:
         return x if dtype is None or x.dtype == dtype else x.astype(dtype)
     return np.asarray(x, dtype)
+
+
+def repeat(x, counts, axis=None):
+    """``np.repeat`` with an array of counts on any device (CuPy takes counts only as an int or a list)."""
+    if type(counts) is _nd or type(counts) not in ARRAYS:
+        return np.repeat(x, counts, axis)
+    xp, a, back = _xp(x)
+    if xp is np:
+        return back(np.repeat(a, _unwrap(counts), axis))
+    return xp.repeat(a, counts.tolist(), axis)
 
 
 def ascontiguousarray(x, dtype=None):
@@ -273,25 +285,54 @@ def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
     return v.view(StandInArray) if t is StandInArray else v
 
 
-_CUPYX_AT = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}
-
-
 def ufunc_at(ufunc, out, key, values) -> None:
-    """``ufunc.at(out, key, values)`` on any device (NOTE [cupy's missing numpy]): CuPy's scatter kernels for add,
-    maximum and minimum, a host round trip for the others."""
-    xp, o, _ = _xp(out)
-    if xp is np:
-        ufunc.at(o, _unwrap(key), _unwrap(values))
+    """``ufunc.at(out, key, values)`` on any device (NOTE [cupy's missing numpy]): on a device, ``np.add.at`` as a
+    bincount of the selected flat positions (every dtype CuPy has; the stand-in runs the same code), the other
+    ufuncs by a host round trip."""
+    t = type(out)
+    if t is _nd:
+        ufunc.at(out, key, values)
         return
-    name = _CUPYX_AT.get(ufunc.__name__)
-    import cupyx
+    if t is StandInArray:
+        xp, o = np, out.view(_nd)
+        key, values = _unwrap(key), _unwrap(values)
+    elif isinstance(out, _nd):
+        ufunc.at(out, _unwrap(key), _unwrap(values))
+        return
+    else:
+        xp, o = _cupy[0], out
+        key = key_on(o, key) if type(key) is tuple else like(o, key) if type(key) is _nd else key
+        values = like(o, values) if type(values) is _nd else values
+    if ufunc is np.add and o.dtype.kind in "iufc":
+        _add_at(xp, o, key, values)
+        return
+    h = to_host(out)
+    ufunc.at(h, _host_key(key), to_host(values) if type(values) in ARRAYS else values)
+    o[...] = h if xp is np else like(o, h)
 
-    if name is not None:
-        getattr(cupyx, name)(o, key, values)
+
+def _add_at(xp, o, key, values) -> None:
+    """``np.add.at`` from array-module functions only: the flat positions ``key`` selects (repeats included) and
+    a weighted bincount of them."""
+    pos = xp.arange(o.size).reshape(o.shape)[key]
+    if not pos.size:
         return
-    h = to_host(o)
-    ufunc.at(h, _host_key(key), to_host(values) if type(values) not in (int, float, bool) else values)
-    o[...] = like(o, h)
+    vals = xp.broadcast_to(xp.asarray(values), pos.shape).reshape(-1)
+    pos = pos.reshape(-1)
+    if o.dtype.kind == "c":
+        add = (xp.bincount(pos, weights=vals.real, minlength=o.size)
+               + 1j * xp.bincount(pos, weights=vals.imag, minlength=o.size))
+    elif o.dtype.kind in "iu":  # (exact: integer sums need no float weights)
+        add = xp.zeros(o.size, o.dtype)
+        order = xp.argsort(pos)
+        sp, sv = pos[order], vals[order].astype(o.dtype)
+        csum = xp.cumsum(sv)
+        ends = xp.flatnonzero(xp.concatenate([sp[1:] != sp[:-1], xp.ones(1, bool)]))
+        tot = csum[ends] - xp.concatenate([xp.zeros(1, o.dtype), csum[ends[:-1]]])
+        add[sp[ends]] = tot
+    else:
+        add = xp.bincount(pos, weights=vals, minlength=o.size)
+    o += add.reshape(o.shape).astype(o.dtype, copy=False)
 
 
 def _host_key(key):

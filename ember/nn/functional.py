@@ -33,6 +33,7 @@ import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from .. import _backend as _B  # noqa: E402
 from .. import _dtype as _D  # noqa: E402
 from .. import _kernels  # noqa: E402
 from .. import _factories as _F  # noqa: E402
@@ -810,7 +811,7 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
 
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
     _check_reduction(reduction)
-    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
+    if type(input._data) not in _B.ARRAYS or type(target._data) is not type(input._data):  # (vmap, mixed devices)
         return _nll_composite(input, target, weight, ignore_index, reduction)
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
@@ -911,7 +912,7 @@ def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
     """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
     / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
     return (_mode.interpose is None and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
-            and type(input._data) is np.ndarray and type(target._data) is np.ndarray and not target._requires_grad
+            and type(input._data) in _B.ARRAYS and type(target._data) is type(input._data) and not target._requires_grad
             and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
                                     and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
 
@@ -941,7 +942,7 @@ def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, i
         pick = wt * (1 - eps) if eps else wt
         s = pick
         if eps > 0:
-            smooth = valid * np.asarray(eps / c, acc)
+            smooth = valid * np.dtype(acc).type(eps / c)
             s = pick + smooth * (c if w is None else w.sum())
         idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
         total = float(wt.sum()) if reduction == "mean" else 1.0

@@ -57,6 +57,13 @@ instead of refused: formulas build constants (masks, identity matrices, index ar
 host arrays. Composite ops do the same through ``const``: a host constant (marked in its ``_ext``) joins a device
 op on that op's device, as a 0-d CPU tensor does.
 
+# NOTE [host results]
+A kernel may return a host array for device inputs where it makes its result from no array (``np.full`` of an
+empty reduction, a constant gradient, ``np.asarray`` of a Python value): ``_on_device`` moves such results (and
+the saved copies of them) to the op's device, on CuPy as on the stand-in, and notes the op in
+``_backend.host_results``. A kernel that mixes host and device arrays fails instead (CuPy refuses both ways) and
+takes the host fallback below.
+
 # NOTE [host fallback]
 A kernel that cannot take device arrays (it converts an input with ``np.asarray``, or writes into a NumPy
 buffer: CuPy refuses implicit host copies with a TypeError) runs on the CPU instead: ``_on_host_instead``
@@ -106,7 +113,6 @@ from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
 _nd = np.ndarray
-_StandIn = _B.StandInArray
 _BY_NUM = D._BY_NUM
 # NumPy dtype -> ember dtype: one dict lookup per output (dtype objects hash and compare cheaply)
 _BY_DT = D._BY_NP
@@ -687,15 +693,15 @@ def _on_device(cls, args):
         if dev is None or cls.moves or not _B.is_host_only(e):
             raise
         return _on_host_instead(cls, args, dev)
-    if kind is _StandIn and not cls.moves:
+    if dev is not None and not cls.moves:
         for t in out if type(out) is tuple else (out,):
-            if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [cuda stand-in]: a host result
-                t._data = t._data.view(_StandIn)
+            if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [host results]
                 _B.host_results.add(cls.__name__)
+                t._data = _B.to_device(t._data, dev)
                 node = t._grad_fn
                 for sv in (node._saved or ()) if node is not None else ():
                     if type(sv) is _SavedTensor and sv._is_output and type(sv._data) is _nd:
-                        sv._data = sv._data.view(_StandIn)
+                        sv._data = _B.to_device(sv._data, dev)
     return out
 
 

@@ -316,7 +316,7 @@ class BasicIndex(Op):
 
 def _as_view(arr, out, key):
     # a full integer key gives a NumPy scalar: keep a 0-d view of the array instead
-    if type(out) is np.ndarray:
+    if type(out) in _B.ARRAYS:
         return out
     return arr[key + (Ellipsis,)] if isinstance(key, tuple) else arr[(key, Ellipsis)]
 

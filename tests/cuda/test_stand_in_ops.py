@@ -1,5 +1,5 @@
 """The op table on the stand-in cuda device (NOTE [cuda stand-in] in ember/_backend.py): every op of op_db.py,
-on its first sample, gives on ``cuda`` what it gives on the CPU (values, dtypes, gradients, errors), with its
+on each of its samples, gives on ``cuda`` what it gives on the CPU (values, dtypes, gradients, errors), with its
 results and gradients on ``cuda``. The CPU results are checked against torch by tests/ops/test_ops.py; real CuPy
 kernels are checked against torch's CUDA by tools/gpu_check.py on a GPU."""
 from __future__ import annotations
@@ -32,13 +32,13 @@ def stand_in():
     B.enable_stand_in(False)
 
 
-def _first_samples():
+def _samples():
+    """Every sample of every op (tools/gpu_check.py runs them on a GPU)."""
     for op in OPS:
-        sample = next(iter(op.samples(np.random.default_rng(0))), None)
-        if sample is not None:
-            marks = [pytest.mark.xfail(strict=True, reason="host arrays on the device path (stand_in_known.py)")] \
-                if op.name in KNOWN else []
-            yield pytest.param(op, sample, id=op.name, marks=marks)
+        marks = [pytest.mark.xfail(strict=True, reason="host arrays on the device path (stand_in_known.py)")] \
+            if op.name in KNOWN else []
+        for i, sample in enumerate(op.samples(np.random.default_rng(0))):
+            yield pytest.param(op, sample, id=f"{op.name}-{i}", marks=marks)
 
 
 def _flat(out) -> list:
@@ -101,7 +101,7 @@ def _close(d, c, what: str, op) -> None:
 
 
 @pytest.mark.filterwarnings("ignore")  # the CPU run (tests/ops/test_ops.py) checks warnings against torch
-@pytest.mark.parametrize("op,sample", list(_first_samples()))
+@pytest.mark.parametrize("op,sample", list(_samples()))
 def test_op_on_cuda_matches_cpu(stand_in, op, sample) -> None:
     cpu, cpu_grads = _run(op, sample, "cpu")
     dev, dev_grads = _run(op, sample, CUDA)
