@@ -21,11 +21,27 @@ environment (or ``enable_stand_in(True)``, which the tests use), ``cuda`` is ava
 ``StandInArray``, a NumPy subclass that keeps its type through NumPy's functions and ufuncs (so results of
 stand-in inputs stay on the stand-in device, as CuPy's results stay on the GPU). The values are NumPy's, so a
 stand-in run must equal the CPU run exactly. Real CuPy kernels are checked on a GPU by tools/gpu_check.py.
-A kernel that makes a host array from a device input (``np.asarray(x)``, ``np.empty`` then filling it) would
-break on CuPy; on the stand-in ``Op.apply`` puts such results back on the device and records the op's name in
-``host_results``, so the stand-in tests can list them. ``EMBER_FAKE_CUDA=strict`` (``strict=True``) makes NumPy
-refuse host arrays beside stand-in ones with a TypeError, as CuPy does, which sends such ops down the host
-fallback (NOTE [host fallback] in ember/ops/_op.py).
+A kernel result made on the host is moved to the op's device by ``Op.apply`` (NOTE [host results] in
+ember/ops/_op.py). ``EMBER_FAKE_CUDA=strict`` (``strict=True``) makes NumPy refuse host arrays beside stand-in
+ones with a TypeError, as CuPy does, which sends such ops down the host fallback (NOTE [host fallback]).
+
+# NOTE [cupy's missing numpy]
+What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_check.py), and its spelling here:
+- ``arr.flags.writeable``: CuPy's flags have none (a device array is always writable): ``writeable(arr)``.
+- ``__array_interface__`` (``np.lib.stride_tricks.as_strided``, ``np.ndarray(buffer=...)``, data pointers):
+  ``as_strided``, ``strided_view``, ``address``.
+- ``ufunc.at`` (CuPy answers NotImplemented) and ``maximum/minimum.accumulate``: ``ufunc_at`` (an add is a
+  bincount of the selected flat positions, on any device; the stand-in runs that code too) and ``accumulate``.
+- ``np.asarray`` / ``np.ascontiguousarray`` of a device array (CuPy refuses the implicit copy; NumPy turns a
+  stand-in array into a host one): ``asarray``, ``ascontiguousarray``. ``np.repeat`` with array counts (CuPy takes
+  an int or a list): ``repeat``. ``isinstance(x, np.ndarray)`` (a CuPy array is none): ``is_array``.
+- Arrays made from no array (``np.zeros(shape)``, ``np.arange(n)``) land on the host: kernels pass ``like=``
+  an input (NumPy dispatches the creation to that array's module) or call ``like(ref, values)``; host index
+  arrays in a key for a device array go through ``key_on``.
+The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
+``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), so
+tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
+subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
 """
 from __future__ import annotations
 

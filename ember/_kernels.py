@@ -86,7 +86,7 @@ def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
         return _B.asarray(np.where(cond, a, b), dtype)
     ab = (a if type(a) is np.ndarray else _B.asarray(a, dtype)).view(u)
     bb = (b if type(b) is np.ndarray else _B.asarray(b, dtype)).view(u)
-    out = np.empty(shape, u)
+    out = np.empty(shape, u, like=cond)
     np.subtract(u(0), cond, out=out, dtype=u)  # True -> all ones
     if bb.ndim == 0 and not bb:  # b is +0.0: out = a & m
         np.bitwise_and(out, ab, out=out)

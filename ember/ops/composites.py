@@ -904,7 +904,7 @@ def _pivots(a: np.ndarray) -> np.ndarray:
 
 def _permutation(piv: np.ndarray, m: int) -> np.ndarray:
     """perm with (P^T A) = A[perm]: the row order the interchanges produce."""
-    perm = np.broadcast_to(np.arange(m), piv.shape[:-1] + (m,)).copy()
+    perm = np.broadcast_to(np.arange(m, like=piv), piv.shape[:-1] + (m,)).copy()
     for j in range(piv.shape[-1]):
         p = piv[..., j].astype(np.int64) - 1
         a = perm[..., j].copy()

@@ -14,7 +14,6 @@ import itertools
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .. import _backend as _B
 from .._tensor import Tensor
@@ -32,9 +31,9 @@ def _out_len(n: int, k: int, s: int, p: int, d: int) -> int:
 def _windows(xp: np.ndarray, k: tuple, s: tuple, d: tuple, out: tuple) -> np.ndarray:
     """Read-only view (N, C, *k, *out) of the windows of padded ``xp`` (N, C, *spatial)."""
     st = xp.strides
-    return as_strided(xp, xp.shape[:2] + tuple(k) + tuple(out),
-                      st[:2] + tuple(st[2 + i] * d[i] for i in range(len(k)))
-                      + tuple(st[2 + i] * s[i] for i in range(len(k))), writeable=False)
+    return _B.as_strided(xp, xp.shape[:2] + tuple(k) + tuple(out),
+                         st[:2] + tuple(st[2 + i] * d[i] for i in range(len(k)))
+                         + tuple(st[2 + i] * s[i] for i in range(len(k))))
 
 
 def _pad(x: np.ndarray, p: tuple, extra: tuple | None = None, value=0) -> np.ndarray:
@@ -44,7 +43,7 @@ def _pad(x: np.ndarray, p: tuple, extra: tuple | None = None, value=0) -> np.nda
     if not any(p) and not any(extra):
         return x
     out = np.full(x.shape[:-len(p)] + tuple(n + 2 * a + e for n, a, e in zip(x.shape[-len(p):], p, extra)),
-                  value, x.dtype)
+                  value, x.dtype, like=x)
     out[(...,) + tuple(slice(a, a + n) for n, a in zip(x.shape[-len(p):], p))] = x
     return out
 
@@ -68,7 +67,7 @@ def _col2im(cols: np.ndarray, size: tuple, k, s, p, d, out) -> np.ndarray:
     c = cols.shape[1] // math.prod(k)
     cols = cols.reshape((n, c, math.prod(k)) + tuple(out))
     ext = tuple(max(size[i] + 2 * p[i], (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1) for i in range(nd))
-    buf = np.zeros((n, c) + ext, cols.dtype)
+    buf = np.zeros((n, c) + ext, cols.dtype, like=cols)
     for t, sl in enumerate(_strided(k, s, d, out)):
         buf[sl] += cols[:, :, t]
     return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
@@ -96,12 +95,12 @@ def _wide_cols(x, k, p, d, out):
     n, c, nd = x.shape[0], x.shape[1], len(k)
     padded = tuple(x.shape[2 + i] + 2 * p[i] for i in range(nd))
     # one spare slab along the first axis: the last offsets run past the map
-    buf = np.zeros((n, c, padded[0] + 1) + padded[1:], x.dtype)
+    buf = np.zeros((n, c, padded[0] + 1) + padded[1:], x.dtype, like=x)
     buf[(...,) + tuple(slice(p[i], p[i] + x.shape[2 + i]) for i in range(nd))] = x
     it = buf.itemsize
     run = out[0] * math.prod(padded[1:])
     steps = tuple(d[i] * math.prod(padded[i + 1:]) * it for i in range(nd))
-    view = as_strided(buf, (n, c) + tuple(k) + (run,), buf.strides[:2] + steps + (it,), writeable=False)
+    view = _B.as_strided(buf, (n, c) + tuple(k) + (run,), buf.strides[:2] + steps + (it,))
     return view.reshape(n, c * math.prod(k), run), padded[1:]
 
 
@@ -110,7 +109,7 @@ def _widen(g, trail):
     flat = g.shape[:2] + (g.shape[2] * math.prod(trail),)
     if tuple(g.shape[3:]) == tuple(trail):
         return g.reshape(flat)
-    out = np.zeros(g.shape[:3] + tuple(trail), g.dtype)
+    out = np.zeros(g.shape[:3] + tuple(trail), g.dtype, like=g)
     out[(...,) + tuple(slice(0, n) for n in g.shape[3:])] = g
     return out.reshape(flat)
 
@@ -124,7 +123,7 @@ def _wide_offsets(ext: tuple, k, d) -> list:
 def _batch_widen(g, ext):
     """g (N, O, *out) as channel-major wide rows (O, N * prod(ext)), zero outside each sample's outputs."""
     n, o = g.shape[:2]
-    wide = np.zeros((o, n) + tuple(ext), g.dtype)
+    wide = np.zeros((o, n) + tuple(ext), g.dtype, like=g)
     wide[(...,) + tuple(slice(0, m) for m in g.shape[2:])] = g.swapaxes(0, 1)
     return wide.reshape(o, -1)
 
@@ -135,14 +134,14 @@ def _chunked_cols(x, k, p, d, ext):
     n, c, size = x.shape[0], x.shape[1], x.shape[2:]
     offs = _wide_offsets(ext, k, d)
     m = n * math.prod(ext)
-    buf = np.zeros((c, m + offs[-1]), x.dtype)  # the spare tail: the last offsets read past the batch
+    buf = np.zeros((c, m + offs[-1]), x.dtype, like=x)  # the spare tail: the last offsets read past the batch
     buf[:, :m].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(len(k)))] = \
         x.swapaxes(0, 1)
     step = max(_MIN_STEP, _CHUNK // (c * len(offs)))
-    cols = np.empty((c, len(offs), step), x.dtype)
+    cols = np.empty((c, len(offs), step), x.dtype, like=x)
     for a in range(0, m, step):
         b = min(m, a + step)
-        part = cols if b - a == step else np.empty((c, len(offs), b - a), x.dtype)
+        part = cols if b - a == step else np.empty((c, len(offs), b - a), x.dtype, like=x)
         for t, off in enumerate(offs):
             part[:, t] = buf[:, a + off:b + off]
         yield a, b, part.reshape(-1, b - a)
@@ -157,7 +156,7 @@ def _conv(x, w, s, p, d, groups):
         ext = tuple(x.shape[2 + i] + 2 * p[i] for i in range(nd))
         if kk * n * math.prod(ext) > _TILE_ABOVE:
             wm = w.reshape(o, kk)
-            y = np.empty((o, n * math.prod(ext)), x.dtype)
+            y = np.empty((o, n * math.prod(ext)), x.dtype, like=x)
             for a, b, cols in _chunked_cols(x, k, p, d, ext):
                 _matmul(wm, cols, out=y[:, a:b])
             y = y.reshape((o, n) + ext)[(...,) + tuple(slice(0, m) for m in out)]
@@ -197,7 +196,7 @@ def _col2im_wide(g, w, size, k, p, d):
     wide = _batch_widen(g, ext)
     rows, offs = wide.shape[1], _wide_offsets(ext, k, d)
     cols = _matmul(w.reshape(o, -1).T, wide).reshape(c, len(offs), rows)
-    buf = np.zeros((c, rows + offs[-1]), g.dtype)  # the spare tail: the last offsets run past the batch
+    buf = np.zeros((c, rows + offs[-1]), g.dtype, like=g)  # the spare tail: the last offsets run past the batch
     for t, off in enumerate(offs):
         buf[:, off:off + rows] += cols[:, t]
     img = buf[:, :rows].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))]
@@ -213,7 +212,7 @@ def _conv_w(x, g, s, p, d, groups, k):
         kk = c * math.prod(k)
         if kk * n * math.prod(ext) > _TILE_ABOVE:
             wide = _batch_widen(g, ext)
-            gw, part = np.zeros((o, kk), g.dtype), np.empty((o, kk), g.dtype)
+            gw, part = np.zeros((o, kk), g.dtype, like=g), np.empty((o, kk), g.dtype, like=g)
             for a, b, cols in _chunked_cols(x, k, p, d, ext):
                 gw += _matmul(wide[:, a:b], cols.T, out=part)
             return gw.reshape((o, c) + tuple(k))

@@ -200,7 +200,7 @@ class _Scatter(Op):
         plane = math.prod(shape[-cls._nd:])
         g = _planes(self, cls._nd)
         i = indices.reshape(g.shape)
-        flat = (i + (np.arange(g.shape[0]) * plane)[:, None]).ravel()
+        flat = (i + (np.arange(g.shape[0], like=g) * plane)[:, None]).ravel()
         if not overlap:  # every input position is picked at most once
             out = np.zeros(g.shape[0] * plane, self.dtype)
             out[flat] = g.ravel()
@@ -277,10 +277,10 @@ def _avg_geometry(shape, k, s, p, ceil_mode, count_include_pad, divisor_override
 def _avg_pool(x, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(x.shape, k, s, p, ceil_mode, cip, dov)
     xp = _pad(x, p, extra)
-    acc = np.zeros(x.shape[:-len(k)] + out, x.dtype)
+    acc = np.zeros(x.shape[:-len(k)] + out, x.dtype, like=x)
     for sl in _strided(k, s, (1,) * len(k), out):
         acc += xp[sl]
-    acc /= div.astype(x.dtype)
+    acc /= _B.like(x, div.astype(x.dtype))
     return acc
 
 
@@ -375,7 +375,7 @@ def _window_max(x: np.ndarray, axes: list) -> tuple:
         shape = [1] * (2 * nd)
         shape[2 * a], shape[2 * a + 1] = pos.shape
         idx.append(pos.reshape(shape))
-    win = x[(...,) + tuple(idx)]
+    win = x[_B.key_on(x, (...,) + tuple(idx))]
     valid = np.ones((1,) * (2 * nd), bool)
     for a, (_, ok) in enumerate(axes):
         shape = [1] * (2 * nd)
@@ -383,7 +383,7 @@ def _window_max(x: np.ndarray, axes: list) -> tuple:
         valid = valid & ok.reshape(shape)
     nl = len(lead)
     order = tuple(range(nl)) + tuple(nl + 2 * a for a in range(nd)) + tuple(nl + 2 * a + 1 for a in range(nd))
-    win = np.where(valid, win, _fill(x.dtype)).transpose(order).reshape(lead + out + (-1,))
+    win = np.where(_B.like(x, valid), win, _fill(x.dtype)).transpose(order).reshape(lead + out + (-1,))
     if win.dtype.kind == "f" and np.isnan(win).any():
         arg = np.where(np.isnan(win), np.arange(win.shape[-1]), -1).max(-1)
         arg = np.where(arg >= 0, arg, win.argmax(-1))[..., None]
@@ -533,7 +533,7 @@ class _MaxUnpool(Op):
             ctx.idx = indices
         nd = cls._nd
         src = _planes(self, nd)
-        out = np.zeros((src.shape[0], math.prod(size)), self.dtype)
+        out = np.zeros((src.shape[0], math.prod(size)), self.dtype, like=self)
         np.put_along_axis(out, indices.reshape(src.shape), src, axis=1)
         return out.reshape(self.shape[:-nd] + tuple(size))
 

@@ -331,7 +331,7 @@ def _cum_extreme_idx(uf):
         hit = a == out
         if a.dtype.kind == "f":
             hit |= np.isnan(a)
-        pos = np.arange(a.shape[d]).reshape((-1,) + (1,) * (a.ndim - d - 1))
+        pos = np.arange(a.shape[d], like=a).reshape((-1,) + (1,) * (a.ndim - d - 1))
         return _B.accumulate(np.maximum, np.where(hit, pos, 0), d).astype(np.int64)
     return select
 

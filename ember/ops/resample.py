@@ -28,7 +28,7 @@ class Take:
         self.idx, self.n_in = idx, n_in
 
     def __call__(self, x: np.ndarray, axis: int) -> np.ndarray:
-        return np.take(x, self.idx, axis=axis)
+        return np.take(x, _B.like(x, self.idx), axis=axis)
 
     @property
     def T(self) -> "Mat":
@@ -46,7 +46,7 @@ class Mat:
         self.m = m
 
     def __call__(self, x: np.ndarray, axis: int) -> np.ndarray:
-        m = self.m.astype(x.dtype, copy=False) if x.dtype.kind == "f" else self.m
+        m = _B.like(x, self.m.astype(x.dtype, copy=False) if x.dtype.kind == "f" else self.m)
         if axis == x.ndim - 1:
             return x @ m.T
         return np.moveaxis(np.moveaxis(x, axis, -1) @ m.T, -1, axis)

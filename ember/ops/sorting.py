@@ -32,7 +32,7 @@ def _topk_idx(a: np.ndarray, d: int, param) -> np.ndarray:
     n = a.shape[d]
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    return np.take(_sort_idx(a, d, largest), np.arange(k), axis=d)
+    return np.take(_sort_idx(a, d, largest), np.arange(k, like=a), axis=d)
 
 
 def _kth_idx(a: np.ndarray, d: int, k: int) -> np.ndarray:
