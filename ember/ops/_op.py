@@ -705,13 +705,22 @@ def _on_device(cls, args):
     return out
 
 
+def _host_attr(a):
+    """An op's attribute with its device arrays (an index array a forward kept ...) copied to the host."""
+    if type(a) in _B.ARRAYS:
+        return _B.to_host(a)
+    if type(a) is tuple or type(a) is list:
+        return type(a)(_host_attr(v) for v in a)
+    return a
+
+
 def _on_host_instead(cls, args, dev):
     """``cls`` on the CPU for a kernel that cannot run on ``dev`` (NOTE [host fallback]): its tensors moved to the
     host and its results back, both recorded for autograd."""
     from .device import to_device
 
     _B.host_fallbacks.add(cls.__name__)
-    out = cls.apply(*[to_device(a, _B._cpu) if isinstance(a, Tensor) else a for a in args])
+    out = cls.apply(*[to_device(a, _B._cpu) if isinstance(a, Tensor) else _host_attr(a) for a in args])
     if type(out) is tuple:
         return tuple(to_device(o, dev) if isinstance(o, Tensor) else o for o in out)
     return to_device(out, dev)
