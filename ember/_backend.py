@@ -53,7 +53,7 @@ from ._device import device, _cpu
 
 __all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "host_fallbacks", "host_results", "is_array",
-           "is_cpu_array", "is_host_only", "key_on", "like", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "is_cpu_array", "is_host_only", "key_on", "like", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
 
 _nd = np.ndarray
@@ -224,6 +224,12 @@ def cupy():
         except Exception:  # noqa: BLE001 - no CuPy, no driver or no device: no cuda
             _cupy[0] = None
     return _cupy[0]
+
+
+def ref(x):
+    """``x`` as the ``like=`` of an array creation: itself when it is an array of a device, else None (a NumPy
+    scalar, a batched value under vmap: a host array, as without ``like``)."""
+    return x if type(x) in ARRAYS else None
 
 
 def is_array(x) -> bool:

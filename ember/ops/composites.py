@@ -983,7 +983,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     L = em.stack(l_cols, -1) if k else em.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
     LU = (em.cat([L, em.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
         (em.cat([U, em.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
-    result = (LU, piv, _wrap(np.zeros(batch, np.int32, like=LU._data), D.int32)) if get_infos else (LU, piv)
+    result = (LU, piv, _wrap(np.zeros(batch, np.int32, like=_B.ref(LU._data)), D.int32)) if get_infos else (LU, piv)
     return result if out is None else _args.write_out(out, result, "lu")
 
 

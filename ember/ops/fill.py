@@ -66,9 +66,9 @@ def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
         raise RuntimeError("dimensions must larger than 1")
     if a.ndim > 2 and len(set(a.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
-    mask = np.zeros(a.shape, bool, like=a)
+    mask = np.zeros(a.shape, bool, like=_B.ref(a))
     n = min(a.shape)
-    mask[(np.arange(n, like=a),) * a.ndim] = True
+    mask[(np.arange(n, like=_B.ref(a)),) * a.ndim] = True
     if wrap and a.ndim == 2:
         mask.reshape(-1)[::a.shape[1] + 1] = True  # row-major positions one row and one column apart
     keep = _wrap(mask, D.bool)

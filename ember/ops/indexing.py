@@ -536,7 +536,7 @@ class CopySlices(Op):
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
         if need[0]:
-            mask = np.ones(g.shape, bool, like=g._data)
+            mask = np.ones(g.shape, bool, like=_B.ref(g._data))
             mask[key] = False
             gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
         if need[1]:
@@ -1001,7 +1001,7 @@ class ScatterReduce(Op):
         d, idx, red = ctx.dim, ctx.idx, ctx.reduce
         shape = tuple(self.shape) or (1,)
         need = ctx.needs_input_grad
-        hit = np.zeros(shape, bool, like=grad._data)
+        hit = np.zeros(shape, bool, like=_B.ref(grad._data))
         if idx.size:
             hit[_along_key(_as_nd(idx) % shape[d], d)] = True
         keep = _const(~hit) if not ctx.include_self else None
@@ -1010,7 +1010,7 @@ class ScatterReduce(Op):
             gs = grad if keep is None else grad * keep
             gsrc = Gather.apply(grad, d, idx)
         elif red == "mean":
-            cnt = np.zeros(shape, grad._data.dtype, like=grad._data)
+            cnt = np.zeros(shape, grad._data.dtype, like=_B.ref(grad._data))
             if idx.size:
                 _B.ufunc_at(np.add, cnt, _along_key(_as_nd(idx) % shape[d], d), 1)
             cnt = cnt.reshape(self.shape) + (1 if ctx.include_self else 0)
@@ -1026,7 +1026,7 @@ class ScatterReduce(Op):
             if keep is not None:
                 gs = gs * keep
             zero = src_p._data == 0
-            nzero = np.zeros(shape, np.int64, like=grad._data)
+            nzero = np.zeros(shape, np.int64, like=_B.ref(grad._data))
             if idx.size:
                 _B.ufunc_at(np.add, nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
             single = zero & (np.take_along_axis(nzero, _as_nd(idx) % shape[d], d).reshape(zero.shape) == 1)

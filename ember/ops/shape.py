@@ -740,7 +740,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
         input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
-        return _wrap(_repeat_indices(np.arange(r.shape[0], like=r), r, output_size), D.int64)
+        return _wrap(_repeat_indices(np.arange(r.shape[0], like=_B.ref(r)), r, output_size), D.int64)
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
@@ -757,7 +757,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
     if r.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if r.size == 1 and n != 1:  # one count for every element
-        r = np.full(n, r.reshape(()), like=r)
+        r = np.full(n, r.reshape(()), like=_B.ref(r))
     if r.size != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{r.shape[0] if r.ndim else 1} and input.size({d}) = {n}")
@@ -766,7 +766,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
     from .indexing import index_select
 
     r = r.reshape(-1)
-    return index_select(x, d, _wrap(_repeat_indices(np.arange(n, like=x._data), r, output_size), D.int64))
+    return index_select(x, d, _wrap(_repeat_indices(np.arange(n, like=_B.ref(x._data)), r, output_size), D.int64))
 
 
 def _repeat_indices(index: np.ndarray, counts: np.ndarray, output_size) -> np.ndarray:

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _type_string, _wrap
@@ -58,7 +59,7 @@ def _padded_window(window: Tensor | None, win_length: int, n_fft: int, like: Ten
         return window
     left = (n_fft - win_length) // 2
     if window is None:
-        window = _wrap(np.ones(win_length, like._data.dtype, like=like._data), like._dtype)
+        window = _wrap(np.ones(win_length, like._data.dtype, like=_B.ref(like._data)), like._dtype)
     return constant_pad_nd(window, (left, n_fft - win_length - left), 0)
 
 
@@ -153,7 +154,7 @@ def _overlap_add(frames: Tensor, hop: int, total: int) -> Tensor:
     """sum of ``frames`` (batch, n_frames, n) placed ``hop`` apart in a signal of ``total`` samples (torch's
     unfold_backward): one index_add, differentiable in the frames."""
     b, f, n = frames.shape
-    ref = frames._data
+    ref = _B.ref(frames._data)
     pos = (np.arange(f, like=ref)[:, None] * hop + np.arange(n, like=ref)[None, :]).reshape(-1)
     zeros = _wrap(np.zeros((b, total), frames._data.dtype, like=ref), frames._dtype)
     return zeros.index_add(1, _wrap(pos, D.int64), frames.reshape(b, f * n))
@@ -196,10 +197,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if not side and fft_size != n_fft:
         raise err(f"expected the frequency dimension (3rd to the last) of the input tensor to match n_fft when "
                   f"onesided=False, but got {fft_size}")
-    w = _padded_window(window, win, n_fft, _wrap(np.empty(0, x._dtype.to_real().np, like=x._data),
+    w = _padded_window(window, win, n_fft, _wrap(np.empty(0, x._dtype.to_real().np, like=_B.ref(x._data)),
                                                     x._dtype.to_real()))
     if w is None:
-        w = _wrap(np.ones(n_fft, x._dtype.to_real().np, like=x._data), x._dtype.to_real())
+        w = _wrap(np.ones(n_fft, x._dtype.to_real().np, like=_B.ref(x._data)), x._dtype.to_real())
     frames = x.transpose(1, 2)  # (batch, frames, fft_size)
     code = _BY_ROOT_N if normalized else _BY_N
     if return_complex:

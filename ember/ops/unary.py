@@ -87,7 +87,7 @@ def _keep_where_positive(grad: np.ndarray, result: np.ndarray) -> np.ndarray:
     u = _BITS.get(grad.dtype.itemsize)
     if u is None or grad.dtype.kind != "f" or grad.shape != result.shape:
         return np.where(result > 0, grad, grad.dtype.type(0))
-    out = np.empty(grad.shape, grad.dtype, like=grad)
+    out = np.empty(grad.shape, grad.dtype, like=_B.ref(grad))
     bits = out.view(u)
     np.subtract(u(0), np.greater(result, 0), out=bits, dtype=u)  # True -> 0 - 1 = all ones
     np.bitwise_and(bits, grad.view(u), out=bits)
