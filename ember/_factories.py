@@ -13,6 +13,7 @@ from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap, _CPP_NAMES
 from .autograd import _provenance as _prov
+from .autograd._interpose import replayable as _replayable
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -239,6 +240,7 @@ def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
     return d
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
@@ -250,6 +252,7 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     return _finish(arr, d, requires_grad, device, out)
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
@@ -261,6 +264,7 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     return _finish(arr, d, requires_grad, device, out)
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -309,6 +313,7 @@ def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
         raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
     dtype = _out_dtype(out, dtype)
@@ -381,18 +386,21 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(fill_value))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
     """Uniform samples in [0, 1) shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("random", generator))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
     """Standard normal samples shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("standard_normal", generator))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad: bool = False, memory_format=None) -> Tensor:
     if high is None:

@@ -202,6 +202,8 @@ class Tensor:
             vc = self._vc = _VersionCounter()
         vc.value += 1
         _record_site(vc)
+        if _mode.tracer is not None:  # ember.compile: every in-place change must be one it recorded
+            _mode.tracer.bumped(self)
 
     def is_inference(self) -> bool:
         ext = self._ext
@@ -400,11 +402,15 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if self._requires_grad:
             _prov.note_break(self, ".item()")
+        if _mode.tracer is not None:  # a value read into Python: ember.compile cannot replay past it
+            _mode.tracer.read(self, ".item()")
         return self._data.reshape(()).item()
 
     def tolist(self):
         if self._requires_grad:
             _prov.note_break(self, ".tolist()")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, ".tolist()")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -414,6 +420,8 @@ class Tensor:
                                "tensor.detach().numpy() instead.")
         if self._requires_grad:
             _prov.note_break(self, ".numpy()")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, ".numpy()")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -441,7 +449,10 @@ class Tensor:
         if not isinstance(element, (Tensor, int, float, np.generic)):
             raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                                f"{type(element)}.")
-        return bool(np.any(_C.eq(self, element)._data))
+        found = _C.eq(self, element)
+        if _mode.tracer is not None:
+            _mode.tracer.read(found, "`in`")
+        return bool(np.any(found._data))
 
     def __bool__(self) -> bool:
         n = self._data.size
@@ -449,6 +460,8 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         if n > 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "bool()")
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
@@ -456,16 +469,22 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:
             _prov.note_break(self, "float()")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "float()")
         return float(self._data.reshape(()))
 
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "int()")
         return int(self._data.reshape(()))
 
     def __index__(self) -> int:
         if self._dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "an index")
         return int(self._data.reshape(()))
 
     def __complex__(self) -> complex:
@@ -481,6 +500,8 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import _str
 
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "printing")
         return _str(self)
 
     def __reduce_ex__(self, proto):

@@ -10,9 +10,11 @@ ordinary dispatch that records the reverse-mode graph. Levels are thread-local, 
 """
 from __future__ import annotations
 
+import functools
+
 from .grad_mode import _mode
 
-__all__ = ["Level", "push", "pop", "call_below", "current"]
+__all__ = ["Level", "push", "pop", "call_below", "current", "replayable"]
 
 
 class Level:
@@ -51,3 +53,24 @@ def call_below(level: Level, cls, args: tuple):
         return cls.apply(*args)
     finally:
         _mode.interpose = saved
+
+
+# NOTE [replayable steps]
+# ember.compile (NOTE [compile] in ember/_compile/__init__.py) records an eager run at the op level and replays the
+# ops' array kernels. A few library helpers compute on arrays outside any op: they draw random numbers (rand, the
+# dropout masks) or read a tensor's values to build an op's arguments (class targets into gather indices, running
+# statistics updated in place). Decorated with ``replayable``, such a helper is one step of the compiled program: the
+# tracer runs it once (its own ops unrecorded) and the replay calls it again on the new tensors, so its draws and its
+# reads of the data happen on every call, in the order of the eager run. Outside compilation the decorator costs one
+# attribute read.
+def replayable(fn):
+    """Make ``fn`` (tensors and plain values in, tensors, arrays or plain values out) one replayed step of compiled
+    programs (NOTE [replayable steps])."""
+    @functools.wraps(fn)
+    def step(*args, **kwargs):
+        tracer = _mode.tracer
+        if tracer is None:
+            return fn(*args, **kwargs)
+        return tracer.opaque(fn, args, kwargs)
+
+    return step

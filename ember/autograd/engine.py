@@ -285,6 +285,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                  accumulate: bool = True, allow_unused: bool = True):
     """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not
     accumulating (autograd.grad). Returns the captured gradients (or None)."""
+    if _mode.tracer is not None:  # ember.compile: a backward pass inside the compiled function
+        _mode.tracer.unsupported("backward() or autograd.grad() inside the compiled function")
     root_edges = []
     for i, t in enumerate(outputs):
         if not t._requires_grad:

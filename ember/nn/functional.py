@@ -33,6 +33,7 @@ from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noq
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
+from ..autograd._interpose import replayable as _replayable  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -287,6 +288,7 @@ def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
+@_replayable  # updates a buffer on arrays: NOTE [replayable steps]
 def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * value, in place, outside autograd."""
     if running is not None:
@@ -432,8 +434,23 @@ def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
     return (_F.rand(shape, dtype=input._dtype)._data >= p).astype(input._data.dtype)
 
 
-def _masked(input: Tensor, mask: np.ndarray, scale: float, inplace: bool) -> Tensor:
-    m = _wrap(mask * input._data.dtype.type(scale), input._dtype)
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _dropout_mask(input: Tensor, p: float, shape: tuple, scale: float) -> Tensor:
+    """1 / (1 - p) where an element is kept (probability 1 - p), else 0, in ``input``'s dtype."""
+    return _wrap(_keep_mask(input, p, shape) * input._data.dtype.type(scale), input._dtype)
+
+
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _alpha_masks(input: Tensor, p: float, shape: tuple, a: float, alpha: float) -> tuple:
+    """alpha dropout's multiplier and offset (one draw per element of ``shape``)."""
+    keep = _keep_mask(input, p, shape)
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    return m, b
+
+
+def _masked(input: Tensor, p: float, shape: tuple, inplace: bool) -> Tensor:
+    m = _dropout_mask(input.detach(), p, shape, 1 / (1 - p))
     return input.mul_(m) if inplace else input * m
 
 
@@ -444,7 +461,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
+    return _masked(input, p, tuple(input.shape), inplace)
 
 
 _CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated and will result in an error in a "
@@ -478,7 +495,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: 
     # treat any rank but the batched one as unbatched (torch adds a batch dim of one)
     lead = 2 if k == 2 or d == hi else 1
     shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
-    return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
+    return _masked(input, p, shape, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -506,9 +523,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, lead:
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     shape = tuple(input.shape) if lead is None else tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    keep = _keep_mask(input, p, shape)
-    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
-    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    m, b = _alpha_masks(input.detach(), p, shape, a, alpha)
     if inplace:
         return input.mul_(m).add_(b)
     return input * m + b
@@ -687,10 +702,9 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     return c, valid
 
 
-def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
-    _check_reduction(reduction)
-    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
-        return _nll_composite(input, target, weight, ignore_index, reduction)
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> tuple:
+    """(class index per target as int64, weight per target) of nll_loss, with torch's target checks."""
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
     every = bool(valid.all())  # the common case: no target is ignored
@@ -704,6 +718,14 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 w = w / w.sum()
+    return tt, w
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    _check_reduction(reduction)
+    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
+        return _nll_composite(input, target, weight, ignore_index, reduction)
+    tt, w = _nll_weights(input.detach(), target, weight, ignore_index, reduction)
     if input.dim() <= 2:
         return _N.NllLoss.apply(input, tt[:, None] if input.dim() > 1 else tt[None], w, reduction)
     if input.dim() == 4:

@@ -96,6 +96,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
         out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
         _cast_check(out._dtype, self)
         _shape_check(out, self)
+        if _mode.tracer is not None:  # ember.compile records the write (NOTE [compile])
+            _mode.tracer.write(self, out)
         _write(self._data, out._data)
         self._bump()
         _tangent_written(self, out, fn)
@@ -108,6 +110,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _shape_check(out, self)
     node = out._grad_fn
     _protect_saved(node, alias)
+    if _mode.tracer is not None:
+        _mode.tracer.write(self, out)
     _write(self._data, out._data)
     self._bump()
     _retarget_saved_result(node, out, self)
@@ -189,7 +193,10 @@ def _protect_saved(node, alias: Tensor) -> None:
         return
     for s in saved:
         if type(s) is G.SavedTensor and s._tensor is alias:
-            alias._data = alias._data.copy()
+            old = alias._data
+            alias._data = old.copy()
+            if _mode.tracer is not None:
+                _mode.tracer.copied(old, alias._data)
             return
 
 
@@ -307,6 +314,8 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     _shape_check(out, self)
     _protect_saved(out._grad_fn, alias)
     new_base = CopySlices.apply(base, out, (_flat_index(self),), True)
+    if _mode.tracer is not None:
+        _mode.tracer.write(base, new_base)
     _write(base._data, new_base._data)
     base._bump()
     _retarget_saved_result(out._grad_fn, out, self)
@@ -395,6 +404,8 @@ def _setitem(self: Tensor, key, value) -> None:
     graph = _mode.grad_enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not graph:
         arr = value._data if isinstance(value, Tensor) else value
+        if _mode.tracer is not None:
+            _mode.tracer.setitem(self, key, value)
         try:
             self._data[k] = arr
         except ValueError as e:
@@ -415,6 +426,8 @@ def _setitem(self: Tensor, key, value) -> None:
                 raise setitem_shape_error(v._data, sub.shape, basic)
             v = (v if v._data.shape == sub.shape else v.expand(sub.shape)).reshape(-1)
         new_base = CopySlices.apply(base, v, (sub.reshape(-1),), True)
+        if _mode.tracer is not None:
+            _mode.tracer.write(base, new_base)
         _write(base._data, new_base._data)
         base._bump()
         _rebase(base, new_base._grad_fn, 0)
@@ -429,6 +442,8 @@ def _setitem(self: Tensor, key, value) -> None:
             inplace(self, fill_value, _wrap(np.asarray(v, self._dtype.np), self._dtype))
         return
     out = node.apply(self, v, k, False)
+    if _mode.tracer is not None:
+        _mode.tracer.write(self, out)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)
@@ -441,6 +456,8 @@ def copy_out(out: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError("out=... arguments don't support automatic differentiation, but one of the "
                            "arguments requires grad.")
     _cast_check(result._dtype, out)
+    if _mode.tracer is not None:
+        _mode.tracer.write(out, result)
     if out._data.shape != result._data.shape:
         out._data = np.empty(result._data.shape, out._data.dtype)
     np.copyto(out._data, result._data, casting="unsafe")

@@ -27,6 +27,8 @@ def _convert_key(key, shape=None):
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             if a.ndim == 0 and a.dtype.kind in "iu" and type(a) is np.ndarray:  # (not a vmap placeholder)
+                if _mode.tracer is not None:  # the index's value becomes part of the key (ember.compile)
+                    _mode.tracer.read(k, "an index")
                 out.append(int(a))
                 continue
             out.append(a)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._random import _rng
+from ..autograd._interpose import replayable as _replayable
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from ._op import Op, unsupported
 from ._inplace import _title
@@ -362,8 +363,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_title(d)}\'')
         _check_std(std)
         shape = _size((size,), "normal")
-        arr = (mean + std * rng.standard_normal(shape)).astype(d.np)
-        return _out(out, _finish(arr, d, requires_grad, device))
+        return _out(out, _finish(_normal_sample(mean, std, shape, d, generator), d, requires_grad, device))
     if mt and st:
         _float_only(mean, "normal_kernel_cpu")
         if std._data.size and not (std._data >= 0).all():
@@ -385,6 +385,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise RuntimeError("normal expects all elements of std >= 0.0")
         return _out(out, NormalScalarTensor.apply(std, float(mean), rng))
     raise _normal_error((mean, std), {})
+
+
+@_replayable  # draws random numbers at array level: NOTE [replayable steps]
+def _normal_sample(mean: float, std: float, shape: tuple, d: D.dtype, generator) -> np.ndarray:
+    return (mean + std * _rng(generator).standard_normal(shape)).astype(d.np)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
