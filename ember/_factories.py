@@ -13,7 +13,8 @@ from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap, _CPP_NAMES
 from .autograd import _provenance as _prov
-from .autograd._interpose import replayable as _replayable
+from .autograd._interpose import made, replayable as _replayable
+from .autograd.grad_mode import _mode
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -25,6 +26,8 @@ _default_device = ["cpu"]
 
 def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tensor | None = None) -> Tensor:
     _check_device(device if device is not None else _default_device[0])
+    if _mode.tracer is not None:  # a constant ember.compile may hold (NOTE [compile])
+        _mode.tracer.made(arr)
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
     t = _wrap(arr, d)
     if out is not None:
@@ -66,9 +69,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if data._requires_grad:  # a copy of the values only: autograd.explain names this line
             _prov.note_break(data, "torch.tensor(x)")
     d = _dt(dtype)
+    if _mode.tracer is not None and _has_tensor(data):  # values of tensors copied into a new one
+        _mode.tracer.read(data if isinstance(data, Tensor) else None, "torch.tensor(tensors)")
     arr = _to_array(data, D.get_default_dtype(), d)
     arr = np.array(arr, copy=True, order="C")
     return _finish(arr, d, requires_grad, device)
+
+
+def _has_tensor(data) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_tensor(x) for x in data)
+    return False
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -80,6 +93,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         _check_numpy(data)
         arr = data if d is None or data.dtype == d.np else data.astype(d.np)
         return _finish(arr, d, False, device)
+    if _mode.tracer is not None and _has_tensor(data):
+        _mode.tracer.read(None, "torch.as_tensor(tensors)")
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
@@ -91,7 +106,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
                              f"'{D.to_dtype(dtype)._scalar_name}'.")
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
-        t = _wrap(t._data.copy(), t._dtype)
+        if _mode.tracer is not None and isinstance(obj, Tensor):
+            _mode.tracer.read(obj, "torch.asarray(tensor, copy=True)")
+        t = _wrap(made(t._data.copy()), t._dtype)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -102,7 +119,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_numpy(ndarray)
-    return _wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
+    return _wrap(made(ndarray), D.from_numpy_dtype(ndarray.dtype))
 
 
 def _size(size: tuple, fn: str) -> tuple:
@@ -151,6 +168,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad: b
     return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device, out)
 
 
+@_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
@@ -372,6 +390,7 @@ def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_g
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(1))
 
 
+@_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._tensor import Tensor, _wrap
+from .autograd.grad_mode import _mode
 
 __all__ = [
     "softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
@@ -420,6 +421,8 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
                 _set_tangent(t, level, tangent)
             else:
                 _restride(old, tangent)
+    if _mode.tracer is not None:  # ember.compile: the tensor now holds the view op's result (a recorded value)
+        _mode.tracer.restrided(t)
     t._bump()
     return t
 

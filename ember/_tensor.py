@@ -1037,9 +1037,13 @@ class Tensor:
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "torch.equal")
         return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "torch.allclose")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----
@@ -1431,6 +1435,8 @@ class Tensor:
         if any(s < 0 for s in size):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
         n = int(np.prod(size))
+        if _mode.tracer is not None:  # ember.compile: a new array for the tensor, made outside any op
+            _mode.tracer.unsupported("Tensor.resize_")
         if n == self._data.size:
             self._data = self._data.reshape(size)
         else:

@@ -149,7 +149,7 @@ class CompiledFunction:
                 self._replace(e, new)
                 return result
             first = e.program
-            diff = _program_difference(first, prog)
+            diff, site = _program_difference(first, prog)
             if diff is None:
                 new.kind = "compiled"
                 new.times = e.times + new.times
@@ -163,7 +163,7 @@ class CompiledFunction:
                 eager.guard = new.guard
                 eager.reasons = new.reasons
                 eager.why = Break(f"the traced program differs from call to call ({diff}): an op argument computed "
-                                  "outside ember's ops from the data, or Python state that changes", None)
+                                  "outside ember's ops from the data, or Python state that changes", site)
                 self._note(eager.why)
                 self._replace(e, eager)
             else:
@@ -215,8 +215,14 @@ class CompiledFunction:
                         "not repeat)", site=None)
             else:
                 for v in tr.inputs:
-                    if v.tensor._data is not v.arr:
+                    t = v.tensor
+                    if t._data is not v.arr:
                         tr.fail("a tensor's data was replaced (tensor.data = ...) during the call", site=None)
+                        break
+                    if t._requires_grad != v.requires_grad or (t._requires_grad and t._grad_fn is not None
+                                                               and (t._grad_fn, t._output_nr) != v.edge):
+                        tr.fail("a tensor that requires grad (or a view of one) was changed in place by the call "
+                                "(its new history cannot be replayed)", site=None)
                         break
         if not tr.off:
             try:
@@ -283,10 +289,13 @@ class CompiledFunction:
         t0 = time.perf_counter()
         title = getattr(self, "__qualname__", getattr(self._fn, "__qualname__", "function"))
         prog = build(tr, outputs, spec, patterns, title)
-        prog.bumps = _bumps(tr, prog)
         times["build"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         bad = _verify(prog, tr, leaves, patterns)
+        if bad is not None:  # the faithful program: every kernel with the ctx the eager run gave it
+            prog = build(tr, outputs, spec, patterns, title, elide_ctx=False)
+            bad = _verify(prog, tr, leaves, patterns)
+        prog.bumps = _bumps(tr, prog)
         times["check"] = time.perf_counter() - t0
         if bad is not None:
             raise _Unsupported(f"the replay did not reproduce the eager run ({bad}): an operation outside ember's "
@@ -619,20 +628,30 @@ def _verify(prog, tr: Tracer, leaves: list, patterns: dict) -> str | None:
     return None
 
 
-def _program_difference(a, b) -> str | None:
-    """None when two traces made the same program (code, constants, inputs), else the first difference."""
-    if a.code != b.code:
-        for la, lb in zip(a.code.splitlines(), b.code.splitlines()):
+def _program_difference(a, b):
+    """(None, None) when two traces made the same program (code, constants, inputs), else (the first difference,
+    the user site of its line)."""
+    la_, lb_ = a.code.splitlines(), b.code.splitlines()
+    if la_ != lb_:
+        for i, (la, lb) in enumerate(zip(la_, lb_)):
             if la != lb:
-                return f"`{la.strip()}` became `{lb.strip()}`"
-        return "the programs have different lengths"
+                return f"`{la.strip()}` became `{lb.strip()}`", _site_of(b, i)
+        return "the programs have different lengths", None
     if a.guard_code != b.guard_code:
-        return "the inputs or guards differ"
+        return "the inputs or guards differ", None
     for name, obj in a.consts.items():
         if isinstance(obj, (np.ndarray, float, int, tuple)) and name in b.consts:
             if not same_value(obj, b.consts[name]):
-                return f"the constant {name} differs"
-    return None
+                i = next((i for i, ln in enumerate(la_) if re.search(rf"\b{name}\b", ln)
+                          and not ln.lstrip().startswith("def ")), None)
+                use = la_[i].strip() if i is not None else ""
+                return f"the constant {name} differs, in `{use}`", _site_of(a, i)
+    return None, None
+
+
+def _site_of(p, i):
+    sites = getattr(p, "sites", ())
+    return sites[i] if i is not None and 0 <= i < len(sites) else None
 
 
 def _certify(new: _Entry, first: _Entry) -> None:

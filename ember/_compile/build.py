@@ -87,6 +87,7 @@ class Program:
         self.guard = None
         self.guard_code = ""
         self.guard_reasons: list = []
+        self.sites: list = []         # user (file, line) of each line of ``code``
 
     def release(self) -> None:
         """Drop what only tracing needed (the traced arrays and tensors); keep constants."""
@@ -206,26 +207,35 @@ class _Gen:
             return e.value.name + _path(e.path)
         raise TypeError(f"cannot write {type(e).__name__}")
 
-    def op_name(self, cls) -> str:
+    def op_class(self, cls) -> str:
+        return self.bind(cls, cls._name.rsplit("::", 1)[-1])
+
+    def kernel(self, cls) -> str:
+        """The op's forward kernel, without the NumPy error-state wrapper (the whole program runs quiet)."""
+        fn = cls.__dict__.get("forward")
+        if fn is None:
+            fn = next(c.__dict__["forward"] for c in cls.__mro__ if "forward" in c.__dict__)
+        fn = getattr(fn, "__func__", fn)
+        fn = getattr(fn, "__wrapped__", fn)
         stem = cls._name.rsplit("::", 1)[-1]
-        for suffix in ("Backward0", "Backward1", "Backward2", "Backward3", "Backward"):
+        for suffix in ("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward"):
             if stem.endswith(suffix) and len(stem) > len(suffix):
                 stem = stem[: -len(suffix)]
                 break
-        return self.bind(cls, stem)
+        return self.bind(fn, stem)
 
     def line(self, st: Step) -> str:
         outs = st.outs
         lhs = ", ".join(v.name if v is not None else "_" for v in outs)
         if st.kind == "op":
             args = ", ".join(self.expr(a) for a in st.args)
-            cls = self.op_name(st.fn)
-            ctx = st.ctx.name if st.ctx is not None else "None"
-            pre = f"{st.ctx.name} = _new({cls}); " if st.ctx is not None else ""
+            made = st.ctx is not None and not st.ctx_off
+            ctx = st.ctx.name if made else "None"
+            pre = f"{st.ctx.name} = _new({self.op_class(st.fn)}); " if made else ""
             if st.reduced:
-                call = f"_fwd16({cls}, {ctx}, ({args}{',' if len(st.args) == 1 else ''}))"
+                call = f"_fwd16({self.op_class(st.fn)}, {ctx}, ({args}{',' if len(st.args) == 1 else ''}))"
             else:
-                call = f"{cls}.forward({ctx}{', ' if args else ''}{args})"
+                call = f"{self.kernel(st.fn)}({ctx}{', ' if args else ''}{args})"
             if st.multi:
                 lhs = lhs + ("," if len(outs) == 1 else "")
             return f"{pre}{lhs} = {call}"
@@ -293,16 +303,18 @@ def _comment(st: Step, width: int = 72) -> str:
     return "  # " + what + (f" ({site})" if site else "") if (what or site) else ""
 
 
-def _lines_with_comments(gen: _Gen, steps: list, indent: str = "    ") -> list:
+def _lines_with_comments(gen: _Gen, steps: list, indent: str = "    ", where: list | None = None) -> list:
     out = []
     for st in steps:
         body = gen.line(st)
         out.append(f"{indent}{body}{_comment(st)}")
+        if where is not None:
+            where.append(st.site)
     return out
 
 
 # ----------------------------------------------------------------------------- build
-def build(tr, outputs: list, spec, patterns: dict, title: str) -> Program:
+def build(tr, outputs: list, spec, patterns: dict, title: str, elide_ctx: bool = True) -> Program:
     """A Program from the tracer ``tr`` (forward steps in ``tr.fwd_steps``; ``patterns``: tuple of output numbers ->
     (grad Values, steps, {input Value: gradient Value}, eager gradients))."""
     p = Program()
@@ -332,6 +344,8 @@ def build(tr, outputs: list, spec, patterns: dict, title: str) -> Program:
         for v in results.values():
             _need_saved(v, saved)
     p.grad_inputs = [v for v in p.inputs if v in grad_inputs]
+    for st in tr.fwd_steps:  # a ctx no backward program reads: the kernel runs with ctx=None (the check compares)
+        st.ctx_off = elide_ctx and st.kind == "op" and st.ctx is not None and st.ctx not in saved
     # forward: dead code out (outputs, saved values and writes stay)
     live = {o.value for o in outputs if o.kind == "value"} | saved
     fwd = dce(tr.fwd_steps, live)
@@ -398,23 +412,30 @@ def _generate(p: Program, title: str) -> None:
                 gen.keep.append(v.arr)
     params = ", ".join([v.name for v in p.inputs + p.rngs] + ["_tensors"])
     lines = [f"# ember.compile: {title}", "", f"def forward({params}):"]
-    body = _lines_with_comments(gen, p.fwd)
+    sites = [None] * len(lines)  # the user site of each line (for messages)
+    body = _lines_with_comments(gen, p.fwd, where=sites)
     outs = [o.value.name for o in p.outputs if o.kind == "value"]
     saved = [v.name for v in p.saved]
     body.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
                 f"({', '.join(saved)}{',' if len(saved) == 1 else ''})")
+    sites.append(None)
     lines += body
     for i, (key, pat) in enumerate(sorted(p.patterns.items(), key=lambda kv: -len(kv[0]))):
         pat.name = f"backward{i}"
         gnames = [g.name if g is not None else "_" for g in pat.grads]
         which = ", ".join(str(k) for k in key)
         lines += ["", f"def {pat.name}(saved, grads):  # gradients of output{'s' if len(key) > 1 else ''} {which}"]
+        sites += [None, None]
         if saved:
             lines.append(f"    {', '.join(saved)}{',' if len(saved) == 1 else ''} = saved")
+            sites.append(None)
         lines.append(f"    {', '.join(gnames)}{',' if len(gnames) == 1 else ''} = grads")
-        lines += _lines_with_comments(gen, pat.steps)
+        sites.append(None)
+        lines += _lines_with_comments(gen, pat.steps, where=sites)
         res = [pat.results[v].name if v in pat.results else "None" for v in p.grad_inputs]
         lines.append(f"    return ({', '.join(res)}{',' if len(res) == 1 else ''})")
+        sites.append(None)
+    p.sites = sites
     src = "\n".join(lines) + "\n"
     p.filename = f"<ember.compile {title} #{_counter()}>"
     code = compile(src, p.filename, "exec")

@@ -108,7 +108,7 @@ class Step:
     """One line of the program."""
 
     __slots__ = ("kind", "fn", "args", "kwargs", "outs", "ctx", "reduced", "site", "label", "ufunc", "out_into",
-                 "random", "multi")
+                 "random", "multi", "ctx_off")
 
     def __init__(self, kind: str, fn, args: list, outs: list, label: str = "") -> None:
         self.kind = kind      # op, ufunc, opaque, write, setitem, copy, view, init (a constant's fresh copy)
@@ -124,6 +124,7 @@ class Step:
         self.out_into = None  # ufunc: the dead Value whose buffer receives the result
         self.random = False   # draws from a generator: never removed
         self.multi = False    # op: forward returns a tuple
+        self.ctx_off = False  # op: the ctx is made by the eager run but read by no backward program
 
     def uses(self):
         """Every Value this step reads."""

@@ -101,6 +101,8 @@ class Tracer(_interpose.Level):
         self.phase = "fwd"
         self.seq0 = G._next_seq()
         self.preexisting = None
+        self.pre_arrays: dict = {}
+        self.certified: set = set()   # ids of arrays made by factories (constants the program may hold)
         self.ops = 0
         self.bwd_site = None          # backward phase: the forward site of the node whose formula runs
 
@@ -110,6 +112,8 @@ class Tracer(_interpose.Level):
         tensors = [o for o in gc.get_objects() if issubclass(type(o), Tensor)]
         self.keep.append(tensors)
         self.preexisting = {id(t) for t in tensors}
+        # arrays of those tensors: an op attribute that is one (embedding's indices) is that tensor's input
+        self.pre_arrays = {id(t._data): t for t in tensors if type(t._data) is _nd}
         if G._hook_state.stack or G._hook_blocks[0]:
             self.fail("saved_tensors_hooks are active (activation checkpointing or offloading)", permanent=True)
 
@@ -136,14 +140,10 @@ class Tracer(_interpose.Level):
             raise Unsupported(f"ember.compile(fullgraph=True): graph break at {self.broken}")
 
     def read(self, t: Tensor, what: str) -> None:
-        """``t``'s value was read into Python: fine for a constant, else a break."""
+        """``t``'s value was read into Python: a break (even a tensor made from constants: functions computing on
+        arrays outside the ops make data look constant)."""
         if self.off:
             return
-        v = self.vals.get(id(t._data))
-        if v is not None and v.const:
-            return
-        if v is None and id(t) not in self.preexisting:
-            return  # a tensor the call made outside ops: a constant
         self.fail(f"a tensor's value was read into Python ({what}); the result would depend on it")
 
     def unsupported(self, reason: str) -> None:
@@ -200,7 +200,16 @@ class Tracer(_interpose.Level):
         v = self._view_of_known(arr)
         if v is not None:
             return v
+        if id(arr) not in self.certified:
+            self.fail("a tensor computed outside ember's ops (from the data?) reaches an op" + _library_frame()
+                      + ": the program could not recompute it", site=user_site(3))
         return self._constant(arr, t)
+
+    def made(self, arr) -> None:
+        """``arr`` was made by a factory from shapes and Python values (a constant the program may hold)."""
+        if not self.off:
+            self.certified.add(id(arr))
+            self.keep.append(arr)
 
     def _input(self, t: Tensor) -> Value:
         arr = t._data
@@ -235,6 +244,10 @@ class Tracer(_interpose.Level):
         if not isinstance(base, _nd):
             return None
         root = self.vals.get(id(base))
+        if root is None:
+            t = self.pre_arrays.get(id(base))
+            if t is not None and t._data is base:
+                root = self._input(t)
         if root is None or root.arr is not base or not base.flags.c_contiguous or arr.dtype != base.dtype:
             return None
         item = arr.itemsize
@@ -280,6 +293,9 @@ class Tracer(_interpose.Level):
                 at = self.ctx_attrs.get(id(a))
                 if at is not None:
                     return self._attr_value(at, a)
+            t = self.pre_arrays.get(id(a))
+            if t is not None and t._data is a:
+                return self._input(t)
             v = self._view_of_known(a)
             if v is not None:
                 return v
@@ -424,6 +440,13 @@ class Tracer(_interpose.Level):
         a = id(dst._data)
         self.expected[a] = self.expected.get(a, 0) + 1
 
+    def restrided(self, t: Tensor) -> None:
+        """``t`` took over a view op's result in place (``t_()``, ``as_strided_`` ...): its bump is expected."""
+        if self.off:
+            return
+        k = id(t._data)
+        self.expected[k] = self.expected.get(k, 0) + 1
+
     def _mark_written(self, v: Value) -> None:
         v.written = True
         if v.root is not None:
@@ -462,7 +485,7 @@ class Tracer(_interpose.Level):
             result = fn(*args, **kwargs)
         finally:
             self.off = self.broken is not None
-        res = self.new_value("o")
+        res = self.new_value("o" if self.phase == "fwd" else "bo")  # (a backward program's own: never saved)
         res.name = f"o{res.n}"
         st = Step("opaque", fn, a, [res], getattr(fn, "__name__", "replayable"))
         st.kwargs = kw
@@ -629,6 +652,21 @@ class Tracer(_interpose.Level):
                 return None
             out[v] = g
         return out
+
+
+_PLUMBING = tuple(os.path.join(_PKG_DIR, p) for p in ("_compile", os.path.join("ops", "_op.py"), "_tensor.py",
+                                                       os.path.join("autograd", "_interpose.py")))
+
+
+def _library_frame() -> str:
+    """`` (at ember/...:line in fn)``: the innermost library frame outside the compiler and the dispatch."""
+    f = sys._getframe(2)
+    while f is not None:
+        path = f.f_code.co_filename
+        if path.startswith(_PKG_DIR) and not path.startswith(_PLUMBING):
+            return f" (at ember{path[len(_PKG_DIR):]}:{f.f_lineno} in {f.f_code.co_name})"
+        f = f.f_back
+    return ""
 
 
 def _bool_key(args) -> bool:

@@ -14,7 +14,7 @@ import functools
 
 from .grad_mode import _mode
 
-__all__ = ["Level", "push", "pop", "call_below", "current", "replayable"]
+__all__ = ["Level", "push", "pop", "call_below", "current", "replayable", "made", "data_shaped"]
 
 
 class Level:
@@ -74,3 +74,21 @@ def replayable(fn):
         return tracer.opaque(fn, args, kwargs)
 
     return step
+
+
+def made(arr):
+    """Tell ember.compile that ``arr`` was made from shapes and Python values only (a factory: zeros, arange ...);
+    a tensor made outside the ops from anything else (the data) cannot be a constant of a compiled program
+    (NOTE [compile])."""
+    tracer = _mode.tracer
+    if tracer is not None:
+        tracer.made(arr)
+    return arr
+
+
+def data_shaped(name: str) -> None:
+    """Tell ember.compile that the result being computed has a shape that depends on the data (``nonzero``): a
+    compiled program built on one call's sizes cannot serve the next, so that call runs eagerly."""
+    tracer = _mode.tracer
+    if tracer is not None:
+        tracer.unsupported(f"an op whose output shape depends on the data ({name})")

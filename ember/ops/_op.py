@@ -507,6 +507,7 @@ try:
             finally:
                 reset_state(token)
         run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
+        run.__wrapped__ = kernel  # (ember.compile calls the kernel itself inside one quiet region)
         return run
 except ImportError:  # pragma: no cover - another NumPy layout
     def silent(kernel):

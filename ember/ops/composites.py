@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
+from ..autograd._interpose import data_shaped, replayable
 from ._op import Op, refuse_tangents
 from . import reduction as _R
 
@@ -437,6 +438,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 
 # ---------------------------------------------------------------- counting
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
@@ -446,6 +448,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in a 1-d tensor."""
+    data_shaped("bincount")
     a = input._data
     if a.ndim != 1 or a.dtype.kind not in "iu":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -462,6 +465,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _const(np.bincount(a, w.astype(np.float64), minlength=minlength).astype(out_dt))
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (data range when equal); outside values are ignored."""
     a = input._data
@@ -480,6 +484,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     return _wrap(counts.astype(a.dtype), input._dtype)
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
               out=None):
     """(hist, bin_edges): counts (or weights, or density) in ``bins`` (a count or the edges tensor)."""
@@ -500,6 +505,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    data_shaped("unique_consecutive")
     a = input._data
     if dim is None:
         flat = a.reshape(-1)

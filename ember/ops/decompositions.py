@@ -13,6 +13,7 @@ from .. import _dtype as D
 from .. import return_types as _RT
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import _mode
+from ..autograd._interpose import made
 from ._op import Op, unsupported
 from .indexing import where
 from .reduction import Norm
@@ -38,7 +39,7 @@ def _const(arr: np.ndarray) -> Tensor:
 
 
 def _eye(n: int, dt) -> Tensor:
-    return _const(np.eye(n, dtype=dt))
+    return _const(made(np.eye(n, dtype=dt)))
 
 
 def _tril_mask(n: int, dt, k: int = 0) -> Tensor:

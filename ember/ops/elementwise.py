@@ -16,6 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _special as _sp
+from ..autograd._interpose import made, replayable
 from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
 from ._inplace import _title
 from . import arithmetic as _A
@@ -49,7 +50,7 @@ def _default_float():
 
 def _zeros(grad: Tensor) -> Tensor:
     """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
-    return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
+    return _wrap(made(np.zeros(grad._data.shape, grad._data.dtype)), grad._dtype)
 
 
 def _need(ctx, i: int) -> bool:
@@ -399,6 +400,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 # ------------------------------------------------------------------ predicates (no gradient)
 def _predicate(pub: str, fn):
+    @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def pred(input: Tensor) -> Tensor:
         x = input._data
         if type(x) is not np.ndarray:  # a batched tensor under vmap: elementwise, so on its physical value

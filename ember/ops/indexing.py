@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
+from ..autograd._interpose import data_shaped, replayable
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -404,6 +405,14 @@ def where(condition, input=None, other=None):
     return Where.apply(input, other, cond)
 
 
+@replayable  # the key may hold index arrays of the data: NOTE [replayable steps]
+def _outside(shape: tuple, key) -> np.ndarray:
+    """True outside the region ``key`` of an array of ``shape``."""
+    mask = np.ones(shape, bool)
+    mask[key] = False
+    return mask
+
+
 class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
@@ -432,9 +441,7 @@ class CopySlices(Op):
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
         if n0[0] is not None:
-            mask = np.ones(g.shape, bool)
-            mask[key] = False
-            gb = (g * _wrap_any(mask)).reshape(grad.shape)
+            gb = (g * _wrap_any(_outside(g._data.shape, key))).reshape(grad.shape)
         if n1[0] is not None:
             gv = index(g, key, _is_basic(key))
         return gb, gv
@@ -1398,6 +1405,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
         raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to "
                            "vmap over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues "
                            "if you need this feature.")
+    data_shaped("nonzero")
     if as_tuple:
         return tuple(_wrap_any(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
     return _wrap_any(np.argwhere(a).astype(np.int64))

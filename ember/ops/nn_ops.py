@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op
 from ._inplace import _title
@@ -345,7 +346,8 @@ class NllLoss(Op):
             # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
             g = np.expand_dims(_mul(grad._data, -ctx.coef.astype(grad._data.dtype)), c)
             return _wrap(_PutAlong.forward(None, g, ctx.idx, c, ctx.shape, True), grad._dtype)
-        g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(c)
+        coef = _wrap(ctx.coef, D.from_numpy_dtype(ctx.coef.dtype)).to(grad._dtype)  # (ops: ember.compile replays)
+        g = (grad * -coef).unsqueeze(c)
         return _in_graph_of(_PutAlong.apply(g, ctx.idx, c, ctx.shape, True), ctx.saved_tensors[0])
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
+from ..autograd._interpose import made
 from ._op import Op
 from .conv import _pad
 
@@ -142,7 +143,7 @@ def _zeros_for(ctx, i: int, t: Tensor):
     """The zero gradient torch gives the original input of a pooling backward (None when not needed)."""
     if ctx._next[i][0] is None:
         return None
-    return _wrap(np.zeros(t.shape, t._data.dtype), t._dtype)
+    return _wrap(made(np.zeros(t.shape, t._data.dtype)), t._dtype)
 
 
 class MaxPool2DWithIndicesBackwardBackward(Op):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from ..autograd._interpose import replayable
 from ._op import Op, linear, silent
 from ._inplace import _title
 
@@ -845,6 +846,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 def _logical_reduce(fn, name: str):
+    @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def reduce(input, dim=None, keepdim: bool = False) -> Tensor:
         a = input._data
         out = np.asarray(fn(a, axis=_dims(dim, a.ndim), keepdims=keepdim and dim is not None))
@@ -858,6 +860,7 @@ all = _logical_reduce(np.all, "all")  # noqa: A001 - torch's names
 any = _logical_reduce(np.any, "any")  # noqa: A001
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def count_nonzero(input, dim=None) -> Tensor:
     """Number of non-zero elements (over ``dim``), as int64."""
     a = input._data

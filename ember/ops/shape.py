@@ -6,6 +6,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._data import astype as _astype
+from ..autograd._interpose import data_shaped
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -513,7 +514,9 @@ def _zeros_for(ctx, grads):
     """The incoming grads of a multi-output node with zeros for outputs that got none."""
     from .._tensor import _wrap
 
-    return [g if g is not None else _wrap(np.zeros(shape, dt.np), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
+    from ..autograd._interpose import made
+
+    return [g if g is not None else _wrap(made(np.zeros(shape, dt.np)), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
 
 
 class Split(Op):
@@ -706,11 +709,13 @@ def tile(input: Tensor, dims) -> Tensor:
 def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
     """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None)."""
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        data_shaped("repeat_interleave")
         r = input._data
         return _wrap(np.repeat(np.arange(r.shape[0]), r), D.int64)
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
     if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
+        data_shaped("repeat_interleave")
         repeats = int(repeats._data)
     if isinstance(repeats, int):
         if repeats < 0:
@@ -719,6 +724,8 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
         return View.apply(Clone.apply(y), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    if isinstance(repeats, Tensor):
+        data_shaped("repeat_interleave")
     r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     n = x._data.shape[d] if x._data.ndim else 1
     if r.ndim != 1 or r.shape[0] != n:

@@ -694,8 +694,11 @@ class Module:
     __call__ = _call_impl
 
     def compile(self, *args, **kwargs) -> None:
-        """torch compiles ``__call__`` here; ember runs eagerly, so this is a no-op (same results, no speed-up)."""
-        return None
+        """Compile this module in place (ember.compile, NOTE [compile] in ember/_compile): its ``forward`` runs
+        through compiled programs; the module, its structure and state_dict keys stay as they are."""
+        from ..._compile.api import compile as _compile
+
+        self.forward = _compile(self.forward, *args, **kwargs)
 
     # ----------------------------------------------------------------- printing / pickling
     def _get_name(self) -> str:
