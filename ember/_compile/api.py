@@ -91,9 +91,15 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if (_mode.interpose is not None or _mode.tracer is not None or stance.name == "force_eager"
-                or _anomaly._enabled or _dynamo_config().disable):
+        if _mode.interpose is not None or _mode.tracer is not None or stance.name != "default" or _anomaly._enabled:
+            if stance.name in ("default", "eager_then_compile", "aot_eager_then_compile", "eager_on_recompile",
+                               "fail_on_recompile") and _mode.interpose is None and _mode.tracer is None \
+                    and not _anomaly._enabled:
+                return self._call(args, kwargs)
             return self._fn(*args, **kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         state = _guards.state_key()
         for e in self._cache:
             if e.state == state:
@@ -109,6 +115,8 @@ class CompiledFunction:
         return self._miss(args, kwargs, state)
 
     def _miss(self, args, kwargs, state):
+        if _dynamo_config().disable:  # torch._dynamo.config.disable: read when a call needs a new program
+            return self._fn(*args, **kwargs)
         with self._lock:
             if self._cache:
                 self._log.append(self._why_miss(args, kwargs, state))

@@ -8,6 +8,7 @@ bit for bit on the traced arrays), dead buffers reused by later ufuncs, and one 
 from __future__ import annotations
 
 import linecache
+import re
 import math
 
 import numpy as np
@@ -15,8 +16,10 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _new
 from ..ops import _op as _opmod
-from .program import Attr, Const, Item, Seq, Step, Value, Wrap, dce, literal, plan_buffers, same_array
+from .program import (Attr, Const, Item, Seq, Step, Value, Wrap, allocate_names, cse, dce, literal, plan_buffers,
+                      same_array)
 from .trace import wrap_array
+from . import kernels as _kernels
 
 __all__ = ["Program", "Output", "build", "UFUNCS"]
 
@@ -140,9 +143,38 @@ def _bind_ufunc(st: Step) -> None:
     except Exception:  # noqa: BLE001 - no ufunc path: the op's kernel stays
         return
     if type(got) is np.ndarray and same_array(got, out.arr):
+        st.orig_args = st.args
         st.kind = "ufunc"
         st.ufunc = uf
         st.args = list(args[:nin])
+
+
+def _bind_fast(st: Step) -> None:
+    """Write an op step as its NumPy calls (kernels.fast_form) when they reproduce the traced output exactly."""
+    if (st.ctx is not None and not st.ctx_off) or len(st.outs) != 1 or st.outs[0] is None:
+        return
+    names, arrays = [], []
+    for i, a in enumerate(st.args):
+        if isinstance(a, Value) and isinstance(a.arr, np.ndarray):
+            names.append(f"@{i}@")  # (a slot: the value's name is given when the lines are written)
+            arrays.append(a.arr)
+        elif isinstance(a, Const):
+            lit = literal(a.obj)
+            if lit is None and not isinstance(a.obj, (np.generic,)):
+                if a.obj is not None and not isinstance(a.obj, D.dtype):
+                    return
+            names.append(lit if lit is not None else "_")
+            arrays.append(a.obj)
+        else:
+            return
+    out = st.outs[0]
+    if not isinstance(out.arr, np.ndarray):
+        return
+    lines = _kernels.fast_form(st, names, arrays, "@out@")
+    if lines and _kernels.check(lines, names, arrays, out.arr):
+        st.orig_args = st.args
+        st.kind = "fast"
+        st.fast = lines
 
 
 # ----------------------------------------------------------------------------- code generation
@@ -239,6 +271,9 @@ class _Gen:
             if st.multi:
                 lhs = lhs + ("," if len(outs) == 1 else "")
             return f"{pre}{lhs} = {call}"
+        if st.kind == "fast":
+            text = "; ".join(st.fast).replace("@out@", st.outs[0].name)
+            return _SLOT.sub(lambda m: st.args[int(m.group(1))].name, text)
         if st.kind == "ufunc":
             args = ", ".join(self.expr(a) for a in st.args)
             into = f", out={st.out_into.name}" if st.out_into is not None else ""
@@ -314,9 +349,13 @@ def _lines_with_comments(gen: _Gen, steps: list, indent: str = "    ", where: li
 
 
 # ----------------------------------------------------------------------------- build
-def build(tr, outputs: list, spec, patterns: dict, title: str, elide_ctx: bool = True) -> Program:
+def build(tr, outputs: list, spec, patterns: dict, title: str, elide_ctx: bool = True, fast: bool = True) -> Program:
     """A Program from the tracer ``tr`` (forward steps in ``tr.fwd_steps``; ``patterns``: tuple of output numbers ->
     (grad Values, steps, {input Value: gradient Value}, eager gradients))."""
+    for st in tr.fwd_steps + [st for key in patterns for st in patterns[key][1]]:  # (a rebuild starts over)
+        if st.kind in ("ufunc", "fast"):
+            st.kind, st.args, st.ufunc, st.fast = "op", st.orig_args, None, None
+        st.out_into = None
     p = Program()
     p.inputs = list(tr.inputs)
     p.rngs = list(tr.gens.values())
@@ -363,13 +402,14 @@ def build(tr, outputs: list, spec, patterns: dict, title: str, elide_ctx: bool =
         init_steps.append(st)
         v.kind = "t"
     fwd = init_steps + fwd
-    for st in fwd:
+    fwd = cse(fwd, live)
+    for pat in p.patterns.values():
+        pat.steps = cse(pat.steps, set(pat.results.values()))
+    for st in fwd + [st for pat in p.patterns.values() for st in pat.steps]:
         if st.kind == "op":
             _bind_ufunc(st)
-    for pat in p.patterns.values():
-        for st in pat.steps:
-            if st.kind == "op":
-                _bind_ufunc(st)
+        if st.kind == "op" and fast:
+            _bind_fast(st)
     p.saved = sorted(saved, key=lambda v: v.n)
     plan_buffers(fwd, set(live), "t")
     for pat in p.patterns.values():
@@ -410,6 +450,10 @@ def _generate(p: Program, title: str) -> None:
             if v.kind == "k" and v.name not in gen.globs:
                 gen.globs[v.name] = v.arr
                 gen.keep.append(v.arr)
+    live_fwd = [o.value for o in p.outputs if o.kind == "value"] + list(p.saved)
+    allocate_names(p.fwd, live_fwd, "t")
+    for pat in p.patterns.values():
+        allocate_names(pat.steps, list(pat.results.values()), "b")
     params = ", ".join([v.name for v in p.inputs + p.rngs] + ["_tensors"])
     lines = [f"# ember.compile: {title}", "", f"def forward({params}):"]
     sites = [None] * len(lines)  # the user site of each line (for messages)
@@ -449,6 +493,7 @@ def _generate(p: Program, title: str) -> None:
     p.code = src
 
 
+_SLOT = re.compile(r"@(\d+)@")
 _count = [0]
 
 

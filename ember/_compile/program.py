@@ -108,7 +108,7 @@ class Step:
     """One line of the program."""
 
     __slots__ = ("kind", "fn", "args", "kwargs", "outs", "ctx", "reduced", "site", "label", "ufunc", "out_into",
-                 "random", "multi", "ctx_off")
+                 "random", "multi", "ctx_off", "fast", "orig_args")
 
     def __init__(self, kind: str, fn, args: list, outs: list, label: str = "") -> None:
         self.kind = kind      # op, ufunc, opaque, write, setitem, copy, view, init (a constant's fresh copy)
@@ -125,6 +125,8 @@ class Step:
         self.random = False   # draws from a generator: never removed
         self.multi = False    # op: forward returns a tuple
         self.ctx_off = False  # op: the ctx is made by the eager run but read by no backward program
+        self.fast = None      # fast: the NumPy lines standing for the op's kernel (kernels.fast_form)
+        self.orig_args = None  # ufunc/fast: the op's arguments (a rebuild goes back to the op)
 
     def uses(self):
         """Every Value this step reads."""
@@ -134,6 +136,8 @@ class Step:
             _collect(list(self.kwargs.values()), out)
         if self.ctx is not None and self.kind != "op":
             out.append(self.ctx)
+        if self.out_into is not None:  # the dead buffer it writes into (its name stays its until here)
+            out.append(self.out_into)
         return out
 
 
@@ -192,6 +196,68 @@ def dce(steps: list, live: set) -> list:
     return keep
 
 
+# ----------------------------------------------------------------------------- common subexpressions
+def cse(steps: list, keep: set) -> list:
+    """``steps`` with repeated pure steps (the same kernel on the same values and constants) made once: later
+    uses read the first result. Only op steps without a ctx and without random draws, whose results are never
+    written, take part; a write or an opaque step in between ends every earlier match (values may have changed)."""
+    seen: dict = {}
+    alias: dict = {}
+    out = []
+    for st in steps:
+        if alias:
+            st.args = _rename(st.args, alias)
+            if st.kwargs:
+                st.kwargs = {k: _rename(v, alias) for k, v in st.kwargs.items()}
+        if st.kind in ("write", "setitem", "opaque"):
+            seen.clear()
+        elif st.kind == "op" and not st.random and (st.ctx is None or st.ctx_off) \
+                and not any(v is None or v.written for v in st.outs):
+            key = _key(st)
+            if key is not None:
+                first = seen.get(key)
+                if first is not None and all(v not in keep for v in st.outs):
+                    for a, b in zip(st.outs, first.outs):
+                        alias[a] = b
+                    continue
+                seen[key] = st
+        out.append(st)
+    return out
+
+
+def _rename(expr, alias: dict):
+    if isinstance(expr, Value):
+        return alias.get(expr, expr)
+    if isinstance(expr, list):
+        return [_rename(e, alias) for e in expr]
+    if isinstance(expr, tuple):
+        return tuple(_rename(e, alias) for e in expr)
+    if isinstance(expr, Seq):
+        return Seq(expr.kind, [_rename(e, alias) for e in expr.items])
+    if isinstance(expr, Wrap):
+        return Wrap(alias.get(expr.value, expr.value), expr.edt, expr.requires_grad)
+    return expr
+
+
+def _key(st: Step):
+    """A hashable description of what a step computes (None: do not merge it)."""
+    parts = [st.kind, st.label if st.kind != "ufunc" else st.ufunc.__name__, st.fn if st.kind == "op" else None,
+             st.reduced]
+    for a in st.args:
+        if isinstance(a, Value):
+            parts.append(("v", a.n))
+        elif isinstance(a, Const):
+            lit = literal(a.obj)
+            if lit is None:
+                if not isinstance(a.obj, (np.dtype, type(None))):
+                    return None
+                lit = repr(a.obj)
+            parts.append(("c", type(a.obj).__name__, lit))
+        else:
+            return None
+    return tuple(parts)
+
+
 # ----------------------------------------------------------------------------- buffer reuse
 def plan_buffers(steps: list, keep: set, kind: str) -> None:
     """Let ``ufunc`` steps write into the buffer of a value that died before them (same shape and dtype), so a
@@ -208,20 +274,23 @@ def plan_buffers(steps: list, keep: set, kind: str) -> None:
                 viewed.add(v.root)
     free: dict = {}
     for i, st in enumerate(steps):
+        dying = [v for v in dict.fromkeys(st.uses()) if last.get(v) == i and _reusable(v, keep, viewed, kind)]
         if st.kind == "ufunc":
+            # a ufunc may write into one of its own dying arguments (NumPy handles the exact overlap)
+            for v in dying:
+                free.setdefault((v.shape, v.dtype), []).append(v)
+            dying = []
             v = st.outs[0]
             pool = free.get((v.shape, v.dtype))
             if pool:
                 st.out_into = pool.pop()
-        # values whose last use is this step are free after it (a ufunc may write into its own input)
-        for v in dict.fromkeys(st.uses()):
-            if last.get(v) == i and _reusable(v, keep, viewed, kind):
-                free.setdefault((v.shape, v.dtype), []).append(v)
+        for v in dying:  # free after the step
+            free.setdefault((v.shape, v.dtype), []).append(v)
 
 
 def _reusable(v: Value, keep: set, viewed: set, kind: str) -> bool:
     return (v.kind == kind and v not in keep and v not in viewed and v.root is None and not v.written
-            and not v.escapes and v.expr is None and v.owner is not None and v.owner.kind in ("ufunc", "op")
+            and not v.escapes and v.expr is None and v.owner is not None and v.owner.kind in ("ufunc", "op", "fast")
             and isinstance(v.shape, tuple) and len(v.shape) > 0 and v.dtype is not None)
 
 
@@ -273,3 +342,47 @@ def same_array(a, b) -> bool:
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return same_value(a, b)
     return a.shape == b.shape and a.dtype == b.dtype and _bits(a) == _bits(b)
+
+
+# ----------------------------------------------------------------------------- local names
+def allocate_names(steps: list, live_out, prefix: str) -> None:
+    """Name the values ``steps`` make with recycled local names: a name whose value is dead is given to the next
+    value made, so arrays are dropped as soon as they are dead (the generated function keeps no more alive than
+    the eager run would) and freed memory is reused while hot. A ufunc writing into a dead buffer takes its name."""
+    last = {}
+    for i, st in enumerate(steps):
+        for v in st.uses():
+            last[v] = i
+    end = len(steps)
+    for v in live_out:
+        last[v] = end
+    mine = set()
+    for st in steps:
+        for v in st.outs:
+            if v is not None and v.kind in ("t", "b", "bo", "o"):
+                mine.add(v)
+    pool: list = []
+    count = 0
+    for i, st in enumerate(steps):
+        dying = [v.name for v in dict.fromkeys(st.uses()) if v in mine and last.get(v) == i and v.name is not None]
+        # one call binds its result after reading its arguments: it may take a dying argument's name; lines of
+        # several statements write their result first, so their arguments' names are free only after them
+        late = st.kind == "fast" and len(st.fast) > 1
+        if not late:
+            pool.extend(dying)
+        for j, v in enumerate(st.outs):
+            if v is None or v not in mine:
+                continue
+            if v not in last:
+                v.name = "_"
+                continue
+            if j == 0 and st.out_into is not None and st.out_into.name in pool:
+                pool.remove(st.out_into.name)
+                v.name = st.out_into.name
+            elif pool:
+                v.name = pool.pop()
+            else:
+                v.name = f"{prefix}{count}"
+                count += 1
+        if late:
+            pool.extend(dying)

@@ -550,7 +550,7 @@ class Tracer(_interpose.Level):
             if id(obj._data) not in self.vals:
                 self.ctx_attrs[id(obj._data)] = Attr(ctx, path + ("_data",))
                 self.keep.append(obj)
-        elif isinstance(obj, (tuple, list)) and depth < 2 and obj:
+        elif isinstance(obj, (tuple, list)) and depth < 2 and obj and _holds_arrays(obj):
             self.ctx_attrs.setdefault(id(obj), Attr(ctx, path))
             self.keep.append(obj)
             for i, x in enumerate(obj):
@@ -667,6 +667,11 @@ def _library_frame() -> str:
             return f" (at ember{path[len(_PKG_DIR):]}:{f.f_lineno} in {f.f_code.co_name})"
         f = f.f_back
     return ""
+
+
+def _holds_arrays(obj) -> bool:
+    """A tuple/list with arrays or tensors in it (a tuple of sizes is a constant: shapes are guarded)."""
+    return any(isinstance(x, (_nd, Tensor)) or (isinstance(x, (tuple, list)) and _holds_arrays(x)) for x in obj)
 
 
 def _bool_key(args) -> bool:
