@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: test demo bench lint clean viz compat
+.PHONY: test demo bench lint clean viz compat ecosystem
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,11 +44,17 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
+# Third-party libraries' own test suites on torch and with ember as `torch` (venvs in .ecosystem/, not part of
+# `make test`); writes ECOSYSTEM.md. ECO_LIBS=einops,torchsde picks libraries (ecosystem/libraries.py).
+ECO_LIBS ?=
+ecosystem:
+	$(PYTHON) -m ecosystem.run $(if $(ECO_LIBS),--libs $(ECO_LIBS)) $(ECO_ARGS)
+
 compat: $(STAMP)  # regenerate docs/compat.md (every torch name: supported / partial / not supported)
 	$(PY) tools/compat.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ember tests bench tools
+	$(VENV)/bin/ruff check ember tests bench tools ecosystem
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .ecosystem

@@ -51,6 +51,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
+    "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",
+    "_standard_gamma_grad": ".ops.random:_standard_gamma_grad", "_sample_dirichlet": ".ops.random:_sample_dirichlet",
     # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
     "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 

@@ -65,7 +65,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
 
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                       "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         if data._requires_grad:  # a copy of the values only: autograd.explain names this line
             _prov.note_break(data, "torch.tensor(x)")
     d = _dt(dtype)
@@ -426,3 +426,13 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, de
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
     return randint(low, high, input._data.shape, dtype=d, device=device, requires_grad=requires_grad)
+
+
+# NOTE [allocation failures], NOTE [foreign errors] (ember/_malloc.py): factories raise torch's errors, not NumPy's.
+def _translate_allocation_errors() -> None:
+    from ._malloc import translate_errors_of
+
+    translate_errors_of(globals(), __all__)
+
+
+_translate_allocation_errors()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "applied"]
+__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "applied", "AllocationError", "allocation_error",
+           "translating_allocation_errors", "translating_foreign_errors", "foreign_error", "translate_errors_of"]
 
 _M_TRIM_THRESHOLD = -1   # mallopt parameter numbers (<malloc.h>)
 _M_MMAP_THRESHOLD = -3
@@ -41,3 +42,119 @@ def _tune() -> bool:
 
 
 applied: bool = _tune()
+
+
+# NOTE [allocation failures]: NumPy raises MemoryError when an allocation fails; torch raises RuntimeError
+# ("DefaultCPUAllocator: can't allocate memory ..."), and training code catches RuntimeError to skip a batch that
+# does not fit. Ops (Op.apply), backward (autograd.backward/grad) and the factories turn NumPy's error into ``AllocationError``:
+# a RuntimeError with torch's message that is still a MemoryError.
+class AllocationError(RuntimeError, MemoryError):
+    """An allocation that failed: torch's CPU allocator error (a RuntimeError), still a MemoryError."""
+
+
+def allocation_error(e: MemoryError) -> AllocationError:
+    """``e`` (NumPy's MemoryError) as torch reports a failed CPU allocation."""
+    if isinstance(e, AllocationError):
+        return e
+    nbytes = getattr(e, "_total_size", None)
+    size = f"you tried to allocate {nbytes} bytes" if nbytes is not None else "not enough memory"
+    return AllocationError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: {size}. Error code 12 (Cannot allocate memory)")
+
+
+def translating_allocation_errors(fn):
+    """``fn`` raising ``AllocationError`` where NumPy raised MemoryError."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:
+            raise allocation_error(e) from None
+    return run
+
+
+def translating_foreign_errors(fn):
+    """``fn`` raising torch's kind of error where NumPy raised one (NOTE [foreign errors]), ``AllocationError``
+    for a failed allocation."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (MemoryError, TypeError, ValueError, IndexError) as e:
+            err = foreign_error(fn.__name__, args + tuple(kwargs.values()), e)
+            if err is e:
+                raise
+            raise err from None
+    return run
+
+
+# NOTE [foreign errors]: a NumPy (or Python builtin) error raised by a kernel that was handed arguments it cannot
+# use must not reach the user as NumPy's: ops (Op.apply) and the factories turn an error that no ``raise``
+# statement of ember's made into torch's kind, a TypeError naming the arguments for bad argument types, torch's
+# broadcast RuntimeError for shapes that do not broadcast, a RuntimeError otherwise. ember's own errors (raised by
+# a ``raise`` statement) pass unchanged.
+def _from_numpy(e: BaseException) -> bool:
+    """Whether ``e`` comes from NumPy: raised inside NumPy's Python code, or by a C kernel that ember called (the
+    innermost frame is ember's, on a line that is not a ``raise``). Errors of user code (hooks, datasets, objects
+    converted to tensors) and ember's own pass unchanged."""
+    import linecache
+
+    tb = e.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename
+    if filename.startswith(_NUMPY_DIR):
+        return True
+    if not filename.startswith(_PACKAGE_DIR) or filename == __file__:  # (here: the call itself, a bad keyword)
+        return False
+    return not linecache.getline(filename, tb.tb_lineno).strip().startswith("raise")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(__import__("numpy").__file__)) + os.sep
+
+
+def _type_names(args) -> str:
+    from ._tensor import Tensor
+
+    return ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+
+
+def foreign_error(name: str, args, e: Exception) -> Exception:
+    """``e`` as torch's kind of error (NOTE [foreign errors]), or ``e`` itself when ember raised it on purpose."""
+    if isinstance(e, MemoryError):
+        return allocation_error(e)
+    if not isinstance(e, (TypeError, ValueError, IndexError)) or not _from_numpy(e):
+        return e
+    if isinstance(e, ValueError) and "broadcast" in str(e):
+        from ._tensor import Tensor
+        import numpy as np
+
+        shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+        for i in range(len(shapes)):
+            for j in range(i + 1, len(shapes)):
+                try:
+                    np.broadcast_shapes(shapes[i], shapes[j])
+                except ValueError:
+                    from .ops.arithmetic import _broadcast_error
+
+                    return _broadcast_error(np.empty(shapes[i]), np.empty(shapes[j]))
+    if isinstance(e, TypeError):
+        return TypeError(f"{name}() received an invalid combination of arguments - got ({_type_names(args)}) "
+                         f"(ember: {e})")
+    return RuntimeError(f"{name}(): {e}")
+
+
+def translate_errors_of(namespace: dict, names) -> None:
+    """Wrap the functions ``names`` of a module (its ``globals()``) with ``translating_foreign_errors``: for
+    public functions that compute on arrays outside an op (NOTE [foreign errors]); ops are covered by Op.apply."""
+    for name in names:
+        fn = namespace.get(name)
+        if callable(fn) and not isinstance(fn, type) and getattr(fn, "__wrapped__", None) is None:
+            namespace[name] = translating_foreign_errors(fn)

@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 import weakref
+from operator import index as _operator_index
 from collections import OrderedDict
 from typing import Callable
 
@@ -1645,7 +1646,18 @@ class Size(tuple):
         return _new_size(Size, tuple(self) + tuple(other))
 
 
+# NOTE [0-d results are arrays]
+# NumPy returns a scalar (np.float32 ...), not a 0-d array, from a ufunc or reduction whose result is 0-d, from
+# `arr[i]` to 0-d and from 0-d arithmetic. A tensor always holds an ndarray (in-place ops, `out=`, views and
+# `np.copyto` need one, and code that tells arrays from numbers by type would take the scalar for a number), so
+# the constructors below turn such a scalar into its 0-d array: one type test on the hot path, and kernels need
+# not care. (Batched tensors under vmap hold a placeholder, which is neither.)
+_NP_SCALAR = np.generic
+
+
 def _init(t: Tensor, arr: np.ndarray, dtype: D.dtype, requires_grad: bool) -> None:
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):
+        arr = np.asarray(arr)
     t._data = arr
     t._dtype = dtype
     t._requires_grad = requires_grad
@@ -1664,6 +1676,8 @@ _BY_NP = D._BY_NP
 
 def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
     """A plain tensor around ``arr`` (no copy, no graph). The hot-path constructor."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype
@@ -1680,6 +1694,8 @@ def _wrap(arr: np.ndarray, dtype: D.dtype) -> Tensor:
 
 def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tensor:
     """An op's output recorded in the graph: ``_wrap`` with its history set (one store per slot)."""
+    if type(arr) is not np.ndarray and isinstance(arr, _NP_SCALAR):  # NOTE [0-d results are arrays]
+        arr = np.asarray(arr)
     t = _new(Tensor)
     t._data = arr
     t._dtype = dtype
@@ -1696,7 +1712,7 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
 
 def _all_examples(t: Tensor) -> np.ndarray:
     """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
-    while type(t._data) is not np.ndarray:
+    while type(t._data) is not np.ndarray and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
         t = t._phys
     return t._data
 
@@ -1725,8 +1741,22 @@ def _wrap_dim_strict(dim: int, ndim: int) -> int:
     return _wrap_dim(dim, ndim)
 
 
+def _as_dim(dim) -> int:
+    """``dim`` as an int (Python and NumPy integers, integer 0-d tensors); torch's TypeError for anything else."""
+    if type(dim) is int:
+        return dim
+    if not isinstance(dim, bool):
+        try:
+            return _operator_index(dim)
+        except TypeError:
+            pass
+    raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     n = max(ndim, 1)
+    if type(dim) is not int:
+        dim = _as_dim(dim)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
@@ -1742,6 +1772,7 @@ def _convert(t: Tensor, dtype: D.dtype) -> Tensor:
 _graph._wrap = _wrap
 _graph._wrap_plain = _wrap_any
 _graph._rewrap = _rewrap
+_graph._wrap_number = lambda v: _wrap_any(np.asarray(v))
 _graph._VersionCounter = _VersionCounter
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "cummax", "cummin"]
 __all__ += ["frexp", "aminmax", "mode", "nanmedian", "histogram", "lu_unpack", "triangular_solve", "qr"]  # h-surface
+__all__ += ["linalg_cholesky_ex"]
 
 
 class _ReturnType(tuple):
@@ -58,3 +59,4 @@ histogram = _make("histogram", ("hist", "bin_edges"))
 lu_unpack = _make("lu_unpack", ("P", "L", "U"))
 triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))
 qr = _make("qr", ("Q", "R"))
+linalg_cholesky_ex = _make("linalg_cholesky_ex", ("L", "info"))

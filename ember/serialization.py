@@ -17,10 +17,15 @@ import io
 import mmap as _mmap
 import os
 import pickle
+import re
+import socket
 import struct
 import sys
+import threading
+import time
 import uuid
 import zipfile
+import zlib
 from typing import IO, Any, Callable, Union
 
 import numpy as np
@@ -324,11 +329,69 @@ def _write_archive(fh: IO[bytes], name: str, pickled: bytes, records: list) -> N
         _zip_entry(zf, f"{name}/.data/serialization_id", f"{uuid.uuid4().int:040d}".encode())
 
 
+# NOTE [stale temp files]: a save writes ``.<target>.<host>.<pid>.<random>.tmp`` next to the target and renames it
+# over the target. A writer killed mid-save (SIGKILL, OOM, a lost node) leaves its temp file behind, and seven
+# killed saves of a large model left 684 MB. After a successful save the temp files of the same target that no
+# writer can still be using are removed: those of this host whose process is gone (or is this one, outside the
+# saves running now), and any older than a day (another host's, or the older name without host and pid).
+_STALE_AGE_S = 24 * 3600
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+_writing: set = set()  # temp files this process is writing now
+_writing_lock = threading.Lock()
+
+
+def _temp_name(folder: str, base: str) -> str:
+    return os.path.join(folder, f".{base}.{_HOST}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's), or we cannot tell: keep its file
+    return True
+
+
+def _remove_stale_temps(folder: str, base: str) -> None:
+    """Remove the temp files of earlier saves of ``base`` that no live writer owns (NOTE [stale temp files])."""
+    pattern = re.compile(rf"^\.{re.escape(base)}\.(?:(?P<host>[A-Za-z0-9-]+)\.(?P<pid>\d+)\.)?[0-9a-f]{{12}}\.tmp$")
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    now = time.time()
+    for e in entries:
+        m = pattern.match(e.name)
+        if m is None:
+            continue
+        with _writing_lock:
+            if e.path in _writing:
+                continue
+        stale = False
+        if m.group("host") == _HOST:
+            pid = int(m.group("pid"))
+            stale = pid == os.getpid() or not _pid_alive(pid)
+        if not stale:
+            try:
+                stale = now - e.stat().st_mtime > _STALE_AGE_S
+            except OSError:
+                continue
+        if stale:
+            try:
+                os.unlink(e.path)
+            except OSError:
+                pass
+
+
 def _atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through ``write`` to a temp file next to ``path``, fsync it, then rename over ``path``."""
+    """Write through ``write`` to a temp file next to ``path``, fsync it, then rename over ``path``; then remove
+    stale temp files of earlier, interrupted saves of ``path`` (NOTE [stale temp files])."""
     folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
     for _ in range(100):
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+        tmp = _temp_name(folder, base)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
             break
@@ -336,6 +399,8 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
             continue
     else:  # pragma: no cover - 100 uuid collisions
         raise FileExistsError(f"could not create a temporary file in {folder}")
+    with _writing_lock:
+        _writing.add(tmp)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -348,6 +413,10 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
         except FileNotFoundError:
             pass
         raise
+    finally:
+        with _writing_lock:
+            _writing.discard(tmp)
+    _remove_stale_temps(folder, base)
     if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable
         try:
             dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -594,6 +663,21 @@ class _WeightsUnpickler(pickle._Unpickler):
 
     dispatch[pickle.NEWOBJ[0]] = load_newobj
 
+    def load(self) -> Any:
+        """The unpickled object; a damaged pickle raises torch's UnpicklingError, never the pure-Python unpickler's
+        internals (a KeyError for an unknown opcode, IndexError on an empty stack ...)."""
+        try:
+            return super().load()
+        except pickle.UnpicklingError:
+            raise
+        except KeyError as e:  # an opcode the pickle protocol does not have: the bytes are not a pickle
+            code = e.args[0] if e.args else "?"
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}WeightsUnpickler error: \n\nUnsupported operand {code}"
+                                         "\n\n(ember: the checkpoint's data.pkl is damaged or not a pickle)") from None
+        except (EOFError, IndexError, ValueError, TypeError, AttributeError, struct.error, UnicodeDecodeError) as e:
+            raise pickle.UnpicklingError(f"{_REFUSED_HEADER}WeightsUnpickler error: {type(e).__name__}: {e}\n\n"
+                                         "(ember: the checkpoint's data.pkl is damaged or truncated)") from None
+
 
 def _resolve_location(location: str, map_location) -> None:
     """Check that storages saved on ``location`` can live on the CPU under ``map_location``."""
@@ -626,7 +710,8 @@ class _Archive:
                                    "torch.save checkpoints")
             raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
         self.prefix = prefix
-        order = zf.read(f"{prefix}/byteorder").decode() if f"{prefix}/byteorder" in names else sys.byteorder
+        order = (_read_record(zf, f"{prefix}/byteorder").decode(errors="replace") if f"{prefix}/byteorder" in names
+                 else sys.byteorder)
         if order not in ("little", "big"):
             raise RuntimeError(f"unknown byteorder {order!r} in the checkpoint")
         self.byteorder = order
@@ -661,13 +746,17 @@ class _Archive:
             return np.frombuffer(self.mapped, dt, count=numel, offset=self._data_offset(info))
         arr = np.empty(numel, dt)
         view = memoryview(arr.view(np.uint8))
-        with self.zf.open(info) as fh:
-            pos = 0
-            while pos < len(view):
-                n = fh.readinto(view[pos:pos + _CHUNK])
-                if not n:
-                    raise RuntimeError(f"storage record {name} ended early")
-                pos += n
+        try:
+            with self.zf.open(info) as fh:
+                pos = 0
+                while pos < len(view):
+                    n = fh.readinto(view[pos:pos + _CHUNK])
+                    if not n:
+                        raise RuntimeError(f"storage record {name} ended early")
+                    pos += n
+        except (zipfile.BadZipFile, zlib.error, EOFError) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or archive is "
+                               f"corrupted (ember: {e})") from None
         return arr
 
     def _data_offset(self, info: zipfile.ZipInfo) -> int:
@@ -722,5 +811,16 @@ def _load_file(fh: IO[bytes], map_location, encoding: str, mapped: _mmap.mmap | 
                            "PyTorch 1.6); this file is not a zip archive") from None
     with zf:
         archive = _Archive(zf, map_location, mapped)
-        data = zf.read(f"{archive.prefix}/data.pkl")
+        data = _read_record(zf, f"{archive.prefix}/data.pkl")
         return _WeightsUnpickler(io.BytesIO(data), archive.storage, encoding=encoding).load()
+
+
+def _read_record(zf: zipfile.ZipFile, name: str) -> bytes:
+    """A record of the archive; a damaged one raises torch's PytorchStreamReader error (not zipfile's)."""
+    try:
+        return zf.read(name)
+    except KeyError:
+        raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid header or archive is corrupted "
+                           f"(ember: {e})") from None

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from ._tensor import Tensor
-from .autograd.graph import AccumulateGrad, _param_names, _root_nodes, _saved_arrays
+from .autograd.graph import AccumulateGrad, _param_names, _saved_arrays
 
 __all__ = ["make_dot", "DotSource"]
 
@@ -74,21 +74,38 @@ def dot_lines(var, params=None, show_attrs: bool = False, show_saved: bool = Fal
     lines = []
     seen: set[int] = set()
     stack = []
+
+    def tensor_box(t, color: str, name: str = "") -> str:  # pytorchviz's get_var_name: "name\n (sizes)"
+        lines.append(f"t{id(t)} [label={_quote((name or names.get(id(t), '')) + chr(10) + ' ' + _size(t.shape))} "
+                     f"fillcolor={color}]")
+        return f"t{id(t)}"
+
+    boxed: set[int] = set()
+
+    def add_tensor(t, color: str) -> str:  # pytorchviz's add_base_tensor
+        box = f"t{id(t)}"
+        if id(t) in boxed:
+            return box
+        boxed.add(id(t))
+        tensor_box(t, color)
+        if t._grad_fn is not None:  # (a leaf output is its own box)
+            lines.append(f"{id(t._grad_fn)} -> {box}")
+            stack.append(t._grad_fn)
+        if t._base is not None:  # a view: its base too (a darker olive), joined by a dotted edge
+            lines.append(f"{add_tensor(t._base, 'darkolivegreen3')} -> {box} [style=dotted]")
+        return box
+
     for out in outputs:
-        oid = f"out{id(out)}"
-        lines.append(f"{oid} [label={_quote(names.get(id(out), '') + _size(out.shape))} fillcolor=darkolivegreen1]")
-        for fn in _root_nodes(out):
-            lines.append(f"{id(fn)} -> {oid} [style=dashed]")
-            stack.append(fn)
+        add_tensor(out, "darkolivegreen1")
     while stack:
         fn = stack.pop()
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        if type(fn) is AccumulateGrad:
+        if type(fn) is AccumulateGrad:  # as pytorchviz: the parameter's box feeds its AccumulateGrad node
             v = fn.variable
-            label = (names[id(v)] + "\n" if id(v) in names else "") + _size(v.shape)
-            lines.append(f"{id(fn)} [label={_quote(label)} fillcolor=lightblue]")
+            lines.append(f"{tensor_box(v, 'lightblue')} -> {id(fn)}")
+            lines.append(f"{id(fn)} [label={_quote('AccumulateGrad')}]")
             continue
         label = fn.name().rsplit("::", 1)[-1]
         if show_attrs:
@@ -117,8 +134,9 @@ def dot_lines(var, params=None, show_attrs: bool = False, show_saved: bool = Fal
 def make_dot(var, params=None, show_attrs: bool = False, show_saved: bool = False, max_attr_chars: int = 50):
     """The graph that produced ``var`` (a tensor or a sequence of tensors) as a ``graphviz.Digraph``.
 
-    Node names are torch's (``MulBackward0``). Leaves that require grad are blue boxes named from ``params``
-    (a mapping or ``model.named_parameters()``), outputs are olive, and with ``show_saved`` the tensors each
+    Node names are torch's (``MulBackward0``). As pytorchviz draws it, each leaf that requires grad is a blue box
+    named from ``params`` (a mapping or ``model.named_parameters()``) feeding its ``AccumulateGrad`` node, outputs
+    are olive (a view's base a darker olive, dotted), and with ``show_saved`` the tensors each
     node saved for backward are orange boxes with shape, dtype and size in bytes. ``render()`` draws SVG or
     PNG. Without the graphviz package the result is a ``DotSource`` with the same ``.source`` text."""
     if params is not None and not hasattr(params, "items"):

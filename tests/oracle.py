@@ -49,6 +49,8 @@ def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> 
     if t is None or e is None:
         assert e is None and t is None, f"{what}: ember {e!r} vs torch {t!r}"
         return
+    if isinstance(e, ember.Tensor):  # NOTE [0-d results are arrays]: never a NumPy scalar
+        assert isinstance(e._data, np.ndarray), f"{what}: ember holds a {type(e._data).__name__}, not an ndarray"
     if check_dtype:
         assert str(e.dtype) == str(t.dtype), f"{what}: dtype {e.dtype} vs torch {t.dtype}"
     assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} vs torch {tuple(t.shape)}"

@@ -655,3 +655,39 @@ def test_parameters_save_as_torch_parameters(requires_grad, tmp_path):
     _same(got, torch.nn.Parameter(torch.tensor(arr), requires_grad))
     back = ember.load(tmp_path / "e.pt")["w"]
     _same(back, got)
+
+
+def _with_data_pkl(lib, path, payload) -> str:
+    """A copy of a checkpoint saved by ``lib`` whose data.pkl record is replaced by ``payload`` (a valid zip)."""
+    src = str(path) + ".src"
+    lib.save({"w": lib.ones(3)}, src)
+    out = str(path) + ".bad"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            zout.writestr(info, payload(data) if info.filename.endswith("data.pkl") else data)
+    return out
+
+
+@pytest.mark.parametrize("payload", [lambda d: b"_" * 40, lambda d: bytes(range(95, 200)),
+                                     lambda d: b"\x80\x02" + b"_" * 40, lambda d: d[: len(d) // 2]],
+                         ids=["underscores", "bytes", "protocol then garbage", "truncated"])
+def test_a_garbage_pickle_raises_torchs_unpickling_error(tmp_path, payload):
+    """The issue's checkpoint whose pickle is garbage: torch's "Weights only load failed" UnpicklingError, never the
+    pure-Python unpickler's bare KeyError('95')."""
+    for lib in (ember, torch):
+        path = _with_data_pkl(lib, tmp_path / lib.__name__, payload)
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            lib.load(path)
+
+
+def test_a_corrupted_record_raises_torchs_stream_reader_error(tmp_path):
+    path = str(tmp_path / "ckpt")
+    ember.save({"w": ember.arange(1000.0)}, path, _use_new_zipfile_serialization=True)
+    data = bytearray(open(path, "rb").read())
+    at = data.find(np.arange(1000.0, dtype=np.float32).tobytes()[:64])
+    data[at + 8:at + 40] = b"\xff" * 32  # damages the storage's bytes, so its CRC no longer matches
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading file .*invalid header or archive is "
+                                           "corrupted"):
+        ember.load(path)

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -96,9 +97,46 @@ def test_sigkill_mid_save_leaves_old_checkpoint_intact(tmp_path):
         assert loaded["epoch"] == 3 and set(loaded) == {"w", "step", "epoch"}
         for k, v in old.items():
             np.testing.assert_array_equal(loaded[k].numpy(), v)
-    # and the path stays writable: the next save replaces it normally
+    # and the path stays writable: the next save replaces it normally, and removes the killed writer's temp file
     ember.save({"x": ember.ones(2)}, path)
     np.testing.assert_array_equal(torch.load(path, weights_only=True)["x"].numpy(), np.ones(2, np.float32))
+    assert os.listdir(tmp_path) == [target]
+
+
+def test_a_successful_save_removes_only_stale_temp_files(tmp_path):
+    """NOTE [stale temp files]: temp files of dead writers of this host, of this process outside a save, and any
+    older than a day go; those a live writer may still be writing (another live process here, another host's
+    recent one) stay, and so do other targets' and unrelated files."""
+    from ember import serialization as S
+
+    target = "model.pt"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        names = {
+            f".{target}.{S._HOST}.{dead_pid}.0123456789ab.tmp": False,  # killed writer of this host
+            f".{target}.{S._HOST}.{os.getpid()}.0123456789ac.tmp": False,  # an interrupted save of this process
+            f".{target}.{S._HOST}.{live.pid}.0123456789ad.tmp": True,  # a live writer
+            f".{target}.otherhost.{dead_pid}.0123456789ae.tmp": True,  # another host's, recent: may be writing
+            f".{target}.otherhost.{dead_pid}.0123456789af.tmp#old": False,  # another host's, a day old
+            f".{target}.0123456789b0.tmp": True,  # the older name, recent
+            f".{target}.0123456789b1.tmp#old": False,  # the older name, a day old
+            f".other.pt.{S._HOST}.{dead_pid}.0123456789b2.tmp": True,  # another target's
+            "notes.txt": True,
+        }
+        for name in names:
+            path = tmp_path / name.split("#")[0]
+            path.write_bytes(b"partial")
+            if name.endswith("#old"):
+                past = time.time() - 2 * S._STALE_AGE_S
+                os.utime(path, (past, past))
+        ember.save({"w": ember.ones(3)}, tmp_path / target)
+        kept = set(os.listdir(tmp_path))
+        assert kept == {n.split("#")[0] for n, keep in names.items() if keep} | {target}
+    finally:
+        live.kill()
+        live.wait()
 
 
 def test_failed_save_in_process_removes_its_temp_file(tmp_path, monkeypatch):

@@ -29,9 +29,10 @@ def test_dot_source_has_torchs_node_names_and_param_names(tmp_path):
     src = dot.source
     tout, _ = _graph(torch)
     leaves = {n for n, _ in model.named_parameters()}
-    ops = Counter(o for o in _labels(src) if o not in leaves and not o.startswith("(")
-                  and o not in ("self", "other", "result", "mat1", "mat2", "third"))
+    ops = Counter(o for o in _labels(src) if o not in leaves and o and not o.startswith("(")
+                  and o not in ("self", "other", "result", "mat1", "mat2", "third", "AccumulateGrad"))
     assert ops == torch_graph_ops(tout.grad_fn)
+    assert _labels(src).count("AccumulateGrad") == 4
     for name, _ in model.named_parameters():
         assert f'label="{name}\\n' in src
     assert src.count("lightblue") == 4 and "darkolivegreen1" in src
@@ -90,10 +91,12 @@ def test_rendered_svg_nodes_match_torchs_names(tmp_path, monkeypatch, with_packa
     names = _svg_node_names(svg)
     tout, _ = _graph(torch)
     leaves = {n for n, _ in model.named_parameters()}
-    ops = Counter(n for n in names if n not in leaves and not n.startswith("("))
+    ops = Counter(n for n in names if n not in leaves and n.strip() and not n.strip().startswith("(")
+                  and n != "AccumulateGrad")
     assert ops == torch_graph_ops(tout.grad_fn)
     assert sorted(n for n in names if n in leaves) == sorted(leaves)
-    assert len(names) == sum(ops.values()) + len(leaves) + 1  # ops + leaves + the output
+    assert names.count("AccumulateGrad") == len(leaves)
+    assert len(names) == sum(ops.values()) + 2 * len(leaves) + 1  # ops + leaves and their nodes + the output
 
 
 def test_render_png(tmp_path):
@@ -102,3 +105,39 @@ def test_render_png(tmp_path):
     path = ember.viz.make_dot(out, params=dict(model.named_parameters())).render(str(tmp_path / "g"), format="png")
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def _structure(src: str) -> tuple:
+    """A DOT picture up to node ids: its boxes (label, fill colour) and its edges between boxes, as multisets."""
+    boxes = {}
+    for nid, label, fill in re.findall(r'(\w+) \[label=("(?:[^"\\]|\\.)*"|\w+)(?: fillcolor=(\w+))?', src):
+        boxes[nid] = (label.strip('"').replace("\\n", "\n"), fill)
+    edges = Counter((boxes[a], boxes[b]) for a, b in re.findall(r"(\w+) -> (\w+)", src))
+    return Counter(boxes.values()), edges
+
+
+@pytest.mark.parametrize("case", ["mlp", "shared weight", "view output", "leaf output", "two outputs"])
+def test_picture_matches_pytorchviz(case):
+    """The same graph drawn by pytorchviz (torchviz.make_dot) on torch: the same boxes (labels and colours, the
+    AccumulateGrad nodes between each parameter box and the graph included) and the same edges."""
+    torchviz = pytest.importorskip("torchviz")  # in the test extra: the oracle of this picture
+
+    def build(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+        x = lib.ones(2, 3)
+        if case == "mlp":
+            return model(x).tanh().sum(), model
+        if case == "shared weight":
+            w = model[0].weight
+            return ((x @ w.t()) * (x @ w.t())).sum(), model
+        if case == "view output":
+            return model(x)[0], model
+        if case == "leaf output":
+            return model[0].weight, model
+        return (model(x).sum(), model[0](x).mean()), model
+
+    (eo, em), (to, tm) = build(ember), build(torch)
+    ours = ember.viz.make_dot(eo, params=dict(em.named_parameters())).source
+    theirs = torchviz.make_dot(to, params=dict(tm.named_parameters())).source
+    assert _structure(ours) == _structure(theirs)

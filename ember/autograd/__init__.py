@@ -11,6 +11,7 @@ from . import _stale
 from ._stale import set_detect_stale_graph, is_stale_graph_detection_enabled, StaleGraphWarning
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward, _make_grads
+from .._malloc import allocation_error as _allocation_error
 from .function import Function, FunctionCtx, once_differentiable, BackwardCFunction
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
@@ -68,7 +69,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     _provenance.note_backward(tensors)
     if _stale._enabled:
         _stale.check_backward(tensors)
-    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    try:  # (no cost unless raised: NOTE [allocation failures] in ember/_malloc.py)
+        run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    except MemoryError as e:
+        raise _allocation_error(e) from None
 
 
 _create_graph_warned = False
@@ -109,8 +113,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         retain_graph = create_graph
     if _stale._enabled:
         _stale.check_backward(outputs)
-    result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t,
-                          accumulate=False)
+    try:
+        result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t, accumulate=False)
+    except MemoryError as e:
+        raise _allocation_error(e) from None
     out = []
     for i, (t, g) in enumerate(zip(inputs_t, result)):
         if g is None:

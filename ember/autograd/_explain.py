@@ -126,6 +126,14 @@ def _alive(ref):
     return ref() if ref is not None else None
 
 
+def _recorded_name(r, tensor) -> str | None:
+    """The name under which the code recorded by ``r`` used ``tensor`` (itself, or a parameter of a module it
+    named: ``model.0.weight``), whatever ``explain``'s caller calls it (NOTE [provenance])."""
+    if not r.used:
+        return None
+    return next((name for name, ref in r.used.items() if ref() is tensor), None)
+
+
 def _nonzero(g) -> bool:
     return g is not None and bool(np.any(g._data != 0))
 
@@ -194,7 +202,7 @@ def _no_requires_grad(tensor, label, name) -> Explanation:
                            "never join one. Compute it outside inference_mode (or use no_grad and clone it).",
                            label, [_site(block)] if block else [])
     for block in reversed(P.blocks):
-        used = _block_body(block, name, assigned=True)
+        used = _block_body(block, _recorded_name(block, tensor) or name, assigned=True)
         if used:
             return Explanation("no_grad", f"{label} does not require grad: it was computed under "
                                f"{block.kind} (the block below), which records no graph, so it is a constant for "
@@ -229,9 +237,10 @@ def _cut(tensor, label, name) -> Explanation | None:
             hit = exact = True
         elif node is not None:  # the cut tensor's graph is still there: does it lead to ``tensor``?
             hit = exact = target is not None and target in set(_walk([node]))
-        else:  # gone (a temporary): does the recorded line use the tensor?
-            hit = bool(_uses(cut.filename, cut.lineno, cut.lineno + 1, name))
-            exact = False
+        else:  # gone (a temporary): did the recorded line use the tensor (by identity, else by name)?
+            hit = exact = _recorded_name(cut, tensor) is not None
+            if not hit:
+                hit = bool(_uses(cut.filename, cut.lineno, cut.lineno + 1, name))
         if hit:
             cause = "detached" if cut.kind in (".detach()", ".data") else "numpy"
             what = cut.kind
@@ -243,9 +252,10 @@ def _cut(tensor, label, name) -> Explanation | None:
                                f"through {what} at the line below; {how}. To get a gradient, {fix}.", label,
                                [_site(cut)], exact=exact)
     for block in reversed(P.blocks):
-        used = _block_body(block, name)
+        used = _block_body(block, _recorded_name(block, tensor) or name)
         if used:
-            return Explanation("no_grad", f"the root does not depend on {label} for autograd: {label} was used "
+            cause = "inference_mode" if block.kind == "inference_mode" else "no_grad"
+            return Explanation(cause, f"the root does not depend on {label} for autograd: {label} was used "
                                f"under {block.kind} (the block below), which records no graph, so what was computed "
                                "from it there is a constant. Compute it outside the block (or detach only what "
                                "must not be differentiated).", label, [_site(block)] + used)

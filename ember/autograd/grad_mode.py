@@ -96,11 +96,12 @@ class no_grad(_DecoratorContextManager):
     def __enter__(self) -> None:
         self.prev = _mode.grad_enabled
         _mode.grad_enabled = False
-        if self.prev:
-            _provenance.note_block("no_grad")
+        self._record = _provenance.note_block("no_grad") if self.prev else None
 
     def __exit__(self, *exc) -> None:
         _mode.grad_enabled = self.prev
+        if self._record is not None:
+            _provenance.note_block_exit(self._record)
 
 
 class enable_grad(_DecoratorContextManager):
@@ -165,9 +166,10 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = (_mode.grad_enabled, _mode.inference)
+        self._record = None
         if self.mode:
             if _mode.grad_enabled:
-                _provenance.note_block("inference_mode")
+                self._record = _provenance.note_block("inference_mode")
             _mode.grad_enabled = False
             _mode.inference = True
         else:
@@ -179,6 +181,8 @@ class inference_mode(_DecoratorContextManager):
         _mode.grad_enabled, _mode.inference = self.prev
         with _blocks_lock:
             _inference_blocks[0] -= 1
+        if self._record is not None:
+            _provenance.note_block_exit(self._record)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -80,6 +80,7 @@ class Node:
 
     __slots__ = ("_next", "_seq", "_meta_out", "_saved", "_hooks", "__weakref__")
     _name = "Node"
+    _save_idx: tuple = ()  # per saved value: the input slot it comes from (Op: NOTE [declaring an op])
 
     def name(self) -> str:
         """The node's name as torch prints it (``MulBackward0``)."""
@@ -139,6 +140,7 @@ class Node:
     def _release(self) -> None:
         saved = self._saved
         if saved:
+            numbers = False
             for s in saved:
                 if type(s) is SavedTensor:  # SavedTensor._free, inlined (once per saved value per backward)
                     s._freed = True
@@ -146,6 +148,10 @@ class Node:
                     s._data = None
                     s._packed = None
                     s._unpack_hook = None  # it may own recomputed tensors (checkpoint)
+                elif s is not None:
+                    numbers = True
+            if numbers:
+                _free_numbers(self, saved)
 
     def __getattr__(self, name: str) -> Any:
         # torch exposes saved values as grad_fn._saved_<name> and grad_fn._raw_saved_<name>.
@@ -159,9 +165,12 @@ class Node:
         names = getattr(type(self), "save", ())
         saved = self._saved
         if saved is not None and key in names:
-            s = saved[names.index(key)]
+            k = names.index(key)
+            s = saved[k]
             if type(s) is SavedTensor:
                 return s if raw else s.unpack(self)
+            if s is not None and 0 <= type(self)._save_idx[k] < len(self._next) and _wrap_number is not None:
+                return _wrap_number(s)  # a number in a tensor slot: torch's wrapped-number tensor
             return s
         attr = getattr(type(self), "attrs", ())
         if key in attr:
@@ -170,6 +179,19 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name().rsplit('::', 1)[-1]} object at {hex(id(self))}>"
+
+
+def _free_numbers(node: Node, saved) -> None:
+    """Free the Python numbers ``node`` saved for tensor slots (``x * 2``'s 2): torch saves them as wrapped tensors,
+    freed by backward like any saved tensor, so a second backward fails exactly when torch's does."""
+    idx, nin = type(node)._save_idx, len(node._next)
+    if type(saved) is not list:  # (an op's saved values are a list; other nodes' a tuple)
+        saved = list(saved)
+        node._saved = saved
+    for k in range(len(saved)):
+        s = saved[k]
+        if s is not None and type(s) is not SavedTensor and 0 <= idx[k] < nin:
+            saved[k] = _FREED
 
 
 class AccumulateGrad(Node):
@@ -224,7 +246,7 @@ class AccumulateGrad(Node):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
-                    old._data = arr + new._data
+                    old._data = _np.asarray(arr + new._data)  # NOTE [0-d results are arrays]
         ext = var._ext
         if ext is not None and ext.get("post_acc_hooks"):
             for fn in list(ext["post_acc_hooks"].values()):
@@ -325,7 +347,7 @@ class SavedTensor:
         if self._unpack_hook is not None:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
                                "Hint: only one pair of hooks is allowed at a time.")
-        self._packed = pack_hook(_wrap_plain(self._tensor._data if not self._is_output else self._data))
+        self._packed = _pack(pack_hook, _wrap_plain(self._tensor._data if not self._is_output else self._data))
         self._unpack_hook = unpack_hook
         self._tensor = None
         self._data = None
@@ -373,6 +395,11 @@ def _short_name(fn: Node) -> str:
 
 def _type_name(dt) -> str:
     return dt._scalar_name + "Tensor"
+
+
+_FREED = object.__new__(SavedTensor)  # a saved value after backward freed it (unpack raises torch's error)
+_FREED._freed = True
+_FREED._tensor = _FREED._data = _FREED._packed = _FREED._unpack_hook = _FREED._vc = None
 
 
 class _HookState(threading.local):
@@ -429,11 +456,22 @@ def _make_saved(t, is_output: bool, output_nr: int = 0) -> SavedTensor:
         if _hook_state.disabled:
             raise RuntimeError(_hook_state.disabled)
         pack, unpack = stack[-1]
-        s._packed = pack(t)  # the tensor itself, outputs included (a hook keeping it makes a cycle, as in torch)
+        s._packed = _pack(pack, t)  # the tensor itself, outputs included (a hook keeping it makes a cycle, as torch)
         s._unpack_hook = unpack
         s._tensor = None
         s._data = None
     return s
+
+
+def _pack(hook: Callable, t) -> Any:
+    """``hook(t)`` with grad mode off, as torch packs: a hook computing on the tensor (``t * 4``) records no graph,
+    so its own ops save nothing and never call the hook again."""
+    prev = _mode.grad_enabled
+    _mode.grad_enabled = False
+    try:
+        return hook(t)
+    finally:
+        _mode.grad_enabled = prev
 
 
 class saved_tensors_hooks:
@@ -505,6 +543,7 @@ _VersionCounter = None
 _wrap = None
 _wrap_plain = None
 _rewrap = None
+_wrap_number = None  # ember.tensor
 
 
 # ----------------------------------------------------------------------------- inspection

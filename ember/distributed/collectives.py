@@ -2,17 +2,21 @@
 
 Every operation starts MPI's non-blocking call on the tensor's array (a contiguous staging copy when the tensor
 is a strided view) and returns a ``Work``; without ``async_op`` it is waited for at once. ``Work.wait()`` runs
-the step that finishes the result: AVG's division, copying staged results back into the tensors.
+the step that finishes the result: AVG's division, copying staged results back into the tensors. Before a
+collective starts, the ranks check that they agree on it (NOTE [collective fingerprints] in _guard.py), and every
+wait is bounded by the group's timeout and ends when a rank it waits for has left (NOTE [watched waits]).
 """
 from __future__ import annotations
 
 import enum
+import pickle
 
 import numpy as np
 
 from .._tensor import Tensor
+from ._guard import fingerprint, wait as _wait
 from ._mpi import mpi
-from .process_group import ProcessGroup, _group_rank, _resolve, get_global_rank
+from .process_group import ProcessGroup, _group_rank, _resolve, _seconds, get_global_rank
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather",
            "scatter", "reduce", "reduce_scatter", "send", "recv", "isend", "irecv", "barrier",
@@ -86,8 +90,10 @@ def _average(arr: np.ndarray, n: int) -> None:
 class Work:
     """A started operation: ``wait()`` blocks until it is done (and returns True), ``is_completed()`` polls."""
 
-    def __init__(self, request, finish=None) -> None:
+    def __init__(self, request, pg: ProcessGroup, what: str, finish=None) -> None:
         self._request = request
+        self._pg = pg
+        self._what = what
         self._finish = finish
         self._status = None
         self._source = -1
@@ -99,9 +105,10 @@ class Work:
             finish(self)
 
     def wait(self, timeout=None) -> bool:
+        """Block until done, at most ``timeout`` (a timedelta; the group's timeout when None)."""
         if self._request is not None:
-            self._status = mpi().Status()
-            self._request.Wait(self._status)
+            limit = None if timeout is None else _seconds(timeout)
+            (self._status,) = _wait([self._request], self._pg, self._what, limit)
             self._complete()
         return True
 
@@ -210,6 +217,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: ProcessGroup | None = Non
     pg = _resolve(group, "all_reduce")
     if pg is None:
         return None
+    fingerprint(pg, "ALLREDUCE", tensor, redop=int(op))
     arr = _staged(tensor)
     mop = _mpi_op(op, arr, "all_reduce")
     req = pg._comm.Iallreduce(mpi().IN_PLACE, arr, op=mop)
@@ -219,7 +227,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: ProcessGroup | None = Non
             _average(arr, pg.size())
         _write_back(tensor, arr)
 
-    return _run(Work(req, finish), async_op)
+    return _run(Work(req, pg, "all_reduce", finish), async_op)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group: ProcessGroup | None = None,
@@ -230,6 +238,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group: Proce
     if pg is None:
         return None
     root = _group_rank(pg, dst, group_dst)
+    fingerprint(pg, "REDUCE", tensor, root, int(op))
     arr = _staged(tensor)
     mop = _mpi_op(op, arr, "reduce")
     mine = pg.rank() == root
@@ -241,7 +250,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group: Proce
                 _average(arr, pg.size())
             _write_back(tensor, arr)
 
-    return _run(Work(req, finish), async_op)
+    return _run(Work(req, pg, "reduce", finish), async_op)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
@@ -252,9 +261,10 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     if pg is None:
         return None
     root = _group_rank(pg, src, group_src)
+    fingerprint(pg, "BROADCAST", tensor, root)
     arr = _staged(tensor)
     req = pg._comm.Ibcast(arr, root=root)
-    return _run(Work(req, lambda _: _write_back(tensor, arr)), async_op)
+    return _run(Work(req, pg, "broadcast", lambda _: _write_back(tensor, arr)), async_op)
 
 
 def all_gather(tensor_list, tensor: Tensor, group: ProcessGroup | None = None, async_op: bool = False):
@@ -268,6 +278,7 @@ def all_gather(tensor_list, tensor: Tensor, group: ProcessGroup | None = None, a
         raise RuntimeError(f"all_gather: invalid output tensor list at index 0 (expected length {pg.size()}, "
                            f"got {len(tensor_list)})")
     _check_like(tensor_list, tensor, "all_gather", "output")
+    fingerprint(pg, "ALLGATHER", tensor)
     send = np.ascontiguousarray(tensor._data)
     out = np.empty((pg.size(),) + send.shape, send.dtype)
     req = pg._comm.Iallgather(send, out)
@@ -276,7 +287,7 @@ def all_gather(tensor_list, tensor: Tensor, group: ProcessGroup | None = None, a
         for t, a in zip(tensor_list, out):
             np.copyto(t._data, a)
 
-    return _run(Work(req, finish), async_op)
+    return _run(Work(req, pg, "all_gather", finish), async_op)
 
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
@@ -291,10 +302,11 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
             input_tensor._dtype:
         raise ValueError("output tensor size must be equal to world_size times input tensor size, with the "
                          "input's dtype")
+    fingerprint(pg, "_ALLGATHER_BASE", input_tensor)
     send = np.ascontiguousarray(input_tensor._data)
     out = _staged(output_tensor)
     req = pg._comm.Iallgather(send, out)
-    return _run(Work(req, lambda _: _write_back(output_tensor, out)), async_op)
+    return _run(Work(req, pg, "all_gather_into_tensor", lambda _: _write_back(output_tensor, out)), async_op)
 
 
 def gather(tensor: Tensor, gather_list=None, dst: int | None = None, group: ProcessGroup | None = None,
@@ -304,6 +316,7 @@ def gather(tensor: Tensor, gather_list=None, dst: int | None = None, group: Proc
     if rooted is None:
         return None
     pg, root, mine, gather_list = rooted
+    fingerprint(pg, "GATHER", tensor, root)
     send = np.ascontiguousarray(tensor._data)
     out = np.empty((pg.size(),) + send.shape, send.dtype) if mine else None
     req = pg._comm.Igather(send, out, root=root)
@@ -313,7 +326,7 @@ def gather(tensor: Tensor, gather_list=None, dst: int | None = None, group: Proc
             for t, a in zip(gather_list, out):
                 np.copyto(t._data, a)
 
-    return _run(Work(req, finish), async_op)
+    return _run(Work(req, pg, "gather", finish), async_op)
 
 
 def scatter(tensor: Tensor, scatter_list=None, src: int | None = None, group: ProcessGroup | None = None,
@@ -323,10 +336,11 @@ def scatter(tensor: Tensor, scatter_list=None, src: int | None = None, group: Pr
     if rooted is None:
         return None
     pg, root, mine, scatter_list = rooted
+    fingerprint(pg, "SCATTER", tensor, root)
     send = np.stack([t._data for t in scatter_list]) if mine else None
     arr = _staged(tensor)
     req = pg._comm.Iscatter(send, arr, root=root)
-    return _run(Work(req, lambda _: _write_back(tensor, arr)), async_op)
+    return _run(Work(req, pg, "scatter", lambda _: _write_back(tensor, arr)), async_op)
 
 
 def reduce_scatter(output: Tensor, input_list, op=ReduceOp.SUM, group: ProcessGroup | None = None,
@@ -339,6 +353,7 @@ def reduce_scatter(output: Tensor, input_list, op=ReduceOp.SUM, group: ProcessGr
         return None
     _check_list_len(input_list, pg, "reduce_scatter", "input")
     _check_like(input_list, output, "reduce_scatter", "input")
+    fingerprint(pg, "REDUCE_SCATTER", output, redop=int(op))
     send = np.stack([t._data for t in input_list])
     arr = _staged(output)
     req = pg._comm.Ireduce_scatter_block(send, arr, op=_mpi_op(op, arr, "reduce_scatter"))
@@ -348,7 +363,7 @@ def reduce_scatter(output: Tensor, input_list, op=ReduceOp.SUM, group: ProcessGr
             _average(arr, pg.size())
         _write_back(output, arr)
 
-    return _run(Work(req, finish), async_op)
+    return _run(Work(req, pg, "reduce_scatter", finish), async_op)
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids=None, timeout=None):
@@ -356,7 +371,8 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
     pg = _resolve(group, "barrier")
     if pg is None:
         return None
-    return _run(Work(pg._comm.Ibarrier()), async_op)
+    fingerprint(pg, "BARRIER")
+    return _run(Work(pg._comm.Ibarrier(), pg, "barrier"), async_op)
 
 
 # ----------------------------------------------------------------------------- point to point
@@ -379,7 +395,7 @@ def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = N
         return None
     peer = _peer(pg, dst, group_dst, "destination")
     send = np.ascontiguousarray(tensor._data)
-    work = Work(pg._comm.Isend(send, dest=peer, tag=tag))
+    work = Work(pg._comm.Isend(send, dest=peer, tag=tag), pg, "send")
     work._keep = send  # the buffer must outlive the request
     return work
 
@@ -399,7 +415,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
         work._source = get_global_rank(pg, work._status.Get_source())
         _write_back(tensor, arr)
 
-    return Work(pg._comm.Irecv(arr, source=peer, tag=tag), finish)
+    return Work(pg._comm.Irecv(arr, source=peer, tag=tag), pg, "recv", finish)
 
 
 def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
@@ -421,12 +437,23 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
 
 
 # ----------------------------------------------------------------------------- picklable objects
+def _pickled(obj) -> np.ndarray:
+    return np.frombuffer(pickle.dumps(obj), np.uint8)
+
+
 def all_gather_object(object_list: list, obj, group: ProcessGroup | None = None) -> None:
     """Every process's ``obj`` (pickled) into ``object_list``."""
     pg = _resolve(group, "all_gather_object")
     if pg is None:
         return
-    object_list[:] = pg._comm.allgather(obj)
+    fingerprint(pg, "ALLGATHER_OBJECT")
+    data = _pickled(obj)
+    sizes = np.empty(pg.size(), np.int64)
+    _wait([pg._comm.Iallgather(np.array([data.size], np.int64), sizes)], pg, "all_gather_object")
+    buf = np.empty(int(sizes.sum()), np.uint8)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    _wait([pg._comm.Iallgatherv(data, [buf, sizes, offsets, mpi().BYTE])], pg, "all_gather_object")
+    object_list[:] = [pickle.loads(buf[o:o + n].tobytes()) for o, n in zip(offsets, sizes)]
 
 
 def broadcast_object_list(object_list: list, src: int | None = None, group: ProcessGroup | None = None,
@@ -436,4 +463,11 @@ def broadcast_object_list(object_list: list, src: int | None = None, group: Proc
     if pg is None:
         return
     root = _group_rank(pg, src, group_src)
-    object_list[:] = pg._comm.bcast(list(object_list) if pg.rank() == root else None, root=root)
+    fingerprint(pg, "BROADCAST_OBJECT", root=root)
+    mine = pg.rank() == root
+    data = _pickled(list(object_list)) if mine else None
+    size = np.array([data.size if mine else 0], np.int64)
+    _wait([pg._comm.Ibcast(size, root=root)], pg, "broadcast_object_list")
+    buf = data.copy() if mine else np.empty(int(size[0]), np.uint8)
+    _wait([pg._comm.Ibcast(buf, root=root)], pg, "broadcast_object_list")
+    object_list[:] = pickle.loads(buf.tobytes())

@@ -5,11 +5,14 @@ mpi4py messages; ``new_group`` splits it (every process calls it, as in torch).
 """
 from __future__ import annotations
 
+import atexit
 import sys
 import time
 import warnings
+from datetime import timedelta
 
 from ._mpi import mpi, available
+from . import _guard
 
 __all__ = ["Backend", "ProcessGroup", "GroupMember", "group", "init_process_group", "destroy_process_group",
            "is_initialized", "is_mpi_available", "is_gloo_available", "is_nccl_available", "get_rank",
@@ -37,9 +40,11 @@ class Backend(str):
 class ProcessGroup:
     """A set of processes that run collectives together: an MPI communicator and the global ranks in it."""
 
-    def __init__(self, comm, ranks) -> None:
+    def __init__(self, comm, ranks, timeout: float = _guard.DEFAULT_TIMEOUT_S) -> None:
         self._comm = comm
         self._ranks = tuple(ranks)  # global rank of each group rank
+        self._timeout = timeout  # seconds a wait may take (NOTE [watched waits] in _guard.py)
+        self._seq = 0  # collectives run so far (NOTE [collective fingerprints])
 
     def rank(self) -> int:
         return self._comm.Get_rank()
@@ -73,6 +78,16 @@ class _State:
     world: ProcessGroup | None = None
     groups: list = []
     excepthook = None
+    announcing = False
+
+
+def _seconds(timeout) -> float:
+    """A ``timeout=`` argument (a timedelta, as torch requires) in seconds; torch's default when None."""
+    if timeout is None:
+        return _guard.DEFAULT_TIMEOUT_S
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"Expected timeout argument to be of typedatetime.timedelta, got {type(timeout)}")
+    return timeout.total_seconds()
 
 
 _state = _State()
@@ -106,6 +121,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     """
     if _state.world is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    seconds = _seconds(timeout)
     name = Backend(backend if backend is not None else Backend.MPI)
     if name.split(":")[-1] in (Backend.NCCL, "cuda", "xccl"):
         raise RuntimeError("Distributed package doesn't have NCCL built in")
@@ -118,8 +134,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but this process is MPI rank {world.Get_rank()}")
     comm = world.Dup()
-    _state.world = ProcessGroup(comm, range(comm.Get_size()))
+    _state.world = ProcessGroup(comm, range(comm.Get_size()), seconds)
     _state.groups = []
+    _guard.start(world)
+    if not _state.announcing:
+        atexit.register(_guard.announce_exit)  # NOTE [watched waits]: ranks still waiting for this one stop
+        _state.announcing = True
     if comm.Get_size() > 1 and _state.excepthook is None:
         _state.excepthook = sys.excepthook
         sys.excepthook = _abort_on_exception
@@ -151,6 +171,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             _state.groups.remove(group)
             group._comm.Free()
         return
+    _guard.announce_exit()  # a rank that leaves the group leaves the job's collectives (NOTE [watched waits])
     for g in _state.groups:
         g._comm.Free()
     _state.world._comm.Free()
@@ -239,6 +260,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     """A group of the given global ranks (all if None). Every process of the default group must call it;
     processes outside the group get ``GroupMember.NON_GROUP_MEMBER``."""
     world = _world()
+    seconds = world._timeout if timeout is None else _seconds(timeout)
     size = world.size()
     members = list(range(size)) if ranks is None else list(ranks)
     if sort_ranks:
@@ -254,6 +276,6 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     comm = world._comm.Split(0 if inside else MPI.UNDEFINED, members.index(me) if inside else 0)
     if not inside:
         return GroupMember.NON_GROUP_MEMBER
-    pg = ProcessGroup(comm, members)
+    pg = ProcessGroup(comm, members, seconds)
     _state.groups.append(pg)
     return pg

@@ -399,7 +399,9 @@ def _gather_rule(level, cls, args):
 
 
 # ----------------------------------------------------------------------------- random ops
-RANDOM = frozenset(c for c in _all_ops() if c.__module__ == _random.__name__)
+# the samplers; the gradients of Gamma samples live beside them but are deterministic elementwise functions
+_GAMMA_GRADS = (_random.StandardGammaGrad, _random.LogStandardGammaGrad)
+RANDOM = frozenset(c for c in _all_ops() if c.__module__ == _random.__name__ and c not in _GAMMA_GRADS)
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
@@ -438,7 +440,7 @@ _EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, unary, 
 
 
 for _c in _all_ops():
-    if _c.__module__ in _EW_MODULES:
+    if _c.__module__ in _EW_MODULES or _c in _GAMMA_GRADS:
         RULES[_c] = _EW
 _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 HardsigmoidBackward0 HardswishBackward0 "
           "SoftplusBackward0 GeluBackward0 SiluBackward0 MishBackward0 ThresholdBackward0 CloneBackward0 "

@@ -7,9 +7,68 @@ from ..ops.decompositions import _linalg_slogdet as slogdet, _cholesky as choles
 from ..ops.linalg import matmul, vecdot, cross as _cross
 
 __all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-           "vector_norm", "matrix_norm", "norm", "pinv", "matrix_power", "multi_dot", "matmul", "vecdot", "cross"]
+           "vector_norm", "matrix_norm", "norm", "pinv", "matrix_power", "multi_dot", "matmul", "vecdot", "cross",
+           "cholesky_ex", "solve_triangular"]
 
 
 def cross(input, other, *, dim: int = -1, out=None):
     """Cross product of 3-vectors along ``dim`` (default the last), broadcasting the rest."""
     return _cross(input, other, dim)
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info): the Cholesky factor and, per matrix, 0 or the order of the first leading minor that is not
+    positive-definite (L is then unspecified, as in torch). ``check_errors`` raises instead."""
+    import numpy as np
+
+    from .. import _dtype as D
+    from .._tensor import _wrap
+    from ..return_types import linalg_cholesky_ex
+
+    info = np.zeros(A.shape[:-2], np.int32)
+    try:
+        L = cholesky(A, upper=upper)
+    except LinAlgError:
+        if check_errors:
+            raise
+        a = A._data.swapaxes(-1, -2) if upper else A._data  # LAPACK reads the triangle named by ``upper``
+        flat = a.reshape((-1,) + a.shape[-2:])
+        factors = np.zeros_like(flat)
+        for i, m in enumerate(flat):
+            try:
+                factors[i] = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                info.reshape(-1)[i] = next(k for k in range(1, m.shape[-1] + 1)
+                                           if _not_positive_definite(m[:k, :k]))
+        factors = factors.reshape(a.shape)
+        L = _wrap(np.ascontiguousarray(factors.swapaxes(-1, -2)) if upper else factors, A.dtype)
+    return linalg_cholesky_ex(L, _wrap(info, D.int32))
+
+
+def _not_positive_definite(m) -> bool:
+    import numpy as np
+
+    try:
+        np.linalg.cholesky(m)
+    except np.linalg.LinAlgError:
+        return True
+    return False
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False, out=None):
+    """X with A X = B (``left``) or X A = B, A triangular (its other triangle is not read); batches broadcast."""
+    from ..ops.composites import triangular_solve
+
+    for name, M in (("A", A), ("B", B)):
+        if M.dim() < 2:
+            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    n, (rows, cols) = A.shape[-1], B.shape[-2:]
+    if (rows if left else cols) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return triangular_solve(B.mT, A.mT, upper=not upper, unitriangular=unitriangular)[0].mT
+    return triangular_solve(B, A, upper=upper, unitriangular=unitriangular)[0]

@@ -66,6 +66,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     L, S = query.shape[-2], key.shape[-2]
     if is_causal:
         attn_mask = _wrap(np.tril(np.ones((L, S), dtype=bool)), _D.bool)
+    if attn_mask is not None:  # torch's broadcast error, before any kernel sees the mask
+        try:
+            np.broadcast_shapes(tuple(attn_mask.shape), (*query.shape[:-1], S))
+        except ValueError:
+            from ..ops.arithmetic import _broadcast_error
+
+            raise _broadcast_error(np.empty((*query.shape[:-1], S)), attn_mask._data) from None
     mask = _additive_mask(attn_mask, query.dtype, true_means_keep=True)
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]

@@ -34,6 +34,7 @@ from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
 from ..autograd._interpose import replayable as _replayable  # noqa: E402
+from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -225,7 +226,10 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
         return y
     idx = y.argmax(dim, keepdim=True)
     onehot = _wrap(np.zeros(y.shape, y._data.dtype), y._dtype)
-    np.put_along_axis(onehot._data, idx._data, 1, _wrap_dim(dim, y.dim()))
+    if y.dim() == 0:  # a 0-d input is its own one-hot
+        onehot._data[...] = 1
+    else:
+        np.put_along_axis(onehot._data, idx._data, 1, _wrap_dim(dim, y.dim()))
     return onehot - y.detach() + y
 
 
@@ -311,6 +315,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training) or the running ones (eval)."""
+    if not training and running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    _check_channel_params(input.shape[1] if input.dim() > 1 else 0, 1, running_mean=running_mean,
+                          running_var=running_var, weight=weight, bias=bias)
     if _mixed_norm(input, weight, bias, running_mean):
         return batch_norm(input.float(), running_mean, running_var, _f32(weight), _f32(bias), training, momentum,
                           eps).to(input._dtype)
@@ -332,6 +340,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return _affine(out, weight, bias, shape)
 
 
+def _check_channel_params(channels: int, repeat: int, **params) -> None:
+    """torch's check that per-channel statistics and affine parameters have one element per channel (instance norm
+    repeats them over the batch, and so does its message)."""
+    for name, t in params.items():
+        if t is not None and t.numel() * repeat != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel() * repeat}")
+
+
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -344,6 +360,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each (sample, channel) over its spatial dims."""
+    if input.dim() >= 2:
+        n = input.shape[0]
+        _check_channel_params(n * input.shape[1], n, running_mean=running_mean, running_var=running_var,
+                              weight=weight, bias=bias)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
     if use_input_stats or running_mean is None:
@@ -378,6 +398,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = _D.finfo(input._dtype).eps
     if _mixed_norm(input, weight):
@@ -608,37 +630,49 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
                       "Please ensure they have the same size.", stacklevel=3)
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> None:
+    """torch's broadcast_tensors error for an input and target that do not broadcast (not NumPy's)."""
+    try:
+        np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    except ValueError:
+        from ..ops.arithmetic import _broadcast_error
+
+        raise _broadcast_error(input._data, target._data) from None
+
+
 def _pointwise_loss(fn):
     def loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              **kwargs) -> Tensor:
         reduction = _reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         _warn_size(input, target)
-        return _reduce(fn(input, target, **kwargs), reduction)
+        _broadcast_pair(input, target)
+        return fn(input, target, reduction, **kwargs)
     return loss
 
 
-def _mse(input, target, weight=None):
-    d = input - target
-    out = d * d
-    return out if weight is None else out * weight
+def _mse(input, target, reduction, weight=None):
+    if weight is None:
+        return _N.MseLoss.apply(input, target, reduction)
+    return _reduce(_N.MseLoss.apply(input, target, "none") * weight, reduction)
 
 
-def _l1(input, target):
-    return (input - target).abs()
+def _l1(input, target, reduction):
+    return _reduce((input - target).abs(), reduction)
 
 
-def _smooth_l1(input, target, beta=1.0):
-    d = (input - target).abs()
-    if beta == 0:
-        return d
-    return _I.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+def _smooth_l1(input, target, reduction, beta=1.0):
+    if beta == 0:  # torch's l1_loss
+        return _l1(input, target, reduction)
+    return _N.SmoothL1Loss.apply(input, target, beta, reduction)
 
 
-def _huber(input, target, delta=1.0, weight=None):
-    d = (input - target).abs()
-    out = _I.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
-    return out if weight is None else out * weight
+def _huber(input, target, reduction, delta=1.0, weight=None):
+    if weight is None:
+        return _N.HuberLoss.apply(input, target, delta, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return _reduce(_N.HuberLoss.apply(input, target, delta, "none") * weight, reduction)
 
 
 _mse_loss, _l1_loss, _smooth_l1_loss, _huber_loss = map(_pointwise_loss, (_mse, _l1, _smooth_l1, _huber))
@@ -647,12 +681,7 @@ _mse_loss, _l1_loss, _smooth_l1_loss, _huber_loss = map(_pointwise_loss, (_mse, 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
     """(input - target)**2, reduced."""
-    if weight is not None:
-        return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
-    reduction = _reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    _warn_size(input, target)
-    return _N.MseLoss.apply(input, target, reduction)
+    return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
@@ -677,19 +706,26 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     """(C, targets moved to (N, 1, d1, ...), mask of counted elements); torch's shape and range errors."""
     t = target._data
-    if input.dim() < 1:
+    nd = input.dim()
+    if nd < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if input.dim() == 1:
+    # torch's nll_loss_nd: the batch first, then the checks of the kernel the input's rank selects
+    if nd > 1 and input.shape[0] != (t.shape[0] if t.ndim else 0):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    if nd == 1:
         if t.ndim != 0:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.shape[0] != (t.shape[0] if t.ndim else -1):
-        if t.ndim == 1 or t.ndim == input.dim() - 1:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({t.shape[0] if t.ndim else 0}).")
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif t.ndim != input.dim() - 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif input.dim() > 2 and tuple(t.shape[1:]) != tuple(input.shape[2:]):
+    elif nd == 2:
+        if t.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif nd == 4:
+        if t.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                               f"{t.ndim}")
+        if tuple(t.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(t.shape)}")
+    elif tuple(t.shape) != (input.shape[0], *input.shape[2:]):
         want = [input.shape[0], *input.shape[2:]]
         raise RuntimeError(f"Expected target size {want}, got {list(t.shape)}")
     if target._dtype not in (_D.int64, _D.uint8):
@@ -716,8 +752,10 @@ def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_in
         if every and weight is None and w.size:
             w /= w.sum()  # (a positive count: nothing to silence)
         else:
+            # ignored targets keep a coefficient of exactly 0 (no gradient, as torch's kernel skips them) even when
+            # the total is 0; counted targets of weight 0 over a total of 0 get 0/0 = nan, as torch's
             with np.errstate(invalid="ignore", divide="ignore"):
-                w = w / w.sum()
+                w = np.where(valid, w / w.sum(), 0).astype(w.dtype, copy=False)
     return tt, w
 
 
@@ -785,15 +823,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
-    valid = _wrap((target._data != ignore_index).astype(input._data.dtype), input._dtype)
+    keep = target._data != ignore_index
     terms = logp if weight is None else logp * weight.reshape(wshape)
-    smooth = -terms.sum(cdim) * valid
+    smooth = _I.where(_wrap(keep, _D.bool), -terms.sum(cdim), 0.0)  # masked, not multiplied: no 0 * inf = nan
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / valid.sum()
+            total = float(keep.sum())
         else:
-            tt = np.where(target._data != ignore_index, target._data, 0)
-            smooth = smooth.sum() / float((weight._data[tt] * valid._data).sum())
+            total = float(weight._data[np.where(keep, target._data, 0)][keep].sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            smooth = smooth.sum() / total if total else smooth.sum() * np.float64(np.nan)  # 0/0 = nan, gradient 0
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
@@ -805,41 +844,47 @@ def _check_same_size(input: Tensor, target: Tensor) -> None:
                          f"({_size(input.shape)}) is deprecated. Please ensure they have the same size.")
 
 
+def _not_differentiable(fname: str, **args) -> None:
+    for name, t in args.items():
+        if t is not None and t._requires_grad and _is_grad_enabled():
+            raise RuntimeError(f"The function '{fname}' is not differentiable with respect to argument '{name}'. "
+                               "This input cannot have requires_grad True.")
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
-    """-(t log x + (1 - t) log(1 - x)), the logs clamped at -100."""
+    """-(t log x + (1 - t) log(1 - x)), the logs clamped at -100 (one node, torch's finite gradients at 0 and 1)."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_same_size(input, target)
     if target._dtype != input._dtype:
         raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
-    x = input._data
+    x = _all_examples(input)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    with np.errstate(divide="ignore"):
-        loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        _broadcast_pair(input, weight)
+        if tuple(weight.shape) != tuple(input.shape):  # torch expands it (and saves the expanded view)
+            weight = weight.expand(input.shape)
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    return _N.BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
-    """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales positive terms."""
+    """binary_cross_entropy(sigmoid(input), target), computed stably in one node; pos_weight scales positive
+    terms."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size "
                          f"({_size(input.shape)})")
-    sp = _N.activation("Softplus", -input, 1.0, 20.0)
-    if pos_weight is not None:
-        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
-    else:
-        loss = (1 - target) * input + sp
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    for extra in (weight, pos_weight):
+        if extra is not None:
+            _broadcast_pair(input, extra)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    return _N.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",

@@ -23,7 +23,7 @@ from .sorting import sort, argsort, topk, kthvalue, unique
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
 from .unary import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
-from .random import normal, bernoulli, multinomial, poisson
+from .random import normal, bernoulli, multinomial, poisson, binomial
 from . import _op
 from ._op import Op, _registry
 

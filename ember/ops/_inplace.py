@@ -383,7 +383,7 @@ def setitem(self: Tensor, key, value) -> None:
 
 
 def _setitem(self: Tensor, key, value) -> None:
-    from .indexing import CopySlices, setitem_node, _convert_key, _torch_order
+    from .indexing import CopySlices, setitem_node, _convert_key, _torch_order, index_error
 
     if type(self._data) is not np.ndarray:  # a batched tensor under vmap
         return self._setitem_batched(key, value)
@@ -393,7 +393,7 @@ def _setitem(self: Tensor, key, value) -> None:
         if _is_batched(value):
             raise _vmap_write_error("inplace arithmetic")
 
-    k, basic = _convert_key(key)
+    k, basic = _convert_key(key, stacklevel=5)  # user -> __setitem__ -> setitem -> _setitem -> here
     node = setitem_node(k, basic, self._data.shape)
     if not basic:
         k = _torch_order(k, self._data.shape)
@@ -413,7 +413,7 @@ def _setitem(self: Tensor, key, value) -> None:
                 _write(self._data, arr)  # raises torch's overlap message
             raise setitem_shape_error(arr, np.shape(self._data[k]), basic) from None
         except IndexError as e:
-            raise IndexError(str(e).replace("axis", "dimension")) from None
+            raise index_error(e, self._data.ndim) from None
         self._bump()
         return
     base = self._base

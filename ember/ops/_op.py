@@ -18,6 +18,13 @@ grad). If not, it only runs ``forward(None, ...)`` and wraps the array. Otherwis
 node, links ``next_functions``, runs forward with the node as ``ctx`` (where it may keep
 attributes declared in ``__slots__``), saves what ``save`` names, and wraps the outputs.
 
+``save_for = {"self": ("other",), "other": ("self",)}`` says which inputs' gradients use a saved value: it
+is saved only when one of them requires grad (None in its place otherwise, and ``grad_fn._saved_<name>`` is
+None, as torch's). A value missing from ``save_for`` is always saved. Saving less keeps constants out of the
+graph (``x * w`` with a constant ``x`` and a weight ``w`` does not keep ``w``) and means a saved-tensor hook
+sees only what backward will use, as torch's. ``inputs`` names the tensor slots as torch's derivative
+formulas do (``("self", "mat2")`` for mm), so the ``_saved_*`` attributes have torch's names.
+
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
 constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
 Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
@@ -55,6 +62,7 @@ import sys
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import foreign_error as _foreign_error
 from .._tensor import Tensor, _wrap, _wrap_out, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
@@ -101,6 +109,9 @@ class Op(G.Node):
     # Forward formula (NOTE [forward formulas]); None: derived from backward.
     jvp = None
     _save_idx: tuple = ()
+    # NOTE [declaring an op]: saved name -> the input names whose gradient needs it (absent: always saved)
+    save_for: dict | None = None
+    _save_need: tuple | None = None  # per ``save`` entry: the input index (or indices) that need it; None: always
     # Optional ``raw(ctx, grad, *saved)``: ``backward`` on the saved values' arrays (NOTE [raw backward]).
     raw = None
 
@@ -111,6 +122,10 @@ class Op(G.Node):
         # type(t.grad_fn).__name__ reads as in torch ("CopySlices" while name() is "torch::autograd::CopySlices")
         cls.__name__ = cls.__qualname__ = cls._name.rsplit("::", 1)[-1]
         cls._save_idx = tuple(-1 if n == "result" else cls.inputs.index(n) for n in cls.save)
+        if cls.save_for:  # per saved value: the one input index (an int) or the indices whose gradient needs it
+            need = [tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for else None
+                    for n in cls.save]
+            cls._save_need = tuple(w[0] if w is not None and len(w) == 1 else w for w in need)
         cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
         if cls.is_view:
             cls.reduced_native = True
@@ -128,57 +143,63 @@ class Op(G.Node):
     @classmethod
     def apply(cls, *args):
         """Run the op on Tensors / Python values, recording a node when a graph is needed."""
-        if _mode.interpose is not None:  # a forward-AD or vmap level sees the op first
-            return _mode.interpose.process(cls, args)
-        if _mode.grad_enabled:
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    return _record(cls, args)
-        # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
-        # reduced-precision path, NOTE [reduced precision]).
-        n = len(args)
-        if n == 2:
-            a, b = args
-            if isinstance(a, Tensor):
-                if a._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                a = a._data
-            if isinstance(b, Tensor):
-                if b._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                b = b._data
-            out = cls.forward(None, a, b)
-        elif n == 1:
-            a = args[0]
-            if isinstance(a, Tensor):
-                if a._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                a = a._data
-            out = cls.forward(None, a)
-        elif n == 3:
-            a, b, c = args
-            if isinstance(a, Tensor):
-                if a._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                a = a._data
-            if isinstance(b, Tensor):
-                if b._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                b = b._data
-            if isinstance(c, Tensor):
-                if c._dtype._reduced:
-                    return _apply_reduced(cls, args)
-                c = c._data
-            out = cls.forward(None, a, b, c)
-        else:
-            vals = []
-            for a in args:
+        try:  # (costs nothing unless raised: NOTE [foreign errors], NOTE [allocation failures] in ember/_malloc.py)
+            if _mode.interpose is not None:  # a forward-AD or vmap level sees the op first
+                return _mode.interpose.process(cls, args)
+            if _mode.grad_enabled:
+                for a in args:
+                    if isinstance(a, Tensor) and a._requires_grad:
+                        return _record(cls, args)
+            # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
+            # reduced-precision path, NOTE [reduced precision]).
+            n = len(args)
+            if n == 2:
+                a, b = args
                 if isinstance(a, Tensor):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
-                vals.append(a)
-            out = cls.forward(None, *vals)
+                if isinstance(b, Tensor):
+                    if b._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    b = b._data
+                out = cls.forward(None, a, b)
+            elif n == 1:
+                a = args[0]
+                if isinstance(a, Tensor):
+                    if a._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    a = a._data
+                out = cls.forward(None, a)
+            elif n == 3:
+                a, b, c = args
+                if isinstance(a, Tensor):
+                    if a._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    a = a._data
+                if isinstance(b, Tensor):
+                    if b._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    b = b._data
+                if isinstance(c, Tensor):
+                    if c._dtype._reduced:
+                        return _apply_reduced(cls, args)
+                    c = c._data
+                out = cls.forward(None, a, b, c)
+            else:
+                vals = []
+                for a in args:
+                    if isinstance(a, Tensor):
+                        if a._dtype._reduced:
+                            return _apply_reduced(cls, args)
+                        a = a._data
+                    vals.append(a)
+                out = cls.forward(None, *vals)
+        except (MemoryError, TypeError, ValueError, IndexError) as e:
+            err = _foreign_error(_public_name(cls), args, e)
+            if err is e:
+                raise
+            raise err from None
         if type(out) is tuple:
             return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)
         t = _wrap(out, _BY_DT.get(out.dtype) or _dtype_of(out))
@@ -380,16 +401,41 @@ def _record(cls, args):
             _link_view(result, args[0])
     if cls._save_idx:
         saved = []
-        for i in cls._save_idx:
-            if i < 0:
-                saved.append(_make_saved(first, True, 0))
-            else:
-                a = args[i]
-                saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        node._saved = tuple(saved)
+        need = cls._save_need
+        if need is None:
+            for i in cls._save_idx:
+                if i < 0:
+                    saved.append(_make_saved(first, True, 0))
+                else:
+                    a = args[i]
+                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        else:
+            nxt = node._next
+            for i, w in zip(cls._save_idx, need):
+                if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
+                    saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
+                elif i < 0:
+                    saved.append(_make_saved(first, True, 0))
+                else:
+                    a = args[i]
+                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        node._saved = saved  # (a list: backward frees its values in place)
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+def _public_name(cls) -> str:
+    """The torch function name an op class stands for, for error messages (``LeakyReluBackward0`` -> leaky_relu)."""
+    stem = cls._name.rsplit("::", 1)[-1].split("Backward")[0]
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(stem))
+
+
+def _needed(edges: tuple, inputs: tuple) -> bool:
+    for j in inputs:
+        if edges[j][0] is not None:
+            return True
+    return False
 
 
 # NOTE [reduced precision]

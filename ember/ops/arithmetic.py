@@ -238,6 +238,7 @@ class Mul(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -264,6 +265,7 @@ class Div(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    save_for = {"self": ("other",)}
 
     @staticmethod
     def forward(ctx, self, other):
@@ -356,7 +358,8 @@ class Pow(Op):
 
     __slots__ = ()
     _name = "PowBackward1"
-    save = ("self", "other", "result")
+    inputs = ("self", "exponent")
+    save = ("self", "exponent", "result")
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _inplace as _IP
+from .._malloc import translate_errors_of as _translate_errors_of
 from ._op import Op
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -157,3 +158,7 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: 
 
 
 _IP._KEEPS_TANGENT.update({logical_and, logical_or, logical_xor, logical_not})
+
+
+# NOTE [foreign errors] (ember/_malloc.py)
+_translate_errors_of(globals(), ("allclose", "isclose"))

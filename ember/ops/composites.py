@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ..autograd._interpose import data_shaped, replayable
@@ -613,7 +614,11 @@ def matrix_exp(A: Tensor) -> Tensor:
 # ---------------------------------------------------------------- *_scatter: a clone written through a view
 def _scatter_through(input: Tensor, src: Tensor, view) -> Tensor:
     out = input.clone()
-    view(out).copy_(src)
+    target = view(out)
+    if isinstance(src, Tensor) and tuple(src.shape) != tuple(target.shape):  # exact sizes, as torch (no broadcast)
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
     return out
 
 
@@ -649,6 +654,10 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     refuse_tangents("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
+    if isinstance(index, Tensor) and type(index._data) is np.ndarray:  # (a batched index: checked per example)
+        from .indexing import _check_bounds
+
+        _check_bounds(index._data.reshape(-1), input.shape[d] if input.dim() else 1, "index_reduce", d)
     shape = [1] * source.dim()
     if source.dim():
         shape[d] = -1
@@ -884,7 +893,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     factors are differentiable."""
     E = _E()
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
-                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
     if not pivot:
         raise RuntimeError("LU without pivoting is not implemented on the CPU")
     if A.dim() < 2:
@@ -948,7 +957,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     E = _E()
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
                   "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.", UserWarning,
-                  stacklevel=2)
+                  stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
     n = LU_data.shape[-1]
     if LU_data.shape[-2] != n:
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
@@ -957,3 +966,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
+_translate_errors_of(globals(), __all__)

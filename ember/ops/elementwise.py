@@ -470,6 +470,12 @@ def _xlogy(x, y):
     return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
 
 
+def _atan2_recip(a, b):
+    """1 / (a^2 + b^2), 0 at the origin: atan2's gradient there is 0 (signed as the other operand), as torch's."""
+    d = a * a + b * b
+    return where(d == 0, 0.0, d.reciprocal())
+
+
 def _ratio_or_zero(result, x):
     return where(x == 0, 0.0, result / x)
 
@@ -522,7 +528,7 @@ _BINARY = {
     "fmod": ("Fmod", _int_divisor_check(np.fmod), "iuf", False, "fmod_cpu",
              (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="trunc")), _SO, "FmodBackward1"),
     "atan2": ("Atan2", np.arctan2, _ANY, True, "atan2_cpu",
-              (lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: g * -a / (a * a + b * b)), _SO, ""),
+              (lambda g, a, b: g * b * _atan2_recip(a, b), lambda g, a, b: g * -a * _atan2_recip(a, b)), _SO, ""),
     "hypot": ("Hypot", np.hypot, _FLT, False, "hypot_cpu",
               (lambda g, a, b, r: g * a / r, lambda g, a, b, r: g * b / r), _SOR, ""),
     "maximum": ("Maximum", np.maximum, _ANY, False, "maximum_cpu", lambda g, a, b: _max_grads(g, a, b, _gt),
@@ -539,7 +545,7 @@ _BINARY = {
               (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), lambda g, a, b: g * a / b), _SO,
               "XlogyBackward0"),
     "copysign": ("Copysign", np.copysign, _ANY, True, "copysign_cpu",
-                 (lambda g, a, b, r: g * _ratio_or_zero(r, a), lambda g, a, b, r: _zeros(g)), _SOR, ""),
+                 (lambda g, a, r: g * _ratio_or_zero(r, a), lambda g, a, r: _zeros(g)), ("self", "result"), ""),
     "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
     "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
     # ---- h-surface rows
@@ -554,6 +560,15 @@ _BINARY = {
                (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
     "igammac": ("Igammac", lambda a, x: _sp.gammainc(a, x, True), "f", False, "igammac_cpu",
                 (_no_input_derivative("igammac"), lambda g, a, x: -g * _gamma_density(a, x)), _SO, ""),
+}
+
+
+# rows whose saved values only some inputs' gradients use (NOTE [declaring an op]: save_for), as torch saves them
+_SAVE_FOR = {
+    "remainder": {"self": ("other",), "other": ("other",)},
+    "fmod": {"self": ("other",), "other": ("other",)},
+    "hypot": {"self": ("self",), "other": ("other",)},
+    "copysign": {"self": ("self",)},
 }
 
 
@@ -573,7 +588,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
 
-    ns = {"__slots__": (), "save": save, "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
+    ns = {"__slots__": (), "save": save, "save_for": _SAVE_FOR.get(name.lower()),
+          "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
           "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
     if hasattr(bwd, "aten"):
         ns["jvp"] = unsupported("aten::" + bwd.aten)
@@ -767,17 +783,20 @@ def _addc_kernel(mul: bool):
     return run
 
 
-def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
-    """An Op over (self, other, third[, attrs]) whose grads are ``bwds[i](grad, a, b, c, *attrs)``."""
+def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, save: tuple, save_for: dict,
+             attrs: tuple = ()):
+    """An Op over three tensor slots named ``inputs`` (then the attributes named ``attrs``) whose grads are
+    ``bwds[i](grad, *saved, *attrs)``; ``save``/``save_for`` as NOTE [declaring an op]."""
     kernel = silent(kernel)
 
-    def forward(ctx, self, other, third, *attrs):
+    def forward(ctx, self, other, third, *values):
         if ctx is not None:
-            ctx.extra = attrs
+            for n, v in zip(attrs, values):
+                setattr(ctx, n, v)
         dt = D.result_type(self, other, third).np
         arrs = [x.astype(dt, copy=False) if type(x) is _nd else x for x in (self, other, third)]
         try:
-            out = kernel(*arrs, *attrs)
+            out = kernel(*arrs, *values)
         except ValueError:
             a, b, c = arrs
             if not _broadcastable((np.shape(a), np.shape(b))):
@@ -786,14 +805,12 @@ def _ternary(name: str, kernel, bwds: tuple, nattrs: int, torch_name: str = ""):
         return np.asarray(out, dt)
 
     def backward(ctx, grad):
-        saved = ctx.saved_tensors
-        return tuple(f(grad, *saved, *ctx.extra) if _need(ctx, i) else None for i, f in enumerate(bwds))
+        args = ctx.saved_tensors + tuple(getattr(ctx, n) for n in attrs)
+        return tuple(f(grad, *args) if _need(ctx, i) else None for i, f in enumerate(bwds))
 
-    ns = {"__slots__": ("extra",), "save": ("self", "other", "third"), "nattrs": nattrs,
+    ns = {"__slots__": attrs, "inputs": inputs, "save": save, "save_for": save_for, "nattrs": len(attrs),
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
-          "__module__": __name__}
-    if torch_name:
-        ns["_name"] = torch_name
+          "__module__": __name__, "_name": torch_name}
     return type(name, (Op,), ns)
 
 
@@ -805,8 +822,10 @@ def _broadcastable(shapes) -> bool:
         return False
 
 
+# torch saves the end points only for the weight's gradient, the weight always (a number for LerpBackward0)
 _Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
-                                        lambda g, a, b, w: g * (b - a)), 0, "LerpBackward1")
+                                        lambda g, a, b, w: g * (b - a)), "LerpBackward1", ("self", "end", "weight"),
+                 ("self", "end", "weight"), {"self": ("weight",), "end": ("weight",)})
 _Lerp.reduced_exact = (2,)  # torch's kernel takes the weight as given (NOTE [reduced precision] in ops/_op.py)
 
 
@@ -815,11 +834,13 @@ class _LerpScalar(_Lerp):
     _name = "LerpBackward0"
 
 
-_Addcmul = _ternary("Addcmul", _addc_kernel(True), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * t2 * v,
-                                                    lambda g, a, t1, t2, v: g * t1 * v), 1, "AddcmulBackward0")
-_Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, a, t1, t2, v: g, lambda g, a, t1, t2, v: g * v / t2,
-                                                     lambda g, a, t1, t2, v: -g * v * t1 / (t2 * t2)), 1,
-                    "AddcdivBackward0")
+_Addcmul = _ternary("Addcmul", _addc_kernel(True), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * t2 * v,
+                                                    lambda g, t1, t2, v: g * t1 * v), "AddcmulBackward0",
+                    ("self", "tensor1", "tensor2"), ("tensor1", "tensor2"),
+                    {"tensor1": ("tensor2",), "tensor2": ("tensor1",)}, ("value",))
+_Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * v / t2,
+                                                     lambda g, t1, t2, v: -g * v * t1 / (t2 * t2)), "AddcdivBackward0",
+                    ("self", "tensor1", "tensor2"), ("tensor1", "tensor2"), {"tensor1": ("tensor2",)}, ("value",))
 
 
 def _dtype_name(t: Tensor) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re as _re
+import warnings as _warnings
 
 import numpy as np
 
@@ -17,9 +18,106 @@ __all__ = ["where", "index", "_slice_backward"]
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
 
-def _convert_key(key, shape=None):
-    """A NumPy key from a torch key (tensors/lists become arrays); checks torch's rules."""
-    items = key if isinstance(key, tuple) else (key,)
+# NOTE [sequences as keys]
+# torch reads a key that is not a tuple with NumPy's old heuristic (python_variable_indexing.cpp,
+# treatSequenceAsTuple): a sequence shorter than 32 that holds a tensor, a sequence, a slice, None or Ellipsis is
+# a tuple of indices (``x[[i0, i1]]`` is ``x[i0, i1]``, with a deprecation warning); any other sequence (ints,
+# bools, floats; or 32 items and more) is one index tensor. Inside the key each sequence becomes an index tensor
+# built as torch builds it from data (``indexing_tensor_from_data``): bool data stay a mask, anything else is
+# int64 (floats truncated), nested sequences must be rectangular, single-element integer tensors are numbers.
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
+    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+    "which will result either in an error or a different result")
+_SEQ = (list, tuple, range)
+
+
+def _key_items(key, stacklevel: int) -> tuple:
+    """The indices of ``key`` as torch reads them (NOTE [sequences as keys]); ``stacklevel`` points the
+    deprecation warning at the caller's line."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, (list, range, str)) and len(key) < 32:
+        for k in key:
+            if isinstance(k, (Tensor, slice, np.ndarray, str, *_SEQ)) or k is None or k is Ellipsis:
+                _warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=stacklevel + 1)
+                return tuple(key)
+    return (key,)
+
+
+def _index_from_data(data) -> np.ndarray:
+    """An index array from a (nested) sequence or NumPy array, as torch makes its index tensor from data."""
+    if type(data) is list and all(type(v) is int for v in data):  # the common case: no walk
+        try:
+            return np.array(data, np.int64)
+        except OverflowError:
+            raise ValueError("Overflow when unpacking long long") from None
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind == "f":
+            return _to_index_ints(data)
+        if data.dtype.kind not in "biu":
+            raise TypeError(f"can't convert np.ndarray of type {data.dtype}. The only supported types are: float64, "
+                            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+                            "uint16, uint8, and bool.")
+        return data
+    sizes, probe = [], data
+    while isinstance(probe, _SEQ):
+        sizes.append(len(probe))
+        if not len(probe):
+            break
+        probe = probe[0]
+    flat: list = []
+    _store(data, 0, sizes, flat)
+    if flat and all(type(v) is bool for v in flat):
+        return np.array(flat, np.bool_).reshape(sizes)
+    return _to_index_ints(np.array(flat, np.float64 if any(type(v) is float for v in flat) else np.int64)
+                          ).reshape(sizes)
+
+
+def _store(obj, dim: int, sizes: list, flat: list) -> None:
+    """Appends the leaves of ``obj`` (at depth ``dim``) to ``flat`` as bool/int/float, checking torch's rules."""
+    if dim == len(sizes):
+        if isinstance(obj, _SEQ):
+            raise TypeError(f"'{type(obj).__name__}' object cannot be interpreted as an integer")
+        if isinstance(obj, Tensor):
+            a = obj._data
+            if a.size != 1 or a.dtype.kind not in "biu":
+                raise TypeError("only integer tensors of a single element can be converted to an index")
+            obj = a.reshape(()).item()
+        if isinstance(obj, (bool, np.bool_)):
+            flat.append(bool(obj))
+        elif isinstance(obj, (int, np.integer)):
+            flat.append(int(obj))
+        elif isinstance(obj, (float, np.floating)):
+            flat.append(float(obj))
+        elif isinstance(obj, (complex, np.complexfloating)):
+            raise TypeError("'complex' object cannot be interpreted as an integer")
+        elif isinstance(obj, str):
+            raise TypeError("new(): invalid data type 'str'")
+        else:
+            raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+        return
+    if not isinstance(obj, _SEQ):
+        raise TypeError("not a sequence")
+    if len(obj) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
+    for item in obj:
+        _store(item, dim + 1, sizes, flat)
+
+
+def _to_index_ints(a: np.ndarray) -> np.ndarray:
+    """int64 from an int or float array: floats truncated toward zero, torch's error where one overflows."""
+    if a.dtype.kind != "f":
+        return a.astype(np.int64, copy=False)
+    if a.size and not (np.all(np.isfinite(a)) and a.min() >= -2.0 ** 63 and a.max() < 2.0 ** 63):
+        raise RuntimeError("value cannot be converted to type int64 without overflow")
+    return np.trunc(a).astype(np.int64)
+
+
+def _convert_key(key, shape=None, stacklevel: int = 4):
+    """A NumPy key from a torch key (tensors/lists become arrays); checks torch's rules. ``stacklevel``: how far up
+    the user's ``x[key]`` is (by default through ``__getitem__`` and ``getitem``)."""
+    items = _key_items(key, stacklevel + 1)
     out = []
     basic = True
     for k in items:
@@ -45,15 +143,16 @@ def _convert_key(key, shape=None):
             out.append(slice(_int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step)))
         elif k is None or k is Ellipsis:
             out.append(k)
-        elif isinstance(k, (list, np.ndarray)):
-            a = np.asarray(_tensors_out(k)) if not (isinstance(k, list) and not k) else np.zeros(0, np.int64)
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
+        elif isinstance(k, (np.ndarray, str, *_SEQ)):
+            out.append(_index_from_data(k))
             basic = False
+        elif isinstance(k, str):  # torch tries to make a tensor of it
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                            f"are valid indices (got {type(k).__name__})")
+            cls = type(k)
+            name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             f"are valid indices (got {name})")
     if not basic and shape is not None:
         return _torch_order(tuple(out), shape), False
     return tuple(out), basic
@@ -129,28 +228,25 @@ def _int_or_none(v):
     return int(v)
 
 
-def _tensors_out(k):
-    if isinstance(k, Tensor):
-        return k._data
-    if isinstance(k, list):
-        return [_tensors_out(x) for x in k]
-    return k
-
-
 def _index_array(arr: np.ndarray, key):
     try:
         return arr[key]
     except IndexError as e:
-        msg = str(e)
-        if "out of bounds" in msg:
-            msg = msg.replace("axis", "dimension")
-        elif "too many indices" in msg:
-            msg = f"too many indices for tensor of dimension {arr.ndim}"
-        elif "could not be broadcast" in msg:
-            shapes = _re.findall(r"\(([^)]*)\)", msg)
-            lists = ", ".join("[" + ", ".join(x.strip() for x in sh.split(",") if x.strip()) + "]" for sh in shapes)
-            msg = f"shape mismatch: indexing tensors could not be broadcast together with shapes {lists}"
-        raise IndexError(msg) from None
+        raise index_error(e, arr.ndim) from None
+
+
+def index_error(e: IndexError, ndim: int) -> IndexError:
+    """torch's IndexError for NumPy's from indexing an array of ``ndim`` dims."""
+    msg = str(e)
+    if "out of bounds" in msg:
+        msg = msg.replace("axis", "dimension")
+    elif "too many indices" in msg:
+        msg = f"too many indices for tensor of dimension {ndim}"
+    elif "could not be broadcast" in msg:
+        shapes = _re.findall(r"\(([^)]*)\)", msg)
+        lists = ", ".join("[" + ", ".join(x.strip() for x in sh.split(",") if x.strip()) + "]" for sh in shapes)
+        msg = f"shape mismatch: indexing tensors could not be broadcast together with shapes {lists}"
+    return IndexError(msg)
 
 
 def _basic_steps(key: tuple, shape: tuple) -> list:
@@ -268,16 +364,23 @@ class Index(Op):
 
 
 def _check_mask_shapes(arr, key):
-    dim = 0
-    for k in key:
+    def width(k):  # the dims of ``arr`` a key entry consumes
         if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            return k.ndim
+        return 0 if k is None or k is Ellipsis else 1
+
+    dim = 0
+    for i, k in enumerate(key):
+        if k is Ellipsis:  # the entries after it index the trailing dims
+            dim = arr.ndim - sum(width(rest) for rest in key[i + 1:])
+        elif isinstance(k, np.ndarray) and k.dtype == np.bool_:
             for j, s in enumerate(k.shape):
                 if dim + j < arr.ndim and arr.shape[dim + j] != s:
                     raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the shape "
                                      f"of the indexed tensor {list(arr.shape)} at index {dim + j}")
             dim += k.ndim
-        elif k is not None and k is not Ellipsis:
-            dim += 1
+        else:
+            dim += width(k)
 
 
 class SliceScatter(Op):
@@ -441,7 +544,8 @@ class CopySlices(Op):
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
         if n0[0] is not None:
-            gb = (g * _wrap_any(_outside(g._data.shape, key))).reshape(grad.shape)
+            # zeroed, not multiplied: inf/nan stay out
+            gb = where(_wrap_any(_outside(g._data.shape, key)), g, 0.0).reshape(grad.shape)
         if n1[0] is not None:
             gv = index(g, key, _is_basic(key))
         return gb, gv
@@ -662,7 +766,7 @@ def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None
     if hasattr(idx, "bt"):
         return  # a batched index's placeholder (under vmap): the op checks the values, per example
     size = shp[d]
-    bad = (idx < -size) | (idx >= size)
+    bad = (idx < 0) | (idx >= size)  # no negative indices along dim (torch's gather/scatter kernels)
     if bad.any():
         v = int(idx[bad].flat[0])
         raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {size}")
@@ -690,6 +794,8 @@ class Gather(Op):
         x, i = _as_nd(self), _as_nd(idx)
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
+        if not i.size:  # an empty index may have any number of dims (torch checks no ranks then)
+            return np.zeros(idx.shape, self.dtype)
         out = np.take_along_axis(_part(x, i.shape[:dim] + x.shape[dim:dim + 1] + i.shape[dim + 1:]), i % max(
             x.shape[dim], 1) if i.size else i, dim)
         return out.reshape(idx.shape)
@@ -748,6 +854,10 @@ def _pad_to(g: Tensor, shape: tuple) -> Tensor:
     """``g`` (the leading block of ``shape``) padded with zeros to ``shape``."""
     if tuple(g.shape) == tuple(shape):
         return g
+    if g._data.ndim != len(shape):  # from a 0-d or empty index, whose rank may differ from src's
+        if not g._data.size:
+            return _const(np.zeros(shape, g._data.dtype))
+        g = g.reshape((1,) * len(shape))
     return SliceScatter.apply(g, tuple(slice(0, s) for s in g.shape), shape)
 
 
@@ -958,6 +1068,8 @@ def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
 def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:
     if tuple(src.shape) == idx.shape:
         return src
+    if src._data.ndim != idx.ndim:  # a 0-d or empty index, whose rank may differ from src's
+        return src.reshape(-1)[:idx.size].reshape(idx.shape)
     return BasicIndex.apply(src, tuple(slice(0, s) for s in idx.shape))
 
 
@@ -981,10 +1093,27 @@ def _index_1d(index, fname: str, what: str = "int32 or int64") -> np.ndarray:
     return a.reshape(-1).astype(np.int64, copy=False)
 
 
-def _check_bounds(idx: np.ndarray, size: int, msg: str | None = None) -> None:
-    if idx.size and ((idx < -size) | (idx >= size)).any():
-        bad = int(idx[(idx < -size) | (idx >= size)][0])
-        raise IndexError(msg or f"index {bad} is out of bounds for dimension with size {size}")
+# NOTE [index bounds]: which ops take negative indices is torch's per-op choice, and so is the error. Indexing
+# (x[i], x[i] = v, index_put_), take, put_ and index_fill count from the end; gather, scatter*, index_select,
+# index_add, index_copy and index_reduce refuse any negative index (a silent wrap there corrupts values). Each
+# check runs before the kernel, so NumPy never wraps or raises its own error.
+_INDEX_RULES = {  # fname: (negatives allowed, exception, message with {bad}/{d}/{size}, or a fixed message)
+    "index_select": (False, IndexError, "index out of range in self"),
+    "index_reduce": (False, IndexError, "index out of range in self"),
+    "index_add": (False, RuntimeError, "index {bad} is out of bounds for dimension {d} with size {size}"),
+    "index_copy": (False, IndexError, "index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}"),
+    "index_fill": (True, IndexError, "index {bad} is out of bounds for dimension {d} with size {size}"),
+}
+
+
+def _check_bounds(idx: np.ndarray, size: int, fname: str, d: int = 0) -> None:
+    """torch's bounds check of ``fname``'s 1-d index along a dim of ``size`` (NOTE [index bounds])."""
+    if not idx.size:
+        return
+    negatives, exc, msg = _INDEX_RULES[fname]
+    bad = ((idx < -size) if negatives else (idx < 0)) | (idx >= size)
+    if bad.any():
+        raise exc(msg.format(bad=int(idx[bad][0]), d=d, size=size))
 
 
 class IndexSelect(Op):
@@ -1012,8 +1141,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _index_1d(index, "index_select", "int32 or int64")
     d = _wdim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
-    _check_bounds(idx, size, "index out of range in self")
-    return IndexSelect.apply(input, d, idx % max(size, 1))
+    _check_bounds(idx, size, "index_select", d)
+    return IndexSelect.apply(input, d, idx)
 
 
 def _index_source(input: Tensor, source: Tensor, d: int, idx: np.ndarray, fname: str) -> None:
@@ -1113,9 +1242,7 @@ def _index_args(input: Tensor, dim: int, index, fname: str):
     idx = _index_1d(index, fname, "int64")
     d = _wdim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and ((idx < -size) | (idx >= size)).any():
-        bad = int(idx[(idx < -size) | (idx >= size)][0])
-        raise IndexError(f"{fname}_(): index {bad} is out of bounds for dimension {d} with size {size}")
+    _check_bounds(idx, size, fname, d)
     return d, idx % max(size, 1)
 
 
@@ -1392,6 +1519,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     bx[d], bi[d] = input._data.shape[d], indices._data.shape[d]
     x = input if tuple(bx) == input._data.shape else input.expand(tuple(bx))
     idx = indices if tuple(bi) == indices._data.shape else _const(np.broadcast_to(indices._data, tuple(bi)))
+    a = idx._data
+    if type(a) is np.ndarray and a.size and a.min() < 0:  # torch counts negative indices from the end here
+        size = bx[d]
+        idx = _const(np.where((a < 0) & (a >= -size), a + size, a))
     return gather(x, d, idx)
 
 

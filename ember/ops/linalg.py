@@ -75,24 +75,31 @@ def _matmul_forward(a, b):
 class Matmul(Op):
     """d(self @ other) = grad @ other^T, self^T @ grad (1-d operands act as vectors)"""
 
-    __slots__ = ()
+    __slots__ = ("ranks",)  # the operands' ndims: backward needs them when one operand was not saved
     jvp = multilinear
     _name = "UnsafeViewBackward0"
     save = ("self", "other")
-    forward = staticmethod(lambda ctx, self, other: _matmul_forward(self, other))
+    save_for = {"self": ("other",), "other": ("self",)}
+
+    @staticmethod
+    def forward(ctx, self, other):
+        if ctx is not None:
+            ctx.ranks = (self.ndim, other.ndim)
+        return _matmul_forward(self, other)
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         n0, n1 = ctx._next
         ga = gb = None
-        if a.ndim == 1 and b.ndim == 1:
+        ra, rb = ctx.ranks
+        if ra == 1 and rb == 1:
             return (grad * b if n0[0] is not None else None, grad * a if n1[0] is not None else None)
-        if a.ndim == 1:
+        if ra == 1:
             if n0[0] is not None:
                 ga = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
             if n1[0] is not None:
                 gb = a.unsqueeze(-1) @ grad.unsqueeze(-2)
-        elif b.ndim == 1:
+        elif rb == 1:
             if n0[0] is not None:
                 ga = grad.unsqueeze(-1) @ b.unsqueeze(-2)
             if n1[0] is not None:
@@ -102,14 +109,19 @@ class Matmul(Op):
         return ga, gb
 
 
-def _named(name: str):
-    return type(name.replace("Backward0", "").replace("Backward4", "Vec"), (Matmul,), {"__slots__": (), "_name": name})
+def _named(name: str, second: str = "other"):
+    """Matmul under torch's node ``name``, its second operand named as torch's formula names it (``_saved_mat2``)."""
+    ns = {"__slots__": (), "_name": name}
+    if second != "other":
+        ns.update(inputs=("self", second), save=("self", second), save_for={"self": (second,), second: ("self",)})
+    return type(name.replace("Backward0", "").replace("Backward4", "Vec"), (Matmul,), ns)
 
 
 # torch's matmul is a composite; the node it leaves on the result depends on the ranks (and, for a
 # matrix times a batch, on whether the matrix requires grad). The math is Matmul's in every case.
-Mm, Dot, Mv, Bmm, VecMat, MatBatch = (_named(n) for n in ("MmBackward0", "DotBackward0", "MvBackward0",
-                                                          "BmmBackward0", "SqueezeBackward4", "CloneBackward0"))
+Mm, Dot, Mv, Bmm = _named("MmBackward0", "mat2"), _named("DotBackward0", "tensor"), _named("MvBackward0", "vec"), \
+    _named("BmmBackward0", "mat2")
+VecMat, MatBatch = _named("SqueezeBackward4"), _named("CloneBackward0")
 
 
 def matmul(input, other):
@@ -164,6 +176,8 @@ class Vdot(Dot):
 
     __slots__ = ()
     _name = "VdotBackward0"
+    inputs = save = ("self", "other")
+    save_for = {"self": ("other",), "other": ("self",)}
 
 
 def _dot_checks(input, other, fname: str) -> None:
@@ -238,8 +252,8 @@ def _expand_msg(have, want) -> str:
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
 def _mm_grads(g, a, b, need_a, need_b):
-    if (not _mode.grad_enabled and _mode.interpose is None and a.ndim == 2 and b.ndim == 2  # NOTE [raw backward]
-            and not g._dtype._reduced):
+    if (not _mode.grad_enabled and _mode.interpose is None and (a is None or a.ndim == 2)  # NOTE [raw backward]
+            and (b is None or b.ndim == 2) and not g._dtype._reduced):
         return _mm_grads_raw(g, a, b, need_a, need_b)
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
@@ -298,13 +312,13 @@ def _checked_r(u, v):
     return np.multiply.outer(u, v)
 
 
-# name: (product on arrays, gradients of <g, product> w.r.t. both factors, in ember ops)
+# name: (product on arrays, gradients of <g, product> w.r.t. both factors, in ember ops, torch's factor names)
 _ADD_PRODUCTS = {
-    "addmm": (lambda a, b: _checked_mm(a, b, "addmm"), _mm_grads),
-    "addmv": (_checked_mv, _mv_grads),
-    "addr": (_checked_r, _r_grads),
-    "baddbmm": (_checked_bmm, _mm_grads),
-    "addbmm": (lambda a, b: _checked_bmm(a, b).sum(0), _addbmm_grads),
+    "addmm": (lambda a, b: _checked_mm(a, b, "addmm"), _mm_grads, ("mat1", "mat2")),
+    "addmv": (_checked_mv, _mv_grads, ("mat", "vec")),
+    "addr": (_checked_r, _r_grads, ("vec1", "vec2")),
+    "baddbmm": (_checked_bmm, _mm_grads, ("batch1", "batch2")),
+    "addbmm": (lambda a, b: _checked_bmm(a, b).sum(0), _addbmm_grads, ("batch1", "batch2")),
 }
 
 
@@ -317,12 +331,15 @@ def _add_product_dtype_msg(name: str, self, m1, m2) -> str:
     return f"{name} input tensors must have the same dtype, but got {t[0]}, {t[1]}, and {t[2]}"
 
 
-def _make_add_product(name: str, prod, grads) -> type:
+def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
+    f1, f2 = factors
+
     class AddProduct(Op):
         __slots__ = ("beta", "alpha")
         _name = name.capitalize() + "Backward0"
-        inputs = ("self", "other", "third")
-        save = ("other", "third")
+        inputs = ("self", f1, f2)
+        save = factors
+        save_for = {f1: (f2,), f2: (f1,)}  # each factor only for the other's gradient
         nattrs = 2
         __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
 
@@ -416,6 +433,8 @@ class Einsum(Op):
             ctx.subs, ctx.out, ctx.sizes = subs, out, sizes
         eq = ",".join(subs) + "->" + out
         big = len(ops) > 2 or max(o.size for o in ops) > 512  # BLAS-backed contraction paths pay off
+        if big:  # a broadcast (stride-0) operand keeps NumPy in its own loops, which sum float32 naively: far less
+            ops = [np.ascontiguousarray(o) if 0 in o.strides else o for o in ops]  # accurate than torch's BLAS sums
         with np.errstate(all="ignore"):
             r = np.einsum(eq, *ops, optimize=big)
         return np.asarray(r, dtype=np.result_type(*ops))
@@ -574,6 +593,7 @@ class LinalgCross(Op):
 
     __slots__ = ("dim",)
     save = ("self", "other")
+    save_for = {"self": ("other",), "other": ("self",)}
     nattrs = 1
 
     @staticmethod
@@ -584,7 +604,9 @@ class LinalgCross(Op):
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return LinalgCross.apply(b, grad, ctx.dim), LinalgCross.apply(grad, a, ctx.dim)
+        n0, n1 = ctx._next
+        return (LinalgCross.apply(b, grad, ctx.dim) if n0[0] is not None else None,
+                LinalgCross.apply(grad, a, ctx.dim) if n1[0] is not None else None)
 
 
 def cross(input, other, dim=None):

@@ -184,9 +184,9 @@ def activation(name: str, input: Tensor, *attrs) -> Tensor:
 def _softmax_arr(x, dim):
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=dim, keepdims=True)
+    m = np.max(x, axis=dim, keepdims=True)  # a +inf maximum makes the whole slice nan, as torch's kernel
     with np.errstate(invalid="ignore", over="ignore"):
-        e = np.exp(x - np.where(np.isfinite(m), m, 0))
+        e = np.exp(x - m)
         return e / np.sum(e, axis=dim, keepdims=True)
 
 
@@ -195,7 +195,7 @@ def _log_softmax_arr(x, dim):
         return x.copy()
     m = np.max(x, axis=dim, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        s = x - np.where(np.isfinite(m), m, 0)
+        s = x - m
         return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
 
 
@@ -338,7 +338,9 @@ class NllLoss(Op):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
         if reduction == "none":
             return losses
-        return np.asarray(losses.sum() if losses.size or reduction == "sum" else np.nan, self.dtype)
+        if reduction == "mean" and not coef.any():  # nothing counted (empty, or every target ignored): 0/0
+            return np.asarray(np.nan, self.dtype)
+        return np.asarray(losses.sum(), self.dtype)
 
     def backward(ctx, grad):
         c = 1 if len(ctx.shape) > 1 else 0
@@ -363,7 +365,7 @@ class MseLoss(Op):
     """(x - t)**2 reduced; d x = grad * 2 (x - t) (/ n for 'mean'), d t = -d x"""
 
     __slots__ = ("scale",)
-    save = ("self", "other")
+    inputs = save = ("self", "target")
     nattrs = 1
 
     @staticmethod
@@ -383,4 +385,144 @@ class MseLoss(Op):
         return gx, -gx
 
 
-__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss"]
+# ---------------------------------------------------------------------------------------------- pointwise losses
+# One node each, as torch's (BinaryCrossEntropyBackward0 ...), with torch's backward formulas: the composition of
+# logs and branches gives 0 * inf = nan gradients at the points torch's kernels handle (p = 0 or 1, an infinite
+# difference). Backward formulas are ember ops, so second derivatives come from the engine.
+def _reduced(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    return np.asarray(total / loss.size if reduction == "mean" else total, loss.dtype)
+
+
+def _loss_scale(ctx, grad: Tensor) -> Tensor:
+    """The upstream gradient of each element: divided by the count for 'mean'."""
+    return grad / ctx.numel if ctx.reduction == "mean" else grad
+
+
+_BCE_EPS = 1e-12  # torch's EPSILON in binary_cross_entropy_backward
+
+
+class BinaryCrossEntropy(Op):
+    """-w (t log x + (1 - t) log(1 - x)), logs clamped at -100; d x = w (x - t) / max(x (1 - x), 1e-12),
+    d t = -w logit(x)"""
+
+    __slots__ = ("reduction", "numel")
+    inputs = save = ("self", "target", "weight")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, target, weight, reduction):
+        if ctx is not None:
+            ctx.reduction, ctx.numel = reduction, self.size
+        loss = (target - 1) * np.maximum(np.log1p(-self), -100) - target * np.maximum(np.log(self), -100)
+        if weight is not None:
+            loss = loss * weight
+        return _reduced(np.asarray(loss, self.dtype), reduction)
+
+    def backward(ctx, grad):
+        x, t, w = ctx.saved_tensors
+        n = ctx._next
+        g = _loss_scale(ctx, grad)
+        if w is not None:
+            g = g * w
+        gx = g * (x - t) / ((1 - x) * x).clamp_min(_BCE_EPS) if n[0][0] is not None else None
+        gt = g * -x.logit() if n[1][0] is not None else None
+        return gx, gt, None
+
+
+class BinaryCrossEntropyWithLogits(Op):
+    """(1 - t) x + (1 + (p - 1) t) softplus(-x), times w; d x = w ((p t + 1 - t) sigmoid(x) - p t),
+    d t = w (logsigmoid(-x) - p logsigmoid(x)) (p = 1 without pos_weight: d x = sigmoid(x) - t, d t = -x)"""
+
+    __slots__ = ("reduction", "numel")
+    inputs = save = ("self", "target", "weight", "pos_weight")
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, target, weight, pos_weight, reduction):
+        if ctx is not None:
+            ctx.reduction, ctx.numel = reduction, self.size
+        sp = np.logaddexp(0, -self)
+        if pos_weight is None:
+            loss = (1 - target) * self + sp
+        else:
+            loss = (1 - target) * self + ((pos_weight - 1) * target + 1) * sp
+        if weight is not None:
+            loss = loss * weight
+        return _reduced(np.asarray(loss, self.dtype), reduction)
+
+    def backward(ctx, grad):
+        x, t, w, p = ctx.saved_tensors
+        n = ctx._next
+        g = _loss_scale(ctx, grad)
+        if w is not None:
+            g = g * w
+        gx = gt = None
+        if n[0][0] is not None:
+            if p is None:
+                gx = g * (sigmoid(x) - t)
+            else:
+                pt = p * t
+                gx = g * ((pt + 1 - t) * sigmoid(x) - pt)
+        if n[1][0] is not None:
+            if p is None:
+                gt = g * -x
+            else:
+                gt = g * (activation("LogSigmoid", -x) - p * activation("LogSigmoid", x))
+        return gx, gt, None, None
+
+
+def _slope(d: Tensor, bound: float, inside: Tensor, outside: float) -> Tensor:
+    """``inside`` where |d| < bound, else sign(d) * outside (nan stays nan, an infinite d gives +-outside): the
+    derivative of smooth L1 / Huber, as torch's kernels (0 second derivative outside, also at |d| == bound)."""
+    return where(d.abs() < bound, inside, d.sign() * outside)
+
+
+class SmoothL1Loss(Op):
+    """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2 (d = x - t); d x = clamp(d / beta, -1, 1) = -d t"""
+
+    __slots__ = ("beta", "reduction", "numel")
+    inputs = save = ("self", "target")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, target, beta, reduction):
+        d = self - target
+        if ctx is not None:
+            ctx.beta, ctx.reduction, ctx.numel = beta, reduction, d.size
+        ad = np.abs(d)
+        return _reduced(np.asarray(np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), d.dtype), reduction)
+
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        d = x - t
+        g = _loss_scale(ctx, grad) * _slope(d, ctx.beta, d / ctx.beta, 1.0)
+        return g, -g
+
+
+class HuberLoss(Op):
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2) (d = x - t); d x = clamp(d, -delta, delta) = -d t"""
+
+    __slots__ = ("delta", "reduction", "numel")
+    inputs = save = ("self", "target")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, target, delta, reduction):
+        d = self - target
+        if ctx is not None:
+            ctx.delta, ctx.reduction, ctx.numel = delta, reduction, d.size
+        ad = np.abs(d)
+        return _reduced(np.asarray(np.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta)), d.dtype), reduction)
+
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        d = x - t
+        g = _loss_scale(ctx, grad) * _slope(d, ctx.delta, d, ctx.delta)
+        return g, -g
+
+
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "BinaryCrossEntropy",
+            "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]

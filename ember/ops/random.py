@@ -10,14 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from . import _special as _sp
 from .._random import _rng
 from ..autograd._interpose import replayable as _replayable
 from .._tensor import Tensor, _wrap, _CPP_NAMES
-from ._op import Op, unsupported
+from ._op import NOT_YET, Op, unsupported
 from ._inplace import _title
 from .arithmetic import _out as _arith_out
 
-__all__ = ["normal", "bernoulli", "multinomial", "poisson"]
+__all__ = ["normal", "bernoulli", "multinomial", "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad",
+           "_sample_dirichlet"]
 
 
 def _fmt(x) -> str:
@@ -455,3 +457,177 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
     return _out(out, _wrap(idx, D.int64))
+
+
+# ---------------------------------------------------------------- Gamma, Dirichlet and binomial samplers
+# NOTE [reparameterised Gamma samples]
+# A Gamma(a, 1) sample x = F^-1(u; a) is a differentiable function of a at a fixed CDF level u (implicit
+# reparameterisation): dx/da = -(dF/da) / pdf(x), computed by ``_special.gamma_sample_dlog`` from a and x alone, so
+# the backward needs only the saved sample. ``StandardGamma`` (torch._standard_gamma) is that op; torch records no
+# second derivative for it, and neither does ember (``StandardGammaGrad`` refuses its backward, as torch's).
+# Dirichlet and Beta samples are normalised Gamma samples. For small concentrations the Gamma samples fall below
+# the float range (a = 0.01 gives samples like 1e-40 and smaller), so those are drawn in log space: ``LogStandardGamma``
+# returns log x (log G(a+1) + log(U) / a below a = 1) with gradient d log x / da, and a Dirichlet sample is the
+# softmax of those logs; its gradient is the chain rule through the softmax.
+def _log_gamma_draw(alpha: np.ndarray, rng) -> np.ndarray:
+    """log of Gamma(alpha, 1) draws in float64. As torch's kernel: alpha = inf gives inf; alpha <= 0 or NaN gives the
+    smallest normal number of ``alpha``'s dtype (a degenerate Gamma at 0, kept positive)."""
+    a = alpha.astype(np.float64, copy=False)
+    valid = (a > 0) & np.isfinite(a)
+    a = np.where(valid, a, 1.0)
+    small = a < 1.0
+    boosted = np.where(small, a + 1.0, a)
+    with np.errstate(divide="ignore"):
+        logs = np.log(rng.standard_gamma(boosted))
+        if small.any():  # G(a) = G(a + 1) U^(1/a); 1 - U lies in (0, 1]
+            logs = logs + np.where(small, np.log1p(-rng.random(a.shape)) / np.where(small, a, 1.0), 0.0)
+    if not valid.all():
+        floor = np.log(np.finfo(alpha.dtype).tiny)
+        logs = np.where(valid, logs, np.where(alpha == np.inf, np.inf, floor))
+    return logs
+
+
+class StandardGamma(Op):
+    """x ~ Gamma(alpha, 1); dx/dalpha by implicit reparameterisation (NOTE [reparameterised Gamma samples])."""
+
+    __slots__ = ()
+    nattrs = 1
+    save = ("self", "result")
+    jvp = unsupported("_standard_gamma", NOT_YET)
+
+    @staticmethod
+    def forward(ctx, alpha, rng):
+        tiny = np.finfo(alpha.dtype).tiny
+        with np.errstate(over="ignore"):
+            x = np.exp(_log_gamma_draw(alpha, rng)).astype(alpha.dtype)
+        return np.maximum(x, tiny)
+
+    def backward(ctx, grad):
+        alpha, x = ctx.saved_tensors
+        return (grad * StandardGammaGrad.apply(alpha, x),)
+
+
+class StandardGammaGrad(Op):
+    """dx/dalpha of a Gamma(alpha, 1) sample x; torch records no derivative for it."""
+
+    __slots__ = ()
+    _name = "NotImplemented"
+    jvp = unsupported("aten::_standard_gamma_grad")
+
+    @staticmethod
+    def forward(ctx, alpha, x):
+        a64, x64 = alpha.astype(np.float64), x.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = x64 * _sp.gamma_sample_dlog(a64, np.log(x64))
+        d = np.where(x64 == 0, 0.0, d)
+        return d.astype(np.result_type(alpha, x))
+
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::_standard_gamma_grad is not implemented")
+
+
+class LogStandardGamma(Op):
+    """log x for x ~ Gamma(alpha, 1), with d log x / dalpha (NOTE [reparameterised Gamma samples])."""
+
+    __slots__ = ()
+    nattrs = 1
+    save = ("self", "result")
+    jvp = unsupported("_standard_gamma", NOT_YET)
+
+    @staticmethod
+    def forward(ctx, alpha, rng):
+        return _log_gamma_draw(alpha, rng).astype(alpha.dtype)
+
+    def backward(ctx, grad):
+        alpha, log_x = ctx.saved_tensors
+        return (grad * LogStandardGammaGrad.apply(alpha, log_x),)
+
+
+class LogStandardGammaGrad(Op):
+    """d log x / dalpha of a Gamma(alpha, 1) sample given log x; not differentiable itself."""
+
+    __slots__ = ()
+    _name = "NotImplemented"
+    jvp = unsupported("aten::_standard_gamma_grad")
+
+    @staticmethod
+    def forward(ctx, alpha, log_x):
+        with np.errstate(invalid="ignore"):
+            d = _sp.gamma_sample_dlog(alpha.astype(np.float64), log_x.astype(np.float64))
+        return d.astype(alpha.dtype)
+
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::_standard_gamma_grad is not implemented")
+
+
+def _draw_dirichlet(alpha, rng):
+    logs = _log_gamma_draw(alpha, rng)
+    with np.errstate(invalid="ignore"):
+        logs = logs - logs.max(axis=-1, keepdims=True)
+        x = np.exp(logs)
+        x /= x.sum(axis=-1, keepdims=True)
+    return x.astype(alpha.dtype)
+
+
+def _draw_binomial(count, prob, rng):
+    """Binomial draws; a count that is negative, NaN or infinite, or a NaN probability, gives NaN (torch's kernel
+    may not return for some of these)."""
+    shape = np.broadcast_shapes(count.shape, prob.shape)
+    n, p = np.broadcast_to(count, shape).astype(np.float64), np.broadcast_to(prob, shape).astype(np.float64)
+    valid = (n >= 0) & np.isfinite(n) & (n < 2.0 ** 62) & ~np.isnan(p)
+    draws = rng.binomial(np.where(valid, n, 0).astype(np.int64), np.clip(np.where(valid, p, 0.5), 0.0, 1.0))
+    return np.where(valid, draws, np.nan).astype(count.dtype)
+
+
+SampleDirichlet = _make("SampleDirichlet", _draw_dirichlet, 1, "NotImplemented")
+SampleBinomial = _make("SampleBinomial", _draw_binomial, 1, "NotImplemented")
+
+
+def _no_derivative(kernel: str):
+    def backward(ctx, grad):
+        raise RuntimeError(f"derivative for aten::{kernel} is not implemented")
+    return backward
+
+
+SampleDirichlet.backward = _no_derivative("_sample_dirichlet")
+SampleBinomial.backward = _no_derivative("binomial")
+SampleDirichlet.jvp = unsupported("aten::_sample_dirichlet")
+SampleBinomial.jvp = unsupported("aten::binomial")
+
+
+def _standard_gamma(input: Tensor, generator=None) -> Tensor:
+    """Gamma(input, 1) samples, differentiable in ``input`` (NOTE [reparameterised Gamma samples])."""
+    _float_only(input, "gamma_cpu")
+    return StandardGamma.apply(input, _rng(generator))
+
+
+def _standard_gamma_grad(input: Tensor, output: Tensor) -> Tensor:
+    """d output / d input for Gamma(input, 1) samples ``output`` (the implicit reparameterisation gradient)."""
+    _float_only(input, "_standard_gamma_grad_cpu")
+    return StandardGammaGrad.apply(input, output)
+
+
+def _log_standard_gamma(input: Tensor, generator=None) -> Tensor:
+    """log of Gamma(input, 1) samples, drawn in log space and differentiable in ``input``."""
+    return LogStandardGamma.apply(input, _rng(generator))
+
+
+def _sample_dirichlet(input: Tensor, generator=None) -> Tensor:
+    """Dirichlet samples with concentrations along the last dim of ``input`` (no gradient, as torch's)."""
+    _float_only(input, "dirichlet")
+    return SampleDirichlet.apply(input, _rng(generator))
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Binomial(count, prob) samples, elementwise and broadcast (no gradient, as torch's)."""
+    if not count._dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_title(count._dtype)}")
+    if prob._dtype != count._dtype:
+        raise RuntimeError(f"Found dtype {_title(prob._dtype)} but expected {_title(count._dtype)}")
+    try:
+        np.broadcast_shapes(count._data.shape, prob._data.shape)
+    except ValueError:
+        from .arithmetic import _broadcast_error
+
+        raise _broadcast_error(count._data, prob._data) from None
+    return SampleBinomial.apply(count, prob, _rng(generator))

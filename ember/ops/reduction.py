@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from ..autograd._interpose import replayable
 from ._op import Op, linear, silent
 from ._inplace import _title
@@ -13,13 +14,14 @@ __all__ = ["sum", "mean", "sum_to_size"]
 
 def _dims(dim, ndim: int) -> tuple:
     """Normalise ``dim`` (None, int, sequence) to a sorted tuple of non-negative axes."""
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):  # torch: an empty dim list means all
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):  # torch: an empty dim list means all
         return tuple(range(ndim))
-    if isinstance(dim, int):
-        dim = (dim,)
+    if not isinstance(dim, (tuple, list)):
+        dim = (_as_dim(dim),)
     n = ndim or 1  # (this module defines torch's max/min/all/any: no builtins here)
     out = []
     for d in dim:
+        d = _as_dim(d)
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         d = d % n if ndim else 0
@@ -137,7 +139,7 @@ def sum_to_size(input, *size):
 import warnings  # noqa: E402
 
 from .. import return_types as _RT  # noqa: E402
-from .._tensor import Tensor, _wrap, _wrap_dim  # noqa: E402
+from .._tensor import Tensor, _as_dim, _wrap, _wrap_dim  # noqa: E402
 from .indexing import where as _where  # noqa: E402
 from .shape import cat as _cat, Flip as _Flip  # noqa: E402
 from ._op import _registry  # noqa: E402
@@ -869,3 +871,7 @@ def count_nonzero(input, dim=None) -> Tensor:
 
 for _base in (_Selection, _EvenReduction, _Cumulative):  # abstract bases: not ops of their own
     _registry.pop(_base._name, None)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): the bool reductions compute on arrays outside ops
+_translate_errors_of(globals(), ("all", "any", "count_nonzero"))

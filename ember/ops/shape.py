@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._data import astype as _astype
 from ..autograd._interpose import data_shaped
@@ -472,9 +473,13 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += n
-    if start < 0 or start + length > n or length < 0:
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Slice.apply(input, d, start, start + length, 1)
 
@@ -1144,7 +1149,7 @@ def meshgrid(*tensors, indexing: str | None = None):
         import warnings
 
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
@@ -1163,3 +1168,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): functions that compute on arrays before (or instead of) an op
+_translate_errors_of(globals(), ("repeat_interleave", "broadcast_shapes", "roll", "rot90", "tile", "meshgrid",
+                                 "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "unflatten"))

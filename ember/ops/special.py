@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap
 from . import _special as _sp
 from ._op import NOT_YET, silent, unsupported
@@ -636,3 +637,7 @@ def _airy(x):
 
 airy_ai = _no_grad_unary("airy_ai", _airy)
 __all__ += ["airy_ai"]
+
+
+# NOTE [foreign errors] (ember/_malloc.py): the non-differentiable functions compute on arrays outside ops
+_translate_errors_of(globals(), __all__)

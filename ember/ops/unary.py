@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
+from .._tensor import Tensor
 from ._op import Op
 from .elementwise import _floating, _zeros
 
@@ -142,6 +144,93 @@ class ClampMax(Clamp):
     _name = "ClampMaxBackward0"
 
 
+class ClampTensor(Op):
+    """d clamp(x, min, max) with tensor bounds: grad to x where min <= x <= max; to min where x < min (and
+    min < max); to max where x > max (or max < min, where the result is max) -- torch's clamp_backward_min_max"""
+
+    __slots__ = ()
+    _name = "ClampBackward0"
+    inputs = save = ("self", "min", "max")
+    _tie_to_self = False
+
+    @staticmethod
+    def forward(ctx, self, lo, hi):
+        dt = D.result_type(*[v for v in (self, lo, hi) if v is not None]).np
+        out = self.astype(dt, copy=False)
+        try:
+            if lo is not None:
+                out = np.maximum(out, lo, dtype=dt)
+            if hi is not None:
+                out = np.minimum(out, hi, dtype=dt)
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            shapes = [v.shape for v in (self, lo, hi) if v is not None]
+            raise _broadcast_error(np.empty(shapes[0]), np.empty(np.broadcast_shapes(*shapes[1:]))
+                                   if len(shapes) > 2 and _broadcasts(shapes[1:]) else np.empty(shapes[-1])) from None
+        return out.copy() if out is self else out
+
+    def backward(ctx, grad):
+        names = type(ctx).save
+        saved = dict(zip(names, ctx.saved_tensors))
+        need = {n: e[0] is not None for n, e in zip(names, ctx._next)}
+        x, lo, hi = saved["self"], saved.get("min"), saved.get("max")
+        from .indexing import where
+
+        gx = glo = ghi = None
+        if need["self"]:
+            mask = x >= lo if lo is not None else None
+            if hi is not None:
+                mask = x <= hi if mask is None else mask & (x <= hi)
+            gx = where(mask, grad, 0.0)
+        if need.get("min"):
+            glo = where((x < lo) & (lo < hi) if hi is not None else x < lo, grad, 0.0)
+        if need.get("max"):
+            ghi = where((x > hi) | (hi < lo) if lo is not None else x > hi, grad, 0.0)
+        grads = {"self": gx, "min": glo, "max": ghi}
+        return tuple(grads[n] for n in names)
+
+
+    @classmethod
+    def jvp(cls, args, out, tangents):
+        """torch's clamp_jvp: with both bounds the tangent of whichever value was taken (x's at ties); with one
+        bound of clamp the bound's at ties; clamp_min/clamp_max (``_tie_to_self``) x's at ties."""
+        from .indexing import where
+
+        p = dict(zip(cls.inputs, args))
+        t = {n: (v if v is not None else _zeros(out)) for n, v in zip(cls.inputs, tangents)}
+        x, lo, hi = p["self"], p.get("min"), p.get("max")
+        if lo is not None and hi is not None:
+            return where(lo > hi, t["max"], where(x < lo, t["min"], where(x > hi, t["max"], t["self"])))
+        if lo is not None:
+            return where(x >= lo if cls._tie_to_self else x > lo, t["self"], t["min"])
+        return where(x <= hi if cls._tie_to_self else x < hi, t["self"], t["max"])
+
+
+def _broadcasts(shapes) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+class ClampMinTensor(ClampTensor):
+    __slots__ = ()
+    _name = "ClampMinBackward1"
+    inputs = save = ("self", "min")
+    _tie_to_self = True
+    forward = staticmethod(lambda ctx, self, lo: ClampTensor.forward(ctx, self, lo, None))
+
+
+class ClampMaxTensor(ClampTensor):
+    __slots__ = ()
+    _name = "ClampMaxBackward1"
+    inputs = save = ("self", "max")
+    _tie_to_self = True
+    forward = staticmethod(lambda ctx, self, hi: ClampTensor.forward(ctx, self, None, hi))
+
+
 def abs(input):  # noqa: A001 - torch's name
     return Abs.apply(input)
 
@@ -158,27 +247,37 @@ def relu(input):
     return Relu.apply(input)
 
 
-def _bound(v):
-    from .._tensor import Tensor
-
-    if isinstance(v, Tensor):
-        return v._data
-    return v
+def _clamp_args_error(fname: str, input, lo, hi) -> TypeError:
+    got = ", ".join([type(input).__name__] + [f"{n}={type(v).__name__}" for n, v in (("max", hi), ("min", lo))
+                                              if v is not None])
+    return TypeError(f"{fname}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f" * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                     f" * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
-    """Elementwise clamp into [min, max]; either bound may be None."""
+    """Elementwise clamp into [min, max]; either bound may be None, and tensor bounds (both tensors, or one with
+    the other None) broadcast and receive gradients."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return Clamp.apply(input, _bound(min), _bound(max))
+    lo_t, hi_t = isinstance(min, Tensor), isinstance(max, Tensor)
+    if lo_t or hi_t:
+        if (min is not None and not lo_t) or (max is not None and not hi_t):
+            raise _clamp_args_error("clamp", input, min, max)
+        return ClampTensor.apply(input, min, max)
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
 
 
 def clamp_min(input, min):  # noqa: A002
-    return ClampMin.apply(input, _bound(min), None)
+    if isinstance(min, Tensor):
+        return ClampMinTensor.apply(input, min)
+    return ClampMin.apply(input, min, None)
 
 
 def clamp_max(input, max):  # noqa: A002
-    return ClampMax.apply(input, None, _bound(max))
+    if isinstance(max, Tensor):
+        return ClampMaxTensor.apply(input, max)
+    return ClampMax.apply(input, None, max)

@@ -239,12 +239,18 @@ class Optimizer:
 
     @staticmethod
     def _cast_state(param: Tensor, key: Any, value: Any):
-        """A copy of a saved state value as ember tensors (floating params: cast to their dtype, except 'step')."""
+        """A saved state value as ember tensors (floating params: cast to their dtype, except 'step'). An ember tensor
+        that needs no cast is kept, not copied, as torch's ``value.to(...)`` keeps it: the optimizer then updates
+        the loaded dict's tensors in place, as torch's does."""
         if isinstance(value, dict):
             return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(Optimizer._cast_state(param, None, v) for v in value)
-        if not (isinstance(value, (Tensor, np.ndarray)) or hasattr(value, "numpy")):
+        if isinstance(value, Tensor):
+            if key == "step" or not param.is_floating_point() or value._dtype == param._dtype:
+                return value
+            return value.to(param._dtype)
+        if not (isinstance(value, np.ndarray) or hasattr(value, "numpy")):
             return value
         arr = np.array(_to_array(value), copy=True)
         if key != "step" and param._data.dtype.kind == "f":

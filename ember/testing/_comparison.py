@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import collections.abc as abc
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import _dtype as D
+from .._factories import tensor as _tensor
 from .._tensor import Tensor
 
 # dtype -> (rtol, atol) used when neither is given; any other dtype compares for equality
@@ -206,3 +208,27 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
         if f.path:
             text += "\n\nThe failure occurred for item " + "".join(str([k]) for k in f.path)
         raise f.kind(msg(text) if callable(msg) else text) from None
+
+
+# dtype -> (rtol, atol) of the deprecated assert_allclose when neither is given (looser than assert_close's)
+_ALLCLOSE_TOLERANCES = {D.float16: (1e-3, 1e-3), D.float32: (1e-4, 1e-5), D.float64: (1e-5, 1e-8)}
+_ALLCLOSE_DEPRECATED = (
+    "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. Please use "
+    "`torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
+    "https://github.com/pytorch/pytorch/issues/61844.")
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+                    equal_nan: bool = True, msg: str = "") -> None:
+    """Deprecated form of ``assert_close`` (torch's FutureWarning): numbers and sequences become tensors (``expected``
+    of ``actual``'s dtype), dtypes need not match, NaNs compare equal, and the default tolerances are looser."""
+    warnings.warn(_ALLCLOSE_DEPRECATED, FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = _tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = _tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        tols = [_ALLCLOSE_TOLERANCES.get(t.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(r for r, _ in tols), max(a for _, a in tols)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)

@@ -292,3 +292,70 @@ def test_a_parameter_is_named_through_its_module(tmp_path):
     r = ember.autograd.explain(model.weight)
     assert r.cause == "no_grad" and r.name == "`model.weight`"
     assert [s[2] for s in r.sites] == ["with ember.no_grad():", "h = model(x)"]
+
+
+# explain called from a helper function (not the frame that built the graph), with root=, after backward freed
+# the graph: the cause is found from what was recorded (NOTE [provenance]: records keep what the names on their
+# lines meant), so the helper's own name for the tensor does not matter.
+HELPER = """
+def diagnose(param, root):
+    return explain(param, root=root)
+
+
+def train():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1))
+    w = torch.randn(3, requires_grad=True)
+    v = torch.randn(3, requires_grad=True)
+{body}
+    loss.backward()
+    return loss, {target}
+
+
+loss, target = train()
+result = diagnose(target, loss)
+"""
+HELPER_CASES = {
+    "no_grad": ("""
+    with torch.no_grad():  # <-
+        h = w * 2  # <-
+    loss = (h * v).sum()""", "w"),
+    "inference_mode": ("""
+    with torch.inference_mode():  # <-
+        h = w * 2  # <-
+    loss = (h.clone() * v).sum()""", "w"),
+    "detached": ("""
+    a = (w * 3).detach()  # <-
+    loss = (a * v).sum()""", "w"),
+    "data": ("""
+    loss = (w.data * v).sum()  # <-""", "w"),
+    "numpy": ("""
+    arr = np.tanh((w * 2).detach().numpy())  # <-
+    loss = (torch.from_numpy(arr) * v).sum()""", "w"),
+    "item": ("""
+    scale = (w * 2).sum().item()  # <-
+    loss = (v * scale).sum()""", "w"),
+    "tolist": ("""
+    s = torch.tensor((w * 2).tolist())  # <-
+    loss = (s * v).sum()""", "w"),
+    "module_no_grad": ("""
+    with torch.no_grad():  # <-
+        feats = model[0](v)  # <-
+    loss = model[1](feats * v).sum()""", "model[0].weight"),
+    "module_item": ("""
+    scale = model(v).sum().item()  # <-
+    loss = (v * scale).sum()""", "model[0].bias"),
+}
+HELPER_CAUSE = {"data": "detached", "numpy": "detached", "item": "numpy", "tolist": "numpy", "module_no_grad": "no_grad",
+                "module_item": "numpy"}
+
+
+@pytest.mark.parametrize("key", sorted(HELPER_CASES))
+def test_explain_from_a_helper_after_backward_names_the_line(tmp_path, key):
+    body, target = HELPER_CASES[key]
+    text = "import numpy as np\n" + HEAD + HELPER.format(body=body, target=target)
+    path = tmp_path / f"helper_{key}.py"
+    path.write_text(text)
+    marked = [i + 1 for i, line in enumerate(text.splitlines()) if line.rstrip().endswith("# <-")]
+    result = runpy.run_path(str(path))["result"]
+    assert result.cause == HELPER_CAUSE.get(key, key), str(result)
+    assert sorted(line for f, line, _ in result.sites if f == str(path)) == marked, str(result)

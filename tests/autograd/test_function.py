@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from _compare import same
+from oracle import same_error
 
 
 def _my_relu(lib):
@@ -395,3 +396,22 @@ def test_function_instance_and_missing_backward():
                 return x * 2
         F.apply(lib.ones(2, requires_grad=True)).sum().backward()
     same(missing)
+
+
+@pytest.mark.parametrize("extra", [3, "a", [1], 2.5])
+def test_save_for_backward_of_a_non_tensor_raises_torchs_type_error(extra):
+    def run(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, None, extra)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return F.apply(lib.ones(2, requires_grad=True))
+
+    e, t = same_error(run)
+    assert str(e) == str(t)

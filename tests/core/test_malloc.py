@@ -58,3 +58,43 @@ def test_thresholds_are_within_glibc_limits():
     # must not be below it, or the heap top would be handed back right after every large free
     assert 0 < _malloc.MMAP_THRESHOLD <= 32 << 20
     assert _malloc.TRIM_THRESHOLD >= _malloc.MMAP_THRESHOLD
+
+
+# NOTE [allocation failures]: a failed allocation raises torch's RuntimeError (code catching RuntimeError to skip
+# a batch that does not fit keeps working), still a MemoryError for code written against NumPy.
+_HUGE = [
+    lambda lib: lib.empty(10**13),
+    lambda lib: lib.zeros(10**7, 10**6),
+    lambda lib: lib.full((10**13,), 1.0),
+    lambda lib: lib.arange(10**13),
+    lambda lib: lib.ones(1).expand(10**13).clone(),
+    lambda lib: lib.ones(10**5, 1) @ lib.ones(1, 10**7),
+    lambda lib: lib.ones(10).repeat(10**12),
+    lambda lib: lib.ones(10**12, dtype=lib.float64),
+]
+
+
+@pytest.mark.parametrize("fn", _HUGE)
+def test_failed_allocations_raise_torchs_runtime_error(fn):
+    import ember
+    import torch
+    from oracle import same_error
+
+    e, _ = same_error(fn, match_words=["DefaultCPUAllocator: can't allocate memory"])
+    assert isinstance(e, RuntimeError) and isinstance(e, MemoryError)
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator"):
+        fn(ember)
+    assert torch  # (the oracle's library, imported for same_error)
+
+
+def test_a_failed_allocation_in_backward_is_torchs_error():
+    import numpy as np
+
+    import ember
+
+    x = ember.ones(3, requires_grad=True)
+    y = (x * 2).sum()
+    y.grad_fn.register_prehook(lambda grads: (ember.from_numpy(np.ones(10**13)),))  # a backward that cannot fit
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator") as ei:
+        y.backward()
+    assert isinstance(ei.value, MemoryError)

@@ -152,3 +152,20 @@ def test_more_norm_errors_like_torch():
     assert msgs[0] == msgs[1] and msgs[0]
     e = ember.randn(0, 3, 4)
     assert ember.nn.functional.local_response_norm(e, 2) is e
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nn.BatchNorm1d(3)(lib.randn(4, 5)),
+    lambda lib: lib.nn.BatchNorm2d(3)(lib.randn(4, 5, 2, 2)),
+    lambda lib: lib.nn.BatchNorm1d(3).eval()(lib.randn(4, 5)),
+    lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 5), lib.zeros(5), lib.ones(3)),
+    lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 5), lib.zeros(5), lib.ones(5), lib.ones(3)),
+    lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 5), None, None, None, lib.ones(3), training=True),
+    lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 5), None, None, lib.ones(5)),
+    lambda lib: lib.nn.functional.instance_norm(lib.randn(2, 5, 3), lib.zeros(3), lib.ones(3)),
+    lambda lib: lib.nn.functional.instance_norm(lib.randn(2, 5, 3), None, None, lib.ones(3)),
+])
+def test_per_channel_size_errors_match_torch(fn):
+    """The issue's BatchNorm1d(3) on a (4, 5) input: torch's "running_mean should contain 5 elements not 3", not
+    NumPy's reshape error."""
+    same_error(fn)

@@ -299,7 +299,25 @@ def _unary_entries():
         OpInfo("clip", lambda lib, x: lib.clip(x, max=0.3), unary_samples(away=True)),
         OpInfo("clamp_min", lambda lib, x: x.clamp_min(0.2), unary_samples(away=True)),
         OpInfo("clamp_max", lambda lib, x: x.clamp_max(0.2), unary_samples(away=True)),
+        # tensor bounds: gradients reach the bounds (ties, min > max and broadcasting included)
+        OpInfo("clamp tensor bounds", lambda lib, x, lo, hi: lib.clamp(x, lo, hi), _clamp_tensor_samples(3)),
+        OpInfo("clamp tensor min", lambda lib, x, lo: x.clamp(min=lo), _clamp_tensor_samples(2)),
+        OpInfo("clamp tensor max", lambda lib, x, hi: lib.clamp(x, max=hi), _clamp_tensor_samples(2)),
+        OpInfo("clamp_min tensor", lambda lib, x, lo: lib.clamp_min(x, lo), _clamp_tensor_samples(2)),
+        OpInfo("clamp_max tensor", lambda lib, x, hi: x.clamp_max(hi), _clamp_tensor_samples(2)),
+        OpInfo("clamp tensor bounds on int", lambda lib, x, lo: lib.clamp(x, min=lo),
+               fixed(lambda rng: Sample((_ints(rng, (2, 3)), _r(rng, (3,))), "int self, float min"),
+                     lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3,))), "int64"))),
     ]
+
+
+def _clamp_tensor_samples(n: int):
+    """x with ties at the bounds, bounds crossing (min > max) and broadcast bound shapes."""
+    x = np.array([-2, -1, 0, 0.5, 1, 2, 3, 0.2], F64)
+    bounds = (np.array([-1, -1, 0, 1, 0, 2.5, 1, 0.5], F64), np.array([1, -2, 0, 2, 0.5, 2, 4, -1], F64))
+    return fixed(lambda rng: Sample((x,) + bounds[:n - 1], "ties and crossing"),
+                 lambda rng: Sample((_r(rng, (2, 3)), _r(rng, (3,)), _r(rng, (2, 1)))[:n], "broadcast"),
+                 lambda rng: Sample((_r(rng, (2, 3)),) + tuple(_r(rng, ()) for _ in range(n - 1)), "0-d bounds"))
 
 
 def _shape_entries():
@@ -671,6 +689,24 @@ def _nn_entries():
                                 snc((3, 4), (3, 4)))))
         out.append(OpInfo(f"F.nll_loss {red}", lambda lib, x, t, r=red: lib.nn.functional.nll_loss(x, t, reduction=r),
                           nll))
+        pairs = fixed(s((3, 4), (3, 4)), s((5,), (5,), dtype=F64), s((), ()), snc((3, 4), (3, 4)))
+        # probabilities strictly inside (0, 1); weight and pos_weight cannot require grad (torch's error)
+        out.append(OpInfo(f"F.binary_cross_entropy {red}", lambda lib, x, t, r=red: lib.nn.functional
+                          .binary_cross_entropy(x.sigmoid(), t.sigmoid(), reduction=r), pairs))
+        out.append(OpInfo(f"F.binary_cross_entropy weight {red}", lambda lib, x, t, w, r=red: lib.nn.functional
+                          .binary_cross_entropy(x.sigmoid(), t.sigmoid(), w.detach().abs(), reduction=r),
+                          fixed(s((3, 4), (3, 4), (4,)), s((5,), (5,), (5,), dtype=F64))))
+        out.append(OpInfo(f"F.binary_cross_entropy_with_logits {red}", lambda lib, x, t, r=red: lib.nn.functional
+                          .binary_cross_entropy_with_logits(x * 3, t.sigmoid(), reduction=r), pairs))
+        out.append(OpInfo(f"F.binary_cross_entropy_with_logits weights {red}", lambda lib, x, t, w, p, r=red:
+                          lib.nn.functional.binary_cross_entropy_with_logits(
+                              x * 3, t.sigmoid(), w.detach().abs(), pos_weight=p.detach().abs() + 0.5, reduction=r),
+                          fixed(s((3, 4), (3, 4), (3, 4), (4,)), s((5,), (5,), (), (5,), dtype=F64))))
+        for beta in (1.0, 0.5):
+            out.append(OpInfo(f"F.smooth_l1_loss beta={beta} {red}", lambda lib, x, t, r=red, b=beta: lib.nn.functional
+                              .smooth_l1_loss(x * 2, t, reduction=r, beta=b), pairs))
+            out.append(OpInfo(f"F.huber_loss delta={beta / 2} {red}", lambda lib, x, t, r=red, b=beta / 2:
+                              lib.nn.functional.huber_loss(x * 2, t, reduction=r, delta=b), pairs))
     return out
 
 def _comparison_entries():
@@ -744,6 +780,20 @@ def _random_entries():
         OpInfo("bernoulli_(Tensor p in {0, 1})", lambda lib, x, p: (x * 1).bernoulli_(p),
                fixed(lambda rng: Sample((_r(rng, (3, 4)), rng.integers(0, 2, (4,)).astype(F32)), "p broadcast")),
                gradgrad=False),
+        # Gamma-family samplers: the samples are random, their gradient rule and the degenerate cases are not
+        OpInfo("_standard_gamma times 0", lambda lib, a: lib._standard_gamma(a) * 0,
+               fixed(s((3, 4), lo=0.1, hi=5.0), s((5,), dtype=F64, lo=0.01, hi=50.0)), gradgrad=False),
+        OpInfo("_standard_gamma_grad", lambda lib, a, x: lib._standard_gamma_grad(a, x),
+               fixed(s((3, 4), (3, 4), lo=0.2, hi=6.0), s((6,), (6,), dtype=F64, lo=0.5, hi=30.0)), grad=False,
+               rtol=2e-3, atol=1e-6),
+        OpInfo("_sample_dirichlet(one category)", lambda lib, a: lib._sample_dirichlet(a),
+               fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), grad=False),
+        OpInfo("binomial(count, p in {0, 1})", lambda lib, n, p: lib.binomial(n.round(), p.round()),
+               fixed(s((3, 4), (3, 4), lo=0.0, hi=20.0), s((2, 3), (3,), dtype=F64, lo=0.0, hi=1.0)), grad=False),
+        OpInfo("Dirichlet(one category).rsample",
+               lambda lib, a: lib.distributions.Dirichlet(a, validate_args=False).rsample((2,)),
+               fixed(s((3, 1), lo=0.1, hi=5.0), s((1,), dtype=F64, lo=0.1, hi=5.0)), gradgrad=False,
+               check_grad_fn=False),  # torch's node is its Python _DirichletBackward; ember's a softmax
     ]
 
 

@@ -198,3 +198,105 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_torch(name) -> None:
     same_error(ERRORS[name])
+
+
+# ---------------------------------------------------------------- bounds of the whole index family, get and set
+# NOTE [index bounds] in ember/ops/indexing.py: a negative index must never wrap silently where torch refuses it,
+# and every out-of-range index raises torch's exception type and message (never NumPy's). Each case runs on ember
+# and torch: both raise the same error, or both give the same values.
+def _index_family(lib, bad: int) -> dict:
+    x = lambda: lib.arange(12.0).reshape(3, 4)  # noqa: E731
+    xg = lambda: lib.arange(12.0).reshape(3, 4).requires_grad_()  # noqa: E731
+    i = lambda *v: lib.tensor(list(v))  # noqa: E731
+    b = bad
+    return {
+        "scatter_": lambda: x().scatter_(0, i([b, 0, 0, 0]), 1.0),
+        "scatter src": lambda: x().scatter(1, i([0, b], [1, 1], [0, 0]), lib.ones(3, 4)),
+        "scatter_add": lambda: x().scatter_add(0, i([b, 0, 0, 0]), lib.ones(1, 4)),
+        "scatter_add grad": lambda: xg().scatter_add(0, i([b, 0, 0, 0]), lib.ones(1, 4)),
+        "scatter_reduce": lambda: x().scatter_reduce(0, i([b, 0, 0, 0]), lib.ones(1, 4), "amax"),
+        "gather": lambda: x().gather(1, i([b], [0], [1])),
+        "gather grad": lambda: xg().gather(1, i([b], [0], [1])),
+        "take_along_dim flat": lambda: lib.take_along_dim(x(), i(b)),
+        "index_select": lambda: x().index_select(0, i(b)),
+        "index_select grad": lambda: xg().index_select(0, i(b)),
+        "index_add": lambda: x().index_add(0, i(b), lib.ones(1, 4)),
+        "index_add grad": lambda: xg().index_add(0, i(b), lib.ones(1, 4)),
+        "index_copy": lambda: x().index_copy(0, i(b), lib.ones(1, 4)),
+        "index_fill": lambda: x().index_fill(1, i(b), 5.0),
+        "index_reduce": lambda: x().index_reduce(0, i(b), lib.ones(1, 4), "prod"),
+        "take": lambda: lib.take(x(), i(b)),
+        "put_": lambda: x().put_(i(b), lib.tensor([7.0])),
+        "put_ accumulate": lambda: x().put_(i(b), lib.tensor([7.0]), accumulate=True),
+        "x[i]": lambda: x()[i(b)],
+        "x[int]": lambda: x()[b],
+        "x[:, i]": lambda: x()[:, i(b)],
+        "x[i, j]": lambda: x()[i(b), i(0)],
+        "x[i] grad": lambda: xg()[i(b)],
+        "x[i] = v": lambda: _set(x(), i(b), 1.0),
+        "x[int] = v": lambda: _set(x(), b, 1.0),
+        "index_put_": lambda: x().index_put_((i(b),), lib.tensor(1.0)),
+        "index_put_ accumulate": lambda: x().index_put_((i(b),), lib.tensor(1.0), accumulate=True),
+        "index_put_ 2-d": lambda: x().index_put_((i(0), i(b)), lib.tensor(1.0)),
+        "embedding": lambda: lib.nn.functional.embedding(i(b), x()),
+        "embedding_bag": lambda: lib.nn.functional.embedding_bag(i(b), x(), i(0)),
+        "one_hot": lambda: lib.nn.functional.one_hot(i(b), 3),
+        "select": lambda: x().select(1, b),
+        "select_scatter": lambda: lib.select_scatter(x(), lib.ones(4), 0, b),
+        "narrow": lambda: x().narrow(0, b, 1),
+    }
+
+
+def _set(t, key, value):
+    t[key] = value
+    return t
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return "error", e
+
+
+@pytest.mark.parametrize("bad", [-1, -3, -4, -5, 3, 4, 12, -13])
+@pytest.mark.parametrize("name", sorted(_index_family(np, 0)))
+def test_index_family_bounds_match_torch(name, bad):
+    e_kind, e = _outcome(_index_family(ember, bad)[name])
+    t_kind, t = _outcome(_index_family(torch, bad)[name])
+    if t_kind == "error":
+        assert e_kind == "error", f"ember gave {e!r}; torch raised {type(t).__name__}: {t}"
+        same_error(lambda lib: _index_family(lib, bad)[name]())
+    else:
+        assert e_kind == "ok", f"ember raised {type(e).__name__}: {e}; torch gave {t}"
+        np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+
+
+@pytest.mark.parametrize("bad", [4, -5, 12])
+def test_take_along_dim_refuses_what_torch_wraps(bad):
+    """Beyond torch: torch's take_along_dim(dim=) wraps any index modulo the size (a silent wrong answer); ember
+    counts -size..-1 from the end as torch does and raises torch's gather error for the rest."""
+    x, idx = ember.arange(12.0).reshape(3, 4), ember.tensor([[bad], [0], [1]])
+    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 4"):
+        ember.take_along_dim(x, idx, 1)
+    got = ember.take_along_dim(x, ember.tensor([[-1], [0], [-4]]), 1)
+    want = torch.take_along_dim(torch.arange(12.0).reshape(3, 4), torch.tensor([[-1], [0], [-4]]), 1)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(3), 0, 0),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(2, 4), 0, 0, 1),
+    lambda lib: lib.diagonal_scatter(lib.zeros(3, 4), lib.ones(3), 5),
+    lambda lib: lib.zeros(3).narrow(0, 1, -1),
+    lambda lib: lib.zeros(3).narrow(0, 2, 2),
+])
+def test_scatter_views_and_narrow_errors(fn):
+    same_error(fn)
+
+
+@pytest.mark.parametrize("key", [1.5, (0, 1.5), np.float64(1.0), 2j, object(), "a"])
+def test_index_of_a_wrong_type_raises_torchs_error(key):
+    """x[1.5]: torch's IndexError (a str gives torch's TypeError)."""
+    same_error(lambda lib: lib.arange(6).reshape(2, 3)[key])
+    same_error(lambda lib: lib.arange(6).reshape(2, 3).__setitem__(key, 1))

@@ -110,3 +110,28 @@ def test_every_registered_op_is_covered(monkeypatch) -> None:
             pass  # mismatches are reported by test_op_matches_torch
     missing = sorted(set(_op._registry) - ran - EXEMPT)
     assert not missing, f"registered ops with no op_db entry: {missing}"
+
+
+def _tensors_in(out):
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors_in(o)]
+    return [out] if isinstance(out, ember.Tensor) else []
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_every_output_holds_an_array() -> None:
+    """NOTE [0-d results are arrays]: every op's outputs, with and without a graph (two paths through Op.apply),
+    hold an ndarray, never a NumPy scalar (check() asserts the same of outputs and gradients with a graph)."""
+    wrong = []
+    for param in CASES:
+        op, sample = param.values
+        for grad in (False, True):
+            ts = [ember.tensor(a.copy()) for a in sample.arrays]
+            if grad:
+                ts = [t.requires_grad_() if t.is_floating_point() else t for t in ts]
+            try:
+                out = call(op, sample, ember, ts)
+            except Exception:  # noqa: BLE001 - errors are test_op_matches_torch's to report
+                continue
+            wrong += [f"{param.id} (grad={grad})" for t in _tensors_in(out) if not isinstance(t._data, np.ndarray)]
+    assert not wrong, f"outputs holding NumPy scalars: {wrong[:20]}"

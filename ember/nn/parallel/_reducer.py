@@ -23,6 +23,7 @@ from ...autograd.engine import queue_callback
 from ...autograd.graph import _reachable_leaves
 from ..._tensor import Tensor, _wrap
 from ...distributed._mpi import mpi
+from ...distributed import _guard
 
 FIRST_BUCKET_BYTES = 1024 * 1024  # the first bucket's cap with the default bucket_cap_mb
 
@@ -182,7 +183,7 @@ class Reducer:
             for i in np.flatnonzero(~self.marked):
                 self._mark(int(i), None)
             used = self.used.copy()
-            self.pg._comm.Allreduce(MPI.IN_PLACE, used, op=MPI.MAX)
+            _guard.wait([self.pg._comm.Iallreduce(MPI.IN_PLACE, used, op=MPI.MAX)], self.pg, "all_reduce")
         else:
             used = None
             missing = np.flatnonzero(~self.marked)
@@ -190,8 +191,8 @@ class Reducer:
                 self.unfinished = missing.tolist()
         self._launch_ready()  # buckets not started yet (overlap off)
         t0 = time.perf_counter()
-        if self.in_flight:
-            MPI.Request.Waitall(self.in_flight)
+        if self.in_flight:  # bounded by the group's timeout, ended by a rank that left (NOTE [watched waits])
+            _guard.wait(self.in_flight, self.pg, "all_reduce")
         self.last_wait_s = time.perf_counter() - t0
         for b in self.buckets[:self.next_bucket]:
             for i, off in zip(b.params, b.offsets):

@@ -1,6 +1,7 @@
 """DataLoader worker processes: the loop each worker runs and what it tells the main process."""
 from __future__ import annotations
 
+import os
 import queue
 import random
 import sys
@@ -70,10 +71,13 @@ def worker_loop(dataset, is_iterable, index_queue, result_queue, collate_fn, aut
         init_error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
     it = iter(dataset) if is_iterable and init_error is None else None
     exhausted = False
+    parent = os.getppid()
     while True:
         try:
-            r = index_queue.get(timeout=5.0)
+            r = index_queue.get(timeout=1.0)
         except queue.Empty:
+            if os.getppid() != parent:  # the main process is gone (killed): nobody will ask again
+                break
             continue
         if r is None:
             break

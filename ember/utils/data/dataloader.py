@@ -1,10 +1,13 @@
 """DataLoader: batches from a dataset, in this process or in worker processes."""
 from __future__ import annotations
 
+import atexit
 import itertools
 import multiprocessing
 import queue
+import sys
 import warnings
+import weakref
 from typing import Any, Callable, Iterable
 
 from ..._random import Generator, _rng
@@ -136,13 +139,17 @@ class _BaseIter:
         self._auto_collation = loader._auto_collation
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(loader._index_sampler)
+        # NOTE [worker seeds]: the workers' base seed is drawn from the loader's generator by every iterator, with
+        # or without workers, after the sampler iterator is made (which draws nothing until its first index), as
+        # torch's _BaseDataLoaderIter: a seeded generator gives the same shuffle order for any num_workers.
+        self._base_seed = int(_rng(loader.generator).integers(0, 2**62))
         self._num_yielded = 0
         if loader.pin_memory:  # there is no accelerator: pinning is a no-op, as torch says on a CPU-only host
             if loader.pin_memory_device:
                 warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                              f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+                              f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=4)
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)
+                          "memory won't be used.", stacklevel=4)  # (the user's iter(loader) / for loop)
 
     def __iter__(self):
         return self
@@ -194,18 +201,25 @@ class _MultiProcessIter(_BaseIter):
         self._result_queue = ctx.Queue()
         self._index_queues = []
         self._workers = []
-        base_seed = int(_rng(loader.generator).integers(0, 2**62))
+        self._shutdown = False
+        _LIVE.add(self)
         for wid in range(self._n):
             iq = ctx.Queue()
+            # NOTE [worker shutdown]: a queue's feeder thread is joined at exit; if the worker is gone, that join
+            # would wait for ever on a full pipe. Nothing put here needs to arrive once we stop.
+            iq.cancel_join_thread()
             w = ctx.Process(target=_worker.worker_loop, daemon=True,
                             args=(self._dataset, loader._is_iterable, iq, self._result_queue, self._collate_fn,
-                                  self._auto_collation, loader.batch_size, loader.drop_last, base_seed + wid,
+                                  self._auto_collation, loader.batch_size, loader.drop_last, self._base_seed + wid,
                                   loader.worker_init_fn, wid, self._n))
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)
-        self._shutdown = False
-        self._reset(loader, first=True)
+        try:
+            self._reset(loader, first=True)
+        except BaseException:  # the sampler failed: no worker may outlive this iterator
+            self._shutdown_workers()
+            raise
 
     def _reset(self, loader: DataLoader, first: bool = False) -> None:
         self._sampler_iter = iter(loader._index_sampler)
@@ -285,18 +299,24 @@ class _MultiProcessIter(_BaseIter):
             return data
 
     def _shutdown_workers(self) -> None:
+        """Stop the workers: ask them (None), give them a moment, then terminate. Safe at interpreter exit."""
         if self._shutdown:
             return
         self._shutdown = True
-        for q in self._index_queues:
-            try:
-                q.put(None)
-            except (OSError, ValueError):
-                pass
+        _LIVE.discard(self)
+        if not sys.is_finalizing():  # (a put starts a feeder thread, which cannot start during finalization)
+            for q in self._index_queues:
+                try:
+                    q.put(None)
+                except (OSError, ValueError):
+                    pass
         for w in self._workers:
-            w.join(timeout=5.0)
+            w.join(timeout=5.0 if not sys.is_finalizing() else 0.1)
             if w.is_alive():
                 w.terminate()
+                w.join(timeout=1.0)
+                if w.is_alive():
+                    w.kill()
         for q in (*self._index_queues, self._result_queue):
             q.cancel_join_thread()
             q.close()
@@ -305,4 +325,19 @@ class _MultiProcessIter(_BaseIter):
         try:
             self._shutdown_workers()
         except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+# NOTE [worker shutdown]: an iterator still alive when the script ends (an exception left it in a traceback) stops
+# its workers here, at exit, before the interpreter finalizes (registered after multiprocessing's own exit hook,
+# so it runs first): workers never keep the interpreter alive.
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_live_iterators() -> None:
+    for it in list(_LIVE):
+        try:
+            it._shutdown_workers()
+        except Exception:  # noqa: BLE001 - exit path: stop the others regardless
             pass

@@ -66,8 +66,10 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         g = _seeded_generator(self.generator)
-        if self.replacement:
-            yield from g._rng.integers(0, n, self.num_samples).tolist()
+        if self.replacement:  # drawn lazily in chunks of 32, as torch's (num_samples may be 10**10)
+            for _ in range(self.num_samples // 32):
+                yield from g._rng.integers(0, n, 32).tolist()
+            yield from g._rng.integers(0, n, self.num_samples % 32).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from F.randperm(n, generator=g).tolist()
@@ -114,11 +116,22 @@ class WeightedRandomSampler(Sampler):
         p = w / w.sum()
         if not self.replacement and self.num_samples > np.count_nonzero(p):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        idx = _rng(self.generator).choice(len(p), self.num_samples, replace=self.replacement, p=p)
-        return iter(idx.tolist())
+        rng = _rng(self.generator)
+        if not self.replacement:  # (at most len(weights) indices)
+            yield from rng.choice(len(p), self.num_samples, replace=False, p=p).tolist()
+            return
+        # with replacement: drawn lazily in chunks, so a huge num_samples costs no memory (torch's draws them all)
+        cdf = np.cumsum(p)
+        cdf /= cdf[-1]
+        for start in range(0, self.num_samples, _CHUNK):
+            u = rng.random(min(_CHUNK, self.num_samples - start))
+            yield from np.minimum(np.searchsorted(cdf, u, side="right"), len(p) - 1).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+_CHUNK = 1 << 16
 
 
 class BatchSampler(Sampler):

@@ -1,0 +1,48 @@
+"""Failure reasons grouped into causes: a table of (pattern, cause, area) read top down; a reason no pattern
+matches is its own cause, with numbers and addresses blanked so that repeats of one failure group together."""
+from __future__ import annotations
+
+import re
+
+# area: who owns the fix (see ECOSYSTEM.md's legend).
+CAUSES = [
+    (r"No module named 'torch\.(amp|cuda\.amp|cpu\.amp)'|has no attribute '(amp|autocast|GradScaler)'",
+     "torch.amp missing", "bf16"),
+    (r"bfloat16", "bfloat16", "bf16"),
+    (r"complex|Complex", "complex dtypes", "cplx"),
+    (r"No module named 'torch\.(jit|_dynamo|compiler|_inductor)'|has no attribute '(jit|_dynamo|compile|compiler)'",
+     "torch.jit / torch._dynamo / torch.compile", "surf"),
+    (r"_pytree|has no attribute '(ByteTensor|FloatTensor|LongTensor|DoubleTensor)'|to_sparse|is_sparse|sparse_coo",
+     "torch.utils._pytree / legacy tensor types / sparse", "surf"),
+    (r"No module named 'torch\.distributions'|distributions", "torch.distributions", "dist"),
+    (r"Cannot initialize CUDA without ATen_cuda",
+     "Tensor.type(torch.Tensor) refused as a CUDA type (the Tensor class's is_cuda property reads as true)", "surf"),
+    (r"got an unexpected keyword argument|unexpected keyword|takes \d+ positional arguments? but|"
+     r"missing \d+ required positional argument|received an invalid combination of arguments",
+     "keyword or positional signature differs from torch (incl. deprecated overloads, out=)", "sig"),
+    (r"Timeout", "hit the per-test time limit", "eco"),
+    (r"assert .* > \(.*\* nan\)",
+     "a training loss turns NaN: binary_cross_entropy's gradient is 0/0 where the sigmoid saturates to 0 or 1 "
+     "(torch's kernel clamps; rel's one-node BCE fixes it)", "rel"),
+]
+# Matched against the whole message when the first line says too little (an `assert False` and its explanation).
+DETAILED = [
+    (r"allclose.*tensor\(\[nan",
+     "an optimizer's state never grows: torch.max(a, b, out=a) accepts out= and does not write it (SWATS)", "sig"),
+]
+_COMPILED = [(re.compile(p), c, a) for p, c, a in CAUSES]
+_DETAILED = [(re.compile(p, re.S), c, a) for p, c, a in DETAILED]
+_ADDR = re.compile(r"0x[0-9a-fA-F]+")
+_NUM = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?(?!\w)")
+
+
+def classify(reason):
+    """(cause, area) for one failure reason."""
+    first = reason.strip().splitlines()[0] if reason.strip() else "no message"
+    for pattern, cause, area in _COMPILED:
+        if pattern.search(first):
+            return cause, area
+    for pattern, cause, area in _DETAILED:
+        if pattern.search(reason):
+            return cause, area
+    return _NUM.sub("#", _ADDR.sub("0x…", first))[:200], "eco"

@@ -1,0 +1,4 @@
+"""HalfCauchy(scale) (defined with HalfNormal in half_normal.py)."""
+from .half_normal import HalfCauchy
+
+__all__ = ["HalfCauchy"]

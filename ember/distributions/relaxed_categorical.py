@@ -1,0 +1,87 @@
+"""RelaxedOneHotCategorical(temperature, probs | logits): the Concrete / Gumbel-softmax distribution."""
+from __future__ import annotations
+
+from .. import _factories as _F
+from . import constraints
+from .categorical import Categorical
+from .distribution import Distribution
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
+from .utils import broadcast_all, clamp_probs
+
+__all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
+
+
+class ExpRelaxedCategorical(Distribution):
+    """The log of a RelaxedOneHotCategorical sample: log_softmax((logits + Gumbel noise) / temperature)
+    (Maddison et al., 2017; Jang et al., 2017)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.real_vector  # in fact a submanifold: the logs of points of the simplex
+    has_rsample = True
+    _batched = {"_categorical": 0}
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
+        self._categorical = Categorical(probs, logits)
+        self.temperature = temperature
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    def rsample(self, sample_shape=()):
+        u = clamp_probs(_F.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        gumbels = -((-(u.log())).log())
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - scores.logsumexp(dim=-1, keepdim=True)
+
+    def log_prob(self, value):
+        K = self._categorical._num_events
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_scale = _F.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
+        score = logits - value.mul(self.temperature)
+        score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
+        return score + log_scale
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    """A continuous relaxation of OneHotCategorical on the simplex: exp of an ExpRelaxedCategorical sample
+    (the Gumbel-softmax); ``rsample`` is reparameterised."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
