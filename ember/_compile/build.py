@@ -183,9 +183,11 @@ class _Gen:
 
     def __init__(self) -> None:
         self.globs: dict = {"np": np, "_new": _new, "_T": wrap_array, "_fwd16": _opmod._forward_reduced,
-                            "_copyto": _copyto, "_setitem": _setitem, "_view": _view}
+                            "_copyto": _copyto, "_setitem": _setitem, "_view": _view, "_arr": _arr, "_arrs": _arrs}
         self.names: dict = {}    # id(obj) -> global name
         self.keep: list = []
+        self.backward = False    # writing a backward program (inputs are saved arrays there)
+        self.kernels: dict = {}  # op class -> the name of its kernel
 
     def bind(self, obj, stem: str) -> str:
         name = self.names.get(id(obj))
@@ -230,7 +232,7 @@ class _Gen:
                 return "(" + inner + ("," if len(e.items) == 1 else "") + ")"
             return f"{self.bind(e.kind, e.kind.__name__)}([{inner}])"
         if isinstance(e, Wrap):
-            if e.value.kind == "in":  # the input tensor itself (its version, its dtype)
+            if e.value.kind == "in" and not self.backward:  # the input tensor itself (its version, its dtype)
                 return f"_tensors[{e.value.index}]"
             return f"_T({e.value.name}, {self.const(e.edt)})"
         if isinstance(e, Attr):
@@ -244,11 +246,19 @@ class _Gen:
 
     def kernel(self, cls) -> str:
         """The op's forward kernel, without the NumPy error-state wrapper (the whole program runs quiet)."""
-        fn = cls.__dict__.get("forward")
-        if fn is None:
-            fn = next(c.__dict__["forward"] for c in cls.__mro__ if "forward" in c.__dict__)
-        fn = getattr(fn, "__func__", fn)
-        fn = getattr(fn, "__wrapped__", fn)
+        name = self.kernels.get(cls)
+        if name is None:
+            name = self.kernels[cls] = self._kernel(cls)
+        return name
+
+    def _kernel(self, cls) -> str:
+        fn = next(c.__dict__["forward"] for c in cls.__mro__ if "forward" in c.__dict__)
+        if isinstance(fn, classmethod):  # bound to the op's own class, as cls.forward is
+            raw = fn.__func__
+            fn = getattr(raw, "__wrapped__", raw).__get__(cls)
+        else:
+            fn = getattr(fn, "__func__", fn)
+            fn = getattr(fn, "__wrapped__", fn)
         stem = cls._name.rsplit("::", 1)[-1]
         for suffix in ("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward"):
             if stem.endswith(suffix) and len(stem) > len(suffix):
@@ -268,6 +278,8 @@ class _Gen:
                 call = f"_fwd16({self.op_class(st.fn)}, {ctx}, ({args}{',' if len(st.args) == 1 else ''}))"
             else:
                 call = f"{self.kernel(st.fn)}({ctx}{', ' if args else ''}{args})"
+            if any(v is not None and v.shape == () for v in outs):  # NOTE [0-d results are arrays], as _wrap
+                call = f"_arrs({call})" if st.multi else f"_arr({call})"
             if st.multi:
                 lhs = lhs + ("," if len(outs) == 1 else "")
             return f"{pre}{lhs} = {call}"
@@ -302,6 +314,15 @@ def _path(path: tuple) -> str:
     for p in path:
         out.append(f"[{p}]" if isinstance(p, int) else f".{p}")
     return "".join(out)
+
+
+def _arr(x):
+    """A kernel's NumPy scalar result as the 0-d array ``_wrap`` would hold (NOTE [0-d results are arrays])."""
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
+def _arrs(xs) -> tuple:
+    return tuple(x if type(x) is np.ndarray else np.asarray(x) for x in xs)
 
 
 def _copyto(dst, src) -> None:
@@ -475,6 +496,7 @@ def _generate(p: Program, title: str) -> None:
             sites.append(None)
         lines.append(f"    {', '.join(gnames)}{',' if len(gnames) == 1 else ''} = grads")
         sites.append(None)
+        gen.backward = True
         lines += _lines_with_comments(gen, pat.steps, where=sites)
         res = [pat.results[v].name if v in pat.results else "None" for v in p.grad_inputs]
         lines.append(f"    return ({', '.join(res)}{',' if len(res) == 1 else ''})")

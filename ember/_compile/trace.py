@@ -36,6 +36,7 @@ from .program import Attr, Const, Item, Seq, Step, Value, Wrap
 __all__ = ["Tracer", "Break", "user_site"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STRICT = os.environ.get("EMBER_COMPILE_STRICT") == "1"
 _nd = np.ndarray
 # the root of views of memory no value owns (an input's base, a constant's): never a reusable buffer
 _FOREIGN = Value(-1, "k")
@@ -299,6 +300,9 @@ class Tracer(_interpose.Level):
             v = self._view_of_known(a)
             if v is not None:
                 return v
+            if id(a) not in self.certified and a.size > 1 and _STRICT:
+                self.fail("an array computed outside ember's ops (from the data?) is an op's argument"
+                          + _library_frame() + ": the program could not recompute it", site=user_site(3))
             self.keep.append(a)
             return Const(a)
         if isinstance(a, (tuple, list)) and a:

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd import graph as G
+from ..autograd._interpose import made
 from ..autograd.grad_mode import _mode
 
 __all__ = ["inplace", "setitem", "copy_out"]
@@ -288,16 +289,17 @@ def _offsets(shape: tuple, strides: tuple, start: int = 0) -> np.ndarray:
 
 
 def flat_positions(geom: tuple) -> np.ndarray:
-    """Index in the base's row-major order of every element of the view described by ``geom``."""
+    """Index in the base's row-major order of every element of the view described by ``geom`` (geometry only: a
+    constant of compiled programs, NOTE [compile])."""
     offset, vshape, vstrides, bshape, bstrides = geom
     vmem = _offsets(vshape, vstrides, offset)
     bmem = _offsets(bshape, bstrides).reshape(-1)
     if bmem.size == 0 or np.array_equal(bmem, np.arange(bmem.size)):
-        return vmem
+        return made(vmem)
     lo = int(bmem.min())
     lookup = np.full(int(bmem.max()) - lo + 1, -1, dtype=np.int64)
     lookup[bmem - lo] = np.arange(bmem.size, dtype=np.int64)
-    return lookup[vmem - lo]
+    return made(lookup[vmem - lo])
 
 
 def _flat_index(view: Tensor) -> np.ndarray:

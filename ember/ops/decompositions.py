@@ -627,9 +627,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     """A multiplied by itself n times (n < 0: powers of the inverse; n = 0: identities)."""
     _square_check(A._data, "linalg.matrix_power", float_only=n < 0)
     if n == 0:
-        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)
+        eye = made(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape))
         depends = A.requires_grad or _mode.interpose is not None  # in A's graph (or its tangent's)
-        return A * 0 + _const(np.ascontiguousarray(eye)) if depends else _const(eye.copy())
+        return A * 0 + _const(made(np.ascontiguousarray(eye))) if depends else _const(made(eye.copy()))
     if n < 0:
         A, n = LinalgInvEx.apply(A), -n
     result, base = None, A

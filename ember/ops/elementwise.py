@@ -696,7 +696,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
     from .._tensor import _wrap as _w
 
-    shifts = _w(-0.5 * np.arange(p, dtype=input._data.dtype), input._dtype)
+    shifts = _w(made(-0.5 * np.arange(p, dtype=input._data.dtype)), input._dtype)
     res = lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return _out(res, out)
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from . import _special as _sp
 from .._random import _rng
-from ..autograd._interpose import replayable as _replayable
+from ..autograd._interpose import made, replayable as _replayable
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from ._op import NOT_YET, Op, unsupported
 from ._inplace import _title
@@ -29,7 +29,7 @@ def _fmt(x) -> str:
 
 def _zero_grads(ctx, grad):
     """A draw ignores its tensor inputs' values: the gradient of each is zero."""
-    z = _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)  # no history, as torch's zeros
+    z = _wrap(made(np.zeros(grad._data.shape, grad._data.dtype)), grad._dtype)  # no history, as torch's zeros
     return tuple(z if edge[0] is not None else None for edge in ctx._next)
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
-from ..autograd._interpose import replayable
+from ..autograd._interpose import made, replayable
 from ._op import Op, linear, silent
 from ._inplace import _title
 
@@ -343,6 +343,12 @@ class _EvenReduction(Op):
             self._data, result._data, ctx.dims, ctx.keepdim, grad._data.dtype, ctx.nan_matches)
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
+def _not_nan(a: np.ndarray) -> np.ndarray:
+    return ~np.isnan(a)
+
+
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True) -> Tensor:
     """1/count where ``x`` equals its reduced value ``r``, else 0. NaN matches NaN when ``nan_matches``;
     otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
@@ -736,7 +742,7 @@ class Norm(Op):
         p, dims, keepdim, shape = ctx.ord, ctx.dims, ctx.keepdim, ctx.shape
         g = _expand_back(grad, shape, dims, keepdim)
         dt = grad._data.dtype
-        zero = _const(np.zeros((), dt))
+        zero = _const(made(np.zeros((), dt)))
         if p == 0:
             return g * zero
         if p == 1:
@@ -744,8 +750,8 @@ class Norm(Op):
         if p in (np.inf, -np.inf):
             return g * self.sign() * _even_weights(np.abs(self._data), result._data, dims, keepdim, dt)
         r = _expand_back(result, shape, dims, keepdim)
-        rz = _const(r._data == 0)
-        r = _where(rz, _const(np.ones((), dt)), r)  # a safe divisor: no NaN in the derivatives of the masked part
+        rz = r == 0
+        r = _where(rz, _const(made(np.ones((), dt))), r)  # a safe divisor: no NaN in the derivatives of the masked part
         if p == 2:
             return self * _where(rz, zero, g / r)
         xz = _const(self._data == 0)
@@ -829,7 +835,7 @@ class Nansum(Op):
 
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        keep = _const(~np.isnan(self._data))
+        keep = _const(_not_nan(self._data))
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * keep
 
 
