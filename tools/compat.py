@@ -60,6 +60,10 @@ ABSENT_NAMESPACES = {
     "torch.xpu": "Intel GPUs (GPU-only)", "torch.mtia": "MTIA accelerators (device-only)",
 }
 
+# Names torch defines only when an optional package is missing (torch.hub's fallback progress bar, also in model_zoo,
+# when tqdm is not installed): listed always, so that the page does not depend on what else the machine has.
+ENVIRONMENT_NAMES = {"torch.hub": {"tqdm"}, "torch.utils.model_zoo": {"tqdm"}}
+
 # (namespace pattern, name pattern, status, note): status "partial" for names ember has with a difference,
 # "absent" for the reason a name ember lacks is missing, "no" for names ember has only to refuse them
 ANNOTATIONS = [
@@ -175,7 +179,7 @@ def _public(obj, path: str) -> list:
         props = {n for n in vars(type(obj)) if not n.startswith("_")}
         obj = obj.m
     declared = getattr(obj, "__all__", None)
-    names = set(declared or []) | props
+    names = set(declared or []) | props | ENVIRONMENT_NAMES.get(path, set())
     if not declared or path == "torch":
         for n in dir(obj):
             if not n.startswith("_"):
