@@ -102,3 +102,23 @@ def test_peer_matches_torch(peer, name):
         got = np.asarray(p_grads[k])
         assert got.dtype == np.float32 and got.shape == ref.shape, k
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-6, err_msg=f"{peer} {name} grad of {k}")
+
+
+@pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5"))
+def test_compiled_workload_replays_eagers_steps(name):
+    """``build(..., compile=True)`` (the bench's compiled rows): from the third step on the program is replayed (the
+    loss's node is the compiled call's), and every loss and gradient equals eager ember's bit for bit."""
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    runs = []
+    for compiled in (False, True):
+        step, grads = w.build(ember, arrays, w.tiny, compile=compiled)
+        got = []
+        for _ in range(4):
+            loss = step()
+            got.append([loss.detach().numpy().copy()] + [grads()[k] for k in sorted(grads())])
+        runs.append(got)
+    assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+    for i, (a, b) in enumerate(zip(*runs)):
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{name} step {i}"

@@ -5,6 +5,7 @@ naming the culprit's file:line."""
 from __future__ import annotations
 
 import inspect
+import itertools
 import random
 import warnings
 
@@ -431,6 +432,143 @@ def test_python_number_arguments_are_specialised() -> None:
     assert "s != 3.0" in c.code or "s != 2.0" in c.code or "args[1] != " in c.code
 
 
+class _Recurrent(nn.Module):
+    """A stateful language model trained with truncated backpropagation: the hidden state one call returns, detached,
+    is the next call's input."""
+
+    def __init__(self, cell: str) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(9, 5)
+        self.rnn = getattr(nn, cell)(5, 6, num_layers=2, dropout=0.25)
+        self.drop = nn.Dropout(0.2)
+        self.fc = nn.Linear(6, 9)
+
+    def forward(self, tokens, hidden):
+        out, hidden = self.rnn(self.drop(self.emb(tokens)), hidden)
+        return self.fc(self.drop(out)).view(-1, 9), hidden
+
+
+def _detach(h):
+    return tuple(x.detach() for x in h) if isinstance(h, tuple) else h.detach()
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_recurrent_hidden_state_carried_from_call_to_call(cell) -> None:
+    runs = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = _Recurrent(cell)
+        m = ember.compile(model) if compiled else model
+        opt = ember.optim.SGD(model.parameters(), lr=0.5)
+        rng = np.random.default_rng(1)
+        hidden = None
+        got = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(6):
+                tokens = ember.tensor(rng.integers(0, 9, (4, 3)))
+                targets = ember.tensor(rng.integers(0, 9, 12))
+                opt.zero_grad()
+                out, hidden = m(tokens, hidden)
+                loss = F.cross_entropy(out, targets)
+                loss.backward()
+                ember.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+                opt.step()
+                hidden = _detach(hidden)
+                got.append(arrays_of((loss, out, hidden)) + grads_of(model))
+        runs.append((got, [x for x in caught if "ember.compile" in str(x.message)], m))
+    (eager, _, _), (comp, caught, m) = runs
+    for i, (a, b) in enumerate(zip(eager, comp)):
+        assert_same(a, b, f"step {i}")
+    # the calls with a hidden state argument replay their program; the first call (hidden None) traced once only
+    assert kinds(m) == ["compiled", "pending"] and not caught
+
+
+def test_gradients_accumulated_over_several_compiled_calls() -> None:
+    make = lambda: nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.3), nn.Linear(8, 2))
+    runs = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = make()
+        m = ember.compile(model) if compiled else model
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
+        rng = np.random.default_rng(2)
+        got = []
+        for _ in range(4):
+            opt.zero_grad()
+            for _ in range(3):  # three micro-batches, one optimizer step
+                x = ember.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+                a, b = m(x), m(x * 2)  # two calls in one graph
+                ((a - b) ** 2).mean().backward()
+                got.append(arrays_of((a, b)) + grads_of(model))
+            opt.step()
+        runs.append((got, state_of_params(model), m))
+    (eager, pe, _), (comp, pc, m) = runs
+    for i, (a, b) in enumerate(zip(eager, comp)):
+        assert_same(a, b, f"micro-batch {i}")
+    assert_same(pe, pc, "parameters")
+    assert kinds(m) == ["compiled"]
+
+
+def state_of_params(model) -> list:
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def test_evaluation_under_no_grad_between_training_steps() -> None:
+    """train() steps interleaved with eval() + no_grad validation: BatchNorm's statistics, dropout's stream and the
+    outputs of both modes as eager's; one program per mode."""
+    make = lambda: nn.Sequential(nn.Linear(5, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 3))
+    runs = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = make()
+        m = ember.compile(model) if compiled else model
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        rng = np.random.default_rng(3)
+        got = []
+        for _ in range(5):
+            model.train()
+            x = ember.tensor(rng.standard_normal((6, 5)).astype(np.float32))
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), ember.tensor(rng.integers(0, 3, 6)))
+            loss.backward()
+            opt.step()
+            model.eval()
+            with ember.no_grad():
+                val = m(ember.tensor(rng.standard_normal((4, 5)).astype(np.float32)))
+            assert not val.requires_grad
+            got.append(arrays_of((loss, val)) + grads_of(model) + [v.numpy().copy() for v in model.state_dict().values()])
+        runs.append((got, m))
+    (eager, _), (comp, m) = runs
+    for i, (a, b) in enumerate(zip(eager, comp)):
+        assert_same(a, b, f"step {i}")
+    assert sorted(kinds(m)) == ["compiled", "compiled"]
+
+
+class _EMA(nn.Module):
+    """A module that keeps its own statistics in a buffer, written in place through views during forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("stats", ember.zeros(2, 4))
+        self.register_buffer("steps", ember.zeros((), dtype=ember.int64))
+
+    def forward(self, x):
+        h = self.fc(x)
+        with ember.no_grad():
+            self.stats[0].mul_(0.9).add_(h.mean(0), alpha=0.1)   # a row view of the buffer
+            self.stats[1, ::2] += h[:, ::2].var(0)               # a strided view
+            self.steps += 1
+        return (h - self.stats[0]) * self.stats[1].add(1).rsqrt()
+
+
+def test_buffers_written_in_place_through_views_during_forward() -> None:
+    m, caught = same_training(_EMA, _batch(5, 4, 4), steps=6)
+    assert kinds(m) == ["compiled"] and not caught
+    assert int(m._orig_mod.steps) == 6
+
+
 # ----------------------------------------------------------------------------- guards and the cache
 def test_a_shape_change_retraces_and_explain_names_the_failed_guard() -> None:
     lin = nn.Linear(4, 2)
@@ -474,6 +612,84 @@ def test_module_attributes_and_submodules_are_guarded() -> None:
     for _ in range(3):
         assert_same(arrays_of(c(x)), arrays_of(model(x)))
     assert len(c.forward._cache) == 3
+
+
+def test_batch_size_changes_in_training_each_get_a_program() -> None:
+    """A smaller last batch (and back): a guard miss traces the new shape; values, statistics and streams as eager."""
+    sizes = itertools.cycle([8, 8, 8, 5, 8, 5, 5, 8, 3])  # nine steps per run
+
+    def batch(rng):
+        n = next(sizes)
+        return ember.tensor(rng.standard_normal((n, 6)).astype(np.float32)), ember.tensor(rng.integers(0, 4, n))
+
+    make = lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 4))
+    m, caught = same_training(make, batch, steps=9)
+    assert sorted(kinds(m)) == ["compiled", "compiled", "pending"] and not caught  # 3 was seen once only
+
+
+def test_python_branches_on_shapes_flags_and_attributes_are_specialised() -> None:
+    """Branches on what the guards check (shapes, the training flag, module attributes) are no graph break: each
+    outcome is its own program."""
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.skip = True
+
+        def forward(self, x):
+            h = self.fc(x)
+            if x.shape[0] > 3:
+                h = h.relu()
+            if self.training:
+                h = h * 2
+            if self.skip:
+                h = h + x
+            return h.sum(1) if x.dim() == 2 else h.sum((1, 2))
+
+    net = Net()
+    c = ember.compile(net)
+    settings = [(2, True, True), (5, True, True), (5, False, True), (5, False, False), (2, True, False)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no graph break warnings
+        for n, training, skip in settings:
+            net.train(training)
+            net.skip = skip
+            for _ in range(3):
+                x = _leaf(n, 4)
+                a = net(x)
+                a.sum().backward()
+                ga = x.grad.clone()
+                x.grad = None
+                b = c(x)
+                b.sum().backward()
+                assert_same(arrays_of((a, ga)), arrays_of((b, x.grad)))
+    assert kinds(c) == ["compiled"] * len(settings)
+
+
+def test_freezing_a_layer_mid_training_retraces() -> None:
+    """requires_grad_(False) on some parameters between steps: a new program whose backward skips them."""
+    runs = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))
+        m = ember.compile(model) if compiled else model
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+        rng = np.random.default_rng(4)
+        got = []
+        for step in range(8):
+            if step == 4:
+                model[0].requires_grad_(False)
+            opt.zero_grad()
+            x = ember.tensor(rng.standard_normal((4, 3)).astype(np.float32))
+            out = m(x)
+            out.pow(2).mean().backward()
+            opt.step()
+            got.append(arrays_of(out) + grads_of(model) + state_of_params(model))
+        runs.append((got, m))
+    (eager, _), (comp, m) = runs
+    for i, (a, b) in enumerate(zip(eager, comp)):
+        assert_same(a, b, f"step {i}")
+    assert model[0].weight.grad is None and kinds(m) == ["compiled", "compiled"]
 
 
 # ----------------------------------------------------------------------------- graph breaks
@@ -604,6 +820,23 @@ def test_a_first_call_that_initialises_state_is_retried() -> None:
         for _ in range(5):
             assert_same(arrays_of(c(ember.ones(3))), [np.full(3, 2, np.float32)])
     assert kinds(c) == ["compiled"]
+
+
+def test_a_data_dependent_branch_in_a_training_loop_runs_eagerly_with_eager_results() -> None:
+    class Gated(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 3)
+            self.drop = nn.Dropout(0.25)
+
+        def forward(self, x):
+            if x.mean() > 0:  # gate
+                return self.drop(self.a(x))
+            return self.b(x)
+
+    m, caught = same_training(Gated, _batch(3, 4, 3), steps=6)
+    assert kinds(m) == ["eager"] and len(caught) == 1
+    assert caught[0].filename == __file__ and caught[0].lineno == _line_of(Gated.forward, "# gate")
 
 
 # ----------------------------------------------------------------------------- the surface
