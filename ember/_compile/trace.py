@@ -328,6 +328,13 @@ class Tracer(_interpose.Level):
                 self.fail("a NumPy random generator that is no ember Generator's stream")
                 return Const(a)
             return v
+        if self.phase != "fwd":
+            at = self.ctx_attrs.get(id(a))
+            if at is not None:  # a record of arrays a forward kernel kept on its ctx (ctc's label layout)
+                return at
+        if _slot_arrays(a):
+            self.fail(f"a {type(a).__name__} holding arrays computed during the call reaches an op"
+                      + _library_frame() + ": the program could not recompute it", site=user_site(3))
         return Const(a)
 
     # ------------------------------------------------------------------ ops
@@ -559,6 +566,11 @@ class Tracer(_interpose.Level):
             self.keep.append(obj)
             for i, x in enumerate(obj):
                 self._index_attr(x, ctx, path + (i,), depth + 1)
+        elif depth < 2 and _slot_arrays(obj):  # a record of arrays (__slots__): read from the replay's ctx
+            self.ctx_attrs.setdefault(id(obj), Attr(ctx, path))
+            self.keep.append(obj)
+            for name in _slot_arrays(obj):
+                self._index_attr(getattr(obj, name), ctx, path + (name,), depth + 1)
 
     def internal(self, node) -> bool:
         return node in self.nodes
@@ -671,6 +683,16 @@ def _library_frame() -> str:
             return f" (at ember{path[len(_PKG_DIR):]}:{f.f_lineno} in {f.f_code.co_name})"
         f = f.f_back
     return ""
+
+
+def _slot_arrays(obj) -> tuple:
+    """The ``__slots__`` of a plain record object that hold arrays (none for tensors, arrays and builtins)."""
+    slots = getattr(type(obj), "__slots__", None)
+    if not slots or isinstance(obj, (Tensor, _nd)) or type(obj).__module__ == "builtins":
+        return ()
+    if isinstance(slots, str):
+        slots = (slots,)
+    return tuple(n for n in slots if isinstance(getattr(obj, n, None), _nd))
 
 
 def _holds_arrays(obj) -> bool:

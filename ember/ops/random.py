@@ -259,6 +259,7 @@ def bernoulli_value(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     return BernoulliScalar.apply(self, float(p), _rng(generator))
 
 
+@_replayable  # a check of the values: compiled programs run it on every call (NOTE [replayable steps])
 def _check_probabilities(p: np.ndarray) -> None:
     if p.size and not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "

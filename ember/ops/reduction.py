@@ -349,9 +349,11 @@ def _not_nan(a: np.ndarray) -> np.ndarray:
 
 
 @replayable  # computed on arrays from the values: NOTE [replayable steps]
-def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True) -> Tensor:
-    """1/count where ``x`` equals its reduced value ``r``, else 0. NaN matches NaN when ``nan_matches``;
-    otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
+def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True, absolute=False) -> Tensor:
+    """1/count where ``x`` (``|x|`` when ``absolute``) equals its reduced value ``r``, else 0. NaN matches NaN when
+    ``nan_matches``; otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
+    if absolute:
+        x = np.abs(x)
     if not keepdim and dims:
         r = np.expand_dims(r, dims)
     mask = x == r
@@ -748,7 +750,7 @@ class Norm(Op):
         if p == 1:
             return g * self.sign()
         if p in (np.inf, -np.inf):
-            return g * self.sign() * _even_weights(np.abs(self._data), result._data, dims, keepdim, dt)
+            return g * self.sign() * _even_weights(self._data, result._data, dims, keepdim, dt, absolute=True)
         r = _expand_back(result, shape, dims, keepdim)
         rz = r == 0
         r = _where(rz, _const(made(np.ones((), dt))), r)  # a safe divisor: no NaN in the derivatives of the masked part
