@@ -43,12 +43,15 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack",
     # convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
     **{name: f".nn._functional_conv:{name}" for name in (
-        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
-        "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle")},
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
+        "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
+        "pixel_unshuffle")},
+    **{name: f".nn._functional_grid:{name}" for name in ("grid_sampler", "affine_grid_generator")},
+    "_weight_norm": ".nn.utils._weight_norm:_weight_norm", "norm_except_dim": ".nn.utils._weight_norm:norm_except_dim",
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
     "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
-    "_inductor": "._inductor", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
+    "_inductor": "._inductor", "_C": "._C", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
     "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",

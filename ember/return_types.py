@@ -48,7 +48,8 @@ linalg_qr = _make("linalg_qr", ("Q", "R"))
 linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
 svd = _make("svd", ("U", "S", "V"))
-__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd"]
+geqrf = _make("geqrf", ("a", "tau"))
+__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd", "geqrf"]
 
 # h-surface
 frexp = _make("frexp", ("mantissa", "exponent"))

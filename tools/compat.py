@@ -25,7 +25,10 @@ NAMESPACES = [
     ("torch", "Top-level functions, dtypes and classes."),
     ("torch.Tensor", "Tensor methods and attributes."),
     ("torch.nn", ""), ("torch.nn.functional", ""), ("torch.nn.init", ""), ("torch.nn.utils", ""),
-    ("torch.nn.parallel", ""), ("torch.nn.attention", ""),
+    ("torch.nn.parallel", ""), ("torch.nn.utils.parametrize", ""), ("torch.nn.utils.parametrizations", ""),
+    ("torch.nn.utils.prune", ""), ("torch.nn.attention", "ember computes attention one way (the math form); the "
+                                                         "kernel switches keep torch's state and refusals."),
+    ("torch.nn.attention.bias", ""),
     ("torch.linalg", ""), ("torch.fft", ""), ("torch.special", ""), ("torch.distributions", ""),
     ("torch.optim", ""), ("torch.optim.lr_scheduler", ""),
     ("torch.autograd", ""), ("torch.autograd.functional", ""), ("torch.autograd.forward_ad", ""),
@@ -118,6 +121,16 @@ ANNOTATIONS = [
     ("torch.cuda", "*", "absent", "GPU-only"),
     ("torch.mps", "*", "absent", "MPS-only"),
     ("torch.cpu", "*", "absent", "torch.cpu stream/device helpers"),
+    # nn
+    ("torch.nn.functional", "interpolate", "partial", "no 'lanczos' mode; antialiased resizing to one output column "
+                                                      "gives the filter's values (torch's kernel repeats the first "
+                                                      "row there)"),
+    ("torch.nn.functional", "scaled_dot_product_attention", "partial", "the math form for every kernel choice: "
+                                                                       "node names are torch's math path's, and "
+                                                                       "second derivatives exist where torch's CPU "
+                                                                       "flash kernel has none"),
+    ("torch.nn.attention", "*flash_attention_impl*", "absent", "FlashAttention implementation registry (GPU "
+                                                                "kernels)"),
     # families ember leaves out
     ("*", "*quantiz*", "absent", "quantized kernels"), ("*", "q_*", "absent", "quantized kernels"),
     ("*", "*fake_quant*", "absent", "quantized kernels"), ("*", "*qint*", "absent", "quantized kernels"),
@@ -142,7 +155,8 @@ def _torch():
     for name in ("torch.utils.data", "torch.utils.benchmark", "torch.utils.model_zoo", "torch.utils.checkpoint",
                  "torch.utils.dlpack", "torch.utils._pytree", "torch.hub", "torch.multiprocessing", "torch.futures",
                  "torch.sparse", "torch.func", "torch.profiler", "torch.autograd.profiler", "torch.storage",
-                 "torch.nn.attention", "torch.cpu", "torch.distributed", "torch.export", "torch.fx",
+                 "torch.nn.attention", "torch.nn.attention.bias", "torch.nn.utils.prune",
+                 "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.cpu", "torch.distributed", "torch.export", "torch.fx",
                  "torch.quantization", "torch.onnx", "torch.nested", "torch.masked", "torch.library",
                  "torch.overrides", "torch.signal", "torch.xpu", "torch.mtia"):
         try:

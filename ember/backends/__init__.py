@@ -250,7 +250,8 @@ class _BlasBackend(_Enum):
     Ck = 3
 
 
-_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "fp16_bf16_reduction_math": False}
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "fp16_bf16_reduction_math": False,
+        "overrideable": True}  # (overrideable: switched by nn.attention.sdpa_kernel only)
 
 
 def _sdp_switch(key: str, refusal: str):

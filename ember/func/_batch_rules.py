@@ -860,12 +860,15 @@ def _index_fill_tensor_rule(level, cls, args):
 
 
 def _register_late() -> None:
-    from ..ops import conv, decompositions as dec, pixel_shuffle, pooling, resample
+    from ..ops import conv, decompositions as dec, grid_sample, pixel_shuffle, pooling, resample
 
     RULES[conv.Convolution] = _conv_rule
     for c in (conv.Im2Col, conv.Col2Im, pixel_shuffle.PixelShuffle, pixel_shuffle.PixelUnshuffle,
-              pooling.MaxPool2DWithIndices, pooling.AvgPool2D, pooling.AdaptiveMaxPool2D):
+              pooling._MaxPoolWithIndices, pooling._AvgPool, pooling._AdaptiveMaxPool):
         RULES[c] = _fold((0,))
+    for c in (grid_sample._GridSampler, grid_sample.TapGather, grid_sample.TapScatter, pooling._MaxUnpool,
+              pooling._FractionalMaxPool):
+        RULES[c] = _fold((0, 1))  # both tensors lead with the sample dim
     RULES[resample._AxisMap] = _fold((0, 1))
     RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
     RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype

@@ -409,6 +409,9 @@ def script_if_tracing(fn):
     return fn
 
 
+_script_if_tracing = script_if_tracing  # the private spelling torchvision's transforms and ops decorate with
+
+
 def annotate(the_type, the_value):
     """The value (a type hint for the TorchScript compiler)."""
     return the_value

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype as _D
 from .. import _factories as _F
 from .._tensor import Tensor, _wrap
+from ..backends import _SDP
 from ..ops import shape as _S
 from .functional import dropout, linear, pad, softmax  # bound before functional imports this module
 
@@ -53,6 +54,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dims; a bool ``attn_mask`` marks the
     positions that may be attended (True), a float one is added to the scores."""
+    if attn_mask is not None and type(attn_mask) is not Tensor:
+        dispatch = getattr(type(attn_mask), "_dispatch", None)  # a symbolic bias (nn.attention.bias.CausalBias)
+        if dispatch is not None:
+            return dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if not (_SDP["math"] or _SDP["flash"]):  # the kernels a CPU has (sdpa_kernel / backends.cuda switches)
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
                            f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")

@@ -1078,14 +1078,18 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
 # tests/core/test_lazy_imports.py), attention and CTC.
 from .._lazy import attach as _attach  # noqa: E402
 
-CONV_NAMES = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
-              "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-              "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
-              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "max_unpool1d",
-              "max_unpool2d")
+CONV_NAMES = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+              "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+              "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+              "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+              "adaptive_max_pool3d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
+              "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+              "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+              "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices")
 __getattr__, __dir__ = _attach(__name__, {
     **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
+    "grid_sample": "._functional_grid:grid_sample", "affine_grid": "._functional_grid:affine_grid",
     "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
     "ctc_loss": "._functional_ctc:ctc_loss",

@@ -2,15 +2,27 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .._random import _rng
 from .._tensor import Tensor
+from .parameter import _refuse, is_lazy
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
-           "trunc_normal_"]
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
+           # deprecated spellings (FutureWarning, as torch)
+           "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+           "kaiming_normal", "orthogonal", "sparse"]
+
+
+def _not_lazy(tensor, where: str) -> None:
+    """torch's refusal of an uninitialized parameter at the first tensor call ``where`` an initializer makes."""
+    if is_lazy(tensor):
+        if where == "shape":
+            tensor.shape  # noqa: B018 - raises torch's RuntimeError
+        raise _refuse(type(tensor).__name__, where)
 
 
 def _fill(tensor: Tensor, values) -> Tensor:
@@ -68,17 +80,20 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of U(a, b)."""
+    _not_lazy(tensor, "<function uniform_>")
     return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of N(mean, std**2)."""
+    _not_lazy(tensor, "<function normal_>")
     return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
     """Fill with N(mean, std**2) samples truncated to [a, b] (inverse-CDF method)."""
+    _not_lazy(tensor, "<method 'new_tensor' of 'torch._C.TensorBase' objects>")
     from ..ops.elementwise import _erfinv64  # noqa: PLC0415 - rare
 
     def norm_cdf(x):
@@ -91,14 +106,17 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    _not_lazy(tensor, "<function constant_>")
     return _fill(tensor, val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    _not_lazy(tensor, "<method 'fill_' of 'torch._C.TensorBase' objects>")
     return _fill(tensor, 1)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    _not_lazy(tensor, "<method 'zero_' of 'torch._C.TensorBase' objects>")
     return _fill(tensor, 0)
 
 
@@ -139,9 +157,8 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                      generator=None) -> Tensor:
     """U(-bound, bound) with bound = gain * sqrt(3 / fan)."""
+    _not_lazy(tensor, "<function kaiming_uniform_>")
     if 0 in tensor.shape:
-        import warnings
-
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
@@ -150,9 +167,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator=None) -> Tensor:
+    _not_lazy(tensor, "shape")
     if 0 in tensor.shape:
-        import warnings
-
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
@@ -175,3 +191,35 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-d tensor of N(0, std**2) samples with ``ceil(sparsity * rows)`` random zeros in every column."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _rng(generator)
+    vals = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):  # over columns (each its own random rows)
+        vals[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, vals)
+
+
+def _deprecated(new):
+    """torch's deprecated spelling of an initializer: warns, then calls ``new``."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"{old}(...): deprecated in favor of nn.init.{new.__name__}."
+    return deprecated_init
+
+
+uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal, \
+    sparse = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_, xavier_normal_,
+                               kaiming_uniform_, kaiming_normal_, orthogonal_, sparse_))

@@ -15,7 +15,8 @@ from .elementwise import *  # noqa: F401,F403 - see elementwise.__all__
 from .linalg import matmul, mm, bmm
 from .linalg import (mv, dot, vdot, inner, outer, ger, addmm, addmv, addr, baddbmm, addbmm, einsum, tensordot, kron,
                      cross)
-from .decompositions import inverse, det, logdet, slogdet, cholesky, svd, matrix_power, pinverse
+from .decompositions import inverse, det, logdet, slogdet, cholesky, svd, matrix_power, pinverse, geqrf
+from .decompositions import householder_product as orgqr
 from .reduction import sum, mean, sum_to_size
 from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp,
                         cumsum, cumprod, cummax, cummin, median, all, any, count_nonzero, nansum, nanmean)
@@ -29,3 +30,10 @@ from ._op import Op, _registry
 
 __all__ = [n for n, v in dict(globals()).items() if not n.startswith("_") and type(v) is not type(_op)]  # no submodules
 
+
+
+def load_library(path) -> None:
+    """torch.ops.load_library: loads a compiled torch extension. ember runs no C++ kernels (an extension's are
+    built against libtorch), so this raises OSError, as torch does for a library it cannot load; callers such as
+    torchvision then go on without their compiled operators."""
+    raise OSError(f"{path}: cannot load a compiled torch extension: ember runs no C++ kernels")

@@ -1,14 +1,17 @@
-"""Convolution and its transpose (1-d and 2-d, groups, dilation), im2col / col2im.
+"""Convolution and its transpose (any number of spatial dims, groups, dilation), im2col / col2im.
 
 A convolution ``y = conv(x, w)`` is bilinear, and its three array kernels close under differentiation:
 ``_conv`` (forward), ``_conv_t`` (the adjoint in x: the transposed convolution) and ``_conv_w`` (the
 adjoint in w). ``Convolution`` (torch's ``ConvolutionBackward0``) runs ``_conv`` or, transposed, ``_conv_t``;
 its backward is again ``Convolution`` (with the other flag) plus ``ConvolutionBackwardBackward0`` for the
 weight, whose own backward is made of ``Convolution`` again, so every order of derivative stays in ember ops.
-1-d arrays run as 2-d with a height of one. All work is im2col through a strided view plus one batched GEMM;
-col2im loops over kernel offsets only.
+The kernels are written once for n spatial dims. All work is im2col through a strided view plus one batched
+GEMM; col2im loops over kernel offsets only.
 """
 from __future__ import annotations
+
+import itertools
+import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -29,136 +32,142 @@ def _out_len(n: int, k: int, s: int, p: int, d: int) -> int:
 
 
 def _windows(xp: np.ndarray, k: tuple, s: tuple, d: tuple, out: tuple) -> np.ndarray:
-    """Read-only view (N, C, kh, kw, oh, ow) of the windows of padded ``xp`` (N, C, Hp, Wp)."""
-    n, c = xp.shape[:2]
-    s0, s1, s2, s3 = xp.strides
-    return as_strided(xp, (n, c, k[0], k[1], out[0], out[1]),
-                      (s0, s1, s2 * d[0], s3 * d[1], s2 * s[0], s3 * s[1]), writeable=False)
+    """Read-only view (N, C, *k, *out) of the windows of padded ``xp`` (N, C, *spatial)."""
+    st = xp.strides
+    return as_strided(xp, xp.shape[:2] + tuple(k) + tuple(out),
+                      st[:2] + tuple(st[2 + i] * d[i] for i in range(len(k)))
+                      + tuple(st[2 + i] * s[i] for i in range(len(k))), writeable=False)
 
 
-def _pad(x: np.ndarray, p: tuple, extra: tuple = (0, 0), value=0) -> np.ndarray:
-    """``x`` (N, C, H, W) with ``p`` rows/cols of ``value`` on both sides (+ ``extra`` after)."""
-    if not (p[0] or p[1] or extra[0] or extra[1]):
+def _pad(x: np.ndarray, p: tuple, extra: tuple | None = None, value=0) -> np.ndarray:
+    """``x`` (N, C, *spatial) with ``p[i]`` cells of ``value`` on both sides of spatial axis i (+ ``extra[i]``
+    after)."""
+    extra = extra or (0,) * len(p)
+    if not any(p) and not any(extra):
         return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + 2 * p[0] + extra[0], w + 2 * p[1] + extra[1]), value, x.dtype)
-    out[:, :, p[0]:p[0] + h, p[1]:p[1] + w] = x
+    out = np.full(x.shape[:-len(p)] + tuple(n + 2 * a + e for n, a, e in zip(x.shape[-len(p):], p, extra)),
+                  value, x.dtype)
+    out[(...,) + tuple(slice(a, a + n) for n, a in zip(x.shape[-len(p):], p))] = x
     return out
 
 
+def _strided(k: tuple, s: tuple, d: tuple, out: tuple):
+    """For each kernel offset: the slices of a padded map that the windows read at that offset."""
+    ext = tuple(s[i] * (out[i] - 1) + 1 for i in range(len(k)))
+    for off in itertools.product(*(range(n) for n in k)):
+        yield (...,) + tuple(slice(o * d[i], o * d[i] + ext[i], s[i]) for i, o in enumerate(off))
+
+
 def _cols(x: np.ndarray, k, s, p, d, out) -> np.ndarray:
-    """im2col: (N, C*kh*kw, oh*ow), channel-major then kernel offsets (torch's unfold layout)."""
+    """im2col: (N, C*prod(k), prod(out)), channel-major then kernel offsets (torch's unfold layout)."""
     n, c = x.shape[:2]
-    return _windows(_pad(x, p), k, s, d, out).reshape(n, c * k[0] * k[1], out[0] * out[1])
+    return _windows(_pad(x, p), k, s, d, out).reshape(n, c * math.prod(k), math.prod(out))
 
 
 def _col2im(cols: np.ndarray, size: tuple, k, s, p, d, out) -> np.ndarray:
-    """Sum columns (N, C*kh*kw, oh*ow) back into an (N, C, H, W) image (the adjoint of ``_cols``)."""
-    n = cols.shape[0]
-    c = cols.shape[1] // (k[0] * k[1])
-    cols = cols.reshape(n, c, k[0], k[1], out[0], out[1])
-    hb = max(size[0] + 2 * p[0], (out[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1)
-    wb = max(size[1] + 2 * p[1], (out[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1)
-    buf = np.zeros((n, c, hb, wb), cols.dtype)
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    for i in range(k[0]):
-        for j in range(k[1]):
-            buf[:, :, i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]] += cols[:, :, i, j]
-    return np.ascontiguousarray(buf[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]])
+    """Sum columns (N, C*prod(k), prod(out)) back into an (N, C, *size) map (the adjoint of ``_cols``)."""
+    n, nd = cols.shape[0], len(k)
+    c = cols.shape[1] // math.prod(k)
+    cols = cols.reshape((n, c, math.prod(k)) + tuple(out))
+    ext = tuple(max(size[i] + 2 * p[i], (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1) for i in range(nd))
+    buf = np.zeros((n, c) + ext, cols.dtype)
+    for t, sl in enumerate(_strided(k, s, d, out)):
+        buf[sl] += cols[:, :, t]
+    return np.ascontiguousarray(buf[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
 
 
-# NOTE [wide columns]: for stride 1 a window offset (i, j) of every output position is one contiguous run
-# of the flattened padded image: out row r, column q reads flat[(r + i*d0)*Wp + q + j*d1]. Columns built over
-# the full padded width Wp (Wp - ow junk columns per row) make im2col one long copy per offset and col2im one
-# long add per offset; the junk columns are dropped after the GEMM (forward) or are zero (adjoints).
+# NOTE [wide columns]: for stride 1 a kernel offset of every output position is one contiguous run of the
+# flattened padded map: output (r, q) of a 2-d map reads flat[(r + i*d0)*Wp + q + j*d1], and in n-d the trailing
+# axes nest the same way. Columns built over the full padded extent of every axis but the first (Wp - ow junk
+# columns per row in 2-d) make im2col one long copy per offset and col2im one long add per offset; the junk
+# columns are dropped after the GEMM (forward) or are zero (adjoints).
 def _wide_cols(x, k, p, d, out):
-    """im2col for stride 1 over the padded width: ((N, C*kh*kw, oh*Wp), Wp)."""
-    n, c, h, w = x.shape
-    hp, wp = h + 2 * p[0], w + 2 * p[1]
-    buf = np.zeros((n, c, hp + 1, wp), x.dtype)  # one spare row: the last offsets run past the image
-    buf[:, :, p[0]:p[0] + h, p[1]:p[1] + w] = x
-    b0, b1, _, it = buf.strides
-    view = as_strided(buf, (n, c, k[0], k[1], out[0] * wp), (b0, b1, d[0] * wp * it, d[1] * it, it), writeable=False)
-    return view.reshape(n, c * k[0] * k[1], out[0] * wp), wp
+    """im2col for stride 1 over the padded trailing extents: ((N, C*prod(k), out0*prod(P[1:])), P[1:])."""
+    n, c, nd = x.shape[0], x.shape[1], len(k)
+    padded = tuple(x.shape[2 + i] + 2 * p[i] for i in range(nd))
+    # one spare slab along the first axis: the last offsets run past the map
+    buf = np.zeros((n, c, padded[0] + 1) + padded[1:], x.dtype)
+    buf[(...,) + tuple(slice(p[i], p[i] + x.shape[2 + i]) for i in range(nd))] = x
+    it = buf.itemsize
+    run = out[0] * math.prod(padded[1:])
+    steps = tuple(d[i] * math.prod(padded[i + 1:]) * it for i in range(nd))
+    view = as_strided(buf, (n, c) + tuple(k) + (run,), buf.strides[:2] + steps + (it,), writeable=False)
+    return view.reshape(n, c * math.prod(k), run), padded[1:]
 
 
-def _widen(g, width):
-    """(N, O, oh, ow) zero-padded on the right to (N, O, oh*width)."""
-    n, o, oh, ow = g.shape
-    out = np.zeros((n, o, oh, width), g.dtype)
-    out[..., :ow] = g
-    return out.reshape(n, o, oh * width)
+def _widen(g, trail):
+    """(N, O, *out) zero-padded at the end of the trailing axes to ``trail``, flattened: (N, O, out0*prod(trail))."""
+    flat = g.shape[:2] + (g.shape[2] * math.prod(trail),)
+    if tuple(g.shape[3:]) == tuple(trail):
+        return g.reshape(flat)
+    out = np.zeros(g.shape[:3] + tuple(trail), g.dtype)
+    out[(...,) + tuple(slice(0, n) for n in g.shape[3:])] = g
+    return out.reshape(flat)
 
 
 def _conv(x, w, s, p, d, groups):
-    n, h, wd = x.shape[0], x.shape[2], x.shape[3]
-    o, cg, kh, kw = w.shape
-    k = (kh, kw)
-    out = (_out_len(h, kh, s[0], p[0], d[0]), _out_len(wd, kw, s[1], p[1], d[1]))
-    if groups == 1 and s == (1, 1):
-        cols, wp = _wide_cols(x, k, p, d, out)
-        y = np.matmul(w.reshape(o, cg * kh * kw), cols).reshape(n, o, out[0], wp)
-        return np.ascontiguousarray(y[..., :out[1]])
+    n, nd = x.shape[0], x.ndim - 2
+    o, cg, k = w.shape[0], w.shape[1], w.shape[2:]
+    out = tuple(_out_len(x.shape[2 + i], k[i], s[i], p[i], d[i]) for i in range(nd))
+    kk = cg * math.prod(k)
+    if groups == 1 and all(v == 1 for v in s):
+        cols, trail = _wide_cols(x, k, p, d, out)
+        y = np.matmul(w.reshape(o, kk), cols).reshape((n, o, out[0]) + trail)
+        return np.ascontiguousarray(y[(...,) + tuple(slice(0, m) for m in out[1:])])
     cols = _cols(x, k, s, p, d, out)
     if groups == 1:
-        return np.matmul(w.reshape(o, cg * kh * kw), cols).reshape(n, o, out[0], out[1])
-    cols = cols.reshape(n, groups, cg * kh * kw, out[0] * out[1])
-    y = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
-    return y.reshape(n, o, out[0], out[1])
+        return np.matmul(w.reshape(o, kk), cols).reshape((n, o) + out)
+    cols = cols.reshape(n, groups, kk, math.prod(out))
+    y = np.matmul(w.reshape(groups, o // groups, kk), cols)
+    return y.reshape((n, o) + out)
 
 
 def _conv_t(g, w, s, p, d, groups, opad):
-    """The transposed convolution: the adjoint of ``_conv`` in its input, with ``opad`` extra rows/cols."""
-    n, o, oh, ow = g.shape
-    _, cg, kh, kw = w.shape
-    k = (kh, kw)
-    size = tuple((g.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 + opad[i] for i in range(2))
-    if groups == 1 and s == (1, 1):
+    """The transposed convolution: the adjoint of ``_conv`` in its input, with ``opad`` extra cells per axis."""
+    n, o, out = g.shape[0], g.shape[1], g.shape[2:]
+    cg, k = w.shape[1], w.shape[2:]
+    size = tuple((out[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 + opad[i] for i in range(len(k)))
+    if groups == 1 and all(v == 1 for v in s):
         return _col2im_wide(g, w, size, k, p, d)
+    kk, m = cg * math.prod(k), math.prod(out)
     if groups == 1:
-        cols = np.matmul(w.reshape(o, cg * kh * kw).T, g.reshape(n, o, oh * ow))
+        cols = np.matmul(w.reshape(o, kk).T, g.reshape(n, o, m))
     else:
-        wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-        cols = np.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
-    return _col2im(cols.reshape(n, groups * cg * kh * kw, oh * ow), size, k, s, p, d, (oh, ow))
+        wt = w.reshape(groups, o // groups, kk).transpose(0, 2, 1)
+        cols = np.matmul(wt, g.reshape(n, groups, o // groups, m))
+    return _col2im(cols.reshape(n, groups * kk, m), size, k, s, p, d, out)
 
 
 def _col2im_wide(g, w, size, k, p, d):
     """Stride-1, one-group transposed convolution through wide columns (NOTE [wide columns])."""
-    n, o, oh, ow = g.shape
+    n, o, out, nd = g.shape[0], g.shape[1], g.shape[2:], len(k)
     c = w.shape[1]
-    hb = max(size[0] + 2 * p[0], oh + d[0] * (k[0] - 1))
-    wb = max(size[1] + 2 * p[1], ow + d[1] * (k[1] - 1))
-    cols = np.matmul(w.reshape(o, -1).T, _widen(g, wb)).reshape(n, c, k[0] * k[1], oh * wb)
-    buf = np.zeros((n, c, (hb + 1) * wb), g.dtype)
-    run = oh * wb
-    for t in range(k[0] * k[1]):
-        i, j = divmod(t, k[1])
-        off = i * d[0] * wb + j * d[1]
-        buf[:, :, off:off + run] += cols[:, :, t]
-    img = buf.reshape(n, c, hb + 1, wb)
-    return np.ascontiguousarray(img[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]])
+    ext = tuple(max(size[i] + 2 * p[i], out[i] + d[i] * (k[i] - 1)) for i in range(nd))
+    trail = ext[1:]
+    cols = np.matmul(w.reshape(o, -1).T, _widen(g, trail)).reshape(n, c, math.prod(k), out[0] * math.prod(trail))
+    buf = np.zeros((n, c, (ext[0] + 1) * math.prod(trail)), g.dtype)
+    run = cols.shape[-1]
+    steps = tuple(d[i] * math.prod(ext[i + 1:]) for i in range(nd))
+    for t, off in enumerate(itertools.product(*(range(m) for m in k))):
+        start = sum(a * b for a, b in zip(off, steps))
+        buf[:, :, start:start + run] += cols[:, :, t]
+    img = buf.reshape((n, c, ext[0] + 1) + trail)
+    return np.ascontiguousarray(img[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
 
 
 def _conv_w(x, g, s, p, d, groups, k):
-    """The adjoint of ``_conv`` in its weight: (O, C/groups, kh, kw) from input x and output-gradient g."""
+    """The adjoint of ``_conv`` in its weight: (O, C/groups, *k) from input x and output-gradient g."""
     n, c = x.shape[:2]
     o, out = g.shape[1], g.shape[2:]
-    if groups == 1 and s == (1, 1):
-        cols, wp = _wide_cols(x, k, p, d, out)
-        gw = np.matmul(_widen(g, wp), cols.transpose(0, 2, 1)).sum(0)
-        return gw.reshape(o, c, k[0], k[1])
-    cols = _cols(x, k, s, p, d, out).reshape(n, groups, (c // groups) * k[0] * k[1], out[0] * out[1])
-    gm = g.reshape(n, groups, o // groups, out[0] * out[1])
+    if groups == 1 and all(v == 1 for v in s):
+        cols, trail = _wide_cols(x, k, p, d, out)
+        gw = np.matmul(_widen(g, trail), cols.transpose(0, 2, 1)).sum(0)
+        return gw.reshape((o, c) + tuple(k))
+    kk, m = (c // groups) * math.prod(k), math.prod(out)
+    cols = _cols(x, k, s, p, d, out).reshape(n, groups, kk, m)
+    gm = g.reshape(n, groups, o // groups, m)
     gw = np.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(0)  # N small GEMMs, then the batch sum
-    return gw.reshape(o, c // groups, k[0], k[1])
-
-
-def _as2d(arrays, stride, padding, dilation, last, fill):
-    """Lift 1-d arrays (N, C, L) and geometry to 2-d (height one); ``last`` (output padding or kernel size)
-    gets ``fill`` in front."""
-    arrays = tuple(a[:, :, None] for a in arrays)
-    return arrays, (1,) + stride, (0,) + padding, (1,) + dilation, (fill,) + last
+    return gw.reshape((o, c // groups) + tuple(k))
 
 
 def _opad_for(size, out, k, s, p, d):
@@ -187,17 +196,13 @@ class Convolution(Op):
     def forward(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
         if ctx is not None:
             ctx.geo = (stride, padding, dilation, transposed, output_padding, groups)
-        one_d = input.ndim == 3
-        if one_d:
-            (input, weight), stride, padding, dilation, output_padding = _as2d(
-                (input, weight), stride, padding, dilation, output_padding, 0)
         if transposed:
             y = _conv_t(input, weight, stride, padding, dilation, groups, output_padding)
         else:
             y = _conv(input, weight, stride, padding, dilation, groups)
         if bias is not None:
-            y += bias.reshape(-1, 1, 1)
-        return y[:, :, 0] if one_d else y
+            y += bias.reshape((-1,) + (1,) * (y.ndim - 2))
+        return y
 
     @staticmethod
     def jvp(args, out, tangents):  # bilinear in (input, weight), plus the bias's tangent on every position
@@ -245,10 +250,6 @@ class ConvolutionBackwardBackward(Op):
     def forward(ctx, input, grad, stride, padding, dilation, groups, ksize):
         if ctx is not None:
             ctx.geo = (stride, padding, dilation, groups)
-        if input.ndim == 3:
-            (input, grad), stride, padding, dilation, ksize = _as2d((input, grad), stride, padding, dilation,
-                                                                    ksize, 1)
-            return _conv_w(input, grad, stride, padding, dilation, groups, ksize)[:, :, 0]
         return _conv_w(input, grad, stride, padding, dilation, groups, ksize)
 
     def backward(ctx, h):
@@ -265,7 +266,7 @@ class ConvolutionBackwardBackward(Op):
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, padding: tuple,
                 dilation: tuple, transposed: bool, output_padding: tuple, groups: int) -> Tensor:
-    """torch.convolution on batched (N, C, *spatial) input with normalised tuples (1 or 2 spatial dims)."""
+    """torch.convolution on batched (N, C, *spatial) input with normalised tuples (one per spatial dim)."""
     return Convolution.apply(input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), bool(transposed),
                              tuple(output_padding), int(groups))
 

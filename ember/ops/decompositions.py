@@ -20,7 +20,8 @@ from .reduction import Norm
 from .shape import cat
 from .linalg import _dt_title, matmul
 
-__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError"]
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError", "geqrf",
+           "householder_product"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
@@ -67,13 +68,14 @@ def _square_check(a: np.ndarray, fname: str, float_only: bool = True) -> None:
 
 # the CPU kernel torch names when an op meets float16 (None: "Low precision dtypes not supported")
 _HALF_KERNELS = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.svd": "linalg_svd_cpu",
-                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu"}
+                 "linalg.eigh": "linalg_eigh_cpu", "linalg.qr": "geqrf_cpu", "linalg.cholesky": "cholesky_cpu",
+                 "geqrf": "geqrf_cpu"}
 
 
 def _float_check(a: np.ndarray, fname: str) -> None:
     kernel = _HALF_KERNELS.get(fname)
     if a.dtype.kind not in "fc" and a.dtype not in D._REDUCED_NP:
-        if fname == "linalg.eigh":
+        if fname in ("linalg.eigh", "geqrf"):
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt_title(_const(a[..., :0]))}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_dt_title(_const(a[..., :0]))}")
@@ -667,3 +669,55 @@ def multi_dot(tensors) -> Tensor:
 # torch has no 16-bit kernels for these: their forwards see the stored arrays and raise its errors (_float_check)
 for _cls in (LinalgInvEx, LinalgDet, LinalgSlogdet, LinalgCholeskyEx, LinalgQr, LinalgEigh, LinalgSvd):
     _cls.reduced_native = True
+
+
+# ------------------------------------------------------------------ Householder (LAPACK geqrf / orgqr)
+class Geqrf(Op):
+    """geqrf is not differentiable: backward raises torch's error"""
+
+    differentiable_outputs = (0, 1)
+    reduced_native = True  # (no 16-bit kernel in torch: the check below sees the stored array)
+
+    @staticmethod
+    def forward(ctx, self):
+        h, tau = np.linalg.qr(self, mode="raw")  # h: the reflectors and R, transposed (LAPACK's column order)
+        return np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(self.dtype, copy=False), tau.astype(self.dtype)
+
+    def backward(ctx, ga, gtau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input: Tensor, *, out=None):
+    """The QR decomposition in LAPACK's form: (a, tau) with R on and above a's diagonal and the Householder
+    vectors below it."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _float_check(input._data, "geqrf")
+    return _RT.geqrf(*Geqrf.apply(input))
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th column of A below the
+    diagonal (1 on it). Composed of ember ops, so every order of derivative follows."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1] if tau.dim() else 0
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if n < k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+                           f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    dt = A._data.dtype
+    rows = np.arange(m)
+    x = _const(np.broadcast_to(np.eye(m, n, dtype=dt), tuple(A.shape[:-2]) + (m, n)).copy())
+    for i in range(k - 1, -1, -1):  # H_i applied to the columns built so far, last reflector first
+        below = _const((rows > i).astype(dt)[:, None])
+        v = A[..., :, i:i + 1] * below + _const((rows == i).astype(dt)[:, None])  # (*, m, 1)
+        x = x - tau[..., i, None, None] * (v @ (v.mT @ x))
+    if k == 0:  # no reflector: the identity columns, still a function of A (zero gradient), as torch's
+        x = x + A * 0
+    return x

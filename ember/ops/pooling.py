@@ -1,11 +1,16 @@
-"""2-d max and average pooling (1-d pooling is 2-d on a height of one, as in torch).
+"""Max, average, adaptive-max and fractional-max pooling over any number of spatial dims; max unpooling.
 
-Max pooling returns flat indices into each (H*W) plane; its gradient scatters through those indices
-(``MaxPool2DWithIndicesBackwardBackward0``) and that scatter's gradient gathers through them again, so the pair
-is closed under differentiation. Average pooling's gradient is its adjoint (``AvgPool2DBackwardBackward0``),
-whose gradient is average pooling again. Windows are strided views; loops run over kernel offsets only.
+The kernels are written once for n trailing spatial axes (1-d pooling runs as 2-d on a height of one, as in
+torch). Max pooling returns flat indices into each spatial plane (volume); its gradient scatters through those
+indices (``MaxPool{n}DWithIndicesBackwardBackward0``) and that scatter's gradient gathers through them again,
+so the pair is closed under differentiation. Adaptive and fractional max pooling and max unpooling are the same
+scatter/gather pair under torch's node names. Average pooling's gradient is its adjoint
+(``AvgPool{n}DBackwardBackward0``), whose gradient is average pooling again. Windows are strided slices; loops
+run over kernel offsets only. One op class per (family, rank) comes from ``_ranked``.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -13,9 +18,9 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd._interpose import made
 from ._op import Op
-from .conv import _pad
+from .conv import _pad, _strided
 
-__all__ = ["max_pool2d_with_indices", "avg_pool2d", "adaptive_max_pool2d"]
+__all__ = ["max_pool_with_indices", "avg_pool", "adaptive_max_pool", "fractional_max_pool", "max_unpool"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
 
 
@@ -33,22 +38,32 @@ def _extra(n, k, s, p, d, out):
     return max(0, (out - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
 
 
-def _batched(kernel):
-    """Run a kernel written for (N, C, H, W) on unbatched (C, H, W) input too."""
-    def run(x, *args):
-        if x.ndim == 3:
-            out = kernel(x[None], *args)
-            return tuple(o[0] for o in out) if type(out) is tuple else out[0]
-        return kernel(x, *args)
-    return run
+def _fill(dtype: np.dtype):
+    """The value no element is below: padding of max pooling."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def _flat_offsets(size: tuple, k: tuple, d: tuple) -> np.ndarray:
+    """Flat offset (in a ``size`` plane) of each kernel position, kernel positions in C order."""
+    grids = np.meshgrid(*(np.arange(k[a]) * d[a] * math.prod(size[a + 1:]) for a in range(len(k))), indexing="ij")
+    return sum(grids).ravel()
+
+
+def _flat_origins(size: tuple, out: tuple, s: tuple, p: tuple) -> np.ndarray:
+    """Flat index (in a ``size`` plane) of each window's first cell, shaped ``out``."""
+    nd = len(out)
+    total = np.zeros(out, np.intp)
+    for a in range(nd):
+        line = (np.arange(out[a]) * s[a] - p[a]) * math.prod(size[a + 1:])
+        total = total + line.reshape((-1,) + (1,) * (nd - 1 - a))
+    return total
+
+
+# ------------------------------------------------------------------ max pooling
 def _max_pool_fast(xp, k, s, d, out):
     """Max over kernel offsets with np.maximum, then the first offset holding it (torch's tie choice);
     ``None`` when a window holds NaN (torch then picks the last NaN: see ``_max_pool_nan``)."""
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    views = [xp[..., i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
-             for i in range(k[0]) for j in range(k[1])]
+    views = [xp[sl] for sl in _strided(k, s, d, out)]
     if len(views) == 1:
         best = views[0].copy()
     else:
@@ -72,11 +87,9 @@ def _max_pool_fast(xp, k, s, d, out):
 
 def _max_pool_nan(xp, k, s, d, out):
     """Running max over kernel offsets where a later NaN wins, as in torch (the rare path)."""
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
     best = arg = None
-    for t in range(k[0] * k[1]):
-        i, j = divmod(t, k[1])
-        v = xp[..., i * d[0]:i * d[0] + he:s[0], j * d[1]:j * d[1] + we:s[1]]
+    for t, sl in enumerate(_strided(k, s, d, out)):
+        v = xp[sl]
         if best is None:
             best, arg = v.copy(), np.zeros(v.shape, np.intp)
             continue
@@ -93,50 +106,59 @@ def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
     hit = best == fill
     if not hit.any():
         return
-    first = []
-    for axis in range(2):
-        origin = np.arange(best.shape[axis - 2]) * s[axis] - p[axis]
-        first.append(np.maximum(0, -(origin // d[axis])))  # smallest i with origin + i * d >= 0
-    np.copyto(arg, (first[0][:, None] * k[1] + first[1]).astype(arg.dtype), where=hit)
+    nd = len(k)
+    first = np.zeros(best.shape[-nd:], np.intp)
+    for a in range(nd):
+        origin = np.arange(best.shape[a - nd]) * s[a] - p[a]
+        line = np.maximum(0, -(origin // d[a])) * math.prod(k[a + 1:])  # smallest i with origin + i*d >= 0
+        first = first + line.reshape((-1,) + (1,) * (nd - 1 - a))
+    np.copyto(arg, first.astype(arg.dtype), where=hit)
 
 
-@_batched
 def _max_pool(x, k, s, p, d, ceil_mode):
-    n, c, h, w = x.shape
-    out = (pool_out_len(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out_len(w, k[1], s[1], p[1], d[1], ceil_mode))
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = _pad(x, p, (_extra(h, k[0], s[0], p[0], d[0], out[0]), _extra(w, k[1], s[1], p[1], d[1], out[1])), fill)
+    """Max pooling of the trailing ``len(k)`` axes: (values, flat indices into each input plane)."""
+    nd = len(k)
+    size = x.shape[-nd:]
+    out = tuple(pool_out_len(size[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(nd))
+    fill = _fill(x.dtype)
+    xp = _pad(x, p, tuple(_extra(size[a], k[a], s[a], p[a], d[a], out[a]) for a in range(nd)), fill)
     res = _max_pool_fast(xp, k, s, d, out)
     best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
-    if p[0] or p[1] or xp.shape[-2:] != (h, w):
+    if any(p) or xp.shape[-nd:] != size:
         _first_valid_where_fill(best, arg, fill, k, s, p, d)
-    # flat index = window origin + the offset of the chosen kernel position
-    origin = (np.arange(out[0]) * s[0] - p[0])[:, None] * w + (np.arange(out[1]) * s[1] - p[1])
-    offset = (np.arange(k[0]) * d[0] * w)[:, None] + np.arange(k[1]) * d[1]
-    flat = np.take(offset.ravel(), arg)  # (np.take: faster than fancy indexing with a small table)
-    flat += origin
+    flat = np.take(_flat_offsets(size, k, d), arg)  # (np.take: faster than fancy indexing with a small table)
+    flat += _flat_origins(size, out, s, p)
     return best, flat
 
 
-class MaxPool2DWithIndices(Op):
-    """d max_pool2d(x) = grad scattered to the arg-max positions"""
+def _ranked(base: type, torch_name: str, nd: int, **extra) -> type:
+    """The op class of family ``base`` for ``nd`` spatial dims, named as torch's node ``torch_name``."""
+    return type(torch_name.replace("Backward0", ""), (base,),
+                {"__slots__": (), "_name": torch_name, "_nd": nd, **extra})
+
+
+class _MaxPoolWithIndices(Op):
+    """d max_pool(x) = grad scattered to the arg-max positions"""
+    _abstract = True
 
     __slots__ = ("overlap", "_idx")
     nattrs = 5
     differentiable_outputs = (0,)
     save = ("self",)
+    _nd = 2
+    _scatter: type = None
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
         vals, idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
         if ctx is not None:
-            ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(2))
+            ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(len(stride)))
             ctx._idx = idx
         return vals, idx
 
     def backward(ctx, grad, _gidx=None):
         (x,) = ctx.saved_tensors
-        return MaxPool2DWithIndicesBackwardBackward.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, ctx.overlap)
+        return type(ctx)._scatter.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, ctx.overlap)
 
 
 def _zeros_for(ctx, i: int, t: Tensor):
@@ -146,59 +168,74 @@ def _zeros_for(ctx, i: int, t: Tensor):
     return _wrap(made(np.zeros(t.shape, t._data.dtype)), t._dtype)
 
 
-class MaxPool2DWithIndicesBackwardBackward(Op):
+def _planes(a: np.ndarray, nd: int) -> np.ndarray:
+    """``a`` as (planes, cells of one plane) over its trailing ``nd`` axes."""
+    return a.reshape(-1, math.prod(a.shape[-nd:])) if a.ndim > nd else a.reshape(1, -1)
+
+
+class _Scatter(Op):
     """d scatter(grad, idx) = gather(grad, idx); the original input (for its shape) gets zeros"""
+    _abstract = True
 
     __slots__ = ("idx",)
     inputs = ("self", "input", "indices")
     save = ("input",)
     nattrs = 2
+    _nd = 2
 
-    @staticmethod
-    def forward(ctx, self, input, indices, shape, overlap):
+    @classmethod
+    def forward(cls, ctx, self, input, indices, shape, overlap):
         if ctx is not None:
             ctx.idx = indices
-        hw = shape[-1] * shape[-2]
-        g = self.reshape(-1, self.shape[-1] * self.shape[-2])
+        plane = math.prod(shape[-cls._nd:])
+        g = _planes(self, cls._nd)
         i = indices.reshape(g.shape)
-        flat = (i + (np.arange(g.shape[0]) * hw)[:, None]).ravel()
+        flat = (i + (np.arange(g.shape[0]) * plane)[:, None]).ravel()
         if not overlap:  # every input position is picked at most once
-            out = np.zeros(g.shape[0] * hw, self.dtype)
+            out = np.zeros(g.shape[0] * plane, self.dtype)
             out[flat] = g.ravel()
         else:
-            out = np.bincount(flat, g.ravel(), g.shape[0] * hw).astype(self.dtype, copy=False)
+            out = np.bincount(flat, g.ravel(), g.shape[0] * plane).astype(self.dtype, copy=False)
         return out.reshape(shape)
 
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return MaxPoolGather.apply(grad, _wrap(ctx.idx, D.int64)), _zeros_for(ctx, 1, x), None
+        return _GATHER[type(ctx)._nd].apply(grad, _wrap(ctx.idx, D.int64)), _zeros_for(ctx, 1, x), None
 
 
-class AdaptiveMaxPool2DBackwardBackward(MaxPool2DWithIndicesBackwardBackward):
-    __slots__ = ()
-    _name = "AdaptiveMaxPool2DBackwardBackward0"
-
-
-class MaxPoolGather(Op):
+class _Gather(Op):
     """d gather(x, idx) = scatter(grad, idx) (the gradient of max pooling's scatter)"""
+    _abstract = True
 
     __slots__ = ("shape", "idx")
     inputs = ("self", "indices")
+    _nd = 2
 
-    @staticmethod
-    def forward(ctx, self, indices):
+    @classmethod
+    def forward(cls, ctx, self, indices):
         if ctx is not None:
             ctx.shape, ctx.idx = self.shape, indices
-        planes = self.reshape(-1, self.shape[-1] * self.shape[-2])
+        planes = _planes(self, cls._nd)
         i = indices.reshape(planes.shape[0], -1)
         return np.take_along_axis(planes, i, axis=1).reshape(indices.shape)
 
     def backward(ctx, grad):
-        return MaxPool2DWithIndicesBackwardBackward.apply(grad, None, _wrap(ctx.idx, D.int64), ctx.shape, True), None
+        nd = type(ctx)._nd
+        return _SCATTER[nd].apply(grad, None, _wrap(ctx.idx, D.int64), ctx.shape, True), None
 
 
-def max_pool2d_with_indices(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
-    return MaxPool2DWithIndices.apply(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
+# (rank -> class) for the ops every max-type pooling shares; 2-d keeps the names ember has always had
+_GATHER = {nd: _ranked(_Gather, "MaxPoolGather" + ("Backward0" if nd == 2 else f"{nd}DBackward0"), nd)
+           for nd in (2, 3)}
+_SCATTER = {nd: _ranked(_Scatter, f"MaxPool{nd}DWithIndicesBackwardBackward0", nd) for nd in (2, 3)}
+MaxPoolGather = _GATHER[2]
+_MAX_POOL = {nd: _ranked(_MaxPoolWithIndices, f"MaxPool{nd}DWithIndicesBackward0", nd, _scatter=_SCATTER[nd])
+             for nd in (2, 3)}
+
+
+def max_pool_with_indices(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
+    """Max pooling of the trailing ``len(kernel_size)`` (2 or 3) axes: (values, flat int64 indices)."""
+    return _MAX_POOL[len(kernel_size)].apply(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
 
 
 # ------------------------------------------------------------------ average pooling
@@ -213,48 +250,49 @@ def _divisor(n, k, s, p, out, count_include_pad):
 
 
 def _avg_geometry(shape, k, s, p, ceil_mode, count_include_pad, divisor_override):
-    h, w = shape[-2:]
-    out = (pool_out_len(h, k[0], s[0], p[0], 1, ceil_mode), pool_out_len(w, k[1], s[1], p[1], 1, ceil_mode))
+    nd = len(k)
+    size = shape[-nd:]
+    out = tuple(pool_out_len(size[a], k[a], s[a], p[a], 1, ceil_mode) for a in range(nd))
     if divisor_override:
         div = np.float64(divisor_override)
     else:
-        div = (_divisor(h, k[0], s[0], p[0], out[0], count_include_pad)[:, None]
-               * _divisor(w, k[1], s[1], p[1], out[1], count_include_pad)).astype(np.float64)
-    extra = (_extra(h, k[0], s[0], p[0], 1, out[0]), _extra(w, k[1], s[1], p[1], 1, out[1]))
+        div = np.ones(out)
+        for a in range(nd):
+            div = div * _divisor(size[a], k[a], s[a], p[a], out[a], count_include_pad).reshape(
+                (-1,) + (1,) * (nd - 1 - a))
+    extra = tuple(_extra(size[a], k[a], s[a], p[a], 1, out[a]) for a in range(nd))
     return out, div, extra
 
 
-@_batched
 def _avg_pool(x, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(x.shape, k, s, p, ceil_mode, cip, dov)
     xp = _pad(x, p, extra)
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    acc = np.zeros(x.shape[:-2] + out, x.dtype)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            acc += xp[..., i:i + he:s[0], j:j + we:s[1]]
+    acc = np.zeros(x.shape[:-len(k)] + out, x.dtype)
+    for sl in _strided(k, s, (1,) * len(k), out):
+        acc += xp[sl]
     acc /= div.astype(x.dtype)
     return acc
 
 
 def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(shape, k, s, p, ceil_mode, cip, dov)
-    h, w = shape[-2:]
+    nd = len(k)
+    size = tuple(shape[-nd:])
     gd = g / div.astype(g.dtype)
-    buf = np.zeros(tuple(shape[:-2]) + (h + 2 * p[0] + extra[0], w + 2 * p[1] + extra[1]), g.dtype)
-    he, we = s[0] * (out[0] - 1) + 1, s[1] * (out[1] - 1) + 1
-    for i in range(k[0]):
-        for j in range(k[1]):
-            buf[..., i:i + he:s[0], j:j + we:s[1]] += gd
-    return np.ascontiguousarray(buf[..., p[0]:p[0] + h, p[1]:p[1] + w])
+    buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype)
+    for sl in _strided(k, s, (1,) * nd, out):
+        buf[sl] += gd
+    return np.ascontiguousarray(buf[(...,) + tuple(slice(p[a], p[a] + size[a]) for a in range(nd))])
 
 
-class AvgPool2D(Op):
-    """d avg_pool2d(x) = its adjoint applied to grad"""
+class _AvgPool(Op):
+    """d avg_pool(x) = its adjoint applied to grad"""
+    _abstract = True
 
     __slots__ = ("geo",)
     nattrs = 6
     save = ("self",)
+    _adjoint: type = None
 
     @staticmethod
     def forward(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -265,16 +303,18 @@ class AvgPool2D(Op):
 
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return AvgPool2DBackwardBackward.apply(grad, x, *ctx.geo)
+        return type(ctx)._adjoint.apply(grad, x, *ctx.geo)
 
 
-class AvgPool2DBackwardBackward(Op):
-    """d avg_pool2d_adjoint(g) = avg_pool2d(grad)"""
+class _AvgPoolBackward(Op):
+    """d avg_pool_adjoint(g) = avg_pool(grad)"""
+    _abstract = True
 
     __slots__ = ("geo",)
     nattrs = 6
     inputs = ("self", "input")
     save = ("input",)
+    _pool: type = None
 
     @staticmethod
     def forward(ctx, self, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -285,12 +325,22 @@ class AvgPool2DBackwardBackward(Op):
 
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return AvgPool2D.apply(grad, *ctx.geo), _zeros_for(ctx, 1, x)
+        return type(ctx)._pool.apply(grad, *ctx.geo), _zeros_for(ctx, 1, x)
 
 
-def avg_pool2d(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    return AvgPool2D.apply(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
-                           divisor_override)
+_AVG_POOL = {}
+for _nd in (2, 3):
+    _f = _ranked(_AvgPool, f"AvgPool{_nd}DBackward0", _nd)
+    _b = _ranked(_AvgPoolBackward, f"AvgPool{_nd}DBackwardBackward0", _nd)
+    _f._adjoint, _b._pool = _b, _f
+    _AVG_POOL[_nd] = _f
+del _nd, _f, _b
+
+
+def avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Average pooling of the trailing ``len(kernel_size)`` (2 or 3) axes."""
+    return _AVG_POOL[len(kernel_size)].apply(input, kernel_size, stride, padding, bool(ceil_mode),
+                                             bool(count_include_pad), divisor_override)
 
 
 # ------------------------------------------------------------------ adaptive max pooling
@@ -300,38 +350,64 @@ def adaptive_bounds(n: int, out: int) -> tuple[np.ndarray, np.ndarray]:
     return (i * n) // out, -((-(i + 1) * n) // out)
 
 
-@_batched
+def _window_max(x: np.ndarray, axes: list) -> tuple:
+    """Max (first arg-max; a NaN wins) over windows given per trailing axis as (positions (out, k), valid (out, k)):
+    (values, flat indices into each input plane)."""
+    nd = len(axes)
+    size = x.shape[-nd:]
+    lead = x.shape[:-nd]
+    out = tuple(pos.shape[0] for pos, _ in axes)
+    # gather (..., o0, k0, o1, k1, ...) by broadcasting one index array per axis, then move the k's last
+    idx = []
+    for a, (pos, _) in enumerate(axes):
+        shape = [1] * (2 * nd)
+        shape[2 * a], shape[2 * a + 1] = pos.shape
+        idx.append(pos.reshape(shape))
+    win = x[(...,) + tuple(idx)]
+    valid = np.ones((1,) * (2 * nd), bool)
+    for a, (_, ok) in enumerate(axes):
+        shape = [1] * (2 * nd)
+        shape[2 * a], shape[2 * a + 1] = ok.shape
+        valid = valid & ok.reshape(shape)
+    nl = len(lead)
+    order = tuple(range(nl)) + tuple(nl + 2 * a for a in range(nd)) + tuple(nl + 2 * a + 1 for a in range(nd))
+    win = np.where(valid, win, _fill(x.dtype)).transpose(order).reshape(lead + out + (-1,))
+    if win.dtype.kind == "f" and np.isnan(win).any():
+        arg = np.where(np.isnan(win), np.arange(win.shape[-1]), -1).max(-1)
+        arg = np.where(arg >= 0, arg, win.argmax(-1))[..., None]
+    else:
+        arg = win.argmax(axis=-1)[..., None]
+    vals = np.take_along_axis(win, arg, axis=-1)[..., 0]
+    ks = tuple(pos.shape[1] for pos, _ in axes)
+    parts = np.unravel_index(arg[..., 0], ks)
+    flat = np.zeros(arg.shape[:-1], np.intp)
+    for a, (pos, _) in enumerate(axes):  # the chosen cell's coordinate along each axis, then its flat index
+        coord = pos[np.arange(out[a]).reshape([-1 if b == a else 1 for b in range(nd)]), parts[a]]
+        flat = flat + coord * math.prod(size[a + 1:])
+    return vals, flat
+
+
 def _adaptive_max(x, out):
-    n, c, h, w = x.shape
     axes = []
-    for size, o in ((h, out[0]), (w, out[1])):
-        start, end = adaptive_bounds(size, o)
+    nd = len(out)
+    for a in range(nd):
+        n, o = x.shape[a - nd], out[a]
+        start, end = adaptive_bounds(n, o)
         k = int((end - start).max()) if o else 0
         pos = start[:, None] + np.arange(k)
-        axes.append((np.minimum(pos, size - 1), pos < end[:, None]))
-    (rows, rv), (cols, cv) = axes
-    win = x[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (N, C, oh, kh, ow, kw)
-    valid = rv[:, :, None, None] & cv[None, None, :, :]
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    win = np.where(valid, win, fill).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, out[0], out[1], -1)
-    arg = win.argmax(axis=-1)[..., None]
-    vals = np.take_along_axis(win, arg, axis=-1)[..., 0]
-    kw = cols.shape[1]
-    arg = arg[..., 0]
-    r = np.take_along_axis(np.broadcast_to(rows[None, None, :, None, :], (n, c) + out + rows.shape[1:]),
-                           (arg // kw)[..., None], axis=-1)[..., 0]
-    cc = np.take_along_axis(np.broadcast_to(cols[None, None, None, :, :], (n, c) + out + cols.shape[1:]),
-                            (arg % kw)[..., None], axis=-1)[..., 0]
-    return vals, r * w + cc
+        axes.append((np.minimum(pos, n - 1), pos < end[:, None]))
+    return _window_max(x, axes)
 
 
-class AdaptiveMaxPool2D(Op):
-    """d adaptive_max_pool2d(x) = grad scattered to the arg-max positions"""
+class _AdaptiveMaxPool(Op):
+    """d adaptive_max_pool(x) = grad scattered to the arg-max positions"""
+    _abstract = True
 
     __slots__ = ("_idx",)
     nattrs = 1
     differentiable_outputs = (0,)
     save = ("self",)
+    _scatter: type = None
 
     @staticmethod
     def forward(ctx, self, output_size):
@@ -342,9 +418,112 @@ class AdaptiveMaxPool2D(Op):
 
     def backward(ctx, grad, _gidx=None):
         (x,) = ctx.saved_tensors
-        return AdaptiveMaxPool2DBackwardBackward.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, True)
+        return type(ctx)._scatter.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, True)
 
 
-def adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
-    return AdaptiveMaxPool2D.apply(input, tuple(output_size))
+_ADAPTIVE_MAX = {nd: _ranked(_AdaptiveMaxPool, f"AdaptiveMaxPool{nd}DBackward0", nd, _scatter=_ranked(
+    _Scatter, f"AdaptiveMaxPool{nd}DBackwardBackward0", nd)) for nd in (2, 3)}
 
+
+def adaptive_max_pool(input: Tensor, output_size) -> tuple:
+    """Adaptive max pooling of the trailing ``len(output_size)`` (2 or 3) axes: (values, flat indices)."""
+    return _ADAPTIVE_MAX[len(output_size)].apply(input, tuple(output_size))
+
+
+# ------------------------------------------------------------------ fractional max pooling
+def fractional_starts(sample: np.ndarray, n: int, out: int, k: int) -> np.ndarray:
+    """Window starts along one axis for each plane's ``sample`` in [0, 1) (torch's sequence, computed in the
+    samples' float type): shape sample.shape + (out,)."""
+    starts = np.empty(sample.shape + (out,), np.intp)
+    if out > 1:
+        dt = sample.dtype.type
+        alpha = dt(n - k) / dt(out - 1)
+        i = np.arange(out - 1).astype(sample.dtype)
+        starts[..., :-1] = ((i + sample[..., None]) * alpha).astype(np.intp) - (sample * alpha).astype(np.intp)[
+            ..., None]
+    if out > 0:
+        starts[..., -1] = n - k
+    return starts
+
+
+def _fractional_max(x, k, out, samples):
+    """Max over each plane's fractional windows; ``samples`` (planes..., nd) in torch's per-rank axis order."""
+    nd = len(k)
+    lead = x.shape[:-nd]
+    planes = x.reshape((-1,) + x.shape[-nd:])
+    smp = samples.reshape(-1, nd)
+    # torch reads a 2-d plane's samples as (width, height) and a 3-d volume's as (time, height, width)
+    order = (1, 0) if nd == 2 else tuple(range(nd))
+    vals = np.empty((planes.shape[0],) + tuple(out), x.dtype)
+    idx = np.empty(vals.shape, np.intp)
+    for j in range(planes.shape[0]):  # over planes: each has its own windows
+        axes = []
+        for a in range(nd):
+            st = fractional_starts(smp[j, order[a]], x.shape[a - nd], out[a], k[a])
+            pos = st[:, None] + np.arange(k[a])
+            axes.append((pos, np.ones(pos.shape, bool)))
+        vals[j], idx[j] = _window_max(planes[j], axes)
+    return vals.reshape(lead + tuple(out)), idx.reshape(lead + tuple(out))
+
+
+class _FractionalMaxPool(Op):
+    """d fractional_max_pool(x) = grad scattered to the arg-max positions"""
+    _abstract = True
+
+    __slots__ = ("_idx",)
+    inputs = ("self", "random_samples")
+    nattrs = 2
+    differentiable_outputs = (0,)
+    save = ("self",)
+    _scatter: type = None
+
+    @staticmethod
+    def forward(ctx, self, random_samples, kernel_size, output_size):
+        vals, idx = _fractional_max(self, kernel_size, output_size, random_samples)
+        if ctx is not None:
+            ctx._idx = idx
+        return vals, idx
+
+    def backward(ctx, grad, _gidx=None):
+        (x,) = ctx.saved_tensors
+        return type(ctx)._scatter.apply(grad, x, _wrap(ctx._idx, D.int64), x.shape, True), None
+
+
+_FRACTIONAL = {nd: _ranked(_FractionalMaxPool, f"FractionalMaxPool{nd}DBackward0", nd, _scatter=_ranked(
+    _Scatter, f"FractionalMaxPool{nd}DBackwardBackward0", nd)) for nd in (2, 3)}
+
+
+def fractional_max_pool(input: Tensor, kernel_size: tuple, output_size: tuple, random_samples: Tensor) -> tuple:
+    """Fractional max pooling of the trailing ``len(kernel_size)`` (2 or 3) axes: (values, flat indices)."""
+    return _FRACTIONAL[len(kernel_size)].apply(input, random_samples, tuple(kernel_size), tuple(output_size))
+
+
+# ------------------------------------------------------------------ max unpooling
+class _MaxUnpool(Op):
+    """d unpool(x) = grad gathered at the indices"""
+    _abstract = True
+
+    __slots__ = ("idx",)
+    inputs = ("self", "indices")
+    nattrs = 1
+
+    @classmethod
+    def forward(cls, ctx, self, indices, size):
+        if ctx is not None:
+            ctx.idx = indices
+        nd = cls._nd
+        src = _planes(self, nd)
+        out = np.zeros((src.shape[0], math.prod(size)), self.dtype)
+        np.put_along_axis(out, indices.reshape(src.shape), src, axis=1)
+        return out.reshape(self.shape[:-nd] + tuple(size))
+
+    def backward(ctx, grad):
+        return _GATHER[type(ctx)._nd].apply(grad, _wrap(ctx.idx, D.int64)), None
+
+
+_UNPOOL = {nd: _ranked(_MaxUnpool, f"MaxUnpool{nd}DBackward0", nd) for nd in (2, 3)}
+
+
+def max_unpool(input: Tensor, indices: Tensor, size: tuple) -> Tensor:
+    """Each value of ``input`` at its flat position ``indices`` in zero planes of ``size`` (2 or 3 axes)."""
+    return _UNPOOL[len(size)].apply(input, indices, tuple(size))

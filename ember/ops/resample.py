@@ -1,5 +1,5 @@
 """Ops that are a linear map along each trailing axis: reflection/replication/circular padding,
-nearest and (bi)linear interpolation, adaptive average pooling.
+nearest, (bi/tri)linear, bicubic and antialiased interpolation, adaptive average pooling.
 
 Each is a tuple of per-axis maps for the last ``len(maps)`` axes: a ``_Take`` (out[i] = x[idx[i]]) or a
 ``_Mat`` (out = M @ x along the axis). The gradient is the same op with every map transposed (a take's
@@ -88,8 +88,11 @@ class _AxisMap(Op):
 # torch node name -> whether its adjoint takes the original input (torch's *_backward(grad, self, ...))
 _TABLE = {"ReflectionPad1D": True, "ReflectionPad2D": True, "ReflectionPad3D": True, "ReplicationPad1D": True,
           "ReplicationPad2D": True, "ReplicationPad3D": True, "CircularPad": False, "UpsampleNearest1D": False,
-          "UpsampleNearest2D": False, "UpsampleLinear1D": False, "UpsampleBilinear2D": False,
-          "AdaptiveAvgPool2D": True}
+          "UpsampleNearest2D": False, "UpsampleNearest3D": False, "UpsampleNearestExact1D": False,
+          "UpsampleNearestExact2D": False, "UpsampleNearestExact3D": False, "UpsampleLinear1D": False,
+          "UpsampleBilinear2D": False, "UpsampleTrilinear3D": False, "UpsampleBicubic2D": False,
+          "UpsampleBilinear2DAa": False, "UpsampleBicubic2DAa": False, "AdaptiveAvgPool2D": True,
+          "AdaptiveAvgPool3D": True}
 _OPS = {}
 for _n, _self in _TABLE.items():
     _f = type(_n, (_AxisMap,), {"__slots__": (), "_name": _n + "Backward0", "save": ("self",) if _self else ()})

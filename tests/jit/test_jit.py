@@ -267,3 +267,12 @@ def test_futures() -> None:
     same_outcome(lambda lib: (lambda f: (f.set_exception(ValueError("x")), f.wait()))(lib.futures.Future()))
     same_outcome(lambda lib: (lambda f: (f.set_result(1), f.then(lambda _: 1 / 0).wait()))(lib.futures.Future()),
                  message=False)
+
+
+def test_private_script_if_tracing_returns_a_callable_with_the_same_results():
+    def f(x):
+        return x * 2 + 1
+
+    for lib in (ember, torch):
+        g = lib.jit._script_if_tracing(f)
+        assert_close(g(ember.ones(3)) if lib is ember else g(torch.ones(3)), torch.full((3,), 3.0))

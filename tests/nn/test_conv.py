@@ -1,4 +1,4 @@
-"""Conv1d/Conv2d/ConvTranspose1d/2d, Fold/Unfold against torch.nn: outputs, input/parameter grads and second
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d, Fold/Unfold against torch.nn: outputs, input/parameter grads and second
 grads with torch's weights, init statistics, printed form and error messages."""
 import numpy as np
 import pytest
@@ -28,6 +28,17 @@ CONV_CONFIGS = [
     ("ConvTranspose2d", (2, 2, 2), dict(stride=2, bias=False), (2, 3, 3)),  # unbatched
     ("ConvTranspose1d", (3, 2, 3), dict(stride=2, padding=1, output_padding=1), (2, 3, 5)),
     ("ConvTranspose1d", (4, 2, 2), dict(groups=2, dilation=2, stride=3), (2, 4, 4)),
+    ("Conv3d", (2, 3, 3), {}, (2, 2, 5, 4, 6)),
+    ("Conv3d", (4, 6, (3, 2, 2)), dict(stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2),
+     (2, 4, 6, 5, 5)),
+    ("Conv3d", (2, 3, (2, 3, 2)), dict(padding="same", bias=False), (1, 2, 4, 5, 3)),
+    ("Conv3d", (2, 2, 3), dict(padding=1, padding_mode="reflect"), (1, 2, 4, 4, 3)),
+    ("Conv3d", (2, 2, 2), dict(padding=(1, 0, 1), padding_mode="replicate", stride=2), (1, 2, 4, 3, 5)),
+    ("Conv3d", (2, 2, 2), dict(padding=1, padding_mode="circular"), (2, 3, 4, 3)),  # unbatched
+    ("ConvTranspose3d", (3, 2, 3), {}, (2, 3, 3, 2, 4)),
+    ("ConvTranspose3d", (4, 6, (2, 3, 2)), dict(stride=(2, 1, 3), padding=(1, 0, 1), output_padding=(1, 0, 2),
+                                                groups=2, dilation=(1, 2, 1)), (2, 4, 3, 3, 2)),
+    ("ConvTranspose3d", (2, 2, 2), dict(stride=2, bias=False), (2, 2, 3, 2)),  # unbatched
 ]
 
 
@@ -99,13 +110,30 @@ def test_conv2d_random_geometry(data):
     _run_module(em, tm, x, gradgrad=False)
 
 
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_conv3d_random_geometry(data):
+    """Random kernel/stride/padding/dilation/groups in 3-d: values, first and second grads of input, weight and
+    bias (through the same im2col/GEMM kernels as 1-d and 2-d)."""
+    g = data.draw(st.sampled_from([1, 2]))
+    cin, cout = g * data.draw(st.integers(1, 2)), g * data.draw(st.integers(1, 2))
+    k = tuple(data.draw(st.integers(1, 3)) for _ in range(3))
+    s = tuple(data.draw(st.integers(1, 2)) for _ in range(3))
+    d = tuple(data.draw(st.integers(1, 2)) for _ in range(3))
+    p = tuple(data.draw(st.integers(0, 1)) for _ in range(3))
+    size = [data.draw(st.integers(max(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]), 5)) for i in range(3)]
+    em, tm = _pair("Conv3d", (cin, cout, k), dict(stride=s, padding=p, dilation=d, groups=g))
+    x = np.random.default_rng(data.draw(st.integers(0, 99))).standard_normal((2, cin, *size)).astype(np.float32)
+    _run_module(em, tm, x, gradgrad=True)
+
+
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_conv_transpose_output_padding_up_to_the_dilation(data):
     """output_padding may reach max(stride, dilation) - 1, so it can exceed the stride: the input gradient
     (a convolution of the output gradient, longer by output_padding // stride) is cut to the input's size.
-    Values, first and second grads of input and weight, 1-d and 2-d, groups."""
-    nd = data.draw(st.sampled_from([1, 2]))
+    Values, first and second grads of input and weight, 1-d, 2-d and 3-d, groups."""
+    nd = data.draw(st.sampled_from([1, 2, 3]))
     g = data.draw(st.sampled_from([1, 2]))
     cin, cout = 2 * g, g * data.draw(st.integers(1, 2))
     k = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
@@ -113,7 +141,7 @@ def test_conv_transpose_output_padding_up_to_the_dilation(data):
     d = tuple(data.draw(st.integers(2, 3)) for _ in range(nd))
     p = tuple(data.draw(st.integers(0, min(1, d[i] * (k[i] - 1) // 2))) for i in range(nd))  # output >= input
     op = tuple(data.draw(st.integers(0, max(s[i], d[i]) - 1)) for i in range(nd))
-    size = tuple(data.draw(st.integers(2, 5)) for _ in range(nd))
+    size = tuple(data.draw(st.integers(2, 5 if nd < 3 else 3)) for _ in range(nd))
     r = np.random.default_rng(data.draw(st.integers(0, 99)))
     x = r.standard_normal((2, cin, *size)).astype(np.float32)
     w = r.standard_normal((cin, cout // g, *k)).astype(np.float32)
@@ -140,7 +168,9 @@ def test_conv_printed_forms():
                                                                 padding_mode="reflect")),
                                ("Conv1d", (4, 4, 3), dict(groups=2, padding="same")),
                                ("ConvTranspose2d", (3, 4, 3), dict(stride=2, output_padding=1)),
-                               ("ConvTranspose1d", (2, 2, 3), {})]:
+                               ("ConvTranspose1d", (2, 2, 3), {}),
+                               ("Conv3d", (2, 4, (1, 2, 3)), dict(stride=(1, 2, 1), padding="valid", groups=2)),
+                               ("ConvTranspose3d", (4, 2, 3), dict(output_padding=(0, 1, 0), stride=2, dilation=2))]:
         assert repr(getattr(ember.nn, name)(*args, **kwargs)) == repr(getattr(torch.nn, name)(*args, **kwargs))
 
 
@@ -163,6 +193,17 @@ ERRORS = [
     lambda lib: _f(lib).unfold(lib.zeros(1, 1, 2, 2), 3),
     lambda lib: _f(lib).conv2d(lib.ones(1, 2, 4, 4, dtype=lib.float64), lib.ones(1, 2, 2, 2)),
     lambda lib: _f(lib).fold(lib.zeros(1, 4, 5), (4, 4), 2),
+    lambda lib: lib.nn.Conv3d(3, 8, 3)(lib.zeros(2, 4, 5, 5, 5)),
+    lambda lib: lib.nn.Conv3d(3, 8, 3)(lib.zeros(2, 3, 5)),
+    lambda lib: lib.nn.Conv3d(3, 8, (4, 3, 3))(lib.zeros(1, 3, 3, 3, 3)),
+    lambda lib: _f(lib).conv3d(lib.zeros(1, 2, 5, 5, 5), lib.zeros(3, 2, 3, 3, 3), dilation=(1, 1)),
+    lambda lib: _f(lib).conv3d(lib.zeros(1, 2, 5, 5, 5), lib.zeros(3, 2, 3, 3, 3), bias=lib.zeros(2)),
+    lambda lib: _f(lib).conv_transpose3d(lib.zeros(1, 2, 3, 3, 3), lib.zeros(2, 3, 3, 3, 3), stride=2,
+                                         output_padding=(0, 2, 0)),
+    lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 2, 3, 3), lib.zeros(2, 3, 3, 3), stride=2,
+                                         output_padding=(0, 2)),
+    lambda lib: _f(lib).conv_transpose1d(lib.zeros(1, 2, 3), lib.zeros(2, 3, 3), stride=2, output_padding=2),
+    lambda lib: lib.nn.ConvTranspose3d(2, 3, 3, padding_mode="reflect"),
 ]
 
 

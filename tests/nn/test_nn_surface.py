@@ -20,6 +20,10 @@ ReLU6 ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d Replicati
 Sequential SiLU Sigmoid SmoothL1Loss Softmax Softmin Softplus Softsign SyncBatchNorm Tanh Tanhshrink Threshold
 Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer TripletMarginLoss
 Unflatten Unfold Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
+Conv3d ConvTranspose3d MaxPool3d AvgPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool3d MaxUnpool3d FractionalMaxPool2d
+FractionalMaxPool3d LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d
+LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
+AdaptiveLogSoftmaxWithLoss
 """.split()
 
 NN_FUNCTIONAL = """
@@ -34,7 +38,9 @@ max_pool2d max_pool2d_with_indices max_unpool1d max_unpool2d mish mse_loss multi
 native_channel_shuffle nll_loss normalize one_hot pad pairwise_distance pdist pixel_shuffle pixel_unshuffle
 poisson_nll_loss prelu relu relu6 relu_ rms_norm scaled_dot_product_attention selu sigmoid silu smooth_l1_loss softmax
 softmin softplus softsign tanh tanhshrink threshold threshold_ triplet_margin_loss unfold upsample upsample_bilinear
-upsample_nearest
+upsample_nearest conv3d conv_transpose3d max_pool3d max_pool3d_with_indices avg_pool3d adaptive_avg_pool3d
+adaptive_max_pool3d adaptive_max_pool3d_with_indices lp_pool3d max_unpool3d fractional_max_pool2d fractional_max_pool3d
+fractional_max_pool2d_with_indices fractional_max_pool3d_with_indices grid_sample affine_grid
 """.split()
 
 
@@ -52,3 +58,31 @@ def test_curated_nn_names_exist(space, names):
 def test_layers_are_modules():
     for n in NN_MODULES:
         assert isinstance(getattr(ember.nn, n), type) and issubclass(getattr(ember.nn, n), ember.nn.Module), n
+
+
+NN_NAMESPACES = {  # submodule -> names torch has there that ember provides
+    "nn.utils.parametrize": "cached ParametrizationList register_parametrization is_parametrized remove_parametrizations "
+                            "type_before_parametrizations transfer_parametrizations_and_params",
+    "nn.utils.parametrizations": "orthogonal spectral_norm weight_norm",
+    "nn.utils.prune": "BasePruningMethod PruningContainer Identity RandomUnstructured L1Unstructured RandomStructured "
+                      "LnStructured CustomFromMask identity random_unstructured l1_unstructured random_structured "
+                      "ln_structured global_unstructured custom_from_mask remove is_pruned",
+    "nn.utils": "weight_norm remove_weight_norm spectral_norm remove_spectral_norm",
+    "nn.attention": "SDPBackend sdpa_kernel WARN_FOR_UNFUSED_KERNELS",
+    "nn.attention.bias": "causal_upper_left causal_lower_right CausalVariant CausalBias",
+    "nn.init": "uniform normal constant eye dirac xavier_uniform xavier_normal kaiming_uniform kaiming_normal orthogonal "
+               "sparse sparse_",
+    "nn.parameter": "UninitializedParameter UninitializedBuffer is_lazy",
+    "nn.modules.lazy": "LazyModuleMixin",
+}
+
+
+@pytest.mark.parametrize("space", sorted(NN_NAMESPACES))
+def test_nn_long_tail_namespaces(space):
+    import importlib
+
+    t = importlib.import_module("torch." + space)
+    e = importlib.import_module("ember." + space)
+    names = NN_NAMESPACES[space].split()
+    assert not [n for n in names if not hasattr(t, n)], "the list holds only torch names"
+    assert not [n for n in names if not hasattr(e, n)], f"ember.{space} lacks some"

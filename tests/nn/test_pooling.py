@@ -25,6 +25,24 @@ MODULES = [
     ("AdaptiveMaxPool2d", ((3, 5),), {}, (2, 3, 8, 7)),
     ("AdaptiveMaxPool2d", (2,), {}, (3, 5, 7)),
     ("AdaptiveMaxPool1d", (4,), {}, (2, 3, 10)),
+    ("MaxPool3d", (2,), {}, (2, 2, 5, 4, 6)),
+    ("MaxPool3d", ((3, 2, 2),), dict(stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1), ceil_mode=True),
+     (2, 2, 6, 5, 7)),
+    ("MaxPool3d", (2,), dict(stride=1), (2, 3, 4, 3)),  # unbatched, overlapping windows
+    ("AvgPool3d", (2,), {}, (2, 2, 5, 4, 6)),
+    ("AvgPool3d", (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False), (2, 2, 5, 6, 4)),
+    ("AvgPool3d", ((2, 1, 3),), dict(stride=(1, 2, 1), padding=(1, 0, 1), divisor_override=5), (2, 4, 5, 6)),
+    ("AdaptiveAvgPool3d", ((2, 3, 4),), {}, (2, 2, 5, 6, 7)),
+    ("AdaptiveAvgPool3d", ((None, 2, 3),), {}, (2, 3, 4, 5)),
+    ("AdaptiveAvgPool3d", (1,), {}, (2, 2, 3, 4, 5)),
+    ("AdaptiveMaxPool3d", ((2, 3, 4),), {}, (2, 2, 5, 6, 7)),
+    ("AdaptiveMaxPool3d", ((3, None, 2),), {}, (2, 4, 3, 5)),
+    ("Upsample", (), dict(scale_factor=(1.5, 2, 0.6), mode="trilinear"), (1, 2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(5, 3, 6), mode="trilinear", align_corners=True), (1, 2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=2, mode="nearest"), (1, 2, 3, 2, 4)),
+    ("Upsample", (), dict(scale_factor=1.7, mode="nearest-exact"), (2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=2.3, mode="bicubic"), (2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(7, 3), mode="bicubic", align_corners=True), (2, 3, 4, 5)),
     ("ZeroPad2d", ((1, 2, 0, 3),), {}, (2, 3, 4, 5)),
     ("ConstantPad1d", (2, 3.5), {}, (2, 3, 4)),
     ("ConstantPad3d", ((1, 0, 2, 1, 0, 1), -1.0), {}, (2, 3, 4, 5)),
@@ -65,11 +83,12 @@ def test_module_matches_torch(name, args, kwargs, shape):
         assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ or "Circular" in name
 
 
-@pytest.mark.parametrize("name", ["MaxPool2d", "AdaptiveMaxPool2d", "MaxPool1d", "AdaptiveMaxPool1d"])
+@pytest.mark.parametrize("name", ["MaxPool2d", "AdaptiveMaxPool2d", "MaxPool1d", "AdaptiveMaxPool1d", "MaxPool3d",
+                                  "AdaptiveMaxPool3d"])
 def test_max_pool_return_indices(name):
     arg = 3 if "Adaptive" in name else 2
     kw = {"return_indices": True}
-    shape = (2, 3, 7, 6) if "2d" in name else (2, 3, 9)
+    shape = {"1": (2, 3, 9), "2": (2, 3, 7, 6), "3": (2, 2, 5, 7, 6)}[name[-2]]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     eo, to = check(lambda lib, t: getattr(lib.nn, name)(arg, **kw)(t), x, gradgrad=True)
     assert eo[1].dtype == ember.int64 and not eo[1].requires_grad
@@ -81,6 +100,21 @@ def test_max_pool_ties_and_infinities():
     x = np.array([[[[1, 1, 0, 2], [1, 0, 2, 2], [-np.inf, -np.inf, 3, 3], [-np.inf, -np.inf, 3, 3]]]], np.float32)
     check(lambda lib, t: lib.nn.functional.max_pool2d(t, 2, return_indices=True), x)
     check(lambda lib, t: lib.nn.functional.max_pool2d(t, 3, 2, 1, return_indices=True), x)
+    x3 = np.stack([x, x[..., ::-1]], 2)  # (1, 1, 2, 4, 4)
+    check(lambda lib, t: lib.nn.functional.max_pool3d(t, 2, return_indices=True), x3)
+    check(lambda lib, t: lib.nn.functional.max_pool3d(t, 3, 2, 1, return_indices=True), x3)
+    check(lambda lib, t: lib.nn.functional.adaptive_max_pool3d(t, (1, 3, 2), return_indices=True), x3)
+
+
+def test_max_pools_nan_picks_as_torch():
+    """A NaN in a window wins (the last NaN of the window, as torch's kernels scan)."""
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float64).reshape(1, 2, 3, 4, 5) % 7
+    x[0, 0, 1, 2, 3] = x[0, 1, 0, 0, 1] = x[0, 1, 0, 1, 1] = np.nan
+    for fn in (lambda F, t: F.max_pool3d(t, 2, 1, return_indices=True),
+               lambda F, t: F.adaptive_max_pool3d(t, (2, 2, 3), return_indices=True),
+               lambda F, t: F.max_pool2d(t[:, :, 0], 2, 1, return_indices=True),
+               lambda F, t: F.adaptive_max_pool2d(t[:, :, 0], (2, 3), return_indices=True)):
+        check(lambda lib, t: fn(lib.nn.functional, t), x)
 
 
 @settings(max_examples=25, deadline=None)
@@ -196,12 +230,39 @@ ERRORS = [
     lambda lib: _f(lib).interpolate(lib.zeros(2, 3, 4), size=3, mode="bilinear"),
     lambda lib: _f(lib).pixel_shuffle(lib.zeros(1, 3, 2, 2), 2),
     lambda lib: _f(lib).pixel_unshuffle(lib.zeros(1, 1, 3, 4), 2),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(2, 3), 2),
+    lambda lib: _f(lib).avg_pool3d(lib.zeros(2, 3), 2),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(2, 1, 2, 3, 3), 3),
+    lambda lib: _f(lib).avg_pool3d(lib.zeros(2, 1, 2, 3, 3), 3),
+    lambda lib: _f(lib).avg_pool3d(lib.zeros(1, 1, 2, 4, 4), 3, padding=1, stride=3),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(2, 1, 4, 4, 4), 2, padding=2),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(2, 1, 0, 3, 3), 2),
+    lambda lib: _f(lib).avg_pool3d(lib.zeros(1, 1, 0, 3, 3), 1),
+    lambda lib: _f(lib).avg_pool3d(lib.zeros(2, 1, 4, 3, 3), 2, divisor_override=0),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(1, 1, 4, 4, 4), 2, stride=0),
+    lambda lib: _f(lib).max_pool3d(lib.zeros(1, 1, 4, 4, 4), 2, 2, -1),
+    lambda lib: _f(lib).avg_pool2d(lib.zeros(1, 1, 4, 4), 2, 2, -1),
+    lambda lib: _f(lib).max_pool1d(lib.zeros(1, 1, 4), 2, 2, -1),
+    lambda lib: _f(lib).adaptive_max_pool3d(lib.zeros(2, 3), 2),
+    lambda lib: _f(lib).adaptive_avg_pool3d(lib.zeros(2, 3), 2),
+    lambda lib: _f(lib).adaptive_avg_pool3d(lib.zeros(1, 2, 3, 3, 3), (2, 2)),
+    lambda lib: _f(lib).adaptive_max_pool3d(lib.zeros(1, 2, 3, 3, 3), (2, 2)),
+    lambda lib: _f(lib).adaptive_max_pool2d(lib.zeros(1, 2, 3, 3), (2, 2, 2)),
+    lambda lib: _f(lib).adaptive_avg_pool2d(lib.zeros(1, 2, 3, 3), (2, -1)),
+    lambda lib: _f(lib).adaptive_avg_pool3d(lib.zeros(1, 1, 3, 3, 3), (2, 2, -1)),
+    lambda lib: _f(lib).adaptive_max_pool3d(lib.zeros(1, 1, 3, 3, 3), (2, 2, -1)),
+    lambda lib: _f(lib).adaptive_max_pool3d(lib.zeros(1, 0, 3, 3, 3), (2, 2, 2)),
+    lambda lib: _f(lib).adaptive_avg_pool3d(lib.zeros(1, 0, 3, 3, 3), (2, 2, 2)),
+    lambda lib: _f(lib).adaptive_max_pool2d(lib.zeros(1, 0, 3, 3), 2),
+    lambda lib: _f(lib).lp_pool3d(lib.zeros(2, 3), 2, 2),
 ]
 
 
 @pytest.mark.parametrize("fn", ERRORS, ids=range(len(ERRORS)))
 def test_errors_match_torch(fn):
-    same_error(fn)
+    e, t = same_error(fn)
+    if ERRORS.index(fn) >= 19:  # the 3-d and argument checks: torch's whole message
+        assert str(e) == str(t)
 
 
 # ---------------------------------------------------------------- power-average pooling, max unpooling, shuffling
@@ -216,6 +277,9 @@ LP = [  # (module, norm_type, kernel_size, stride, ceil_mode, shape, positive in
     ("LPPool1d", 2, 3, 2, False, (2, 3, 9), False),
     ("LPPool1d", 2.5, 2, None, True, (3, 7), True),
     ("LPPool1d", 4, 4, 3, True, (2, 2, 10), False),
+    ("LPPool3d", 2, 2, None, False, (2, 2, 4, 5, 4), False),
+    ("LPPool3d", 1.5, (2, 1, 3), (1, 2, 2), True, (2, 3, 5, 5), True),
+    ("LPPool3d", float("inf"), 2, 1, False, (1, 2, 3, 3, 3), False),
 ]
 
 
@@ -246,6 +310,9 @@ UNPOOL = [  # (nd, kernel_size, stride, padding, output_size, shape)
     (1, 2, None, 0, None, (2, 3, 8)),
     (1, 3, 2, 1, (10,), (2, 2, 10)),
     (1, 2, None, 0, None, (3, 7)),
+    (3, 2, None, 0, None, (2, 2, 4, 6, 4)),
+    (3, (2, 3, 2), (2, 2, 1), (1, 1, 0), (5, 7, 6), (1, 2, 5, 7, 6)),
+    (3, 2, 1, 0, None, (2, 3, 4, 3)),  # unbatched, overlapping windows (repeated indices)
 ]
 
 
@@ -287,6 +354,20 @@ def test_max_unpool_errors_like_torch():
     same_error(lambda lib: lib.nn.functional.max_unpool1d(lib.ones(2, 3, 2), lib.zeros(2, 3, 1, dtype=lib.int64), 2))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda F, lib: F.max_unpool3d(lib.zeros(2, 3), lib.zeros(2, 3, dtype=lib.int64), 2),
+    lambda F, lib: F.max_unpool3d(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 1, 2, 2, 2, dtype=lib.int32), 2),
+    lambda F, lib: F.max_unpool3d(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 1, 2, 2, 1, dtype=lib.int64), 2),
+    lambda F, lib: F.max_unpool3d(lib.zeros(1, 0, 2, 2, 2), lib.zeros(1, 0, 2, 2, 2, dtype=lib.int64), 2),
+    lambda F, lib: F.max_unpool3d(lib.zeros(2, 1, 2, 3, 2), lib.full((2, 1, 2, 3, 2), 100, dtype=lib.int64), 2),
+    lambda F, lib: F.max_unpool3d(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 1, 2, 2, 2, dtype=lib.int64), 2,
+                                  output_size=(9, 4, 4)),
+])
+def test_max_unpool3d_errors_like_torch(fn):
+    e, t = same_error(lambda lib: fn(lib.nn.functional, lib))
+    assert str(e) == str(t)
+
+
 @pytest.mark.parametrize("groups,shape", [(2, (2, 4, 3)), (3, (1, 6, 2, 2)), (1, (3, 5, 2)), (4, (2, 8, 1, 2, 2)),
                                           (5, (5, 3))])
 def test_channel_shuffle(groups, shape):
@@ -307,3 +388,88 @@ def test_functional_pdist(p):
     assert ember.nn.functional.pdist is ember.pdist
     check(lambda lib, x: lib.nn.functional.pdist(x, p), x)  # torch has no second derivative of pdist
     same_error(lambda lib: lib.nn.functional.pdist(lib.ones(2, 3, 4), p))
+
+
+# ---------------------------------------------------------------- fractional max pooling
+FRACTIONAL = [  # (nd, kernel_size, output_size, output_ratio, shape)
+    (2, 2, 4, None, (2, 3, 9, 8)),
+    (2, (3, 2), (3, 5), None, (2, 2, 7, 9)),
+    (2, 2, None, (0.5, 0.7), (2, 3, 8, 7)),
+    (2, 3, (4, 2), None, (3, 8, 6)),  # unbatched
+    (2, 1, 5, None, (1, 1, 5, 5)),  # one-cell windows, output as large as the input
+    (3, 2, 3, None, (2, 2, 6, 5, 7)),
+    (3, (2, 1, 3), (3, 4, 2), None, (2, 2, 5, 6, 6)),
+    (3, 2, None, (0.5, 0.6, 0.4), (1, 2, 6, 6, 8)),
+    (3, 2, 2, None, (2, 4, 5, 4)),  # unbatched
+    (2, 2, 3, None, (2, 2, 6, 6), 4),  # more samples than the batch: the first ones are used
+]
+
+
+@pytest.mark.parametrize("nd,k,size,ratio,shape,n_samples", [f if len(f) == 6 else f + (None,) for f in FRACTIONAL],
+                         ids=[f"{f[0]}d-{i}" for i, f in enumerate(FRACTIONAL)])
+def test_fractional_max_pool(nd, k, size, ratio, shape, n_samples):
+    """Values, indices, first and second grads for given samples (torch's window sequence per plane)."""
+    rng = np.random.default_rng(len(shape) * 7 + shape[-1])
+    x = rng.standard_normal(shape)
+    planes = (n_samples or (1 if len(shape) == nd + 1 else shape[0]), shape[-nd - 1])
+    samples = rng.uniform(0, 1, planes + (nd,))
+    fname = f"fractional_max_pool{nd}d"
+    check(lambda lib, x, s: getattr(lib.nn.functional, fname)(x, k, size, ratio, True, _random_samples=s),
+          x, samples, gradgrad=True, requires_grad=[True, False])
+    check(lambda lib, x, s: getattr(lib.nn.functional, fname + "_with_indices")(x, k, size, ratio,
+                                                                                 _random_samples=s),
+          x, samples, requires_grad=[True, False])
+
+    def mod(lib, x, s):
+        m = getattr(lib.nn, f"FractionalMaxPool{nd}d")(k, size, ratio, return_indices=True, _random_samples=s)
+        return m(x)
+
+    eo, to = check(mod, x.astype(np.float32), samples.astype(np.float32), requires_grad=[True, False])
+    assert type(eo[0].grad_fn).__name__ == type(to[0].grad_fn).__name__ == f"FractionalMaxPool{nd}DBackward0"
+
+
+def test_fractional_max_pool_without_samples_draws_its_own():
+    """Without _random_samples each call draws new windows: shape, dtype and that every value is a window max."""
+    x = ember.randn(2, 3, 9, 9)
+    y, idx = ember.nn.functional.fractional_max_pool2d(x, 2, output_size=4, return_indices=True)
+    assert y.shape == (2, 3, 4, 4) and idx.dtype == ember.int64
+    flat = x.reshape(2, 3, -1)
+    assert np.array_equal(flat.gather(2, idx.reshape(2, 3, -1)).reshape(y.shape).numpy(), y.numpy())
+    m = ember.nn.FractionalMaxPool3d(2, output_ratio=0.5)
+    assert m(ember.randn(1, 2, 6, 6, 6)).shape == (1, 2, 3, 3, 3)
+    assert list(m.state_dict()) == list(torch.nn.FractionalMaxPool3d(2, output_ratio=0.5).state_dict()) == []
+    assert repr(m) == repr(torch.nn.FractionalMaxPool3d(2, output_ratio=0.5)) == "FractionalMaxPool3d()"
+    s = np.random.default_rng(0).uniform(size=(1, 2, 2)).astype(np.float32)
+    em = ember.nn.FractionalMaxPool2d(2, 3, _random_samples=ember.tensor(s))
+    tm = torch.nn.FractionalMaxPool2d(2, 3, _random_samples=torch.tensor(s))
+    assert list(em.state_dict()) == list(tm.state_dict()) == ["_random_samples"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 3, output_size=3),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(1, 1, 4, 4, 4), 2, output_size=(3, 1, 1)),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(1, 1, 4, 4, 4), 2, output_size=(1, 1, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2, output_size=(1, 4)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2, output_size=2,
+                                                        _random_samples=lib.rand(1, 1, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 4), 2, output_size=2),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 0, 4, 4), 2, output_size=2),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(1, 0, 4, 4, 4), 2, output_size=2),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2, output_size=2,
+                                                        _random_samples=lib.rand(1, 1, 2, dtype=lib.float64)),
+    lambda lib: lib.nn.FractionalMaxPool2d(2),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 2, 4, 4), 2, 2, _random_samples=lib.rand(1, 3, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 2, 4, 4), 2, 2, _random_samples=lib.rand(2, 3, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 2, 4, 4, 4), 2, 2,
+                                                        _random_samples=lib.rand(2, 2, 4)),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 2, 4, 4, 4), 2, 2, _random_samples=lib.rand(2, 2)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 2, 4, 4), 5, 2, _random_samples=lib.rand(1, 3, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2, output_ratio=0.5),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 1, 4, 4), 2, output_ratio=(0.5, 0.5, 0.5)),
+    lambda lib: lib.nn.FractionalMaxPool2d(2, 3, 0.5),
+    lambda lib: lib.nn.FractionalMaxPool3d(2, output_ratio=(0.5, 1.5, 0.5)),
+])
+def test_fractional_max_pool_errors(fn):
+    e, t = same_error(fn)
+    assert str(e) == str(t)

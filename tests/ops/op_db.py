@@ -564,6 +564,12 @@ def _decomposition_entries():
                fixed(_mk(_r, (4, 2), dtype=F64)), grad=False),
         OpInfo("linalg.qr r", lambda lib, a: tuple(lib.linalg.qr(a, mode="r")), fixed(_mk(_r, (4, 3), dtype=F64)),
                grad=False),
+        # torch cannot differentiate geqrf: values (LAPACK's reflectors and tau) and node name only
+        OpInfo("geqrf", lambda lib, a: tuple(lib.geqrf(a)), fixed(*tall, *wide), grad=False),
+        # a composition of ember ops (torch's node is LinalgHouseholderProductBackward0)
+        OpInfo("linalg.householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t),
+               fixed(_mk(_r, (4, 3), (3,), dtype=F64), _mk(_r, (2, 3, 3), (2, 2), dtype=F64), _mk(_r, (5, 3), (1,))),
+               check_grad_fn=False),
         # eigenvectors and singular vectors are fixed only up to sign: compare |V| (a sign-invariant loss)
         OpInfo("linalg.eigh", lambda lib, a: _eigh_inv(lib.linalg.eigh(a)), sym, check_grad_fn=False, **T),
         OpInfo("linalg.eigh UPLO=U", lambda lib, a: _eigh_inv(lib.linalg.eigh(a, UPLO="U")),
@@ -1041,11 +1047,17 @@ def _conv_pool_entries():
         ("conv_transpose1d", lambda lib, x, w, b: _F(lib).conv_transpose1d(x, w, b, 3, 1, 2, 1, 2),
          ((2, 3, 5), (3, 2, 3), (2,))),
         ("conv2d float64", lambda lib, x, w: _F(lib).conv2d(x, w, stride=2), ((2, 2, 5, 5), (3, 2, 3, 3))),
+        ("conv3d", lambda lib, x, w, b: _F(lib).conv3d(x, w, b, padding=1), ((2, 2, 3, 4, 3), (3, 2, 2, 3, 2), (3,))),
+        ("conv3d stride dilation groups", lambda lib, x, w: _F(lib).conv3d(x, w, None, (2, 1, 1), (0, 1, 0),
+                                                                           (1, 1, 2), 2), ((1, 4, 4, 3, 5),
+                                                                                           (2, 2, 2, 2, 2))),
+        ("conv_transpose3d", lambda lib, x, w, b: _F(lib).conv_transpose3d(x, w, b, 2, 1, (1, 0, 1)),
+         ((1, 2, 2, 3, 2), (2, 3, 2, 2, 3), (3,))),
     ]
     out = [OpInfo(n, f, fixed(s(*shapes, dtype=F64 if "float64" in n else F32)), atol=1e-4) for n, f, shapes in conv]
     out.append(OpInfo("conv2d non-contig", lambda lib, x, w: _F(lib).conv2d(x, w), fixed(snc((2, 2, 5, 4), (3, 2, 2, 3))),
                       atol=1e-4))
-    x4, x3 = (2, 3, 7, 6), (2, 3, 9)
+    x4, x3, x5 = (2, 3, 7, 6), (2, 3, 9), (2, 2, 4, 5, 4)
     pools = [
         ("max_pool2d", lambda lib, x: _F(lib).max_pool2d(x, 2), x4),
         ("max_pool2d pad ceil dilation", lambda lib, x: _F(lib).max_pool2d(x, 3, 2, 1, 2, ceil_mode=True), x4),
@@ -1078,13 +1090,62 @@ def _conv_pool_entries():
         ("pixel_unshuffle", lambda lib, x: _F(lib).pixel_unshuffle(x, 2), (2, 2, 4, 6)),
         ("unfold", lambda lib, x: _F(lib).unfold(x, (2, 3), (1, 2), 1, 2), x4),
         ("fold", lambda lib, x: _F(lib).fold(x, (5, 6), (2, 3), (1, 2), 1, 2), (2, 12, 6)),
+        ("max_pool3d", lambda lib, x: _F(lib).max_pool3d(x, 2), x5),
+        ("max_pool3d pad ceil dilation indices", lambda lib, x: _F(lib).max_pool3d(x, 2, (2, 1, 2), 1, (1, 2, 1),
+                                                                                   True, True), x5),
+        ("avg_pool3d", lambda lib, x: _F(lib).avg_pool3d(x, 2), x5),
+        ("avg_pool3d pad ceil exclude divisor", lambda lib, x: _F(lib).avg_pool3d(x, (2, 3, 2), 2, 1, True, False,
+                                                                                  None), x5),
+        ("adaptive_avg_pool3d", lambda lib, x: _F(lib).adaptive_avg_pool3d(x, (2, 3, 2)), x5),
+        ("adaptive_max_pool3d", lambda lib, x: _F(lib).adaptive_max_pool3d(x, (2, 3, 2), True), x5),
+        ("max_unpool2d", lambda lib, x: _F(lib).max_unpool2d(*_F(lib).max_pool2d(x, 2, return_indices=True), 2), x4),
+        ("max_unpool3d", lambda lib, x: _F(lib).max_unpool3d(*_F(lib).max_pool3d(x, 2, return_indices=True), 2,
+                                                             output_size=x.shape[2:]), x5),
+        ("fractional_max_pool2d", lambda lib, x: _F(lib).fractional_max_pool2d(
+            x, 2, (3, 2), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES[:, :1, :2])),
+         (2, 1, 7, 6)),
+        ("fractional_max_pool3d", lambda lib, x: _F(lib).fractional_max_pool3d(
+            x, (2, 2, 1), (2, 3, 3), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES)), x5),
+        ("interpolate bicubic", lambda lib, x: _F(lib).interpolate(x, scale_factor=1.7, mode="bicubic"), x4),
+        ("interpolate bicubic corners", lambda lib, x: _F(lib).interpolate(x, (4, 9), mode="bicubic",
+                                                                             align_corners=True), x4),
+        ("interpolate bilinear antialias", lambda lib, x: _F(lib).interpolate(x, scale_factor=0.6, mode="bilinear",
+                                                                                antialias=True), x4),
+        ("interpolate bicubic antialias", lambda lib, x: _F(lib).interpolate(x, (3, 4), mode="bicubic",
+                                                                               antialias=True), x4),
+        ("interpolate trilinear", lambda lib, x: _F(lib).interpolate(x, scale_factor=(1.5, 0.7, 2), mode="trilinear"),
+         x5),
+        ("interpolate nearest 3d", lambda lib, x: _F(lib).interpolate(x, (2, 5, 3)), x5),
+        ("interpolate nearest-exact", lambda lib, x: _F(lib).interpolate(x, scale_factor=1.6, mode="nearest-exact"),
+         x4),
+        ("interpolate nearest-exact 1d", lambda lib, x: _F(lib).interpolate(x, 4, mode="nearest-exact"), x3),
+        ("interpolate nearest-exact 3d", lambda lib, x: _F(lib).interpolate(x, (4, 2, 3), mode="nearest-exact"), x5),
+        ("interpolate area", lambda lib, x: _F(lib).interpolate(x, scale_factor=0.6, mode="area"), x4),
     ]
     out += [OpInfo(n, f, fixed(s(shape)), atol=1e-5) for n, f, shape in pools]
     out += [OpInfo("pad circular 2d", lambda lib, x: _F(lib).pad(x, (2, 1, 1, 3), "circular"), fixed(s(x4)),
                    check_grad_fn=False),  # torch's node is a CopySlices
             OpInfo("max_pool2d float64 non-contig", lambda lib, x: _F(lib).max_pool2d(x, 2, 1),
                    fixed(snc((2, 2, 5, 4)), s((2, 2, 5, 4), dtype=F64)))]
+    grid = [  # (name, fn, input shape, grid shape)
+        ("grid_sample bilinear", lambda lib, x, g: _F(lib).grid_sample(x, g, align_corners=False), (2, 2, 4, 5),
+         (2, 3, 2, 2)),
+        ("grid_sample nearest border", lambda lib, x, g: _F(lib).grid_sample(x, g, "nearest", "border", True),
+         (2, 2, 4, 5), (2, 3, 2, 2)),
+        ("grid_sample bicubic reflection", lambda lib, x, g: _F(lib).grid_sample(x, g, "bicubic", "reflection",
+                                                                                  False), (2, 2, 4, 5), (2, 3, 2, 2)),
+        ("grid_sample 3d", lambda lib, x, g: _F(lib).grid_sample(x, g, "bilinear", "border", False), (1, 2, 3, 4, 3),
+         (1, 2, 2, 2, 3)),
+    ]
+    out += [OpInfo(n, f, fixed(s(xs, gs, lo=-1.3, hi=1.3), s(xs, gs, lo=-1.3, hi=1.3, dtype=F64)), atol=1e-5)
+            for n, f, xs, gs in grid]
+    out += [OpInfo("affine_grid", lambda lib, t: _F(lib).affine_grid(t, (2, 3, 4, 5), False), fixed(s((2, 2, 3)))),
+            OpInfo("affine_grid 3d corners", lambda lib, t: _F(lib).affine_grid(t, (2, 3, 2, 4, 3), True),
+                   fixed(s((2, 3, 4), dtype=F64)))]
     return out
+
+
+_FRACTIONAL_SAMPLES = np.random.default_rng(19).uniform(size=(2, 2, 3)).astype(np.float32)
 
 
 # ---------------------------------------------------------------- elementwise / reduction / sorting families

@@ -234,3 +234,16 @@ def test_det_gradient_at_singular_matrices(dtype) -> None:
     tol = dict(rtol=2e-3, atol=1e-4) if dtype == F32 else dict(rtol=1e-6, atol=1e-8)
     check(lambda lib, m: lib.linalg.det(m), b, gradgrad=True, **tol)
     check(lambda lib, m: lib.linalg.det(m), a, gradgrad=False, **tol)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.geqrf(lib.ones(3, 3, dtype=lib.float16)),
+    lambda lib: lib.geqrf(lib.ones(3, 3, dtype=lib.int64)),
+    lambda lib: lib.geqrf(lib.ones(3)),
+    lambda lib: lib.geqrf(lib.randn(3, 3, requires_grad=True))[0].sum().backward(),
+    lambda lib: lib.linalg.householder_product(lib.randn(3, 4), lib.randn(2)),
+    lambda lib: lib.linalg.householder_product(lib.randn(4, 3), lib.randn(4)),
+])
+def test_geqrf_householder_errors(fn):
+    e, t = same_error(fn)
+    assert str(e) == str(t)

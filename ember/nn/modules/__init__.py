@@ -7,9 +7,12 @@ from .linear import Identity, Linear, Bilinear, LazyLinear
 
 # submodule -> the layers it defines (its __all__; tests/core/test_lazy_imports.py keeps the two equal)
 LAZY_FAMILIES = {
-    "conv": ("Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"),
-    "pooling": ("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"),
+    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+             "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"),
+    "pooling": ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+                "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+                "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+                "FractionalMaxPool3d"),
     "padding": ("ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
                 "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
                 "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"),
@@ -21,7 +24,9 @@ LAZY_FAMILIES = {
                    "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance",
                    "LogSigmoid", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"),
     "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-                      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm"),
+                      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d",
+                      "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+                      "LazyInstanceNorm3d"),
     "dropout": ("Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"),
     "sparse": ("Embedding", "EmbeddingBag"),
     "flatten": ("Flatten", "Unflatten"),
@@ -35,6 +40,7 @@ LAZY_FAMILIES = {
     "transformer": ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
                     "TransformerDecoder", "Transformer"),
     "channelshuffle": ("ChannelShuffle",),
+    "adaptive": ("AdaptiveLogSoftmaxWithLoss",),
 }
 LAZY_NAMES = tuple(n for names in LAZY_FAMILIES.values() for n in names)
 

@@ -1,16 +1,20 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch's arguments, defaults, init and printed form)."""
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch's arguments, defaults, init and printed form) and their lazy
+forms."""
 from __future__ import annotations
 
+import inspect
 import math
 
 from ... import _factories as F_
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -102,7 +106,7 @@ class _Conv(_ConvNd):
                          padding_mode, 0, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        fn = F.conv1d if self._nd == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -122,6 +126,12 @@ class Conv2d(_Conv):
     """2-d convolution over (N, C_in, H, W) input."""
 
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-d convolution over (N, C_in, D, H, W) input."""
+
+    _nd = 3
 
 
 class _ConvTranspose(_ConvNd):
@@ -151,7 +161,7 @@ class _ConvTranspose(_ConvNd):
         return tuple(opad)
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
                   self.groups, self.dilation)
 
@@ -166,3 +176,72 @@ class ConvTranspose2d(_ConvTranspose):
     """2-d transposed convolution over (N, C_in, H, W) input."""
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-d transposed convolution over (N, C_in, D, H, W) input."""
+
+    _nd = 3
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels inferred from the first input (torch's _LazyConvXdMixin)."""
+
+    def __init__(self, out_channels: int, kernel_size, **kwargs) -> None:
+        # made without a bias and with 0 channels, then given uninitialized parameters, as torch
+        bias, dtype = kwargs.pop("bias"), kwargs["dtype"]
+        super().__init__(0, 0, kernel_size, bias=False, **kwargs)
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            self.weight.materialize(shape + self.kernel_size)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        nd = self._nd
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == nd + 2 else input.shape[0]
+
+
+def _lazy(base: type, doc: str) -> type:
+    """The lazy form of the convolution layer ``base`` (becomes a ``base`` after its first forward)."""
+    params = list(inspect.signature(base.__init__).parameters.values())
+    sig = inspect.Signature([params[0]] + params[2:])  # the layer's own arguments without in_channels
+
+    def __init__(self, *args, **kwargs) -> None:
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        kw = dict(bound.arguments)
+        del kw["self"]
+        _LazyConvMixin.__init__(self, kw.pop("out_channels"), kw.pop("kernel_size"), **kw)
+
+    __init__.__signature__ = sig
+    return type("Lazy" + base.__name__, (_LazyConvMixin, base), {"cls_to_become": base, "__init__": __init__,
+                                                                  "__doc__": doc, "__module__": __name__})
+
+
+LazyConv1d = _lazy(Conv1d, "A Conv1d whose in_channels is inferred from the first input.")
+LazyConv2d = _lazy(Conv2d, "A Conv2d whose in_channels is inferred from the first input.")
+LazyConv3d = _lazy(Conv3d, "A Conv3d whose in_channels is inferred from the first input.")
+LazyConvTranspose1d = _lazy(ConvTranspose1d, "A ConvTranspose1d whose in_channels is inferred from the first input.")
+LazyConvTranspose2d = _lazy(ConvTranspose2d, "A ConvTranspose2d whose in_channels is inferred from the first input.")
+LazyConvTranspose3d = _lazy(ConvTranspose3d, "A ConvTranspose3d whose in_channels is inferred from the first input.")

@@ -9,6 +9,7 @@ from .. import functional as F
 from .. import init
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
@@ -85,25 +86,17 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A Linear whose ``in_features`` is inferred from the first input; it then becomes a ``Linear``."""
 
     cls_to_become = Linear
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        Module.__init__(self)
-        self.in_features = 0
-        self.out_features = out_features
+        super().__init__(0, 0, False, device, dtype)  # (no bias made only to be replaced)
         self.weight = UninitializedParameter(dtype=dtype)
+        self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._initialize_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters, prepend=True)
-
-    def has_uninitialized_params(self) -> bool:
-        return any(isinstance(p, UninitializedParameter) for p in (*self._parameters.values(),
-                                                                   *self._buffers.values()))
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:
@@ -123,19 +116,3 @@ class LazyLinear(Linear):
                 raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
                                      f"in_features from self.weight: {self.weight.shape[-1]}")
             self.in_features = input.shape[-1]
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs) -> None:
-        for name, param in self._parameters.items():  # loaded shapes materialize lazy parameters, as torch's
-            key = prefix + name
-            if isinstance(param, UninitializedParameter) and key in state_dict:
-                param.materialize(tuple(state_dict[key].shape))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
-
-    @staticmethod
-    def _infer_parameters(module: "LazyLinear", args) -> None:
-        module.initialize_parameters(*args)
-        module._initialize_hook.remove()
-        del module._initialize_hook
-        module.__class__ = module.cls_to_become

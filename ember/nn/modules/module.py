@@ -12,7 +12,7 @@ from ..._device import _check_device
 from ..._tensor import Tensor
 from ...autograd import graph as _graph
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter, Buffer, UninitializedParameter
+from ..parameter import Parameter, Buffer, UninitializedBuffer, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -254,11 +254,12 @@ class Module:
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
-                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                marked = isinstance(value, Buffer) or isinstance(value, UninitializedBuffer)
+                if marked or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    if isinstance(value, Buffer):
+                    if marked:
                         persistent = value.persistent
                     else:
                         persistent = name not in self._non_persistent_buffers_set
@@ -469,8 +470,9 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -478,7 +480,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {})
+            r = hook(self, destination, prefix, local_metadata)
             if r is not None:
                 destination = r
         return destination
@@ -486,11 +488,11 @@ class Module:
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                keep = keep_vars or isinstance(p, UninitializedParameter)  # torch keeps lazy ones as they are
+                keep = keep_vars or is_lazy(p)  # torch keeps lazy ones as they are
                 destination[prefix + name] = p if keep else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         extra = getattr(type(self), "get_extra_state", None)
         if extra is not None and extra is not Module.get_extra_state:
             destination[prefix + "_extra_state"] = self.get_extra_state()
@@ -520,7 +522,7 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(raw)}")
                 continue
-            if inp.shape != param.shape:
+            if not is_lazy(param) and inp.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {inp.shape} from checkpoint, "
                                   f"the shape in current model is {param.shape}.")
                 continue
@@ -632,9 +634,13 @@ class Module:
         return self.register_full_backward_hook(hook)
 
     def register_state_dict_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after the module's entries are saved (may return a
+        new state_dict)."""
         h = _graph.RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
+
+    _register_state_dict_hook = register_state_dict_hook  # (torch's private spelling)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""
@@ -646,6 +652,13 @@ class Module:
         """``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded the module (may edit the keys in place)."""
         h = _graph.RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[h.id] = hook
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)`` (after the
+        module with ``with_module``) before this module loads its entries (torch's private form)."""
+        h = _graph.RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = (lambda *a: hook(self, *a)) if with_module else hook
         return h
 
     def register_load_state_dict_pre_hook(self, hook):

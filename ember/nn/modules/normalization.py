@@ -1,4 +1,5 @@
-"""Normalization layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
+"""Normalization layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d (and their lazy forms), LayerNorm, GroupNorm,
+RMSNorm, LocalResponseNorm."""
 from __future__ import annotations
 
 import numbers
@@ -9,11 +10,13 @@ from ... import _factories as F_
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm3d",
-           "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm"]
+           "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 
@@ -264,3 +267,46 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features inferred from the first input's dim 1 (torch's _LazyNormBase: affine and running statistics by
+    default, for instance norm too)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        # made with 0 features and nothing to learn or track, then given uninitialized ones, as torch
+        super().__init__(0, eps, momentum, False, False, device, dtype, False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(dtype=dtype)
+            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.num_batches_tracked = F_.tensor(0, dtype=D.int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+def _lazy(base: type) -> type:
+    """The lazy form of the norm layer ``base`` (becomes a ``base`` after its first forward)."""
+    return type("Lazy" + base.__name__, (_LazyNormBase, base.__mro__[1]), {
+        "cls_to_become": base, "_dims": base._dims, "__module__": __name__,
+        "__doc__": f"A {base.__name__} whose num_features is inferred from the first input's dim 1."})
+
+
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = map(_lazy, (BatchNorm1d, BatchNorm2d, BatchNorm3d))
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = map(_lazy, (InstanceNorm1d, InstanceNorm2d,
+                                                                         InstanceNorm3d))

@@ -1,12 +1,19 @@
-"""Max, average and adaptive pooling layers (1-d and 2-d)."""
+"""Max, average, adaptive, power-average and fractional pooling layers and max unpooling (1-d, 2-d and 3-d)."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
+
+
+def _ntuple(v, n: int) -> tuple:
+    """torch's _single/_pair/_triple: a sequence as a tuple, anything else repeated ``n`` times."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 class _MaxPoolNd(Module):
@@ -41,18 +48,21 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) input."""
+
+    _fn = staticmethod(F.max_pool3d)
+
+
 class AvgPool1d(Module):
     """Mean over sliding windows of (N, C, L) input."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        def one(v):
-            return tuple(v) if isinstance(v, (tuple, list)) else (v,)
-
-        self.kernel_size = one(kernel_size)
-        self.stride = one(stride if stride is not None else kernel_size)
-        self.padding = one(padding)
+        self.kernel_size = _ntuple(kernel_size, 1)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _ntuple(padding, 1)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
@@ -63,8 +73,8 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
-    """Mean over sliding windows of (N, C, H, W) input."""
+class _AvgPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:
@@ -75,11 +85,23 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, H, W) input."""
+
+    _fn = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, D, H, W) input."""
+
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Module):
@@ -102,20 +124,41 @@ class _AdaptivePool(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
+    """Mean over adaptive windows of (N, C, L) input."""
+
     _fn = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):
+    """Mean over adaptive windows of (N, C, H, W) input."""
+
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean over adaptive windows of (N, C, D, H, W) input."""
+
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
+    """Max over adaptive windows of (N, C, L) input."""
+
     _fn = staticmethod(F.adaptive_max_pool1d)
     _with_indices = True
 
 
 class AdaptiveMaxPool2d(_AdaptivePool):
+    """Max over adaptive windows of (N, C, H, W) input."""
+
     _fn = staticmethod(F.adaptive_max_pool2d)
+    _with_indices = True
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max over adaptive windows of (N, C, D, H, W) input."""
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
     _with_indices = True
 
 
@@ -144,6 +187,12 @@ class LPPool2d(_LPPoolNd):
     """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, H, W) input."""
 
     _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, D, H, W) input."""
+
+    _fn = staticmethod(F.lp_pool3d)
 
 
 class _MaxUnpoolNd(Module):
@@ -178,3 +227,49 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     _fn = staticmethod(F.max_unpool2d)
     _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool3d: values back at their arg-max positions, zeros elsewhere."""
+
+    _fn = staticmethod(F.max_unpool3d)
+    _nd = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn = None
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:nd]):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                              _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) input (Graham's pseudo-random fractional strides)."""
+
+    _fn = staticmethod(F.fractional_max_pool2d)
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, D, H, W) input (Graham's pseudo-random fractional strides)."""
+
+    _fn = staticmethod(F.fractional_max_pool3d)
+    _nd = 3
