@@ -36,6 +36,9 @@ from .program import Attr, Const, Item, Seq, Step, Value, Wrap
 __all__ = ["Tracer", "Break", "user_site"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A developer's switch: a bare array made outside the ops, not certified by ``made``, that reaches an op breaks the
+# call naming the library frame that made it (to find helpers that need ``made`` or ``replayable``). Without it such
+# an array is a constant, which the confirming trace compares (NOTE [compile]).
 _STRICT = os.environ.get("EMBER_COMPILE_STRICT") == "1"
 _nd = np.ndarray
 # the root of views of memory no value owns (an input's base, a constant's): never a reusable buffer

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from _compare import arrays_of, assert_same, grads_of, kinds, same_training
+from _compile_compare import arrays_of, assert_same, grads_of, kinds, same_training
 from oracle import ember, torch
 
 nn = ember.nn

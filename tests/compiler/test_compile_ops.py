@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from _compare import assert_same
+from _compile_compare import assert_same
 from ops.op_db import BF16, OPS, OpInfo, Sample, call
 from oracle import ember
 
