@@ -12,6 +12,8 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
+from ._dtype import complex32, complex64, complex128  # complex dtypes (h-cplx)
+from ._dtype import complex32 as chalf, complex64 as cfloat, complex128 as cdouble
 from ._device import device
 from ._layout import (layout, strided, memory_format, contiguous_format, preserve_format, channels_last,
                       channels_last_3d)
@@ -45,14 +47,16 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     **{name: f".nn._functional_conv:{name}" for name in (
         "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
         "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-        "pixel_unshuffle")},
+        "pixel_unshuffle", "conv_tbc")},
     **{name: f".nn._functional_grid:{name}" for name in ("grid_sampler", "affine_grid_generator")},
-    "_weight_norm": ".nn.utils._weight_norm:_weight_norm", "norm_except_dim": ".nn.utils._weight_norm:norm_except_dim",
+    "_weight_norm": ".nn.utils.weight_norm:_weight_norm", "norm_except_dim": ".nn.utils.weight_norm:norm_except_dim",
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
-    "special": ".special", "testing": ".testing", "accelerator": ".accelerator", "mps": ".mps",
+    "special": ".special", "testing": ".testing", "fft": ".fft", "stft": ".ops.stft:stft",
+    "istft": ".ops.stft:istft", "accelerator": ".accelerator", "mps": ".mps",
     "storage": ".storage", "jit": ".jit", "futures": ".futures", "compiler": ".compiler", "_dynamo": "._dynamo",
     "_inductor": "._inductor", "_C": "._C", "profiler": ".profiler", "hub": ".hub", "vmap": ".func:vmap", "multiprocessing": ".multiprocessing",
     "sparse": ".sparse", "sparse_coo_tensor": ".sparse:sparse_coo_tensor", "sparse_coo": ".sparse:sparse_coo",
+    "spmm": ".ops.linalg:mm",  # torch.spmm is torch.mm under its older name (sparse or dense first operand)
     "UntypedStorage": ".storage:UntypedStorage", "AcceleratorError": ".cuda:AcceleratorError", "TypedStorage": ".storage:TypedStorage",
     "distributions": ".distributions", "_standard_gamma": ".ops.random:_standard_gamma",
     "_standard_gamma_grad": ".ops.random:_standard_gamma_grad", "_sample_dirichlet": ".ops.random:_sample_dirichlet",

@@ -40,7 +40,7 @@ def _leaf_dtype(x, default_float: D.dtype) -> D.dtype:
     if isinstance(x, builtins.int):
         return D.int64
     if isinstance(x, complex):
-        raise TypeError("ember has no complex dtypes")
+        return D.default_complex_dtype()
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")
 
 
@@ -56,6 +56,8 @@ def _infer(data, default_float: D.dtype) -> D.dtype | None:
             out = _promote(out, D.int64)  # out-of-range ints are caught after np.array
         elif k is builtins.bool:
             out = _promote(out, D.bool)
+        elif k is builtins.complex:
+            out = _promote(out, D.default_complex_dtype())
         else:
             for x in data:
                 if type(x) is k:

@@ -78,6 +78,10 @@ def _check_device(dev) -> device:
         raise AssertionError("Torch not compiled with CUDA enabled")
     if d.type == "xpu":
         raise AssertionError("Torch not compiled with XPU enabled")
+    if d.type == "mtia":
+        raise AssertionError("Torch not compiled with MTIA enabled. Ensure you have `import "
+                             "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and include "
+                             "`//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!")
     if d.type not in ("cpu", "meta"):  # meta tensors are plain CPU tensors here
         raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
     return _cpu

@@ -5,14 +5,15 @@ import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"]
+__all__ = ["dtype", "result_type", "promote_types", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
+           "complex32", "complex64", "complex128"]
 
 
 class dtype:
     """A tensor element type (``ember.float32`` ...), printed as torch prints it."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_scalar_name",
-                 "_reduced", "__weakref__")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind", "_scalar_name",
+                 "_reduced", "_differentiable", "__weakref__")
 
     def __init__(self, name: str, np_dtype, kind: int, scalar_name: str, itemsize: int = 0) -> None:
         self.name = name
@@ -20,9 +21,13 @@ class dtype:
         if np_dtype is not None:  # None: filled on first use (bfloat16, NOTE [bfloat16 storage])
             self.np = np.dtype(np_dtype)
             itemsize = self.np.itemsize
-        self._kind = kind  # 0 bool, 1 integer, 2 floating
+        elif kind == 3:  # complex32: a name only (NOTE [complex dtypes])
+            self.np = None
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = kind == 2
-        self.is_signed = kind == 2 or (kind == 1 and self.np.kind == "i")
+        self.is_complex = kind == 3
+        self._differentiable = kind >= 2  # may require grad / carries gradients (floating and complex)
+        self.is_signed = kind >= 2 or (kind == 1 and self.np.kind == "i")
         self.itemsize = itemsize
         # a 16-bit float: ops compute it in float32 and round back (NOTE [reduced precision] in ops/_op.py)
         self._reduced = kind == 2 and itemsize == 2
@@ -33,12 +38,18 @@ class dtype:
             return _load_bfloat16()
         raise AttributeError(f"'torch.dtype' object has no attribute '{attr}'")
 
-    @property
-    def is_complex(self) -> bool:
-        return False
-
     def to_real(self) -> "dtype":
-        return self
+        """The real dtype of a complex dtype's parts (other dtypes: themselves)."""
+        return _COMPLEX_TO_REAL.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype whose parts are this floating dtype (complex dtypes: themselves)."""
+        c = _REAL_TO_COMPLEX.get(self)
+        if c is None:
+            if self.is_complex:
+                return self
+            raise RuntimeError(f"Unknown Complex ScalarType for {self._scalar_name}")
+        return c
 
     def __repr__(self) -> str:
         return "torch." + self.name
@@ -87,6 +98,29 @@ def _load_bfloat16():
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
+
+# ---- complex dtypes (h-cplx) ---------------------------------------------------------------------------------
+# NOTE [complex dtypes]: complex64/complex128 are NumPy's complex64/complex128 (pairs of float32/float64).
+# complex32 (torch's experimental ComplexHalf) has no NumPy counterpart: it exists as a dtype (name, itemsize,
+# to_real, promotion), but no tensor can hold it (``_no_complex32`` raises where one would be made).
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble")
+complex32 = dtype("complex32", None, 3, "ComplexHalf", itemsize=4)
+ALL = ALL + (complex64, complex128)
+ALIASES.update(cfloat=complex64, cdouble=complex128, chalf=complex32, complex32=complex32)
+_COMPLEX_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
+_REAL_TO_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}  # (torch: bf16 -> c64)
+
+
+def _no_complex32() -> TypeError:
+    return TypeError("ember cannot hold torch.complex32 (ComplexHalf) tensors: NumPy has no 32-bit complex type; "
+                     "use torch.complex64")
+
+
+def default_complex_dtype() -> "dtype":
+    """The dtype of tensors made from Python complex numbers: the complex form of the default dtype."""
+    return _REAL_TO_COMPLEX[_defaults.float_dtype]
+# ---- end complex dtypes ----------------------------------------------------------------------------------------
 _BY_NAME = {d.name: d for d in ALL} | ALIASES
 _BY_NP = {d.np: d for d in ALL if d is not bfloat16}
 _BY_NUM = {d.np.num: d for d in ALL if d is not bfloat16}
@@ -111,7 +145,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
-            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
+            "and bool."
         )
     return d
 
@@ -119,6 +154,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
 def to_dtype(d) -> dtype:
     """Accept an ember dtype, a NumPy dtype, a Python type or a torch dtype name."""
     if type(d) is dtype:
+        if d is complex32:
+            raise _no_complex32()
         return d
     if d is builtins.float:
         return float64
@@ -126,11 +163,13 @@ def to_dtype(d) -> dtype:
         return int64
     if d is builtins.bool:
         return bool
+    if d is builtins.complex:
+        return complex128
     if isinstance(d, str):
-        return _BY_NAME[d.replace("torch.", "")]
+        return to_dtype(_BY_NAME[d.replace("torch.", "")])
     name = getattr(d, "__module__", "") == "torch" and str(d).replace("torch.", "")
     if name and name in _BY_NAME:  # a real torch.dtype (interop helpers)
-        return _BY_NAME[name]
+        return to_dtype(_BY_NAME[name])
     return from_numpy_dtype(np.dtype(d))
 
 
@@ -168,6 +207,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         raise TypeError(f"promote_types(): argument 'type{i}' (position {i}) must be torch.dtype, "
                         f"not {type(x).__name__}")
     ka, kb = a._kind, b._kind
+    if ka == 3 or kb == 3:
+        return _promote_complex(a, b)
     if ka != kb:
         return a if ka > kb else b
     if ka == 0:
@@ -176,6 +217,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         other = b if a is bfloat16 else a
         return float32 if other is float16 else other
     return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def _promote_complex(a: dtype, b: dtype) -> dtype:
+    """A complex dtype and any other: complex with the floating parts promoted (integers and bools add nothing)."""
+    ra = a.to_real() if a._kind >= 2 else float16
+    rb = b.to_real() if b._kind >= 2 else float16
+    return promote_types(ra, rb).to_complex()
 
 
 class NotAScalar(TypeError):
@@ -192,8 +240,12 @@ def _scalar_dtype(x) -> dtype:
         return int64
     if t is builtins.bool:
         return bool
+    if t is builtins.complex:
+        return default_complex_dtype()
     if isinstance(x, np.generic):
         # torch reads NumPy scalars as Python numbers: integers as int, floats (and np.bool_) as float
+        if x.dtype.kind == "c":
+            return default_complex_dtype()
         return int64 if x.dtype.kind in "iu" else _defaults.float_dtype
     raise NotAScalar(f"unsupported operand type {t.__name__}")
 
@@ -205,6 +257,10 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
         return lower
     if lower is None:
         return higher
+    if higher._kind == 3:
+        return higher
+    if lower._kind == 3:  # a complex operand of lower priority keeps a floating operand's precision
+        return higher.to_complex() if higher._kind == 2 else lower
     if higher._kind == 2:
         return higher
     if higher._kind == 0 or lower._kind == 2:
@@ -235,7 +291,7 @@ class finfo:
     """Machine limits of a floating point dtype (the default dtype when none is given)."""
 
     def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's argument name
-        d = get_default_dtype() if type is None else to_dtype(type)
+        d = get_default_dtype() if type is None else to_dtype(type).to_real()  # complex: its parts' limits
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")

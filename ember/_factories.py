@@ -35,7 +35,7 @@ def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tenso
 
         return copy_out(out, t)
     if requires_grad:
-        if not d.is_floating_point:  # the factories' wording differs from requires_grad_()'s
+        if not d._differentiable:  # the factories' wording differs from requires_grad_()'s
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
@@ -217,6 +217,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is not None:
         d = D.to_dtype(dtype)
+        if d.is_complex:
+            raise NotImplementedError(f'"arange_cpu" not implemented for \'{d._scalar_name}\'')
     elif any(isinstance(v, float) for v in vals):
         d = D.get_default_dtype()
     else:
@@ -264,9 +266,10 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     """Uniform samples in [0, 1)."""
     dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    if not d.is_floating_point:
+    if not d._differentiable:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
-    arr = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(d.np)
+    rng = _rng(generator)
+    arr = _draw(lambda sh: rng.random(sh, dtype=np.float64), _size(size, "rand"), d)
     return _finish(arr, d, requires_grad, device, out)
 
 
@@ -276,10 +279,20 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     """Standard normal samples."""
     dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    if not d.is_floating_point:
+    if not d._differentiable:
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
-    arr = _rng(generator).standard_normal(_size(size, "randn"), dtype=np.float64).astype(d.np)
+    rng = _rng(generator)
+    arr = _draw(lambda sh: rng.standard_normal(sh, dtype=np.float64), _size(size, "randn"), d, normal=True)
     return _finish(arr, d, requires_grad, device, out)
+
+
+def _draw(draw, shape: tuple, d: D.dtype, normal: bool = False) -> np.ndarray:
+    """``draw(shape)`` (float64 samples) as ``d``; complex dtypes draw both parts, a normal one each with variance
+    1/2 (so that the complex sample has variance 1, as torch's)."""
+    if not d.is_complex:
+        return draw(shape).astype(d.np)
+    pair = draw(tuple(shape) + (2,)) * (np.sqrt(0.5) if normal else 1.0)
+    return (pair[..., 0] + 1j * pair[..., 1]).astype(d.np)
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
@@ -307,6 +320,8 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.int64 if dtype is None else D.to_dtype(dtype)
+    if d.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if not d.is_floating_point:
         _check_random_bounds(low, high, d)
     arr = _rng(generator).integers(low, high, _size((size,), "randint")).astype(d.np)
@@ -336,6 +351,8 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requi
     """A random permutation of 0..n-1."""
     dtype = _out_dtype(out, dtype)
     d = D.int64 if dtype is None else D.to_dtype(dtype)
+    if d.is_complex:
+        raise NotImplementedError(f'"randperm" not implemented for \'{d._scalar_name}\'')
     n = _size((n,), "randperm")[0]
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device, out)
 
@@ -371,10 +388,11 @@ def _fill_value(v):
 
 def _fill_random(draw, generator):
     def fill(out):
-        if out.dtype.kind != "f":
+        if out.dtype.kind not in "fc":
             name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
             raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
-        out[...] = getattr(_rng(generator), draw)(out.shape)
+        out[...] = _draw(getattr(_rng(generator), draw), out.shape, D.from_numpy_dtype(out.dtype),
+                         normal=draw != "random")
     return fill
 
 

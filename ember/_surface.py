@@ -4,8 +4,7 @@
   cudnn_enable)``, integer ``reduction`` codes ...), over ``nn.functional``;
 - the top-level in-place forms (``torch.exp_(t)`` is ``t.exp_()``) made by one factory from the Tensor methods;
 - the ``*_copy`` variants of view ops (``torch.permute_copy`` ...): the view op, then a contiguous copy;
-- the conjugate/negative-bit and real/imag queries for real dtypes (ember has no complex dtypes);
-- small composites: ravel, positive, sgn, fill, as_strided, dist, adjoint, split_with_sizes, channel_shuffle ...
+- small composites: ravel, positive, fill, as_strided, dist, adjoint, split_with_sizes, channel_shuffle ...
 """
 from __future__ import annotations
 
@@ -25,9 +24,8 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "sgn", "fill", "fill_", "zero_",
-    "as_strided", "as_strided_", "is_complex", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj",
-    "conj_physical", "conj_physical_", "real", "imag", "angle", "typename", "is_same_size", "is_signed",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "fill", "fill_", "zero_",
+    "as_strided", "as_strided_", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
     "frobenius_norm", "nuclear_norm", "chain_matmul", "channel_shuffle", "native_channel_shuffle", "empty_strided",
     "empty_permuted", "frombuffer", "get_device", "is_storage", "is_distributed", "detach_", "index_put_",
@@ -294,6 +292,10 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     nd = weight.dim() - 2
     if nd not in (1, 2):
         raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if input._dtype.is_complex:  # (nn.functional's convolutions take complex tensors; ATen's kernel does not)
+        from .ops.reduction import complex_refused
+
+        raise complex_refused("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu", input._data.dtype)
     if transposed:
         fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -320,13 +322,6 @@ def positive(input: Tensor) -> Tensor:
     if input._dtype is D.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """sign for real tensors (the complex sign x/|x| needs complex dtypes)."""
-    from .ops.unary import sign
-
-    return sign(input, out=out) if out is not None else sign(input)
 
 
 def fill(input: Tensor, value) -> Tensor:
@@ -427,49 +422,6 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     return t
 
 
-def is_complex(input: Tensor) -> bool:
-    _tensor_arg("is_complex", input)
-    return False  # ember has no complex dtypes
-
-
-def is_conj(input: Tensor) -> bool:
-    _tensor_arg("is_conj", input)
-    return False
-
-
-def is_neg(input: Tensor) -> bool:
-    _tensor_arg("is_neg", input)
-    return False
-
-
-def _real_identity(name: str):
-    def fn(input: Tensor) -> Tensor:
-        _tensor_arg(name, input)
-        return input
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}: the input itself for real dtypes (ember has no complex dtypes)."
-    return fn
-
-
-resolve_conj, resolve_neg, conj, real = (_real_identity(n) for n in ("resolve_conj", "resolve_neg", "conj", "real"))
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """A copy for real dtypes (conjugation changes nothing)."""
-    _tensor_arg("conj_physical", input)
-    return input.clone()
-
-
-def conj_physical_(input: Tensor) -> Tensor:
-    return input
-
-
-def imag(input: Tensor) -> Tensor:
-    _tensor_arg("imag", input)
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """0 for x >= 0, pi for x < 0 (NaN stays NaN); gradient zero, as torch's for real input."""
     _tensor_arg("angle", input)
@@ -529,7 +481,9 @@ def adjoint(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.dim()}-D tensor.")
-    return input.transpose(-2, -1)
+    from .ops.complex_numbers import conj
+
+    return conj(input.transpose(-2, -1))
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
@@ -776,8 +730,15 @@ for _n in INPLACE_FORMS:
 __all__ += INPLACE_FORMS
 
 
+_NO_COMPLEX_GRAD_COPIES = ("select_copy", "slice_copy")  # torch has no complex derivative for these
+
+
 def _copy_form(name: str, view):
     def fn(input: Tensor, *args, **kwargs):
+        if name in _NO_COMPLEX_GRAD_COPIES:
+            from .ops.complex_numbers import refuse_complex_grad
+
+            refuse_complex_grad(name, input)
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
             return [o.clone(memory_format=None) for o in out]
@@ -786,6 +747,18 @@ def _copy_form(name: str, view):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name[:-5]} as a new tensor (no memory shared with ``input``)."
     return fn
+
+
+def _view_as_real(x):
+    from .ops.complex_numbers import view_as_real
+
+    return view_as_real(x)
+
+
+def _view_as_complex(x):
+    from .ops.complex_numbers import view_as_complex
+
+    return view_as_complex(x)
 
 
 def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
@@ -804,6 +777,7 @@ _VIEWS = {
     "split_with_sizes_copy": lambda x, sizes, dim=0: split_with_sizes(x, sizes, dim),
     "unbind_copy": lambda x, dim=0: x.unbind(dim), "unfold_copy": lambda x, d, size, step: x.unfold(d, size, step),
     "as_strided_copy": as_strided, "detach_copy": lambda x: x.detach(), "alias_copy": lambda x: x.view(x.shape),
+    "view_as_real_copy": lambda x: _view_as_real(x), "view_as_complex_copy": lambda x: _view_as_complex(x),
 }
 for _n, _v in _VIEWS.items():
     globals()[_n] = _copy_form(_n, _v)

@@ -171,7 +171,7 @@ class Tensor:
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return False
+        return self._dtype.is_complex
 
     def is_signed(self) -> bool:
         return self._dtype.is_signed
@@ -232,7 +232,7 @@ class Tensor:
                     "a computed variable in a subgraph that doesn't require differentiation use "
                     "var_no_grad = var.detach().")
             return self
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and not self._dtype._differentiable:
             raise RuntimeError(f"only Tensors of {kinds} can require gradients")
         if requires_grad and self.is_inference() and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode "
@@ -361,8 +361,12 @@ class Tensor:
         """A new tensor sharing data (and version counter) but outside the graph."""
         t = _wrap(self._data, self._dtype)
         t._vc = self._version_counter()
-        if self.is_inference():
-            t._ext = {"inference": True}
+        ext = self._ext
+        if ext is not None:
+            if ext.get("inference"):
+                t._ext = {"inference": True}
+            if ext.get("conj"):  # a view: the conjugate bit carries over (NOTE [lazy conjugation])
+                t._ext_dict()["conj"] = True
         if self._requires_grad:
             _prov.note_break(self, ".detach()", t)
         return t
@@ -419,6 +423,10 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        ext = self._ext
+        if ext is not None and ext.get("conj") and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                               "tensor.resolve_conj().numpy() instead.")
         if self._requires_grad:
             _prov.note_break(self, ".numpy()")
         if _mode.tracer is not None:
@@ -472,17 +480,17 @@ class Tensor:
             _prov.note_break(self, "float()")
         if _mode.tracer is not None:
             _mode.tracer.read(self, "float()")
-        return float(self._data.reshape(()))
+        return float(_real_value(self._data.reshape(()), "double"))
 
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if _mode.tracer is not None:
             _mode.tracer.read(self, "int()")
-        return int(self._data.reshape(()))
+        return int(_real_value(self._data.reshape(()), "int64_t"))
 
     def __index__(self) -> int:
-        if self._dtype.is_floating_point or self._data.size != 1:
+        if self._dtype._kind >= 2 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         if _mode.tracer is not None:
             _mode.tracer.read(self, "an index")
@@ -538,21 +546,30 @@ class Tensor:
         return _convert(self, self._dtype if dtype is None else dtype)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
-        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``."""
+        """The legacy type name (``"torch.FloatTensor"``), or a conversion to ``dtype``: a dtype, a legacy type
+        class or its name, or ``Tensor`` itself (the default tensor type)."""
+        for k in kwargs:
+            if k not in ("async", "memory_format"):
+                raise TypeError(f"type() got an unexpected keyword argument '{k}'")
         if dtype is None:
             return "torch." + self._dtype._scalar_name + "Tensor"
         if isinstance(dtype, str):
             if dtype.startswith("torch.cuda."):
                 raise RuntimeError(NO_ATEN_CUDA)
-            legacy = _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None
+            legacy = D.get_default_dtype() if dtype == "torch.Tensor" else (
+                _LEGACY_TYPES.get(dtype[6:]) if dtype.startswith("torch.") else None)
             if legacy is None:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = legacy
         elif isinstance(dtype, _LegacyTensorType):
             dtype = dtype.dtype
-        elif isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # ember.cuda.FloatTensor ...
-            raise RuntimeError(NO_ATEN_CUDA)
-        elif not isinstance(dtype, (D.dtype, type)):
+        elif dtype is Tensor:
+            dtype = D.get_default_dtype()
+        elif isinstance(dtype, type):
+            if getattr(dtype, "is_cuda", False) is True:  # ember.cuda.FloatTensor ...
+                raise RuntimeError(NO_ATEN_CUDA)
+            raise ValueError(f"invalid type: '{_torch_type_name(dtype)}'")
+        elif not isinstance(dtype, D.dtype):
             raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
@@ -565,8 +582,16 @@ class Tensor:
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
-        _check_device("cuda")
-        return self  # pragma: no cover - _check_device raises
+        return _to_accelerator(self, "cuda", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "xpu", device)
+
+    def ipu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "ipu", device)
+
+    def mtia(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+        return _to_accelerator(self, "mtia", device)
 
     def float(self) -> "Tensor":
         return self.to(D.float32)
@@ -577,6 +602,14 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(D.float16)
 
+    def cfloat(self) -> "Tensor":
+        return self.to(D.complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(D.complex128)
+
+    def chalf(self) -> "Tensor":
+        return self.to(D.complex32)
     def bfloat16(self) -> "Tensor":
         return self.to(D.bfloat16)
 
@@ -786,6 +819,8 @@ class Tensor:
     __rxor__ = __xor__
 
     def __invert__(self):
+        if self._dtype._kind >= 2:  # (the operator's own check, before the kernel's)
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _C.bitwise_not(self)
 
     def __getitem__(self, key):
@@ -939,7 +974,10 @@ class Tensor:
     def sqrt_(self, *args, **kwargs):
         return _IP.inplace(self, _E.sqrt, *args, **kwargs)
     def abs_(self, *args, **kwargs):
+        if self._dtype.is_complex:  # (|z| is real: torch refuses rather than store it as complex)
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         return _IP.inplace(self, _U.abs, *args, **kwargs)
+    absolute_ = abs_
     def clamp_(self, *args, **kwargs):
         return _IP.inplace(self, _U.clamp, *args, **kwargs)
     clip_ = clamp_
@@ -989,15 +1027,17 @@ class Tensor:
     def H(self):
         n = self._data.ndim
         if n == 0:
-            return self
+            return _CX.conj(self)
         if n != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
                                + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
-        return _S.permute(self, (1, 0))
+        return _CX.conj(_S.permute(self, (1, 0)))
 
     @property
     def mH(self):
-        return self.mT
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return _CX.conj(_S.transpose(self, -2, -1))
 
     def view_as(self, other):
         return _S.view(self, other._data.shape)
@@ -1228,7 +1268,7 @@ class Tensor:
         index_ops = ("gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill "
                      "index_put masked_fill masked_select masked_scatter take take_along_dim nonzero "
                      "argwhere").split()
-        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce": "_I",
+        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce_any": "_I",
                        "index_add": "_I", "index_copy": "_I", "index_fill": "_I", "index_put": "_I",
                        "masked_fill": "_I", "masked_scatter": "_I"}
 
@@ -1245,6 +1285,7 @@ class Tensor:
         table = {n: method("_S", n) for n in shape_ops}
         table.update({n: method("_I", n) for n in index_ops})
         table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
+        table["scatter_reduce_"] = table.pop("scatter_reduce_any_")  # (torch differentiates it for complex inputs)
         return _named_methods(table)
 
     locals().update(_shape_index_methods())
@@ -1325,17 +1366,19 @@ class Tensor:
         for n in ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or "
                   "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split():
             table[n + "_"] = bind("_C", n, True)
-        table.update(absolute_=bind("_U", "abs", True), negative_=bind("_A", "neg", True),
+        table.update(negative_=bind("_A", "neg", True),
                      true_divide_=bind("_A", "div", True), cumsum_=bind("_R", "cumsum", True),
                      cumprod_=bind("_R", "cumprod", True), isclose=bind("_C", "isclose"), bmm=bind("_LA", "bmm"),
-                     sgn_=bind("_U", "sign", True))
+                     sgn_=bind("_CX", "sgn", True))
         for n in ("addmm addbmm baddbmm addmv addr").split():
             table[n + "_"] = bind("_LA", n, True)
-        for n in ("softmax log_softmax dist positive sgn ravel adjoint angle conj conj_physical resolve_conj "
-                  "resolve_neg is_conj is_neg split_with_sizes unsafe_split unsafe_split_with_sizes unsafe_chunk "
-                  "narrow_copy as_strided prelu hardshrink is_same_size nonzero_static").split():
+        for n in ("softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
+                  "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
+                  "nonzero_static").split():
             table[n] = bind("_SF", n)
-        table.update(as_strided_=bind("_SF", "as_strided_"), conj_physical_=bind("_SF", "conj_physical_"))
+        table.update(as_strided_=bind("_SF", "as_strided_"))
+        for n in "sgn conj conj_physical conj_physical_ resolve_conj resolve_neg is_conj is_neg".split():
+            table[n] = bind("_CX", n)
         for n in ("lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
                   "igammac").split():
             table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
@@ -1356,6 +1399,18 @@ class Tensor:
     locals().update(_surface_methods())
     del _surface_methods
 
+    def stft(self, *args, **kwargs) -> "Tensor":
+        """See torch.stft."""
+        from .ops.stft import stft
+
+        return stft(self, *args, **kwargs)
+
+    def istft(self, *args, **kwargs) -> "Tensor":
+        """See torch.istft."""
+        from .ops.stft import istft
+
+        return istft(self, *args, **kwargs)
+
     def polygamma(self, n: int) -> "Tensor":
         return _E.polygamma(n, self)
 
@@ -1363,9 +1418,12 @@ class Tensor:
         return _IP.inplace(self, lambda t: _E.polygamma(n, t))
 
     def float_power_(self, exponent) -> "Tensor":
-        if self._dtype is not D.float64:
+        cplx = self._dtype.is_complex or (exponent._dtype.is_complex if isinstance(exponent, Tensor)
+                                          else type(exponent) is complex)
+        want = D.complex128 if cplx else D.float64
+        if self._dtype is not want:
             raise RuntimeError(f"the base given to float_power_ has dtype {_IP._title(self._dtype)} but the "
-                               f"operation's result requires dtype Double")
+                               f"operation's result requires dtype {want._scalar_name}")
         return _IP.inplace(self, _E.float_power, exponent)
 
     def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
@@ -1389,12 +1447,21 @@ class Tensor:
 
     @property
     def real(self) -> "Tensor":
-        """The tensor itself (real dtypes)."""
-        return self
+        """The real part (a view sharing memory for complex tensors; the tensor itself for real ones)."""
+        return _CX.real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        _CX.real(self).copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value), D._scalar_dtype(value)))
 
     @property
     def imag(self) -> "Tensor":
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        """The imaginary part of a complex tensor (a view sharing memory)."""
+        return _CX.imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        _CX.imag(self).copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value), D._scalar_dtype(value)))
 
     def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
         """A view of all windows of ``size`` elements, ``step`` apart, along ``dimension`` (as a new last dim)."""
@@ -1488,6 +1555,28 @@ class Tensor:
 
         return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
+    def to_sparse_coo(self) -> "Tensor":
+        return self.to_sparse()
+
+    # A strided tensor has no COO parts: torch's refusals (ember.sparse.SparseTensor overrides these)
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.dim()
+
     def is_set_to(self, tensor: "Tensor") -> bool:
         """Same storage, offset, sizes and strides."""
         return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
@@ -1514,7 +1603,7 @@ _PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool}
 
 def _as_dtype(x):
     if type(x) is D.dtype:
-        return x
+        return D.to_dtype(x)
     return _PY_DTYPES.get(x) if isinstance(x, type) else None
 
 
@@ -1578,6 +1667,23 @@ class _LegacyTensorType(type):
 
 
 LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in _LEGACY_TYPES.items()}
+
+
+def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
+    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
+    accelerator, which does not exist)."""
+    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    return t  # pragma: no cover - _check_device raises
+
+
+def _torch_type_name(cls: type) -> str:
+    """A class as torch's C++ argument errors name it: torch's C types by their dotted name, others by name."""
+    if cls is _LegacyTensorType:
+        return "torch.tensortype"
+    if cls.__module__.startswith("ember") and cls.__name__ in ("Size", "dtype", "device", "Generator", "layout",
+                                                               "memory_format"):
+        return "torch." + cls.__name__
+    return cls.__name__
 
 
 _new_size = tuple.__new__
@@ -1734,6 +1840,15 @@ def _rebuild(arr, requires_grad):
     return t
 
 
+def _real_value(x: np.ndarray, ctype: str):
+    """A one-element array as a real number: a complex one only when its imaginary part is 0 (torch's error)."""
+    if x.dtype.kind == "c":
+        if x.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return x.real
+    return x
+
+
 def _wrap_dim_strict(dim: int, ndim: int) -> int:
     """Like ``_wrap_dim`` but a 0-d tensor has no dimension to ask about (size(0), stride(0))."""
     if ndim == 0:
@@ -1801,3 +1916,4 @@ from .utils import dlpack as _DL  # noqa: E402
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
 from . import _surface as _SF  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
+from .ops import complex_numbers as _CX  # noqa: E402

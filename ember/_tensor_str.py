@@ -95,6 +95,23 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
+class _ComplexFormatter:
+    """torch's pair of formatters for complex elements: one for the real parts, one for the imaginary parts
+    ("1.5000-0.2500j")."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.re = _Formatter(arr.real, True)
+        self.im = _Formatter(arr.imag, True)
+
+    def width(self) -> int:
+        return self.re.width() + self.im.width() + 1  # + the "j"
+
+    def format(self, value) -> str:
+        real_str = self.re.format(value.real)
+        imag_str = (self.im.format(value.imag) + "j").lstrip()
+        return real_str + imag_str if imag_str[0] in "+-" else real_str + "+" + imag_str
+
+
 def _vector_str(arr, indent, summarize, fmt) -> str:
     element_length = fmt.width() + 2
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
@@ -142,7 +159,8 @@ def _tensor_str(arr: np.ndarray, floating: bool, indent: int) -> str:
     summarize = arr.size > PRINT_OPTS.threshold
     if arr.dtype in D._REDUCED_NP:  # float16, bfloat16: formatted from their (exact) float32 values
         arr = arr.astype(np.float32)
-    fmt = _Formatter(_summarized(arr) if summarize else arr, floating)
+    shown = _summarized(arr) if summarize else arr
+    fmt = _ComplexFormatter(shown) if arr.dtype.kind == "c" else _Formatter(shown, floating)
     return _tensor_str_fmt(arr, indent, summarize, fmt)
 
 
@@ -175,7 +193,7 @@ def _str(t, tensor_contents=None) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append("size=" + str(tuple(arr.shape)))
-        if dt not in (D.get_default_dtype(), D.int64, D.bool):
+        if dt not in (D.get_default_dtype(), D.default_complex_dtype(), D.int64, D.bool):
             suffixes.append("dtype=" + repr(dt))
         body = _tensor_str(arr, dt.is_floating_point, indent)
     if tensor_contents is not None:

@@ -47,6 +47,7 @@ _STORAGE_NAMES = {"FloatStorage": D.float32, "DoubleStorage": D.float64, "HalfSt
                   "LongStorage": D.int64, "IntStorage": D.int32, "ShortStorage": D.int16,
                   "CharStorage": D.int8, "ByteStorage": D.uint8, "BoolStorage": D.bool,
                   "BFloat16Storage": D.bfloat16}
+_STORAGE_NAMES.update(ComplexFloatStorage=D.complex64, ComplexDoubleStorage=D.complex128)  # complex dtypes (h-cplx)
 _STORAGE_OF = {d: name for name, d in _STORAGE_NAMES.items()}
 
 
@@ -515,6 +516,13 @@ def _rebuild_tensor(storage, storage_offset, size, stride) -> Tensor:
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None) -> Tensor:
     t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if isinstance(metadata, dict):  # torch's conjugate / negative bits: the storage holds the plain values
+        if metadata.get("neg"):
+            t = _wrap(np.negative(t._data), t._dtype)
+        if metadata.get("conj") and t._dtype.is_complex:
+            from .ops.complex_numbers import conj
+
+            t = conj(t)  # (computed: NOTE [lazy conjugation])
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -1,9 +1,10 @@
 """The oracle: run the same expression in ember and in real torch and compare.
 
 ``check(fn, *arrays)`` calls ``fn(lib, *tensors)`` once with ``lib=ember`` and once with
-``lib=torch`` on tensors made from the same NumPy arrays (float arrays require grad), then
-compares outputs (values, dtype, shape), first gradients for a random upstream gradient, and,
-with ``gradgrad=True``, second gradients (the gradient of <grads, v> w.r.t. the inputs).
+``lib=torch`` on tensors made from the same NumPy arrays (float and complex arrays require grad),
+then compares outputs (values, dtype, shape), first gradients for a random upstream gradient, and,
+with ``gradgrad=True``, second gradients (the gradient of <grads, v> w.r.t. the inputs; its real
+part for complex gradients, since only a real scalar can seed a backward).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def to_np(t) -> np.ndarray:
             return t.detach().cpu().view(torch.int16).numpy(force=True).view(BF16)
         return t.detach().cpu().numpy(force=True)  # force: torch's lazy ZeroTensor grads
     if isinstance(t, ember.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().numpy()
     return np.asarray(t)
 
 
@@ -41,7 +42,14 @@ def lib_tensor(lib, arr: np.ndarray):
 def _tol(dtype) -> tuple[float, float]:
     name = str(dtype).replace("torch.", "")
     return {"float16": (1e-2, 1e-2), "bfloat16": (1.6e-2, 1e-5), "float32": (1e-4, 1e-5),
-            "float64": (1e-7, 1e-9)}.get(name, (0, 0))
+            "float64": (1e-7, 1e-9), "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9)}.get(name, (0, 0))
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    """An array in the widest dtype of its kind (bool stays bool), for comparisons."""
+    if a.dtype == bool:
+        return a
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> None:
@@ -61,15 +69,14 @@ def assert_close(e, t, rtol=None, atol=None, check_dtype=True, what="value") -> 
         # in the last place: at least these tolerances, whatever an op asks for its float32 samples
         r, a = (1.6e-2, 4e-3) if what.startswith("output") else (4e-2, 1e-2)
         rtol, atol = max(rtol or 0, r), max(atol or 0, a)
-    np.testing.assert_allclose(to_np(e).astype(np.float64) if to_np(e).dtype != bool else to_np(e),
-                               to_np(t).astype(np.float64) if to_np(t).dtype != bool else to_np(t),
+    np.testing.assert_allclose(_wide(to_np(e)), _wide(to_np(t)),
                                rtol=r if rtol is None else rtol, atol=a if atol is None else atol,
                                err_msg=what, equal_nan=True)
 
 
 def _make(lib, arr, requires_grad):
     t = lib_tensor(lib, arr)
-    if requires_grad and (arr.dtype.kind == "f" or arr.dtype == BF16):
+    if requires_grad and (arr.dtype.kind in "fc" or arr.dtype == BF16):
         t.requires_grad_(True)
     return t
 
@@ -99,7 +106,7 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
     if not diff_t or not outs:
         return eo, to
     rng = np.random.default_rng(seed)
-    ups = [rng.standard_normal(t.shape).astype(to_np(t).dtype) for _, t in outs]
+    ups = [_random_like(rng, to_np(t)) for _, t in outs]
     ge = ember.autograd.grad([e for e, _ in outs], diff_e, [lib_tensor(ember, u) for u in ups],
                              create_graph=gradgrad, allow_unused=True)
     gt = torch.autograd.grad([t for _, t in outs], diff_t, [lib_tensor(torch, u) for u in ups],
@@ -114,9 +121,9 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
         pairs = [(a, b) for a, b in zip(ge, gt) if b is not None and b.requires_grad]
         if not pairs:
             return eo, to
-        vs = [rng.standard_normal(b.shape).astype(to_np(b).dtype) for _, b in pairs]
-        se = sum(((a * lib_tensor(ember, v)).sum() for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
-        st = sum(((b * lib_tensor(torch, v)).sum() for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
+        vs = [_random_like(rng, to_np(b)) for _, b in pairs]
+        se = sum((_real((a * lib_tensor(ember, v)).sum()) for (a, _), v in zip(pairs, vs)), ember.tensor(0.0))
+        st = sum((_real((b * lib_tensor(torch, v)).sum()) for (_, b), v in zip(pairs, vs)), torch.tensor(0.0))
         gge = ember.autograd.grad(se, diff_e, allow_unused=True)
         ggt = torch.autograd.grad(st, diff_t, allow_unused=True)
         for i, (a, b) in enumerate(zip(gge, ggt)):
@@ -126,6 +133,18 @@ def check(fn, *arrays, grad=True, gradgrad=False, rtol=None, atol=None, seed=0, 
             assert a is not None, f"gradgrad {i}: ember has none"
             assert_close(a, b, *(grad_tol or (rtol, atol)), what=f"gradgrad {i}")
     return eo, to
+
+
+def _random_like(rng, a: np.ndarray) -> np.ndarray:
+    """Standard normal values of ``a``'s shape and dtype (complex: both parts)."""
+    r = rng.standard_normal(a.shape)
+    if a.dtype.kind == "c":
+        r = r + 1j * rng.standard_normal(a.shape)
+    return r.astype(a.dtype)
+
+
+def _real(t):
+    return t.real if t.is_complex() else t
 
 
 def same_error(fn, match_words=None):

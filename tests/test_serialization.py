@@ -16,7 +16,8 @@ from hypothesis import given, settings, strategies as st
 import ember
 from ember import serialization
 
-DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool", "complex64",
+          "complex128"]
 
 
 def _array(dtype: str, shape, seed=0) -> np.ndarray:
@@ -25,6 +26,8 @@ def _array(dtype: str, shape, seed=0) -> np.ndarray:
         return rng.random(shape) > 0.5
     if dtype.startswith("float"):
         return (rng.standard_normal(shape) * 10).astype(dtype)
+    if dtype.startswith("complex"):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     info = np.iinfo(dtype)
     return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
 
@@ -35,7 +38,8 @@ def _same(e, t) -> None:
     assert str(e.dtype) == str(t.dtype)
     assert tuple(e.shape) == tuple(t.shape)
     assert e.requires_grad == t.requires_grad
-    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    np.testing.assert_array_equal(e.detach().resolve_conj().resolve_neg().numpy(),
+                                  t.detach().resolve_conj().resolve_neg().numpy())
 
 
 def _same_tree(e, t) -> None:
@@ -655,6 +659,34 @@ def test_parameters_save_as_torch_parameters(requires_grad, tmp_path):
     _same(got, torch.nn.Parameter(torch.tensor(arr), requires_grad))
     back = ember.load(tmp_path / "e.pt")["w"]
     _same(back, got)
+
+
+# --------------------------------------------------------------------------- complex tensors
+
+
+def test_complex_views_and_conjugates_torch_to_ember(tmp_path):
+    """torch writes a conjugate (or negative) view as its storage plus a metadata flag: ember loads the values the
+    view reads, with the conjugate bit set."""
+    z = torch.tensor(_array("complex128", (2, 3)))
+    saved = {"z": z, "conj": z.conj(), "slice of conj": z.conj()[:, 1:]}
+    torch.save(saved, tmp_path / "t.pt")
+    got = ember.load(tmp_path / "t.pt")
+    for k, t in saved.items():
+        _same(got[k], t)
+    assert got["conj"].is_conj() and not got["z"].is_conj()
+    for real_view in (z.conj().imag, z.real, torch.view_as_real(z)):  # (torch saves no two types of one storage)
+        torch.save(real_view, tmp_path / "v.pt")
+        _same(ember.load(tmp_path / "v.pt"), real_view)
+
+
+def test_complex_views_and_conjugates_ember_to_torch(tmp_path):
+    z = ember.tensor(_array("complex64", (2, 3)))
+    saved = {"z": z, "conj": z.conj(), "imag": z.imag, "as real": ember.view_as_real(z), "t": z.mT}
+    ember.save(saved, tmp_path / "e.pt")
+    got = torch.load(tmp_path / "e.pt", weights_only=True)
+    for k, e in saved.items():
+        assert str(got[k].dtype) == str(e.dtype) and tuple(got[k].shape) == tuple(e.shape)
+        np.testing.assert_array_equal(got[k].numpy(), e.resolve_conj().numpy())
 
 
 def _with_data_pkl(lib, path, payload) -> str:

@@ -25,10 +25,15 @@ NAMESPACES = [
     ("torch", "Top-level functions, dtypes and classes."),
     ("torch.Tensor", "Tensor methods and attributes."),
     ("torch.nn", ""), ("torch.nn.functional", ""), ("torch.nn.init", ""), ("torch.nn.utils", ""),
-    ("torch.nn.parallel", ""), ("torch.nn.utils.parametrize", ""), ("torch.nn.utils.parametrizations", ""),
+    ("torch.nn.parallel", "No GPU: the multi-GPU helpers walk their arguments as torch's do and raise where "
+                          "torch's CPU build raises."),
+    ("torch.nn.utils.rnn", ""), ("torch.nn.utils.stateless", ""), ("torch.nn.grad", ""),
+    ("torch.nn.utils.parametrize", ""), ("torch.nn.utils.parametrizations", ""),
     ("torch.nn.utils.prune", ""), ("torch.nn.attention", "ember computes attention one way (the math form); the "
                                                          "kernel switches keep torch's state and refusals."),
     ("torch.nn.attention.bias", ""),
+    ("torch.nn.attention.flex_attention", "torch's eager (math reference) path: the same values, forward only as on "
+                                          "torch's CPU build."),
     ("torch.linalg", ""), ("torch.fft", ""), ("torch.special", ""), ("torch.distributions", ""),
     ("torch.optim", ""), ("torch.optim.lr_scheduler", ""),
     ("torch.autograd", ""), ("torch.autograd.functional", ""), ("torch.autograd.forward_ad", ""),
@@ -62,6 +67,20 @@ ABSENT_NAMESPACES = {
     "torch.overrides": "__torch_function__ dispatch", "torch.signal": "signal windows namespace",
     "torch.xpu": "Intel GPUs (GPU-only)", "torch.mtia": "MTIA accelerators (device-only)",
 }
+
+# Packages whose public module paths are listed (``from torch.nn.modules.batchnorm import _BatchNorm`` must find
+# a module when ember stands in for torch), with the reason a path ember lacks is missing (first match wins)
+MODULE_ROOTS = ("torch.nn",)
+MODULE_ABSENT = [
+    ("torch.nn.quantized*", "quantized kernels"), ("torch.nn.quantizable*", "quantized kernels"),
+    ("torch.nn.qat*", "quantized kernels"), ("torch.nn.intrinsic*", "quantized kernels"),
+    ("torch.nn.backends*", "torch's legacy THNN backend registry"),
+    ("torch.nn.cpp", "wrappers of C++ frontend modules"),
+    ("torch.nn.attention.varlen", "FlashAttention kernels (GPU-only: torch's CPU build raises)"),
+    ("torch.nn.attention.experimental", "experimental paged / quantized attention"),
+    ("torch.nn.modules.linear_cross_entropy", "torch's chunked kernel (ember runs the reference form)"),
+    ("*", "not implemented yet"),
+]
 
 # Names torch defines only when an optional package is missing (torch.hub's fallback progress bar, also in model_zoo,
 # when tqdm is not installed): listed always, so that the page does not depend on what else the machine has.
@@ -131,6 +150,24 @@ ANNOTATIONS = [
                                                                        "flash kernel has none"),
     ("torch.nn.attention", "*flash_attention_impl*", "absent", "FlashAttention implementation registry (GPU "
                                                                 "kernels)"),
+    ("torch.nn.attention.flex_attention", "create_block_mask", "partial", "no compute_dq_write_order (metadata of "
+                                                                          "torch's FLASH backward kernel)"),
+    ("torch.nn.attention.flex_attention", "BlockMask", "partial", "not a registered pytree node; no dq write-order "
+                                                                  "metadata"),
+    ("torch.nn.functional", "linear_cross_entropy", "partial", "the reference form (linear, then cross_entropy) "
+                                                                "whatever the options: every logit in memory; "
+                                                                "twice differentiable, repeatable backward"),
+    ("torch.nn", "LinearCrossEntropy*", "partial", "options validated, computed by the reference form (see "
+                                                    "F.linear_cross_entropy)"),
+    ("torch.nn.utils", "convert_conv*_weight_memory_format", "partial", "strides stay row-major (ember keeps no "
+                                                                       "memory formats)"),
+    ("torch.nn.utils", "skip_init", "partial", "parameters are initialised, then replaced by uninitialised memory "
+                                               "(no meta device)"),
+    ("torch.nn.functional", "*has_torch_function*", "absent", "__torch_function__ dispatch (torch.overrides)"),
+    ("torch.nn.functional", "handle_torch_function", "absent", "__torch_function__ dispatch (torch.overrides)"),
+    ("torch.nn.functional", "*scaled*mm", "absent", "float8 / scaled matmul kernels"),
+    ("torch.nn.functional", "*Type", "absent", "float8 / scaled matmul kernels"),
+    ("torch.nn.functional", "grouped_mm", "absent", "not implemented yet (mixture-of-experts grouped matmul)"),
     # families ember leaves out
     ("*", "*quantiz*", "absent", "quantized kernels"), ("*", "q_*", "absent", "quantized kernels"),
     ("*", "*fake_quant*", "absent", "quantized kernels"), ("*", "*qint*", "absent", "quantized kernels"),
@@ -143,7 +180,7 @@ ANNOTATIONS = [
     ("*", "*hpu*", "absent", "other accelerators"), ("*", "*ipu*", "absent", "other accelerators"),
     ("*", "*csr*", "absent", "sparse layouts other than COO"), ("*", "*csc*", "absent", "sparse layouts other than COO"),
     ("*", "*bsr*", "absent", "sparse layouts other than COO"), ("*", "*bsc*", "absent", "sparse layouts other than COO"),
-    ("*", "*complex*", "absent", "complex dtypes"), ("*", "*script*", "absent", "TorchScript runtime"),
+    ("*", "*script*", "absent", "TorchScript runtime"),
     ("*", "*jit*", "absent", "TorchScript runtime"), ("*", "*_foreach*", "absent", "fused multi-tensor kernels"),
     ("*", "*fused*", "absent", "fused kernels"), ("*", "*pin_memory*", "absent", "page-locked memory (GPU transfers)"),
     ("*", "*", "absent", "not implemented yet"),
@@ -155,8 +192,9 @@ def _torch():
     for name in ("torch.utils.data", "torch.utils.benchmark", "torch.utils.model_zoo", "torch.utils.checkpoint",
                  "torch.utils.dlpack", "torch.utils._pytree", "torch.hub", "torch.multiprocessing", "torch.futures",
                  "torch.sparse", "torch.func", "torch.profiler", "torch.autograd.profiler", "torch.storage",
-                 "torch.nn.attention", "torch.nn.attention.bias", "torch.nn.utils.prune",
-                 "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.cpu", "torch.distributed", "torch.export", "torch.fx",
+                 "torch.nn.attention", "torch.nn.attention.bias", "torch.nn.attention.flex_attention",
+                 "torch.nn.utils.prune",
+                 "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.nn.grad", "torch.cpu", "torch.distributed", "torch.export", "torch.fx",
                  "torch.quantization", "torch.onnx", "torch.nested", "torch.masked", "torch.library",
                  "torch.overrides", "torch.signal", "torch.xpu", "torch.mtia"):
         try:
@@ -235,6 +273,39 @@ def _code(names) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
+def _module_paths(root: str) -> list:
+    """torch's public module paths under ``root`` (no component starting with an underscore)."""
+    import pkgutil
+
+    package = importlib.import_module(root)
+    found = [root]
+    for info in pkgutil.walk_packages(package.__path__, root + ".", onerror=lambda name: None):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            found.append(info.name)
+    return sorted(found)
+
+
+def _module_section(root: str) -> str:
+    present, missing = [], {}
+    for path in _module_paths(root):
+        try:
+            importlib.import_module("ember" + path[len("torch"):])
+            present.append(path)
+        except ImportError:
+            why = next(reason for pattern, reason in MODULE_ABSENT if fnmatch.fnmatchcase(path, pattern))
+            missing.setdefault(why, []).append(path)
+    n_missing = sum(len(v) for v in missing.values())
+    lines = [f"## `{root}` module paths", "",
+             f"Where torch's public modules under `{root}` import from (`from {root}.modules.batchnorm import "
+             "_BatchNorm`, with ember standing in for torch): the module exists in ember.", "",
+             f"{len(present)} present, {n_missing} missing (of {len(present) + n_missing}).", "",
+             "Present: " + _code(present), ""]
+    if missing:
+        lines += ["| missing | why |", "|---|---|"]
+        lines += [f"| {_code(paths)} | {why} |" for why, paths in sorted(missing.items())] + [""]
+    return "\n".join(lines)
+
+
 def render() -> str:
     torch = _torch()
     import ember
@@ -253,6 +324,11 @@ def render() -> str:
             continue
         try:
             ens = _resolve(ember, "ember" + path[len("torch"):])
+        except AttributeError:  # a submodule torch also loads only on import (torch.nn.attention.flex_attention)
+            try:
+                ens = importlib.import_module("ember" + path[len("torch"):])
+            except ImportError:
+                ens = None
         except Exception:  # noqa: BLE001 - the whole namespace is missing
             ens = None
         rows = {"supported": [], "partial": [], "not supported": []}
@@ -289,6 +365,7 @@ def render() -> str:
     out += [f"Overall: {totals['supported']} supported, {totals['partial']} partial, {totals['not supported']} not "
             f"supported.", ""]
     out += sections
+    out += [_module_section(root) for root in MODULE_ROOTS]
     out += ["## Namespaces ember does not provide", "", "| namespace | why |", "|---|---|"]
     out += [f"| `{ns}` | {why} |" for ns, why in ABSENT_NAMESPACES.items()]
     return "\n".join(out) + "\n"

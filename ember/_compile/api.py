@@ -463,6 +463,7 @@ def _outputs(tr: Tracer, leaves: list):
             o.value = val
             o.edt = leaf._dtype
             o.version = leaf._version
+            o.conj = bool(ext is not None and ext.get("conj"))
             if leaf._requires_grad:
                 fn = leaf._grad_fn
                 if fn is None or not tr.internal(fn):

@@ -37,7 +37,7 @@ UFUNCS = {
 class Output:
     """How one leaf of the function's result is made on each call."""
 
-    __slots__ = ("kind", "value", "index", "obj", "requires_grad", "edt", "nr", "version", "base")
+    __slots__ = ("kind", "value", "index", "obj", "requires_grad", "edt", "nr", "version", "base", "conj")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind          # value (a tensor around a program value), input (the input tensor itself),
@@ -49,6 +49,7 @@ class Output:
         self.nr = -1              # output number on the compiled node (requires_grad outputs)
         self.version = 0
         self.base = -1            # a view of input ``base`` (linked as eager links views)
+        self.conj = False         # the conjugate bit is set (NOTE [lazy conjugation])
 
 
 class Pattern:

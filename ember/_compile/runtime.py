@@ -129,6 +129,8 @@ def run(p, tensors: list):
                 t = _wrap(arr, o.edt)
             if o.base >= 0:
                 _link_view(t, tensors[o.base])
+            if o.conj:  # NOTE [lazy conjugation]
+                t._ext = dict(t._ext or (), conj=True)
             if o.version:
                 t._version_counter().value = o.version
         elif kind == "input":

@@ -146,7 +146,7 @@ def explain(tensor, root=None) -> Explanation:
     name = _caller_name(tensor) or next((r.name for r in reversed(P.flags) if _alive(r.src) is tensor and r.name),
                                         None)
     label = f"`{name}`" if name else "the tensor"
-    if not tensor._dtype.is_floating_point:
+    if not tensor._dtype._differentiable:
         return Explanation("integer_dtype", f"{label} has dtype {tensor._dtype}: only floating point tensors can "
                            "require gradients, so it enters any graph as a constant (indices, masks, counts). Make "
                            "it floating point (e.g. .float()) if it must be learned.", label)

@@ -149,6 +149,8 @@ def _conform(g: Tensor, shape, dt) -> Tensor:
         g = (_sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None and not g._dtype._reduced
              else g.sum_to_size(shape))
     if g._dtype is not dt:
+        if g._dtype.is_complex and not dt.is_complex:  # a real input's share of a complex gradient: its real part
+            g = g.real
         g = g.to(dt)
     return g
 
@@ -488,7 +490,7 @@ except ImportError:  # pragma: no cover - another NumPy layout
 
 def _nan_check(fn, grads) -> None:
     for i, g in enumerate(grads):
-        if g is not None and g._dtype.is_floating_point and np.isnan(g._data).any():
+        if g is not None and g._dtype._differentiable and np.isnan(g._data).any():
             raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
 
 
@@ -513,5 +515,9 @@ def _make_grads(outputs, grads, is_grads_batched: bool = False):
         if not is_grads_batched and g._data.shape != t._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} "
                                f"and output[{i}] has a shape of {Size(t._data.shape)}.")
+        if t._dtype.is_complex != g._dtype.is_complex:
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g._dtype} and "
+                               f"output[{i}] has a dtype of {t._dtype}.")
         out.append(g)
     return out

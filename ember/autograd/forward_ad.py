@@ -105,7 +105,7 @@ class _DualLevel(Level):
         outs = out if type(out) is tuple else (out,)
         diff = cls.differentiable_outputs
         wanted = [i for i, o in enumerate(outs)
-                  if isinstance(o, Tensor) and o._dtype.is_floating_point and (diff is None or i in diff)]
+                  if isinstance(o, Tensor) and o._dtype._differentiable and (diff is None or i in diff)]
         if not wanted:
             return
         saved = _mode.interpose
@@ -158,7 +158,7 @@ class _DualLevel(Level):
             outs = out if isinstance(out, tuple) else (out,)
             res = res if isinstance(res, tuple) else (res,)
             for o, t in zip(outs, res):
-                if isinstance(o, Tensor) and o._dtype.is_floating_point and t is not None:
+                if isinstance(o, Tensor) and o._dtype._differentiable and t is not None:
                     _set_tangent(o, self, _fit(t, o))
                     if o._grad_fn is not None:
                         _keep_saved_output(o)
@@ -271,7 +271,7 @@ def _double_vjp(cls, args: tuple, wanted: list, tangents: tuple) -> list:
         new = list(args)
         xs, ts = [], []
         for i, t in enumerate(tangents):
-            if t is None or not args[i]._dtype.is_floating_point:
+            if t is None or not args[i]._dtype._differentiable:
                 continue
             a = args[i]
             # an input of its own: a view of ``a`` keeps reverse mode flowing to ``a``'s history and the tangents
@@ -358,9 +358,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
     lvl = _level_for(level, "_make_dual")
-    if not tensor._dtype.is_floating_point:
+    if not tensor._dtype._differentiable:
         raise ValueError(f"Expected primal to be floating point or complex, but got: {_type_name(tensor)}")
-    if not tangent._dtype.is_floating_point:
+    if not tangent._dtype._differentiable:
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {_type_name(tangent)}")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "

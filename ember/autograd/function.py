@@ -261,7 +261,7 @@ def _wire(ctx, args, out, record: bool):
             o2 = _wrap(o._data, o._dtype)  # an input returned as-is becomes a new alias
             o2._vc = o._version_counter()
             o = o2
-        if id(o) in non_diff or not o._dtype.is_floating_point:
+        if id(o) in non_diff or not o._dtype._differentiable:
             o._requires_grad = False
         else:
             o._grad_fn = ctx

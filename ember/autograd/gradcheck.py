@@ -81,7 +81,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                           "precision floating point. ", UserWarning, stacklevel=2)
     outputs = _as_tuple(func(*inputs))
     for oi, out in enumerate(outputs):
-        if not isinstance(out, Tensor) or not out._dtype.is_floating_point:
+        if not isinstance(out, Tensor) or not out._dtype._differentiable:
             continue
         numerical = _numerical_jacobian(func, inputs, oi, eps)
         analytical = _analytical_jacobian(func, inputs, oi)

@@ -14,6 +14,7 @@ over one dict of values; it is registered in ``sys.modules`` so ``import ember.b
 from __future__ import annotations
 
 import enum
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -87,6 +88,7 @@ class _Backend(types.ModuleType):
     def __init__(self, name: str) -> None:
         super().__init__(f"{__name__}.{name}")
         self._values = dict(self._defaults)
+        self.__spec__ = importlib.machinery.ModuleSpec(self.__name__, None)  # importlib.util.find_spec needs one
         sys.modules[self.__name__] = self
 
     def __getattr__(self, name: str):

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
                    shape as _shape, unary, _fused_backward)
 from ..ops._op import Op
+from ..ops import fft as _fft
 from ._vmap import _Placeholder
 from ._vmap import batched_at as _bt
 
@@ -497,6 +498,11 @@ for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.V
 for _n, _fn in _ADD_PRODUCT_DECOMPOSITIONS.items():
     _register(_n, _decompose(_fn))
 RULES[linalg.Einsum] = _einsum_rule
+# complex numbers and FFTs (h-cplx): the parts are elementwise or act on the trailing pair; transforms act on dims
+_register("ConjBackward0 ConjPhysicalBackward0 ComplexBackward0 PolarBackward0 SgnBackward0", _EW)
+_register("ViewAsRealBackward0 ViewAsComplexBackward0", _passthrough)
+for _c in (_fft.FftC2C, _fft.FftR2C, _fft.FftC2R):
+    RULES[_c] = _shift_attr(1)
 
 _CACHE: dict = {}
 

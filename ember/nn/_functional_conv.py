@@ -13,7 +13,10 @@ from .._tensor import Tensor, _all_examples
 from ..ops import conv as _C, pooling as _P, resample as _R
 from .. import _factories as _fac
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ..ops.shape import stack as _stack
 from ..ops._inplace import _title
+from ..ops.reduction import complex_refused
+from ..autograd.grad_mode import is_grad_enabled
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
            "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -48,6 +51,12 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
         raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
                            f"but got {weight.dim()}-dimensional input of size {_shape_str(input)} instead")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {_shape_str(weight)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{_shape_str(weight)}] instead")  # torch's doubled brackets
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
     c = x.shape[1]
@@ -272,9 +281,13 @@ def _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, nam
     return k, s, p, d
 
 
-def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name):
+def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name, values_only=False):
     x = _pool_input(input, nd, name)
     k, s, p, d = _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+    if values_only and nd == 1 and x._dtype.is_complex and not (
+            (x._requires_grad and is_grad_enabled()) or (x._ext is not None and x._ext.get("fw"))):
+        # torch's max_pool1d computes values alone (its own kernel) unless a gradient needs the indices
+        raise complex_refused("max_pool1d_impl", x._data.dtype)
     y, idx = _P.max_pool_with_indices(x, k, s, p, d, ceil_mode)
     return _pool_back(y, nd), _pool_back(idx, nd)
 
@@ -288,7 +301,7 @@ def _max_pool_fns(nd: int):
         return _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
 
     def pool(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-        y, idx = _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
+        y, idx = _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name, not return_indices)
         return (y, idx) if return_indices else y
 
     pool.__doc__ = f"Max over sliding windows of {nd}-d planes (and flat arg-max indices with return_indices)."
@@ -842,4 +855,42 @@ fractional_max_pool3d, fractional_max_pool3d_with_indices = _fractional_fns(3)
 
 __all__ += ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
             "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
-            "fractional_max_pool3d_with_indices"]
+            "fractional_max_pool3d_with_indices", "conv_tbc"]
+
+
+# ---------------------------------------------------------------- time-batch-channel convolution (fairseq's ConvTBC)
+_pad = pad  # conv_tbc's argument is named pad
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-d convolution over (time, batch, channels) input: weight (kernel width, in channels, out channels), bias
+    (out channels,), ``pad`` steps of zeros at both ends of time (negative: that many cut off)."""
+    for i, (arg, v) in enumerate((("input", input), ("weight", weight), ("bias", bias)), 1):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"conv_tbc(): argument '{arg}' (position {i}) must be Tensor, not {type(v).__name__}")
+    if isinstance(pad, bool) or not isinstance(pad, (int, np.integer)):
+        raise TypeError(f"conv_tbc(): argument 'pad' (position 4) must be int, not {type(pad).__name__}")
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_title(input.dtype)} and "
+                           f"{_title(weight.dtype)}")
+    t, b, _ = input.shape
+    k, c_in, c_out = weight.shape
+    pad = int(pad)
+    t_out = t + 2 * pad - k + 1
+    if t_out < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {t_out}: [{t_out}, {b}, {c_out}]")
+    x = _pad(input, (0, 0, 0, 0, pad, pad)) if pad > 0 else input[-pad:t + pad] if pad < 0 else input
+    # every kernel tap's window side by side: (t_out, b, k * c_in), one matmul with the flattened weight
+    windows = (_stack([x[j:j + t_out] for j in range(k)], 2).reshape(t_out, b, k * c_in) if k else
+               x.new_zeros(t_out, b, 0))
+    return windows @ weight.reshape(k * c_in, c_out) + bias

@@ -24,8 +24,6 @@ def _sizes(t: Tensor) -> str:
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """torch.grid_sampler: grid_sample with the modes as integers (checks of the ATen function)."""
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"expected scalar type {_title(input.dtype)} but found {_title(grid.dtype)}")
     if grid.shape[-1] != input.dim() - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
                            f"grid with sizes {_sizes(grid)}")
@@ -46,6 +44,8 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
     if not input.is_floating_point():
         kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(input.dtype)}\'')
+    if input.dtype != grid.dtype:  # (the kernel's read of the grid: after the shape checks and its dtype dispatch)
+        raise RuntimeError(f"expected scalar type {_title(input.dtype)} but found {_title(grid.dtype)}")
     return _G.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 

@@ -35,6 +35,7 @@ from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
 from ..autograd._interpose import replayable as _replayable  # noqa: E402
 from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled  # noqa: E402
+from ._reduction import legacy_get_string as _legacy_reduction  # noqa: E402
 
 __all__ += [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_", "selu", "celu", "gelu", "silu",
@@ -80,8 +81,18 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+def _no_complex(spec: str, *tensors) -> None:
+    """torch's error (a kernel name, or "!" and a RuntimeError's message) for functions without complex kernels."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._dtype.is_complex:
+            from ..ops.reduction import complex_refused
+
+            raise complex_refused(spec, t._data.dtype)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope per channel (dim 1) or one shared slope."""
+    _no_complex("prelu_cpu", input, weight)
     if weight.numel() != 1:
         ch = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
         if weight.numel() != ch:
@@ -248,6 +259,10 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """<x1, x2> / max(||x1|| * ||x2||, eps) along ``dim`` (broadcasting)."""
+    for x in (x1, x2):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                               f"{_D.promote_types(x1._dtype, x2._dtype)._scalar_name}")
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -319,6 +334,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("running_mean must be defined in evaluation mode")
     _check_channel_params(input.shape[1] if input.dim() > 1 else 0, 1, running_mean=running_mean,
                           running_var=running_var, weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     if _mixed_norm(input, weight, bias, running_mean):
         return batch_norm(input.float(), running_mean, running_var, _f32(weight), _f32(bias), training, momentum,
                           eps).to(input._dtype)
@@ -364,6 +380,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         n = input.shape[0]
         _check_channel_params(n * input.shape[1], n, running_mean=running_mean, running_var=running_var,
                               weight=weight, bias=bias)
+    _no_complex("batch_norm", input)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
     if use_input_stats or running_mean is None:
@@ -387,6 +404,7 @@ def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
+    _no_complex("LayerNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias), eps).to(input._dtype)
     dims = _check_normalized_shape(input, normalized_shape)
@@ -398,7 +416,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2) + eps) over the trailing dims (eps: the dtype's machine epsilon by default)."""
-    if not input._dtype.is_floating_point:
+    if not (input._dtype.is_floating_point or input._dtype.is_complex):
         raise NotImplementedError(f'"rms_norm" not implemented for \'{_IP._title(input._dtype)}\'')
     if eps is None:
         eps = _D.finfo(input._dtype).eps
@@ -412,6 +430,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise each group of channels of each sample."""
+    _no_complex("GroupNormKernelImpl", input)
     if _mixed_norm(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias), eps).to(input._dtype)
     if input.dim() < 2 or input.shape[1] % num_groups:
@@ -602,7 +621,7 @@ def _reduction(size_average, reduce, reduction: str) -> str:
     """The reduction named by torch's legacy size_average/reduce flags (with its deprecation warning), if given."""
     if size_average is None and reduce is None:
         return reduction
-    legacy = "none" if reduce is False else "sum" if size_average is False else "mean"
+    legacy = _legacy_reduction(size_average, reduce, emit_warning=False)
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.",
                   stacklevel=3)
     return legacy
@@ -838,6 +857,61 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 
+# NOTE [linear_cross_entropy's options]: torch 2.13's linear_cross_entropy with ``options`` runs a chunked kernel
+# that never holds all logits at once (an LLM head's memory saver) and precomputes the gradients in forward. ember
+# always runs the reference form (linear, then cross_entropy): the same values and first gradients, every logit in
+# memory, and a graph that also differentiates twice and survives a second backward (where torch's chunked path
+# raises). The options are still validated and resolved as torch does, and the calls torch refuses to chunk warn
+# as in torch.
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...): ``linear_weight`` (C, in) or
+    (C, d1, ..., dK, in) for a K-dimensional loss; ``ignore_index`` None means -100 for class indices."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        chunkable = (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
+                     and target._dtype is _D.int64)
+        if not chunkable:
+            warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                          "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). "
+                          f"Got reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype="
+                          f"{target.dtype}, out_features={out_features}, tracing=False, linear_bias.shape="
+                          f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+        else:
+            acc = options._adjust(num_batches=batches[0] if batches else 1, in_features=in_features,
+                                  num_classes=num_classes, dtype=input.dtype, device=input.device).acc_dtype
+            if acc != input.dtype and not (input.dtype in (_D.float16, _D.bfloat16) and acc == _D.float32):
+                raise RuntimeError("linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs, "
+                                   f"but got {acc} acc_dtype and {input.dtype} inputs.")
+    rows = math.prod(out_features) * num_classes
+    logits = linear(input, linear_weight.reshape(rows, in_features) if out_features else linear_weight,
+                    linear_bias.reshape(rows) if out_features and linear_bias is not None else linear_bias)
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]
+
+
 def _check_same_size(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({_size(target.shape)}) that is different to the input size "
@@ -859,6 +933,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_same_size(input, target)
     if target._dtype != input._dtype:
         raise RuntimeError(f"Found dtype {_IP._title(target._dtype)} but expected {_IP._title(input._dtype)}")
+    _no_complex("binary_cross_entropy", input)  # the kernel's dtype dispatch comes before its range check
     x = _all_examples(input)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -875,6 +950,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      pos_weight: Tensor | None = None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably in one node; pos_weight scales positive
     terms."""
+    _no_complex("log_sigmoid_cpu", input)
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -890,6 +966,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input) pointwise (input is log-probabilities), reduced; 'batchmean': per sample."""
+    if input._dtype.is_complex or target._dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -985,6 +1063,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 # ---------------------------------------------------------------- bilinear
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]`` over matching leading (batch) dims."""
+    args = (input1, input2, weight, bias)
+    if _is_grad_enabled() and any(isinstance(t, Tensor) and t._dtype.is_complex for t in args) and \
+            any(isinstance(t, Tensor) and t._requires_grad for t in args):
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs with complex dtype.")
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for d in range(input1.ndim - 1):
@@ -1073,6 +1155,48 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return out
 
 
+# ---------------------------------------------------------------- helpers torch.nn.functional exposes
+TYPE_CHECKING = False
+
+
+class _BroadcastingList:
+    """TorchScript's ``BroadcastingList2[int]`` annotation (an int or a list of two): subscripting gives None."""
+
+    def __getitem__(self, types):
+        return None
+
+
+BroadcastingList1 = BroadcastingList2 = BroadcastingList3 = _BroadcastingList()
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+def boolean_dispatch(arg_name: str, arg_index: int, default: bool, if_true, if_false, module_name=None,
+                     func_name=None):
+    """A function calling ``if_true`` or ``if_false`` by a boolean argument (given by keyword ``arg_name`` or at
+    position ``arg_index``, else ``default``), with the docstring of whichever of the two has one."""
+
+    def fn(*args, **kwargs):
+        flag = kwargs[arg_name] if arg_name in kwargs else args[arg_index] if arg_index < len(args) else default
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        if_true.__doc__ = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        if_false.__doc__ = if_true.__doc__
+    elif if_false.__doc__ is not None and if_true.__doc__ is not None:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = if_true.__doc__
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
 # Loaded on first use, never called from this module (a module __getattr__ serves F.<name> only): convolution,
 # pooling, padding, interpolation (CONV_NAMES is _functional_conv.__all__, kept equal by
 # tests/core/test_lazy_imports.py), attention and CTC.
@@ -1086,7 +1210,7 @@ CONV_NAMES = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2
               "adaptive_max_pool3d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
               "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d",
               "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
-              "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices")
+              "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "conv_tbc")
 __getattr__, __dir__ = _attach(__name__, {
     **{name: f"._functional_conv:{name}" for name in CONV_NAMES},
     "grid_sample": "._functional_grid:grid_sample", "affine_grid": "._functional_grid:affine_grid",
@@ -1094,7 +1218,8 @@ __getattr__, __dir__ = _attach(__name__, {
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
     "ctc_loss": "._functional_ctc:ctc_loss",
     "pdist": "..ops.composites:pdist", "channel_shuffle": ".._surface:channel_shuffle",
-    "native_channel_shuffle": ".._surface:native_channel_shuffle"})
+    "native_channel_shuffle": ".._surface:native_channel_shuffle", "celu_": ".._surface:celu_",
+    "selu_": ".._surface:selu_"})
 
 
 # ---------------------------------------------------------------- more activations: log-sigmoid, shrinks, rrelu

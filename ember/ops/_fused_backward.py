@@ -38,6 +38,7 @@ class TanhBackward(Op):
     _name = "TanhBackwardBackward0"
     inputs = ("grad_output", "output")
     save = ("grad_output", "output")
+    holomorphic = True  # NOTE [holomorphic formulas]: a polynomial in (grad_output, output)
     forward = staticmethod(lambda ctx, grad_output, output: _tanh_grad(grad_output, output))
 
     def backward(ctx, grad):
@@ -54,6 +55,7 @@ class SigmoidBackward(Op):
     _name = "SigmoidBackwardBackward0"
     inputs = ("grad_output", "output")
     save = ("grad_output", "output")
+    holomorphic = True  # NOTE [holomorphic formulas]: a polynomial in (grad_output, output)
     forward = staticmethod(lambda ctx, grad_output, output: _sigmoid_grad(grad_output, output))
 
     def backward(ctx, grad):

@@ -53,6 +53,7 @@ def _cast_check(result_dtype: D.dtype, self: Tensor) -> None:
 
 
 def _title(d: D.dtype) -> str:
+    """The dtype as torch's messages name it ("Float", "ComplexDouble")."""
     return d._scalar_name
 
 
@@ -267,9 +268,40 @@ def _rebase_views(root: Tensor) -> None:
         v = r()
         if v is not None:
             live.append(r)
-            node = AsStrided.apply(root, view_geometry(v._data, root._data), v._data)._grad_fn
+            target, varr, _, _ = _same_kind(root, v._data, None)
+            node = AsStrided.apply(target, view_geometry(varr, target._data), varr)._grad_fn
+            if varr is not v._data:  # a complex view of real memory: its pairs, back as complex numbers
+                from .complex_numbers import ViewAsComplex
+
+                node = ViewAsComplex.apply(_wrap_out_of(node, varr))._grad_fn
             _rebase(v, node, 0)
     reg[0][:] = live
+
+
+# NOTE [views of complex memory]: the in-place machinery addresses a view by the flat positions of its elements in
+# its root's memory, which needs one element type. A real view of complex memory (real, imag, view_as_real) is
+# written through view_as_real(root), whose gradient leads back to the root's history; a complex view of real
+# memory (view_as_complex) writes its (real, imaginary) pairs into the root.
+def _same_kind(root: Tensor, view: np.ndarray, value):
+    """(target, view array, value, finish): ``view`` and ``value`` addressed in ``target`` with one element type;
+    ``finish`` turns the written target back into the root's type (None: nothing to do)."""
+    from .complex_numbers import ViewAsComplex, ViewAsReal, _as_real
+
+    if root._dtype.is_complex == (view.dtype.kind == "c"):
+        return root, view, value, None
+    if root._dtype.is_complex:  # a real view of complex memory
+        return ViewAsReal.apply(root), view, value, ViewAsComplex
+    pairs = _as_real(view)  # a complex view of real memory
+    if isinstance(value, Tensor):
+        value = ViewAsReal.apply(value.contiguous() if value._dtype.is_complex else value.to(
+            D.from_numpy_dtype(view.dtype)).contiguous())
+    return root, pairs, value, None
+
+
+def _wrap_out_of(node, arr: np.ndarray) -> Tensor:
+    from .._tensor import _wrap_out
+
+    return _wrap_out(arr, D.from_numpy_dtype(arr.dtype), node, 0)
 
 
 def view_geometry(view: np.ndarray, base: np.ndarray) -> tuple:
@@ -315,7 +347,10 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     _cast_check(out._dtype, self)
     _shape_check(out, self)
     _protect_saved(out._grad_fn, alias)
-    new_base = CopySlices.apply(base, out, (_flat_index(self),), True)
+    target, varr, value, finish = _same_kind(base, self._data, out)  # NOTE [views of complex memory]
+    new_base = CopySlices.apply(target, value, (flat_positions(view_geometry(varr, target._data)),), True)
+    if finish is not None:
+        new_base = finish.apply(new_base)
     if _mode.tracer is not None:
         _mode.tracer.write(base, new_base)
     _write(base._data, new_base._data)
@@ -420,14 +455,26 @@ def _setitem(self: Tensor, key, value) -> None:
         return
     base = self._base
     if base is not None:
-        sub = _flat_index(self)[k]
-        if isinstance(v, Tensor):
-            while v._data.ndim > sub.ndim and v._data.shape[0] == 1:
+        target, varr, _, finish = _same_kind(base, self._data, None)  # NOTE [views of complex memory]
+        sub = flat_positions(view_geometry(varr, target._data))[k]
+        pairs = varr is not self._data  # a complex view of real memory: (real, imaginary) positions
+        region = sub.shape[:-1] if pairs else sub.shape
+        if pairs or isinstance(v, Tensor):
+            if not isinstance(v, Tensor):
+                v = _wrap(made(np.asarray(v, self._data.dtype)), self._dtype)  # a Python value: a constant
+            while v._data.ndim > len(region) and v._data.shape[0] == 1:
                 v = v[0]
-            if not _broadcastable(v._data.shape, sub.shape):
-                raise setitem_shape_error(v._data, sub.shape, basic)
-            v = (v if v._data.shape == sub.shape else v.expand(sub.shape)).reshape(-1)
-        new_base = CopySlices.apply(base, v, (sub.reshape(-1),), True)
+            if not _broadcastable(v._data.shape, region):
+                raise setitem_shape_error(v._data, region, basic)
+            v = v if v._data.shape == region else v.expand(region)
+            if pairs:
+                from .complex_numbers import ViewAsReal
+
+                v = ViewAsReal.apply(v.to(self._dtype).contiguous())
+            v = v.reshape(-1)
+        new_base = CopySlices.apply(target, v, (sub.reshape(-1),), True)
+        if finish is not None:
+            new_base = finish.apply(new_base)
         if _mode.tracer is not None:
             _mode.tracer.write(base, new_base)
         _write(base._data, new_base._data)

@@ -54,6 +54,15 @@ dtype. An op declares it next to its backward, as one of:
   - a ``@staticmethod def jvp(args, out, tangents)`` of its own (families: a table column, e.g. elementwise
     unary ops reuse their backward column, since an elementwise Jacobian is diagonal);
   - nothing (``jvp = None``): derived from ``backward`` by the double-vjp trick (exact, ~3x the cost).
+
+# NOTE [holomorphic formulas]
+For complex inputs torch's backward of a holomorphic f is ``grad * conj(f'(z))`` (NOTE [complex autograd] in
+ops/complex.py). A formula written for real inputs, ``grad * f'(x)`` (linear in grad, analytic in the saved
+values: products, quotients, powers, exp, sin, matmul ...), becomes that by conjugating grad on the way in and
+each gradient on the way out: conj(f'(z) * conj(grad)) = grad * conj(f'(z)). An op declares
+``holomorphic = True`` to have ``_apply`` do so when its gradient is complex (its raw path too); real
+gradients take the formula as written. Non-holomorphic ops (abs, angle, real, imag, conj, sgn, var ...) write
+their complex formulas themselves.
 """
 from __future__ import annotations
 
@@ -114,6 +123,11 @@ class Op(G.Node):
     _save_need: tuple | None = None  # per ``save`` entry: the input index (or indices) that need it; None: always
     # Optional ``raw(ctx, grad, *saved)``: ``backward`` on the saved values' arrays (NOTE [raw backward]).
     raw = None
+    # The formulas serve complex gradients through conjugation (NOTE [holomorphic formulas]).
+    holomorphic = False
+    # torch's op name when it refuses to record the op for complex outputs ("... does not support automatic
+    # differentiation for outputs with complex dtype.")
+    no_complex_grad: str | None = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -223,6 +237,8 @@ class Op(G.Node):
             g = grads[0]
             if g is None:
                 return (None,) * len(self._next)
+            if self.holomorphic and g._dtype.is_complex:
+                return _holomorphic(self, g)
             if (self.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor
                     and not g._dtype._reduced):
                 r = self.raw(g, *_raw_saved(self)) if self._saved else self.raw(g)  # NOTE [raw backward]
@@ -234,6 +250,20 @@ class Op(G.Node):
 
     def backward(self, grad):  # pragma: no cover - every op defines it
         raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+
+
+def _holomorphic(node, g) -> tuple:
+    """``node``'s gradients for a complex ``g``: its real formula between conjugations (NOTE [holomorphic formulas])."""
+    from .complex_numbers import Conj, conj_array
+
+    if node.raw is not None and not _mode.grad_enabled and _mode.interpose is None and type(g) is Tensor:
+        g = wrap_raw(conj_array(g._data))
+        r = node.raw(g, *_raw_saved(node)) if node._saved else node.raw(g)
+        r = r if type(r) is tuple else (r,)
+        return tuple(x if x is None or not x._dtype.is_complex else wrap_raw(conj_array(x._data)) for x in r)
+    r = node.backward(Conj.apply(g))
+    r = r if type(r) is tuple else (r,)
+    return tuple(x if x is None or not x._dtype.is_complex else Conj.apply(x) for x in r)
 
 
 def _raw_saved(node) -> list:
@@ -378,7 +408,10 @@ def _record(cls, args):
         diff = cls.differentiable_outputs
         for i, o in enumerate(out):
             dt = _BY_DT.get(o.dtype) or _dtype_of(o)
-            if dt.is_floating_point and (diff is None or i in diff):
+            if dt.is_complex and cls.no_complex_grad and (diff is None or i in diff):
+                raise RuntimeError(f"{cls.no_complex_grad} does not support automatic differentiation for outputs "
+                                   "with complex dtype.")
+            if dt._differentiable and (diff is None or i in diff):
                 t = _wrap_out(o, dt, node, i)
             else:
                 t = _wrap(o, dt)
@@ -389,7 +422,10 @@ def _record(cls, args):
         first = outs[0]
     else:
         dt = _BY_DT.get(out.dtype) or _dtype_of(out)
-        first = result = _wrap_out(out, dt, node, 0) if dt.is_floating_point else _wrap(out, dt)
+        if dt.is_complex and cls.no_complex_grad:
+            raise RuntimeError(f"{cls.no_complex_grad} does not support automatic differentiation for outputs with "
+                               "complex dtype.")
+        first = result = _wrap_out(out, dt, node, 0) if dt._differentiable else _wrap(out, dt)
         key = (out.shape, dt)
         meta = _META.get(key)
         if meta is None:
@@ -461,6 +497,9 @@ def _forward_reduced(cls, ctx, vals):
     up = []
     if back in _REDUCED_NP:
         slots = len(vals) - cls.nattrs
+        if back == np.float16 and any(type(v) is complex or getattr(v, "dtype", _F32).kind == "c" for v in vals[:slots]):
+            if D.result_type(*vals[:slots]) is D.complex32:  # float16 meeting a weaker complex: torch's complex32
+                raise D._no_complex32()
         for i, v in enumerate(vals):
             if isinstance(v, np.ndarray):
                 if v.dtype.kind in "fV" and v.dtype != _F32:  # the common dtype first (torch casts to it), then f32
@@ -526,6 +565,8 @@ def _link_view(out: Tensor, base: Tensor) -> None:
             out._ext = {"inference": True}
     elif out._ext is not None:
         out._ext = None
+    if bext is not None and bext.get("conj") and out._dtype.is_complex:  # NOTE [lazy conjugation]: views keep it
+        out._ext = dict(out._ext or (), conj=True)
     _register_view(out, root)
 
 

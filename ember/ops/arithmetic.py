@@ -1,6 +1,7 @@
 """Binary arithmetic with torch's type promotion: add, sub, mul, div, pow, matmul and friends."""
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -44,8 +45,10 @@ def _rt(a, b):
         arr, s = b, a
     else:
         return np.result_type(a, b)
-    d = D.from_numpy_dtype(arr.dtype)
-    return D._combine(d, D._scalar_dtype(s)).np
+    d = D._combine(D.from_numpy_dtype(arr.dtype), D._scalar_dtype(s))
+    if d.np is None:  # float16 with a complex number: torch's complex32
+        raise D._no_complex32()
+    return d.np
 
 
 def _prep(a, b, dt):
@@ -149,11 +152,16 @@ class Add(Op):
         return _add(self, other)
 
     def backward(ctx, grad):
-        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+        return grad, (grad if ctx.alpha == 1 else grad * _conj_number(ctx.alpha))
 
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], 1, args[2])
+
+
+def _conj_number(c):
+    """A Python number's conjugate (alpha of add/sub may be complex: NOTE [complex autograd])."""
+    return c.conjugate() if type(c) is complex else c
 
 
 def _affine(ta, tb, ca, cb):
@@ -198,10 +206,10 @@ class Sub(Op):
         return _sub(self, other)
 
     def backward(ctx, grad):
-        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+        return grad, (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha))
 
     def raw(ctx, grad):
-        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha))
+        return grad, wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha)))
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -222,10 +230,10 @@ class Rsub(Sub):
         return _sub(other, self if alpha == 1 else _mul(self, alpha))
 
     def backward(ctx, grad):
-        return (-grad if ctx.alpha == 1 else grad * -ctx.alpha), grad
+        return (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha)), grad
 
     def raw(ctx, grad):
-        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -ctx.alpha)), grad
+        return wrap_raw(_neg(grad._data) if ctx.alpha == 1 else _mul(grad._data, -_conj_number(ctx.alpha))), grad
 
     @staticmethod
     def jvp(args, out, tangents):
@@ -238,6 +246,7 @@ class Mul(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    holomorphic = True
     save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
@@ -265,6 +274,7 @@ class Div(Op):
     __slots__ = ()
     reduced_exact = (1,)  # NOTE [reduced precision] (ops/_op.py)
     save = ("self", "other")
+    holomorphic = True
     save_for = {"self": ("other",)}
 
     @staticmethod
@@ -360,6 +370,7 @@ class Pow(Op):
     _name = "PowBackward1"
     inputs = ("self", "exponent")
     save = ("self", "exponent", "result")
+    holomorphic = True
 
     forward = staticmethod(lambda ctx, self, other: _pow_forward(self, other))
 
@@ -381,6 +392,13 @@ class Pow(Op):
         return ta if tb is None else (tb if ta is None else ta + tb)
 
 
+def _nonneg(exponent):
+    """exponent >= 0, for a complex exponent: real and >= 0 (torch's condition for a zero base)."""
+    if exponent._dtype.is_complex:
+        return (exponent.imag == 0) & (exponent.real >= 0)
+    return exponent >= 0
+
+
 def _pow_self_grad(grad, self, exponent):
     if isinstance(exponent, (int, float)):
         if exponent == 0:
@@ -396,10 +414,12 @@ def _pow_exponent_grad(grad, base, exponent, result):
     from .elementwise import log
 
     if isinstance(base, Tensor):
-        mask = (base == 0) & (exponent >= 0)
+        mask = (base == 0) & _nonneg(exponent)
         return grad * where(mask, 0.0, result * log(base.to(result.dtype)))
     if base == 0:
-        return grad * where(exponent >= 0, 0.0, result * -math.inf)
+        return grad * where(_nonneg(exponent), 0.0, result * -math.inf)
+    if result._dtype.is_complex:  # the principal log of the base (a negative base has an imaginary part pi)
+        return grad * (result * cmath.log(base))
     return grad * (result * float(_log(np.float64(base))))  # nan for a negative base, as torch
 
 

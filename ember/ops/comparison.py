@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
 from . import _inplace as _IP
 from .._malloc import translate_errors_of as _translate_errors_of
 from ._op import Op
@@ -12,10 +13,18 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "log
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
 
 
+_ORDERED = frozenset(("Lt", "Le", "Gt", "Ge"))  # no order on complex numbers: torch has no complex kernels
+
+
 def _make(name: str, ufunc, promote: bool = True):
+    ordered = name in _ORDERED
+
     def forward(ctx, self, other):
         if promote:
-            self, other = _prep(self, other, _rt(self, other))
+            dt = _rt(self, other)
+            if ordered and dt.kind == "c":
+                raise NotImplementedError(f'"{name.lower()}_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
+            self, other = _prep(self, other, dt)
         try:
             return np.asarray(ufunc(self, other))
         except ValueError:
@@ -98,8 +107,8 @@ class BitwiseNot(Op):
 
     @staticmethod
     def forward(ctx, self):
-        if self.dtype.kind == "f":
-            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        if self.dtype.kind in "fc":
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(self.dtype))}\'')
         return np.invert(self)
 
     def backward(ctx, grad):
@@ -111,9 +120,13 @@ def logical_not(input):
 
 
 def _bitwise(name):
+    kernel = "bitwise_" + name[7:].lower() + "_cpu"
+
     def fn(input, other):
         for x in (input, other):
             d = getattr(x, "_dtype", None)
+            if d is not None and d.is_complex:
+                raise NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
             if (d is not None and d.is_floating_point) or isinstance(x, float):
                 raise RuntimeError(f'"{name.lower()}_cpu" not implemented for \'Float\'')
         return _OPS[name].apply(input, other)

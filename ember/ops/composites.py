@@ -21,6 +21,7 @@ from .. import return_types as RT
 from ..autograd._interpose import data_shaped, replayable
 from ._op import Op, refuse_tangents
 from . import reduction as _R
+from .complex_numbers import complex as _complex, refuse_complex_grad
 
 __all__ = [
     "aminmax", "mode", "nanmedian", "quantile", "nanquantile", "msort", "unique_consecutive", "logcumsumexp", "diff",
@@ -49,6 +50,8 @@ def _E():
 # ---------------------------------------------------------------- statistics
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over ``dim`` or the whole tensor (torch.return_types.aminmax)."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("aminmax_cpu", input._data.dtype)
     if input.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
@@ -87,7 +90,7 @@ def _nan_lower_median_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
 # index rules of the _Selection family (reduction.py): values gathered at computed indices, batched by vmap's dim rule
 Mode = _R._selection("Mode", _mode_idx, torch_name="ModeBackward0", result_type=RT.mode)
 NanmedianDim = _R._selection("NanmedianDim", _nan_lower_median_idx, torch_name="NanmedianBackward1",
-                             result_type=RT.nanmedian)
+                             result_type=RT.nanmedian, complex_error="median_out")
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
@@ -97,6 +100,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     """The lower median ignoring NaN (NaN only when all are NaN); with ``dim``: (values, indices)."""
+    if dim is None and input._dtype.is_complex:
+        raise _R.complex_refused("median_cpu", input._data.dtype)
     if dim is None:
         if input.numel() == 0:
             return input.reshape(-1).sum() * float("nan")  # torch: NaN for an empty input
@@ -188,7 +193,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
-    if not x._dtype.is_floating_point:
+    if not x._dtype._differentiable:
         x = x.to(D.get_default_dtype())
     n = x.shape[1]
     w = None
@@ -201,17 +206,18 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         avg = x.mean(1, keepdim=True)
         norm = n - correction
         xc = x - avg
-        c = xc @ xc.t()
+        c = xc @ xc.mH  # (the conjugate transpose: complex variables)
     else:
-        w = w.to(x.dtype)
+        wdt = x.dtype.to_real()  # (real weights, also for complex variables)
+        w = w.to(wdt)
         wsum = w.sum()
         avg = (x * w).sum(1, keepdim=True) / wsum
         if aweights is None:
             norm = wsum - correction
         else:
-            norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
+            norm = wsum - correction * (w * aweights.to(wdt)).sum() / wsum
         xc = x - avg
-        c = (xc * w) @ xc.t()
+        c = (xc * w) @ xc.mH
     c = c / (norm.clamp_min(0) if isinstance(norm, Tensor) else float(max(norm, 0)))
     return c.squeeze() if input.dim() < 2 else c
 
@@ -224,6 +230,8 @@ def corrcoef(input: Tensor) -> Tensor:
     d = c.diagonal()
     sd = d.sqrt()
     c = c / sd.unsqueeze(1) / sd.unsqueeze(0)
+    if c._dtype.is_complex:  # each part clipped, as torch
+        return _complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 
@@ -274,7 +282,7 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
             spacings = spacings * len(dims)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
-    x = input if input._dtype.is_floating_point else input.to(D.get_default_dtype())
+    x = input if input._dtype._differentiable else input.to(D.get_default_dtype())
     out = []
     for d, h in zip(dims, spacings):
         n = x.shape[d]
@@ -442,6 +450,9 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 @replayable  # computed on arrays from the values: NOTE [replayable steps]
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
+    for x in (elements, test_elements):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {x._dtype._scalar_name}")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _wrap(np.asarray(np.isin(a, b, invert=invert)), D.bool)
@@ -449,6 +460,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in a 1-d tensor."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("bincount_cpu", input._data.dtype)
     data_shaped("bincount")
     a = input._data
     if a.ndim != 1 or a.dtype.kind not in "iu":
@@ -470,8 +483,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (data range when equal); outside values are ignored."""
     a = input._data
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input._dtype.name.capitalize()}'")
+    if not input._dtype.is_floating_point:  # (with no range given, the range's aminmax refuses first)
+        raise _R.complex_refused("aminmax_cpu" if min == max and a.dtype.kind == "c" else "histogram_cpu", a.dtype)
+    if input._dtype._reduced:
+        a = a.astype(np.float32)
     if bins <= 0:
         raise RuntimeError("torch.histc(): bins must be > 0, but got " + str(bins) + " for bins")
     lo, hi = float(min), float(max)
@@ -482,7 +497,13 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     if lo > hi:
         raise RuntimeError("torch.histc(): max must be larger than min")
     counts, _ = np.histogram(a[~np.isnan(a)], bins=bins, range=(lo, hi))
-    return _wrap(counts.astype(a.dtype), input._dtype)
+    return _wrap(counts.astype(input._dtype.np), input._dtype)
+
+
+# C++ type names of torch's histogramdd messages
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 @replayable  # computed on arrays from the values: NOTE [replayable steps]
@@ -490,22 +511,34 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
               out=None):
     """(hist, bin_edges): counts (or weights, or density) in ``bins`` (a count or the edges tensor)."""
     a = input._data.reshape(-1)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
-                           f"input {input._dtype.name} and bins float")
-    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    dt = input._dtype
+    if isinstance(bins, Tensor) and bins._dtype != dt:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                           f"input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
+                           f"{_CPP_NAMES[bins._dtype.name]}")
+    if weight is not None and weight._dtype != dt:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
+                           f"weight({_CPP_NAMES[weight._dtype.name]})")
+    if range is None and not isinstance(bins, Tensor):  # the range's kernel: float and double only
+        if dt not in (D.float32, D.float64):
+            raise _R.complex_refused("histogramdd", input._data.dtype)
+    elif not dt.is_floating_point:
+        raise _R.complex_refused("histogram_cpu", input._data.dtype)
+    edges = bins._data.astype(np.float64) if isinstance(bins, Tensor) else int(bins)
     rng = None if range is None else (float(range[0]), float(range[1]))
     if rng is None and not isinstance(edges, np.ndarray) and a.size:
         rng = (float(a.min()), float(a.max()))
     w = None if weight is None else weight._data.reshape(-1).astype(np.float64)
     hist, e = np.histogram(a.astype(np.float64), bins=edges, range=rng, weights=w, density=density)
-    dt = input._dtype
     return RT.histogram(_wrap(hist.astype(dt.np), dt), _wrap(e.astype(dt.np), dt))
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("unique" if dim is None else "unique_dim", input._data.dtype)
     data_shaped("unique_consecutive")
     a = input._data
     if dim is None:
@@ -550,6 +583,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     """p-norm distances between the rows of x1 and x2 (batched)."""
     from ..linalg import vector_norm
 
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {x._dtype._scalar_name}")
+
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -568,6 +605,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if input._dtype.is_complex:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     refuse_tangents("_pdist_forward", input)
@@ -624,6 +663,7 @@ def _scatter_through(input: Tensor, src: Tensor, view) -> Tensor:
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
+    refuse_complex_grad("select_scatter", input, src)
     return _scatter_through(input, src, lambda t: t.select(dim, index))
 
 
@@ -631,6 +671,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
                   step: int = 1) -> Tensor:
     from .._surface import _slice
 
+    refuse_complex_grad("slice_scatter", input, src)
     return _scatter_through(input, src, lambda t: _slice(t, dim, start, end, step))
 
 
@@ -653,6 +694,13 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     refuse_tangents("index_reduce", input, source)
+    if input._dtype.is_complex or source._dtype.is_complex:
+        if reduce in ("amax", "amin"):
+            raise _R.complex_refused("maximum_cpu" if reduce == "amax" else "minimum_cpu",
+                                     np.result_type(input._data, source._data))
+        if not include_self:
+            raise _R.complex_refused("index_reduce_func_exclude_input_init", np.result_type(input._data, source._data))
+        refuse_complex_grad("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
     if isinstance(index, Tensor) and type(index._data) is np.ndarray:  # (a batched index: checked per example)
         from .indexing import _check_bounds
@@ -688,6 +736,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 # ---------------------------------------------------------------- window functions
 def _window(name: str, window_length: int, periodic: bool, dtype, fn) -> Tensor:
     dt = dtype or D.get_default_dtype()
+    if dt.is_complex:  # torch builds windows from an arange in the dtype, which has no complex kernel
+        raise _R.complex_refused("arange_cpu", dt.np)
     if not dt.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
     if window_length < 0:
@@ -786,11 +836,11 @@ def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with (L L^T) X = B for a Cholesky factor L (upper: U^T U)."""
+    """X with (L L^H) X = B for a Cholesky factor L (upper: U^H U)."""
     from ..linalg import solve
 
     T = _factor(L, upper)
-    A = T.mT @ T if upper else T @ T.mT
+    A = T.mH @ T if upper else T @ T.mH
     return solve(A, B)
 
 
@@ -801,11 +851,11 @@ def _factor(L: Tensor, upper: bool) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """The inverse of L L^T (upper: U^T U) from its Cholesky factor."""
+    """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
     from ..linalg import inv
 
     T = _factor(L, upper)
-    return inv(T.mT @ T if upper else T @ T.mT)
+    return inv(T.mH @ T if upper else T @ T.mH)
 
 
 def qr(input: Tensor, some: bool = True, *, out=None):
@@ -822,12 +872,13 @@ __all__ += ["lu", "lu_unpack", "lu_solve"]
 
 def _pivots(a: np.ndarray) -> np.ndarray:
     """LAPACK's 1-based row interchanges (ipiv) of partial pivoting, per matrix of a batch (..., m, n)."""
-    work = np.array(a, np.float64, copy=True)
+    work = np.array(a, np.complex128 if a.dtype.kind == "c" else np.float64, copy=True)
     m, n = a.shape[-2:]
     k = min(m, n)
     piv = np.empty(a.shape[:-2] + (k,), np.int32)
     for j in range(k):
-        col = np.abs(work[..., j:, j])
+        col = work[..., j:, j]
+        col = np.abs(col.real) + np.abs(col.imag) if col.dtype.kind == "c" else np.abs(col)  # LAPACK's i?amax
         p = (np.argmax(col, axis=-1) + j) if col.shape[-1] else np.full(a.shape[:-2], j)
         piv[..., j] = p + 1
         rows_j = np.take_along_axis(work, np.full(a.shape[:-2] + (1, n), j), -2)

@@ -191,6 +191,7 @@ class Convolution(Op):
     nattrs = 6
     inputs = ("input", "weight", "bias")
     save = ("input", "weight")
+    holomorphic = True  # bilinear: NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -245,6 +246,7 @@ class ConvolutionBackwardBackward(Op):
     nattrs = 5
     inputs = ("input", "grad")
     save = ("input", "grad")
+    holomorphic = True  # bilinear: NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, input, grad, stride, padding, dilation, groups, ksize):

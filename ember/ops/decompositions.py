@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import return_types as _RT
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, _rewrap
 from ..autograd.grad_mode import _mode
 from ..autograd._interpose import made
 from ._op import Op, unsupported
@@ -127,9 +127,10 @@ def _inv_array(a: np.ndarray, fname: str = "linalg.inv") -> np.ndarray:
 
 
 def _outputs(ctx, cls, self, *attrs) -> tuple:
-    """The node's outputs as tensors: recomputed through ``cls`` (with a graph) when grad mode is on."""
+    """The node's outputs as tensors; when grad mode is on, as outputs of the node itself (its saved outputs, as
+    torch's), so that a second derivative flows back through this node."""
     if _mode.grad_enabled and self.requires_grad:
-        return cls.apply(self, *attrs)
+        return tuple(_rewrap(o, None, ctx, i) for i, o in enumerate(ctx.outs))
     return tuple(_const(o) for o in ctx.outs)
 
 
@@ -139,6 +140,7 @@ class LinalgInvEx(Op):
 
     __slots__ = ()
     save = ("result",)
+    holomorphic = True  # NOTE [holomorphic formulas]: -A^-H grad A^-H for complex A
 
     @staticmethod
     def forward(ctx, self):
@@ -168,6 +170,7 @@ class LinalgDet(Op):
 
     __slots__ = ()
     save = ("self", "result")
+    holomorphic = True  # NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, self):
@@ -191,7 +194,7 @@ def _cofactors(a: Tensor) -> Tensor:
     eye = _eye(n, s._data.dtype)
     others = (s.unsqueeze(-2) * (1.0 - eye) + eye).prod(-1)
     sign = np.linalg.det(u._data) * np.linalg.det(vh._data)
-    return _const(np.asarray(sign, s._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
+    return _const(np.asarray(sign, u._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
 
 
 def det(A: Tensor) -> Tensor:
@@ -200,23 +203,35 @@ def det(A: Tensor) -> Tensor:
 
 
 class LinalgSlogdet(Op):
-    """d log|det A| = grad * A^-T (the sign is piecewise constant)"""
+    """d log|det A| = grad * A^-T (real A: the sign is piecewise constant); complex A: (g_logabs - i imag(conj(g_sign)
+    sign)) A^-H, the sign being det / |det|"""
 
     __slots__ = ()
-    save = ("self",)
+    save = ("self", "result")  # (the result: the sign)
 
     @staticmethod
     def forward(ctx, self):
         _square_check(self, "linalg.slogdet")
         with np.errstate(divide="ignore"):
             sign, logabs = np.linalg.slogdet(self)
-        return np.asarray(sign, self.dtype), np.asarray(logabs, self.dtype)
+        return np.asarray(sign, self.dtype), np.asarray(logabs, np.abs(self[..., :0, :0]).dtype)
 
     def backward(ctx, grad_sign, grad_logabs):
-        if grad_logabs is None:
+        a, sign = ctx.saved_tensors
+        if not a._dtype.is_complex:
+            if grad_logabs is None:
+                return None
+            return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _inv_t(a)
+        from .complex_numbers import conj_physical, imag
+
+        g = 0
+        if grad_sign is not None:
+            g = -1j * imag(conj_physical(grad_sign) * sign)
+        if grad_logabs is not None:
+            g = grad_logabs + g
+        if isinstance(g, int):
             return None
-        a, = ctx.saved_tensors
-        return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _inv_t(a)
+        return g.unsqueeze(-1).unsqueeze(-1) * _inv_t(a).conj()
 
 
 def _linalg_slogdet(A: Tensor, *, out=None):
@@ -230,8 +245,10 @@ def slogdet(input: Tensor):
 
 
 def logdet(A: Tensor) -> Tensor:
-    """log det A: nan for a negative determinant, -inf for a zero one."""
+    """log det A: nan for a negative determinant, -inf for a zero one (complex A: log(sign) + log|det|)."""
     sign, logabs = LinalgSlogdet.apply(A)
+    if A._dtype.is_complex:
+        return sign.log() + logabs
     return where(sign < 0, float("nan"), logabs)
 
 
@@ -246,6 +263,7 @@ class LinalgSolveEx(Op):
     __slots__ = ("vec", "left")
     save = ("self", "result")
     nattrs = 2
+    holomorphic = True  # NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, self, other, vec, left=True):
@@ -331,22 +349,21 @@ class LinalgCholeskyEx(Op):
     def backward(ctx, grad):
         low, = ctx.saved_tensors
         if ctx.upper:
-            low, grad = low.mT, grad.mT
+            low, grad = low.mH, grad.mH
         n = low.shape[-1]
         dt = low._data.dtype
-        phi = (low.mT @ grad) * _tril_mask(n, dt)
-        phi = phi - 0.5 * _diag_embed(_diag(phi))
+        phi = (low.mH @ grad) * _tril_mask(n, dt)  # (complex: conjugate transposes throughout, as torch's)
+        phi = 0.5 * (phi + (phi * _tril_mask(n, dt, -1)).mH)
         linv = LinalgInvEx.apply(low)
-        ga = linv.mT @ phi @ linv
-        return 0.5 * (ga + ga.mT)
+        return linv.mH @ phi @ linv
 
     @staticmethod
-    def jvp(args, out, tangents):  # dL = L Phi(L^-1 dA L^-T)
-        low = out.mT if args[1] else out
+    def jvp(args, out, tangents):  # dL = L Phi(L^-1 dA L^-H)
+        low = out.mH if args[1] else out
         linv = LinalgInvEx.apply(low)
-        x = (linv @ tangents[0] @ linv.mT) * _tril_mask(low.shape[-1], low._data.dtype)
+        x = (linv @ tangents[0] @ linv.mH) * _tril_mask(low.shape[-1], low._data.dtype)
         dl = low @ (x - 0.5 * _diag_embed(_diag(x)))
-        return dl.mT if args[1] else dl
+        return dl.mH if args[1] else dl
 
 
 class Cholesky(LinalgCholeskyEx):
@@ -367,9 +384,11 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 # ------------------------------------------------------------------ qr
 def _copyltu(m: Tensor) -> Tensor:
+    """The strict lower triangle copied (conjugated) above the diagonal, and the diagonal's real part."""
     n = m.shape[-1]
     low = m * _tril_mask(n, m._data.dtype, -1)
-    return low + low.mT + _diag_embed(_diag(m))
+    d = _diag(m)
+    return low + low.mH + _diag_embed(d.real if d._dtype.is_complex else d)
 
 
 class LinalgQr(Op):
@@ -403,14 +422,14 @@ class LinalgQr(Op):
         q, r = _outputs(ctx, LinalgQr, a, ctx.mode)
         gq = q * 0 if gq is None else gq
         gr = r * 0 if gr is None else gr
-        if m >= n:
-            mm = r @ gr.mT - gq.mT @ q
+        if m >= n:  # (complex: conjugate transposes throughout, as torch's)
+            mm = r @ gr.mH - gq.mH @ q
             b = gq + q @ _copyltu(mm)
-            return b @ _inv_t(r)
+            return b @ _inv_t(r).conj()
         x, gx, gy = r[..., :, :m], gr[..., :, :m], gr[..., :, m:]
-        gq = gq + a[..., :, m:] @ gy.mT
-        mm = x @ gx.mT - gq.mT @ q
-        gu = (gq + q @ _copyltu(mm)) @ _inv_t(x)
+        gq = gq + a[..., :, m:] @ gy.mH
+        mm = x @ gx.mH - gq.mH @ q
+        gu = (gq + q @ _copyltu(mm)) @ _inv_t(x).conj()
         return cat([gu, q @ gy], -1)
 
 
@@ -428,6 +447,12 @@ def _inv_gaps(w: Tensor) -> Tensor:
     n = w.shape[-1]
     eye = _eye(n, w._data.dtype)
     return (1.0 - eye) / (w.unsqueeze(-2) - w.unsqueeze(-1) + eye)
+
+
+def _gaps(w: Tensor) -> Tensor:
+    """E[i, j] = w_j - w_i off the diagonal, 1 on it (torch's divisor: a skew-Hermitian matrix's diagonal, zero for
+    real inputs, passes through unchanged, which matters to complex second derivatives)."""
+    return w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(w.shape[-1], w._data.dtype)
 
 
 class LinalgEigh(Op):
@@ -449,18 +474,26 @@ class LinalgEigh(Op):
         a, = ctx.saved_tensors
         w, v = _outputs(ctx, LinalgEigh, a, ctx.uplo)
         inner = 0
-        if gv is not None:
-            j = v.mT @ gv
-            inner = _inv_gaps(w) * (0.5 * (j - j.mT))
+        if gv is not None:  # (complex: conjugate transposes, as torch's)
+            j = v.mH @ gv
+            if j._dtype.is_complex:
+                _phase_check(_diag(j).imag, None, "linalg_eigh_backward: The eigenvectors in the complex case are "
+                             "specified up to multiplication by e^{i phi}. The specified loss function depends on this "
+                             "quantity, so it is ill-defined.")
+            inner = (0.5 * (j - j.mH)) / _gaps(w)
+            if gw is not None:  # the diagonal becomes gw
+                inner = inner - _diag_embed(_diag(inner))
         if gw is not None:
-            inner = inner + _diag_embed(gw)
-        return v @ inner @ v.mT
+            d = _diag_embed(gw)
+            inner = inner + (d.to(v._dtype) if v._dtype.is_complex else d)
+        return v @ inner @ v.mH
 
     @staticmethod
-    def jvp(args, out, tangents):  # dw = diag(V^T dA V), dV = V (F o V^T dA V)
+    def jvp(args, out, tangents):  # dw = diag(V^H dA V), dV = V (F o V^H dA V)
         w, v = out
-        j = v.mT @ tangents[0] @ v
-        return _diag(j), v @ (_inv_gaps(w) * j)
+        j = v.mH @ tangents[0] @ v
+        d = _diag(j)
+        return (d.real if d._dtype.is_complex else d), v @ (_inv_gaps(w) * j)
 
 
 def _uplo(UPLO: str) -> str:
@@ -492,7 +525,7 @@ class LinalgSvd(Op):
     def forward(ctx, self, full_matrices):
         _matrix_check(self, "linalg.svd")
         u, s, vh = np.linalg.svd(self, full_matrices=full_matrices)
-        s = s.astype(self.dtype, copy=False)
+        s = s.astype(np.abs(self[..., :0, :0]).dtype, copy=False)  # real, also for complex input
         if ctx is not None:
             ctx.full, ctx.outs = full_matrices, (u, s, vh)
         return u, s, vh
@@ -509,24 +542,45 @@ class LinalgSvd(Op):
         if gu is None and gvh is None:
             return (u * gs.unsqueeze(-2)) @ vh
         core = 0
-        v = vh.mT
+        v = vh.mH  # (complex: conjugate transposes throughout, as torch's)
         sr, sc = s.unsqueeze(-2), s.unsqueeze(-1)
-        f = _inv_gaps(s * s)
+        e = _gaps(s * s)
+        j = kk = None
         if gu is not None:
-            j = u.mT @ gu
-            core = f * ((j - j.mT) * sr)
+            j = u.mH @ gu
+            j = j - j.mH
+            core = (j * sr) / e
         if gvh is not None:
-            gv = gvh.mT
-            kk = v.mT @ gv
-            core = core + f * (sc * (kk - kk.mT))
+            gv = gvh.mH
+            kk = v.mH @ gv
+            kk = kk - kk.mH
+            core = core + (sc * kk) / e
+        if u._dtype.is_complex:
+            _phase_check(None if j is None else _diag(j).imag, None if kk is None else -_diag(kk).imag,
+                         "svd_backward: The singular vectors in the complex case are specified up to multiplication by "
+                         "e^{i phi}. The specified loss function depends on this phase term, making it ill-defined.")
+            if j is not None and kk is not None:
+                core = core + _diag_embed(_diag(j) / (2 * s))
         if gs is not None:
             core = core + _diag_embed(gs)
         ga = u @ core @ vh
         if gu is not None and m > k:
-            ga = ga + ((gu - u @ (u.mT @ gu)) / sr) @ vh
+            ga = ga + ((gu - u @ (u.mH @ gu)) / sr) @ vh
         if gvh is not None and n > k:
-            ga = ga + u @ ((gv - v @ (v.mT @ gv)) / sr).mT
+            ga = ga + u @ ((gv - v @ (v.mH @ gv)) / sr).mH
         return ga
+
+
+def _phase_check(a, b, message: str) -> None:
+    """torch's refusal of losses that depend on the phases of complex singular vectors or eigenvectors: the
+    imaginary parts ``a`` and ``b`` (None: zero) of the projected gradients' diagonals must agree (loose tolerances)."""
+    x = np.zeros(()) if a is None else a._data
+    y = np.zeros(()) if b is None else b._data
+    if not np.allclose(x, y, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(message)
+
+
+
 
 
 def _svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
@@ -540,11 +594,11 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
-    """torch.svd: U, S, V (not Vh) with A = U diag(S) V^T."""
+    """torch.svd: U, S, V (not Vh) with A = U diag(S) V^H."""
     u, s, vh = LinalgSvd.apply(input, not some)
     if not compute_uv:
-        return _RT.svd(u.detach() * 0, s, vh.mT.detach() * 0)
-    return _RT.svd(u, s, vh.mT)
+        return _RT.svd(u.detach() * 0, s, vh.mH.detach() * 0)
+    return _RT.svd(u, s, vh.mH)
 
 
 # ------------------------------------------------------------------ norms
@@ -617,7 +671,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     cutoff = (smax.detach() * rtol).clamp(min=0.0 if atol is None else atol)
     keep = s.detach() > cutoff  # ember ops (no reads of values): vmap batches it
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+    return (vh.mH * sinv.unsqueeze(-2)) @ u.mH
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -717,7 +771,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     for i in range(k - 1, -1, -1):  # H_i applied to the columns built so far, last reflector first
         below = _const((rows > i).astype(dt)[:, None])
         v = A[..., :, i:i + 1] * below + _const((rows == i).astype(dt)[:, None])  # (*, m, 1)
-        x = x - tau[..., i, None, None] * (v @ (v.mT @ x))
+        x = x - tau[..., i, None, None] * (v @ (v.mH @ x))  # (v^H: the conjugate transpose, for complex A)
     if k == 0:  # no reflector: the identity columns, still a function of A (zero gradient), as torch's
         x = x + A * 0
     return x

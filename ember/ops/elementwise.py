@@ -202,7 +202,7 @@ def _round_forward(x, decimals):
 
 
 def _nan_to_num(x, nan, posinf, neginf):
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         return x.copy()
     return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
@@ -241,17 +241,66 @@ def _i1_backward(g, x):
 
 
 def _angle(x):
-    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN kept."""
+    """The argument: of a complex number as atan2(imag, real); of a real one 0 for x >= 0, pi for x < 0, NaN kept."""
+    if x.dtype.kind == "c":
+        return np.angle(x)
     return np.where(x < 0, x.dtype.type(math.pi), np.where(np.isnan(x), x, x.dtype.type(0)))
 
 
+def _angle_backward(g, x):
+    """0 for real inputs; for complex ones grad * i z / |z|^2 (0 at 0), as torch's angle_backward."""
+    if not x._dtype.is_complex:
+        return _zeros(g)
+    return where(x == 0, 0.0, g * x / x.abs().pow(2) * 1j)  # torch's formula (NaN second derivatives at 0)
+
+
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
+
+
+# ---- complex inputs (h-cplx) --------------------------------------------------------------------------------
+# Op names of the rows that compute on complex inputs (their backward formulas serve complex gradients as they
+# are: NOTE [holomorphic formulas] in _op.py); every other row refuses a complex input with torch's error.
+_COMPLEX_ROWS = frozenset("Exp Log Tanh Sigmoid Sqrt Square Rsqrt Reciprocal Exp2 Expm1 Log2 Log10 Log1p Sin Cos Tan "
+                          "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Sinc NanToNum Angle".split())
+# torch's kernel names in its "not implemented for 'ComplexFloat'" errors (default: the op's name + "_cpu")
+_COMPLEX_KERNELS = {"Erf": "erf_vml_cpu", "Erfc": "erfc_vml_cpu", "Erfinv": "erfinv_vml_cpu", "Round": "round_vml_cpu",
+                    "Lgamma": "lgamma_vml_cpu", "Digamma": "digamma", "I0": "i0_vml_cpu", "SpecialI1": "i1_cpu",
+                    "SpecialNdtr": "erf_vml_cpu", "SpecialLogNdtr": "log_ndtr_cpu", "SpecialNdtri": "ndtri_cpu",
+                    "SpecialErfcx": "erfcx_cpu", "SpecialEntr": "entr_cpu", "SpecialI0E": "i0e_cpu",
+                    "SpecialI1E": "i1e_cpu"}
+# rows whose complex error is a sentence of its own
+_COMPLEX_ERRORS = {"Floor": NotImplementedError("floor is not supported for complex inputs"),
+                   "Ceil": NotImplementedError("ceil is not supported for complex inputs"),
+                   "Trunc": NotImplementedError("trunc is not supported for complex inputs"),
+                   "Deg2rad": RuntimeError("deg2rad is not supported for complex tensors."),
+                   "Rad2deg": RuntimeError("rad2deg is not supported for complex tensors.")}
+
+
+def _complex_refused(name: str, fwd):
+    """``fwd`` raising torch's error for a complex input."""
+    err = _COMPLEX_ERRORS.get(name)
+
+    def run(x, *attrs):
+        if x.dtype.kind == "c":
+            if err is not None:
+                raise type(err)(*err.args)
+            kernel = _COMPLEX_KERNELS.get(name, name.lower() + "_cpu")
+            if name == "Polygamma":
+                kernel = ("digamma", "trigamma")[attrs[0]] if attrs[0] < 2 else "polygamma"
+            elif name == "Round" and attrs[0] is not None:
+                kernel = "round_vml_cpu" if attrs[0] == 0 else "round_cpu"
+            raise _not_implemented(kernel, x.dtype)
+        return fwd(x, *attrs)
+    return run
+# ---- end complex inputs --------------------------------------------------------------------------------------
 
 
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
     """An Op for ``fwd(array, *attrs)`` whose backward is ``bwd(grad, *saved, *attrs)``."""
     if name not in _CANNOT_WARN:
         fwd = silent(fwd)
+    if name not in _COMPLEX_ROWS:
+        fwd = _complex_refused(name, fwd)
     if nattrs:
         def forward(ctx, self, *attrs):
             if ctx is not None:
@@ -272,7 +321,8 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
 
     ns = {"__slots__": ("extra",) if nattrs else (), "save": save, "nattrs": nattrs,
           "forward": staticmethod(forward), "backward": backward, "jvp": staticmethod(jvp), "__doc__": f"elementwise {name}",
-          "__module__": __name__}
+          "__module__": __name__, "holomorphic": name in _COMPLEX_ROWS and name != "Angle",
+          "no_complex_grad": "nan_to_num" if name == "NanToNum" else None}
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (Op,), ns)
@@ -318,7 +368,7 @@ _UNARY = {
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
     # ---- h-surface rows
-    "angle": ("Angle", _to_float(_angle), lambda g: _zeros(g), _NONE, 0, ""),
+    "angle": ("Angle", _to_float(_angle), _angle_backward, _X, 0, ""),
     "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
     "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
     "polygamma": ("Polygamma", _to_float(_polygamma_kernel), lambda g, x, n: g * polygamma(n + 1, x), _X, 1, ""),
@@ -351,6 +401,20 @@ def _raw_method(formula):
 
 for _pub, _formula in _RAW.items():
     _UOPS[_pub].raw = _raw_method(_formula)
+
+
+def _angle_jvp(args, out, tangents):
+    """d angle(z) = imag(conj(z) dz) / |z|^2 for complex z (0 for real inputs)."""
+    x, t = args[0], tangents[0]
+    if not x._dtype.is_complex:
+        return None
+    from .complex_numbers import Conj, imag, real
+
+    r2 = real(x) * real(x) + imag(x) * imag(x)
+    return where(r2 == 0, 0.0, imag(Conj.apply(x) * t) / where(r2 == 0, 1.0, r2))
+
+
+_UOPS["angle"].jvp = staticmethod(_angle_jvp)
 
 
 def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch"):
@@ -399,7 +463,8 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 
 # ------------------------------------------------------------------ predicates (no gradient)
-def _predicate(pub: str, fn):
+def _predicate(pub: str, fn, on_complex=None):
+    """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
     @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def pred(input: Tensor) -> Tensor:
         x = input._data
@@ -407,6 +472,10 @@ def _predicate(pub: str, fn):
             return input._rewrap(pred(input._phys))
         if x.dtype == np.bool_:
             x = x.view(np.uint8)
+        elif on_complex is not None and x.dtype.kind == "c":
+            if isinstance(on_complex, Exception):
+                raise type(on_complex)(*on_complex.args)
+            return _wrap(np.asarray(on_complex(x)), D.bool)
         return _wrap(np.asarray(fn(x)), D.bool)
 
     pred.__name__ = pred.__qualname__ = pub
@@ -416,11 +485,11 @@ def _predicate(pub: str, fn):
 
 isnan = _predicate("isnan", np.isnan)
 isinf = _predicate("isinf", np.isinf)
-isposinf = _predicate("isposinf", np.isposinf)
-isneginf = _predicate("isneginf", np.isneginf)
+isposinf = _predicate("isposinf", np.isposinf, RuntimeError("isposinf does not support complex inputs."))
+isneginf = _predicate("isneginf", np.isneginf, RuntimeError("isneginf does not support complex inputs."))
 isfinite = _predicate("isfinite", np.isfinite)
-isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_))
-signbit = _predicate("signbit", np.signbit)
+isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_), lambda x: x.imag == 0)
+signbit = _predicate("signbit", np.signbit, NotImplementedError("signbit is not implemented for complex tensors."))
 
 
 # ------------------------------------------------------------------ binary ops
@@ -432,8 +501,10 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         dt = _rt(self, other)
         k = dt.kind
         if k not in allowed:
+            if k == "c" and kernel in _COMPLEX_BINARY_ERRORS:
+                raise RuntimeError(_COMPLEX_BINARY_ERRORS[kernel])
             raise _not_implemented(kernel, dt)
-        if to_float and k != "f":
+        if to_float and k not in "fc":
             dt = _default_float()
         a, b = _prep(self, other, dt)
         if type(a) is not _nd:
@@ -444,6 +515,29 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
             raise _broadcast_error(a, b) from None
         return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
     return forward
+
+
+# kernels whose complex error is a sentence of its own (h-cplx)
+_COMPLEX_BINARY_ERRORS = {f"{n}_cpu": f"{n} not implemented for complex tensors." for n in ("maximum", "minimum", "fmax",
+                                                                                           "fmin")}
+_COMPLEX_BINARY_ERRORS["heaviside_cpu"] = "heaviside is not yet implemented for complex tensors."
+
+
+def _logaddexp(a, b):
+    """log(exp(a) + exp(b)); complex operands shift by the larger real part (the log's branch is not changed)."""
+    if np.result_type(a, b).kind != "c":
+        return np.logaddexp(a, b)
+    m = np.maximum(np.real(a), np.real(b))
+    m = np.where(np.isfinite(m), m, 0)
+    return np.log(np.exp(a - m) + np.exp(b - m)) + m
+
+
+def _logaddexp_grad(g, a, b):
+    """d logaddexp(a, b) / da = 1 / (1 + exp(b - a)); for complex inputs exp(a - logaddexp(a, b)), which cannot
+    overflow (exp of a complex number with a huge real part is inf or nan in both parts)."""
+    if a._dtype.is_complex or b._dtype.is_complex:
+        return g * exp(a - logaddexp(a, b))
+    return g / (1 + exp(b - a))
 
 
 def _int_divisor_check(fn):
@@ -537,8 +631,8 @@ _BINARY = {
                 _SO, ""),
     "fmax": ("Fmax", np.fmax, _ANY, False, "fmax_cpu", lambda g, a, b: _fmax_grads(g, a, b, _ge), _SO, ""),
     "fmin": ("Fmin", np.fmin, _ANY, False, "fmin_cpu", lambda g, a, b: _fmax_grads(g, a, b, _le), _SO, ""),
-    "logaddexp": ("Logaddexp", np.logaddexp, _FLT, False, "logaddexp_cpu",
-                  (lambda g, a, b: g / (1 + exp(b - a)), lambda g, a, b: g / (1 + exp(a - b))), _SO, ""),
+    "logaddexp": ("Logaddexp", _logaddexp, "fc", False, "logaddexp_cpu",
+                  (lambda g, a, b: _logaddexp_grad(g, a, b), lambda g, a, b: _logaddexp_grad(g, b, a)), _SO, ""),
     "logaddexp2": ("Logaddexp2", np.logaddexp2, _FLT, False, "logaddexp2_cpu",
                    (lambda g, a, b: g / (1 + 2 ** (b - a)), lambda g, a, b: g / (1 + 2 ** (a - b))), _SO, ""),
     "xlogy": ("Xlogy", _xlogy, _ANY, True, "xlogy_cpu",
@@ -554,7 +648,7 @@ _BINARY = {
     "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),
     "lcm": ("Lcm", np.lcm, "iu", False, "lcm_cpu", None, _NONE, ""),
     "nextafter": ("Nextafter", np.nextafter, "f", False, "nextafter_cpu", lambda g: (g, _zeros(g)), _NONE, ""),
-    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biuf", True, "ldexp_cpu",
+    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biufc", True, "ldexp_cpu",
               (lambda g, a, b: g * 2.0 ** b, lambda g, a, b: g * a * 2.0 ** b * _LN2), _SO, ""),
     "igamma": ("Igamma", lambda a, x: _sp.gammainc(a, x, False), "f", False, "igamma_cpu",
                (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
@@ -590,7 +684,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
 
     ns = {"__slots__": (), "save": save, "save_for": _SAVE_FOR.get(name.lower()),
           "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
-          "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__}
+          "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__,
+          "holomorphic": "c" in allowed}  # rows computing on complex numbers: NOTE [holomorphic formulas]
     if hasattr(bwd, "aten"):
         ns["jvp"] = unsupported("aten::" + bwd.aten)
     elif type(bwd) is tuple and hasattr(bwd[0], "jvp"):
@@ -692,6 +787,8 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The multivariate log-gamma of dimension ``p``: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if input._dtype.is_complex:  # torch fails building its shifts (arange) in the input's dtype
+        raise _not_implemented("arange_cpu", input._data.dtype)
     if not input._dtype.is_floating_point:
         raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
     from .._tensor import _wrap as _w
@@ -702,12 +799,14 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 
 
 def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
-    """input ** exponent computed in float64 (either may be a Python number)."""
+    """input ** exponent computed in float64 (complex128 when either is complex; either may be a Python number)."""
     from .arithmetic import pow as _pow
 
-    f64 = D.float64
-    base = input.to(f64) if isinstance(input, Tensor) else float(input)
-    exp_ = exponent.to(f64) if isinstance(exponent, Tensor) else float(exponent)
+    cplx = any((x._dtype.is_complex if isinstance(x, Tensor) else type(x) is complex) for x in (input, exponent))
+    wide = D.complex128 if cplx else D.float64
+    py = complex if cplx else float
+    base = input.to(wide) if isinstance(input, Tensor) else py(input)
+    exp_ = exponent.to(wide) if isinstance(exponent, Tensor) else py(exponent)
     return _out(_pow(base, exp_), out)
 
 
@@ -810,7 +909,8 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
 
     ns = {"__slots__": attrs, "inputs": inputs, "save": save, "save_for": save_for, "nattrs": len(attrs),
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
-          "__module__": __name__, "_name": torch_name}
+          "__module__": __name__, "_name": torch_name,
+          "holomorphic": True}  # polynomial formulas: NOTE [holomorphic formulas]
     return type(name, (Op,), ns)
 
 
@@ -849,7 +949,7 @@ def _dtype_name(t: Tensor) -> str:
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """input + weight * (end - input); ``weight`` is a number or a tensor."""
-    if not input._dtype.is_floating_point:
+    if not input._dtype._differentiable:
         raise _not_implemented("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
                                input._data.dtype)
     if end._dtype is not input._dtype:
@@ -868,7 +968,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
     """input + value * tensor1 / tensor2 (float tensors only for the division)."""
-    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+    if tensor1._dtype._kind < 2 and tensor2._dtype._kind < 2:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
@@ -880,6 +980,6 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def _value_for(*args):
     *tensors, value = args
-    if not D.result_type(*tensors).is_floating_point and isinstance(value, float):
+    if D.result_type(*tensors)._kind < 2 and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
     return value

@@ -981,6 +981,10 @@ class ScatterReduce(Op):
     def forward(ctx, self, src, dim, idx, reduce, include_self):
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.reduce, ctx.include_self = idx, dim, reduce, include_self
+        if reduce in ("amax", "amin") and self.dtype.kind == "c":
+            from .reduction import complex_refused
+
+            raise complex_refused(f"scatter_gather_tensor_cpu_reduce_{reduce}", self.dtype)
         out = self.copy()
         if not idx.size:
             return out
@@ -1076,6 +1080,16 @@ def _part_t(src: Tensor, idx: np.ndarray) -> Tensor:
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """``input`` with ``src`` reduced into ``index`` positions along ``dim`` (sum, prod, mean, amax, amin)."""
+    if reduce not in ("amax", "amin"):  # (those refuse complex inputs in their kernel)
+        from .complex_numbers import refuse_complex_grad
+
+        refuse_complex_grad("scatter_reduce", input, src)  # (torch differentiates the in-place form)
+    return scatter_reduce_any(input, dim, index, src, reduce, include_self=include_self)
+
+
+def scatter_reduce_any(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+    """``scatter_reduce`` of any dtype (the function ``Tensor.scatter_reduce_`` writes in place)."""
     if reduce not in _SCATTER_REDUCE:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d, idx = _scatter_args(input, dim, index, src, "scatter_reduce")
@@ -1564,6 +1578,11 @@ def argwhere(input: Tensor) -> Tensor:
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Tensor | None = None, out=None) -> Tensor:
     """Insertion points of ``input`` into the innermost dimension of ``sorted_sequence``."""
+    for x in (sorted_sequence, input):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            from .reduction import complex_refused
+
+            raise complex_refused("searchsorted_out_cpu", x._data.dtype)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")

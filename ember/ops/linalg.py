@@ -8,6 +8,7 @@ from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
 from .._tensor import _wrap, _CPP_NAMES
 from ..autograd.grad_mode import _mode
+from .complex_numbers import conj_if_complex as _conj, conj_array as _conj_array
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
 
@@ -79,6 +80,7 @@ class Matmul(Op):
     jvp = multilinear
     _name = "UnsafeViewBackward0"
     save = ("self", "other")
+    holomorphic = True  # NOTE [holomorphic formulas]: grad @ other^H, self^H @ grad for complex factors
     save_for = {"self": ("other",), "other": ("self",)}
 
     @staticmethod
@@ -168,16 +170,24 @@ _DT_NAMES = {n: scalar for n, (_, scalar) in _CPP_NAMES.items()}
 
 
 def _dt_title(t) -> str:
-    return _DT_NAMES.get(t._dtype.name, t._dtype.name)
+    return t._dtype._scalar_name
 
 
 class Vdot(Dot):
-    """d <self, other> = grad * other, grad * self (real tensors: vdot is dot)"""
+    """d sum(conj(self) * other) = conj(grad) * other, grad * self (real tensors: vdot is dot)"""
 
     __slots__ = ()
     _name = "VdotBackward0"
     inputs = save = ("self", "other")
     save_for = {"self": ("other",), "other": ("self",)}
+    holomorphic = False  # conjugate-linear in self: its own formula
+    forward = staticmethod(lambda ctx, self, other: _matmul_forward(_conj_array(self), other))
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        n0, n1 = ctx._next
+        return (_conj(grad) * b if n0[0] is not None else None, grad * a if n1[0] is not None else None)
+
 
 
 def _dot_checks(input, other, fname: str) -> None:
@@ -323,7 +333,7 @@ _ADD_PRODUCTS = {
 
 
 def _add_product_dtype_msg(name: str, self, m1, m2) -> str:
-    t = [_DT_NAMES.get(D.from_numpy_dtype(a.dtype).name, str(a.dtype)) for a in (self, m1, m2)]
+    t = [D.from_numpy_dtype(a.dtype)._scalar_name for a in (self, m1, m2)]
     if name == "addmm":
         if t[1] != t[2]:
             return f"mat1 and mat2 must have the same dtype, but got {t[1]} and {t[2]}"
@@ -341,6 +351,7 @@ def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
         save = factors
         save_for = {f1: (f2,), f2: (f1,)}  # each factor only for the other's gradient
         nattrs = 2
+        holomorphic = True  # NOTE [holomorphic formulas] (a complex beta or alpha is conjugated with the rest)
         __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
 
         @staticmethod
@@ -414,6 +425,7 @@ class Einsum(Op):
     jvp = multilinear
     inputs = tuple(f"op{i}" for i in range(52))
     nattrs = 3
+    holomorphic = True  # multilinear: NOTE [holomorphic formulas]
     _by_arity: dict = {}
 
     @classmethod
@@ -595,6 +607,7 @@ class LinalgCross(Op):
     save = ("self", "other")
     save_for = {"self": ("other",), "other": ("self",)}
     nattrs = 1
+    holomorphic = True  # bilinear: NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, self, other, dim):
@@ -635,5 +648,5 @@ def cross(input, other, dim=None):
 
 
 def vecdot(x, y, *, dim: int = -1, out=None):
-    """Dot products of vectors along ``dim``, broadcasting the other dims."""
-    return (x * y).sum(dim)
+    """Dot products of vectors along ``dim`` (the first conjugated), broadcasting the other dims."""
+    return (_conj(x) * y).sum(dim)

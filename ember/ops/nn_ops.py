@@ -173,9 +173,21 @@ _FLOAT_KERNELS = {"Elu": "elu_cpu", "Celu": "elu_cpu", "LeakyRelu": "leaky_relu_
                   "Softshrink": "softshrink_check"}
 
 
+# what torch raises for complex inputs (silu computes on them, without a derivative: NOTE [complex autograd])
+_COMPLEX_KERNELS = {**_FLOAT_KERNELS, "Hardtanh": "!clamp is not supported for complex types",
+                    "Threshold": "threshold_cpu", "RreluWithNoise": "leaky_relu_cpu"}
+del _COMPLEX_KERNELS["Silu"]
+_ACT["Silu"].no_complex_grad = "silu"
+
+
 def activation(name: str, input: Tensor, *attrs) -> Tensor:
     """Apply the activation op ``name`` (a key of the table) with its attributes."""
-    if not input._dtype.is_floating_point and name in _FLOAT_KERNELS:
+    if input._dtype.is_complex and name in _COMPLEX_KERNELS:
+        spec = _COMPLEX_KERNELS[name]
+        if spec.startswith("!"):
+            raise NotImplementedError(spec[1:])
+        raise NotImplementedError(f'"{spec}" not implemented for \'{_title(input._dtype)}\'')
+    if not input._dtype._differentiable and name in _FLOAT_KERNELS:
         raise NotImplementedError(f'"{_FLOAT_KERNELS[name]}" not implemented for \'{_title(input._dtype)}\'')
     return _ACT[name].apply(input, *attrs)
 
@@ -252,11 +264,15 @@ class LogSoftmax(Op):
 def _softmax_dim(input: Tensor, dim, dtype, kernel: str):
     if dtype is not None:
         input = input.to(dtype)
-    elif not input._dtype.is_floating_point:
+    elif not input._dtype._differentiable:
         raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
-    return input, _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    d = _wrap_dim(dim, max(input.ndim, 1)) if input.ndim else 0
+    if input._dtype.is_complex:  # torch's kernel names: the last dim or any other
+        last = "_lastdim" if d == max(input.ndim, 1) - 1 else ""
+        raise NotImplementedError(f'"{kernel}{last}_kernel_impl" not implemented for \'{_title(input._dtype)}\'')
+    return input, d
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
@@ -277,6 +293,7 @@ class Embedding(Op):
 
     __slots__ = ("idx", "num", "pad", "freq")
     nattrs = 4
+    no_complex_grad = "embedding"
 
     @staticmethod
     def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
@@ -330,6 +347,8 @@ class NllLoss(Op):
     @staticmethod
     def forward(ctx, self, idx, coef, reduction):
         # idx: targets with a size-1 class dim; coef: per-target weight, 0 where ignored, over the total for 'mean'
+        if self.dtype.kind == "c":
+            raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{_title(_dt(self))}\'')
         if ctx is not None:
             ctx.idx, ctx.coef, ctx.shape = idx, coef, self.shape
         c = 1 if self.ndim > 1 else 0
@@ -370,6 +389,7 @@ class MseLoss(Op):
 
     @staticmethod
     def forward(ctx, self, other, reduction):
+        _real_kernel("mse_cpu", self, other)
         d = self - other
         sq = d * d
         if ctx is not None:
@@ -383,6 +403,29 @@ class MseLoss(Op):
         x, t = ctx.saved_tensors
         gx = grad * ((x - t) * ctx.scale)
         return gx, -gx
+
+
+def _dt(a):
+    from .. import _dtype as D
+
+    return D.from_numpy_dtype(np.dtype(getattr(a, "dtype", a)))
+
+
+def _real_kernel(kernel: str, self: np.ndarray, target: np.ndarray, cast_first: bool = False) -> None:
+    """torch's error for a loss kernel without complex support, given complex values among its inputs;
+    ``cast_first``: a real input with a complex target fails first on the output cast (huber's out= kernel)."""
+    if self.dtype.kind != "c" and np.asarray(target).dtype.kind != "c":
+        return
+    result = np.result_type(self, target)
+    if cast_first and self.dtype.kind != "c":
+        raise _cast_error(result, self.dtype)
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(_dt(result))}\'')
+
+
+def _cast_error(result, out) -> RuntimeError:
+    """torch's error for an in-place (out=) result that cannot hold the computed dtype."""
+    return RuntimeError(f"result type {_title(_dt(result))} can't be cast to the desired output type {_title(_dt(out))}")
+
 
 
 # ---------------------------------------------------------------------------------------------- pointwise losses
@@ -414,6 +457,9 @@ class BinaryCrossEntropy(Op):
 
     @staticmethod
     def forward(ctx, self, target, weight, reduction):
+        _real_kernel("binary_cross_entropy", self, target)
+        if weight is not None and weight.dtype.kind == "c":  # the kernel's loss *= weight
+            raise _cast_error(np.result_type(self, weight), self.dtype)
         if ctx is not None:
             ctx.reduction, ctx.numel = reduction, self.size
         loss = (target - 1) * np.maximum(np.log1p(-self), -100) - target * np.maximum(np.log(self), -100)
@@ -432,6 +478,19 @@ class BinaryCrossEntropy(Op):
         return gx, gt, None
 
 
+def _logits_loss_dtype(x: np.ndarray, target, weight, pos_weight) -> np.dtype:
+    """The dtype of binary_cross_entropy_with_logits (real logits; the input's complex error comes first), as
+    torch's composite: a complex target makes the loss complex, which the in-place products by pos_weight's
+    term (always) and by a complex weight (with a real target) cannot hold."""
+    cplx = [a is not None and np.asarray(a).dtype.kind == "c" for a in (target, weight, pos_weight)]
+    if not any(cplx):
+        return x.dtype
+    result = np.result_type(*(a for a in (x, target, weight, pos_weight) if a is not None))
+    if pos_weight is not None or (cplx[1] and not cplx[0]):
+        raise _cast_error(result, x.dtype)
+    return result
+
+
 class BinaryCrossEntropyWithLogits(Op):
     """(1 - t) x + (1 + (p - 1) t) softplus(-x), times w; d x = w ((p t + 1 - t) sigmoid(x) - p t),
     d t = w (logsigmoid(-x) - p logsigmoid(x)) (p = 1 without pos_weight: d x = sigmoid(x) - t, d t = -x)"""
@@ -440,10 +499,13 @@ class BinaryCrossEntropyWithLogits(Op):
     inputs = save = ("self", "target", "weight", "pos_weight")
     nattrs = 1
 
+    no_complex_grad = "binary_cross_entropy_with_logits"
+
     @staticmethod
     def forward(ctx, self, target, weight, pos_weight, reduction):
         if ctx is not None:
             ctx.reduction, ctx.numel = reduction, self.size
+        dtype = _logits_loss_dtype(self, target, weight, pos_weight)
         sp = np.logaddexp(0, -self)
         if pos_weight is None:
             loss = (1 - target) * self + sp
@@ -451,7 +513,7 @@ class BinaryCrossEntropyWithLogits(Op):
             loss = (1 - target) * self + ((pos_weight - 1) * target + 1) * sp
         if weight is not None:
             loss = loss * weight
-        return _reduced(np.asarray(loss, self.dtype), reduction)
+        return _reduced(np.asarray(loss, dtype), reduction)
 
     def backward(ctx, grad):
         x, t, w, p = ctx.saved_tensors
@@ -489,6 +551,7 @@ class SmoothL1Loss(Op):
 
     @staticmethod
     def forward(ctx, self, target, beta, reduction):
+        _real_kernel("smooth_l1_cpu", self, target)
         d = self - target
         if ctx is not None:
             ctx.beta, ctx.reduction, ctx.numel = beta, reduction, d.size
@@ -511,6 +574,7 @@ class HuberLoss(Op):
 
     @staticmethod
     def forward(ctx, self, target, delta, reduction):
+        _real_kernel("huber_cpu", self, target, cast_first=True)
         d = self - target
         if ctx is not None:
             ctx.delta, ctx.reduction, ctx.numel = delta, reduction, d.size
@@ -526,3 +590,51 @@ class HuberLoss(Op):
 
 __all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "BinaryCrossEntropy",
             "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
+
+
+# ---------------------------------------------------------------------------------------------- CrossMapLRN2d
+# NOTE [CrossMapLRN2d's windows]: torch's legacy CrossMapLRN2d (a Python autograd Function) sums squares over
+# a running window that never drops channel 0 (it subtracts channel c - pre_pad only for c > pre_pad), and its
+# hand-written backward sums over a window shifted against the forward one; the backward is therefore not the
+# derivative of the forward (gradcheck fails in torch). The oracle is torch: both windows are reproduced as 0/1
+# channel matrices (forward: row c sums {0} and [c - p + 1, c + p - 1] with p = (size - 1) // 2 + 1; backward:
+# [c - q, c + size - 1 - q] with q = size - (size - 1) / 2 truncated), so values and gradients are torch's.
+def _lrn_windows(c: int, size: int, dtype) -> tuple:
+    pre = int((size - 1) / 2 + 1)
+    q = int(size - (size - 1) / 2)
+    idx = np.arange(c)
+    rows, cols = idx[:, None], idx[None, :]
+    fwd = ((cols >= rows - pre + 1) & (cols <= rows + pre - 1)) | (cols == 0)
+    bwd = (cols >= rows - q) & (cols <= rows + size - 1 - q)
+    return fwd.astype(dtype), bwd.astype(dtype), q
+
+
+class CrossMapLrn2d(Op):
+    """out = x * (k + alpha / size * window sum of x**2) ** -beta; backward: torch's formula (NOTE
+    [CrossMapLRN2d's windows])"""
+
+    __slots__ = ("size", "alpha", "beta", "k")
+    _name = "CrossMapLRN2dBackward"
+    inputs = save = ("self", "result")
+    nattrs = 4
+
+    @staticmethod
+    def forward(ctx, self, size, alpha, beta, k):
+        if ctx is not None:
+            ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        n, c = self.shape[:2]
+        sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
+        return self * (k + (alpha / size) * sums) ** -beta
+
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
+        n, c = x.shape[:2]
+        fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
+            raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
+        scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k
+        ratio = (grad * out / scale).reshape(n, c, -1)
+        acc = (_wrap(bwd, x._dtype) @ ratio).reshape(x.shape)
+        return scale.pow(-beta) * grad - x * acc * (2 * alpha * beta / size)

@@ -131,6 +131,14 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     return best, flat
 
 
+def _no_complex(cls, x) -> None:
+    """torch's pooling kernels have no complex versions: the error names the kernel of the op's rank."""
+    if x.dtype.kind == "c":
+        from .reduction import complex_refused
+
+        raise complex_refused(cls._kernel, x.dtype)
+
+
 def _ranked(base: type, torch_name: str, nd: int, **extra) -> type:
     """The op class of family ``base`` for ``nd`` spatial dims, named as torch's node ``torch_name``."""
     return type(torch_name.replace("Backward0", ""), (base,),
@@ -140,6 +148,7 @@ def _ranked(base: type, torch_name: str, nd: int, **extra) -> type:
 class _MaxPoolWithIndices(Op):
     """d max_pool(x) = grad scattered to the arg-max positions"""
     _abstract = True
+    _kernel: str = None  # torch's kernel of this rank, named in its complex error
 
     __slots__ = ("overlap", "_idx")
     nattrs = 5
@@ -148,8 +157,9 @@ class _MaxPoolWithIndices(Op):
     _nd = 2
     _scatter: type = None
 
-    @staticmethod
-    def forward(ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
+    @classmethod
+    def forward(cls, ctx, self, kernel_size, stride, padding, dilation, ceil_mode):
+        _no_complex(cls, self)
         vals, idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
         if ctx is not None:
             ctx.overlap = any(stride[i] < dilation[i] * (kernel_size[i] - 1) + 1 for i in range(len(stride)))
@@ -229,8 +239,8 @@ _GATHER = {nd: _ranked(_Gather, "MaxPoolGather" + ("Backward0" if nd == 2 else f
            for nd in (2, 3)}
 _SCATTER = {nd: _ranked(_Scatter, f"MaxPool{nd}DWithIndicesBackwardBackward0", nd) for nd in (2, 3)}
 MaxPoolGather = _GATHER[2]
-_MAX_POOL = {nd: _ranked(_MaxPoolWithIndices, f"MaxPool{nd}DWithIndicesBackward0", nd, _scatter=_SCATTER[nd])
-             for nd in (2, 3)}
+_MAX_POOL = {nd: _ranked(_MaxPoolWithIndices, f"MaxPool{nd}DWithIndicesBackward0", nd, _scatter=_SCATTER[nd],
+                         _kernel=f"max_pool{nd}d") for nd in (2, 3)}
 
 
 def max_pool_with_indices(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
@@ -288,14 +298,16 @@ def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
 class _AvgPool(Op):
     """d avg_pool(x) = its adjoint applied to grad"""
     _abstract = True
+    _kernel: str = None  # torch's kernel of this rank, named in its complex error
 
     __slots__ = ("geo",)
     nattrs = 6
     save = ("self",)
     _adjoint: type = None
 
-    @staticmethod
-    def forward(ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    @classmethod
+    def forward(cls, ctx, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        _no_complex(cls, self)
         geo = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if ctx is not None:
             ctx.geo = geo
@@ -330,7 +342,7 @@ class _AvgPoolBackward(Op):
 
 _AVG_POOL = {}
 for _nd in (2, 3):
-    _f = _ranked(_AvgPool, f"AvgPool{_nd}DBackward0", _nd)
+    _f = _ranked(_AvgPool, f"AvgPool{_nd}DBackward0", _nd, _kernel="avg_pool2d" if _nd == 2 else "avg_pool3d_out_frame")
     _b = _ranked(_AvgPoolBackward, f"AvgPool{_nd}DBackwardBackward0", _nd)
     _f._adjoint, _b._pool = _b, _f
     _AVG_POOL[_nd] = _f
@@ -402,6 +414,7 @@ def _adaptive_max(x, out):
 class _AdaptiveMaxPool(Op):
     """d adaptive_max_pool(x) = grad scattered to the arg-max positions"""
     _abstract = True
+    _kernel: str = None  # torch's kernel of this rank, named in its complex error
 
     __slots__ = ("_idx",)
     nattrs = 1
@@ -409,8 +422,9 @@ class _AdaptiveMaxPool(Op):
     save = ("self",)
     _scatter: type = None
 
-    @staticmethod
-    def forward(ctx, self, output_size):
+    @classmethod
+    def forward(cls, ctx, self, output_size):
+        _no_complex(cls, self)
         vals, idx = _adaptive_max(self, output_size)
         if ctx is not None:
             ctx._idx = idx
@@ -422,7 +436,8 @@ class _AdaptiveMaxPool(Op):
 
 
 _ADAPTIVE_MAX = {nd: _ranked(_AdaptiveMaxPool, f"AdaptiveMaxPool{nd}DBackward0", nd, _scatter=_ranked(
-    _Scatter, f"AdaptiveMaxPool{nd}DBackwardBackward0", nd)) for nd in (2, 3)}
+    _Scatter, f"AdaptiveMaxPool{nd}DBackwardBackward0", nd), _kernel=f"adaptive_max_pool{nd}d" + ("_cpu" if nd == 3 else ""))
+    for nd in (2, 3)}
 
 
 def adaptive_max_pool(input: Tensor, output_size) -> tuple:
@@ -469,6 +484,7 @@ def _fractional_max(x, k, out, samples):
 class _FractionalMaxPool(Op):
     """d fractional_max_pool(x) = grad scattered to the arg-max positions"""
     _abstract = True
+    _kernel: str = None  # torch's kernel of this rank, named in its complex error
 
     __slots__ = ("_idx",)
     inputs = ("self", "random_samples")
@@ -477,8 +493,9 @@ class _FractionalMaxPool(Op):
     save = ("self",)
     _scatter: type = None
 
-    @staticmethod
-    def forward(ctx, self, random_samples, kernel_size, output_size):
+    @classmethod
+    def forward(cls, ctx, self, random_samples, kernel_size, output_size):
+        _no_complex(cls, self)
         vals, idx = _fractional_max(self, kernel_size, output_size, random_samples)
         if ctx is not None:
             ctx._idx = idx
@@ -490,7 +507,8 @@ class _FractionalMaxPool(Op):
 
 
 _FRACTIONAL = {nd: _ranked(_FractionalMaxPool, f"FractionalMaxPool{nd}DBackward0", nd, _scatter=_ranked(
-    _Scatter, f"FractionalMaxPool{nd}DBackwardBackward0", nd)) for nd in (2, 3)}
+    _Scatter, f"FractionalMaxPool{nd}DBackwardBackward0", nd), _kernel=f"fractional_max_pool{nd}d_out_frame")
+    for nd in (2, 3)}
 
 
 def fractional_max_pool(input: Tensor, kernel_size: tuple, output_size: tuple, random_samples: Tensor) -> tuple:
@@ -502,6 +520,7 @@ def fractional_max_pool(input: Tensor, kernel_size: tuple, output_size: tuple, r
 class _MaxUnpool(Op):
     """d unpool(x) = grad gathered at the indices"""
     _abstract = True
+    _kernel: str = None  # torch's kernel of this rank, named in its complex error
 
     __slots__ = ("idx",)
     inputs = ("self", "indices")
@@ -509,6 +528,7 @@ class _MaxUnpool(Op):
 
     @classmethod
     def forward(cls, ctx, self, indices, size):
+        _no_complex(cls, self)
         if ctx is not None:
             ctx.idx = indices
         nd = cls._nd
@@ -521,7 +541,7 @@ class _MaxUnpool(Op):
         return _GATHER[type(ctx)._nd].apply(grad, _wrap(ctx.idx, D.int64)), None
 
 
-_UNPOOL = {nd: _ranked(_MaxUnpool, f"MaxUnpool{nd}DBackward0", nd) for nd in (2, 3)}
+_UNPOOL = {nd: _ranked(_MaxUnpool, f"MaxUnpool{nd}DBackward0", nd, _kernel=f"max_unpool{nd}d") for nd in (2, 3)}
 
 
 def max_unpool(input: Tensor, indices: Tensor, size: tuple) -> Tensor:

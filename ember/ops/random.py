@@ -37,13 +37,27 @@ def _as(arr, like) -> np.ndarray:
     return np.asarray(arr).astype(like.dtype, copy=False)
 
 
+def _parts(draw, shape, like) -> np.ndarray:
+    """``draw(shape)`` as ``like``'s dtype; for a complex dtype the real and imaginary parts are drawn alike."""
+    if like.dtype.kind != "c":
+        return _as(draw(shape), like)
+    pair = draw(tuple(shape) + (2,))
+    return _as(pair[..., 0] + 1j * pair[..., 1], like)
+
+
+def _part_std(std, like) -> float:
+    """A complex normal sample of standard deviation ``std`` has parts of deviation std / sqrt(2), as torch's."""
+    return std / np.sqrt(2.0) if like.dtype.kind == "c" else std
+
+
 # ---------------------------------------------------------------- in-place samplers (the value left in self)
 def _draw_uniform(self, lo, hi, rng):
-    return _as(lo + (hi - lo) * rng.random(self.shape), self)
+    return _parts(lambda sh: lo + (hi - lo) * rng.random(sh), self.shape, self)
 
 
 def _draw_normal(self, mean, std, rng):
-    return _as(mean + std * rng.standard_normal(self.shape), self)
+    s = _part_std(std, self)
+    return _parts(lambda sh: mean + s * rng.standard_normal(sh), self.shape, self)
 
 
 def _draw_log_normal(self, mean, std, rng):
@@ -102,8 +116,8 @@ BernoulliTensor = _make("BernoulliTensor", _draw_bernoulli, 1, "BernoulliBackwar
 BernoulliScalar = _make("BernoulliScalar", _draw_bernoulli, 2, "BernoulliBackward2")
 
 
-def _float_only(self: Tensor, kernel: str) -> None:
-    if not self._dtype.is_floating_point:
+def _float_only(self: Tensor, kernel: str, complex_ok: bool = False) -> None:
+    if not (self._dtype.is_floating_point or (complex_ok and self._dtype.is_complex)):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(self._dtype)}\'')
 
 
@@ -124,9 +138,9 @@ def _nmant(dt: D.dtype) -> int:
 
 def uniform_value(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
     """The value ``self.uniform_(from, to)`` leaves: samples from [from, to)."""
-    _float_only(self, "check_uniform_bounds")
-    fmax = _fmax(self._dtype)
-    cpp, title = _CPP_NAMES[self._dtype.name]
+    _float_only(self, "check_uniform_bounds", complex_ok=True)
+    fmax = _fmax(self._dtype.to_real())  # complex: the bounds of each part
+    cpp, title = _CPP_NAMES[self._dtype.to_real().name]
     for name, v in (("from", from_), ("to", to)):
         if not -fmax <= v <= fmax:
             raise RuntimeError(f"{name} is out of bounds for {cpp}")
@@ -141,7 +155,7 @@ def uniform_value(self: Tensor, from_: float = 0, to: float = 1, *, generator=No
 
 def normal_value(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
     """The value ``self.normal_(mean, std)`` leaves."""
-    _float_only(self, "normal_kernel_cpu")
+    _float_only(self, "normal_kernel_cpu", complex_ok=True)
     _check_std(std)
     return Normal.apply(self, float(mean), float(std), _rng(generator))
 
@@ -172,8 +186,8 @@ def exponential_value(self: Tensor, lambd: float = 1, *, generator=None) -> Tens
 
 def geometric_value(self: Tensor, p: float, *, generator=None) -> Tensor:
     """The value ``self.geometric_(p)`` leaves: the number of Bernoulli(p) trials up to the first success."""
-    if self._dtype is D.bool:
-        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if self._dtype is D.bool or self._dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{_title(self._dtype)}'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
     return Geometric.apply(self, float(p), _rng(generator))
@@ -232,6 +246,10 @@ def random_value(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
     if kwargs or len(pos) > 2 or not all(_int_arg(a) or (a is None and i == 1) for i, a in enumerate(pos)):
         raise _random_error(args, kwargs)
     dt = self._dtype
+    if dt.is_complex:
+        if not pos:
+            raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_title(dt)}'")
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if not pos:
         return op.apply(self, 0, _random_top(dt), _rng(generator))
     lo, hi = (0, pos[0]) if len(pos) == 1 else (int(pos[0]), pos[1])
@@ -248,6 +266,9 @@ def random_value(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
 
 def bernoulli_value(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """The value ``self.bernoulli_(p)`` leaves: ones with probability ``p`` (a number or a tensor)."""
+    if self._dtype.is_complex:
+        kernel = "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(self._dtype)}'")
     if isinstance(p, Tensor):
         _float_only(p, "bernoulli_tensor_cpu_p_")
         if p._data.shape != self._data.shape:
@@ -286,11 +307,11 @@ def _check_expand(shape: tuple, target: tuple) -> None:
 # ---------------------------------------------------------------- out-of-place samplers
 def _draw_normal_tt(mean, std, rng):
     shape = np.broadcast_shapes(mean.shape, std.shape)
-    return _as(mean + std * rng.standard_normal(shape), mean)
+    return _as(mean + _part_std(std, mean) * _parts(rng.standard_normal, shape, mean), mean)
 
 
 def _draw_normal_ts(mean, std, rng):
-    return _as(mean + std * rng.standard_normal(mean.shape), mean)
+    return _as(mean + _part_std(std, mean) * _parts(rng.standard_normal, mean.shape, mean), mean)
 
 
 def _draw_normal_st(std, mean, rng):
@@ -308,6 +329,8 @@ def _draw_poisson(rate, rng):
 NormalTensorScalar = _make("NormalTensorScalar", _draw_normal_ts, 2, "NormalBackward1")
 NormalScalarTensor = _make("NormalScalarTensor", _draw_normal_st, 2, "NormalBackward2")
 NormalTensorTensor = _make("NormalTensorTensor", _draw_normal_tt, 1, "NormalBackward3")
+for _cls in (NormalTensorScalar, NormalTensorTensor):
+    _cls.no_complex_grad = "normal"
 Bernoulli = _make("Bernoulli", _draw_bernoulli_p, 1, "BernoulliBackward0")
 Poisson = _make("Poisson", _draw_poisson, 1, "PoissonBackward0")
 
@@ -326,6 +349,12 @@ class BernoulliP(Op):
 
     def backward(ctx, grad):
         raise RuntimeError("derivative for aten::bernoulli is not implemented")
+
+
+@_replayable  # a check of the values: compiled programs run it on every call (NOTE [replayable steps])
+def _check_stds(std: np.ndarray) -> None:
+    if std.size and not (std >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
 
 
 def _check_std(std) -> None:
@@ -355,22 +384,24 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     rng = _rng(generator)
     if size is not None:
-        if (mt and mean._data.ndim) or (st and std._data.ndim):
+        if (mt and mean._data.ndim) or (st and std._data.ndim) or not all(
+                isinstance(v, (Tensor, int, float, np.integer, np.floating)) for v in (mean, std)):
             raise _normal_error((mean, std, size), {})
         from .._factories import _size, _finish, _float_dtype
 
         mean = mean.item() if mt else mean
         std = std.item() if st else std
         d = _float_dtype(dtype)
-        if not d.is_floating_point:
+        if not d._differentiable:
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_title(d)}\'')
         _check_std(std)
         shape = _size((size,), "normal")
         return _out(out, _finish(_normal_sample(mean, std, shape, d, generator), d, requires_grad, device))
+    if st and std._dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if mt and st:
-        _float_only(mean, "normal_kernel_cpu")
-        if std._data.size and not (std._data >= 0).all():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        _float_only(mean, "normal_kernel_cpu", complex_ok=True)
+        _check_stds(std._data)
         try:
             np.broadcast_shapes(mean._data.shape, std._data.shape)
         except ValueError:
@@ -379,29 +410,33 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise _broadcast_error(mean._data, std._data) from None
         return _out(out, NormalTensorTensor.apply(mean, std, rng))
     if mt:
-        _float_only(mean, "normal_kernel_cpu")
+        _float_only(mean, "normal_kernel_cpu", complex_ok=True)
         _check_std(std)
         return _out(out, NormalTensorScalar.apply(mean, float(std), rng))
     if st:
         _float_only(std, "normal_kernel_cpu")
-        if std._data.size and not (std._data >= 0).all():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        _check_stds(std._data)
         return _out(out, NormalScalarTensor.apply(std, float(mean), rng))
     raise _normal_error((mean, std), {})
 
 
 @_replayable  # draws random numbers at array level: NOTE [replayable steps]
 def _normal_sample(mean: float, std: float, shape: tuple, d: D.dtype, generator) -> np.ndarray:
-    return (mean + std * _rng(generator).standard_normal(shape)).astype(d.np)
+    like = np.empty(0, d.np)
+    return _as(mean + _part_std(std, like) * _parts(_rng(generator).standard_normal, shape, like), like)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """Zeros and ones: each element 1 with probability ``input`` (or with probability ``p``)."""
     rng = _rng(generator)
     if p is not None:
+        if input._dtype.is_complex:
+            raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{_title(input._dtype)}'")
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
         return _out(out, BernoulliP.apply(input, float(p), rng))
+    if input._dtype.is_complex:
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for '{_title(input._dtype)}'")
     _float_only(input, "bernoulli_tensor_cpu_p_")
     _check_probabilities(input._data)
     return _out(out, Bernoulli.apply(input, rng))
@@ -610,6 +645,7 @@ def _standard_gamma_grad(input: Tensor, output: Tensor) -> Tensor:
 
 def _log_standard_gamma(input: Tensor, generator=None) -> Tensor:
     """log of Gamma(input, 1) samples, drawn in log space and differentiable in ``input``."""
+    _float_only(input, "dirichlet")  # its one caller is Dirichlet.rsample, torch's _sample_dirichlet there
     return LogStandardGamma.apply(input, _rng(generator))
 
 

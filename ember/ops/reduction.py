@@ -31,6 +31,14 @@ def _dims(dim, ndim: int) -> tuple:
     return tuple(sorted(out)) if ndim else ()
 
 
+def complex_refused(spec: str, dt) -> Exception:
+    """torch's error for an op without complex kernels: ``spec`` is a kernel name (NotImplementedError
+    '"max_all" not implemented for 'ComplexFloat'') or, starting with "!", a RuntimeError's message."""
+    if spec.startswith("!"):
+        return RuntimeError(spec[1:])
+    return NotImplementedError(f'"{spec}" not implemented for \'{_title(D.from_numpy_dtype(dt))}\'')
+
+
 def _expand_back(grad, shape, dims, keepdim):
     """Broadcast a reduced gradient back to ``shape`` (reinserting reduced dims)."""
     if not keepdim and dims:
@@ -101,6 +109,7 @@ class MeanAll(Mean):
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - torch's name
     """Sum of all elements, or over ``dim`` (int or tuple)."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return SumAll.apply(input, None, False, dtype)
     return Sum.apply(input, dim, keepdim, dtype)
@@ -108,6 +117,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Mean of all elements, or over ``dim`` (int or tuple); floating inputs only."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return MeanAll.apply(input, None, False, dtype)
     return Mean.apply(input, dim, keepdim, dtype)
@@ -178,6 +188,14 @@ def _no_dim_error(name: str, exc=RuntimeError, tail: str = " Specify the reducti
     return exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}")
 
 
+def _cast_first(input, dtype):
+    """A complex input reduced into a real ``dtype`` is cast first (its real part, with torch's warning), as torch's
+    reductions do; other inputs as they are (the reduction accumulates in ``dtype``)."""
+    if dtype is not None and input._dtype.is_complex and not D.to_dtype(dtype).is_complex:
+        return input.to(dtype)
+    return input
+
+
 def _int_result(arr: np.ndarray, dtype) -> np.dtype | None:
     """The accumulation dtype of sum-like ops: ``dtype`` if given, int64 for integer/bool input."""
     if dtype is not None:
@@ -241,6 +259,7 @@ class _Selection(Op):
     reduces = True
     unique = True
     result_type: type = tuple
+    complex_error = ""  # complex_refused's spec (ordering ops have no complex kernels)
 
     @staticmethod
     def _select(a, d, param):  # pragma: no cover - every subclass defines it
@@ -248,6 +267,8 @@ class _Selection(Op):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, param):
+        if self.dtype.kind == "c" and (self.size or cls.reduces):  # (an empty running max has nothing to compare)
+            raise complex_refused(cls.complex_error, self.dtype)
         a, d = _as_1d(self, dim)
         idx = np.ascontiguousarray(cls._select(a, d, param))  # torch's outputs are contiguous
         values = np.take_along_axis(a, idx, d)
@@ -269,9 +290,10 @@ class _Selection(Op):
 
 
 def _selection(name: str, select, *, reduces: bool = True, unique: bool = True, torch_name: str = "",
-               result_type: type = tuple) -> type:
+               result_type: type = tuple, complex_error: str = "") -> type:
     """A ``_Selection`` op choosing indices with ``select(array, dim, param)``."""
-    ns = {"__slots__": (), "_select": staticmethod(select), "reduces": reduces, "unique": unique, "result_type": result_type, "__doc__": _Selection.__doc__}
+    ns = {"__slots__": (), "_select": staticmethod(select), "reduces": reduces, "unique": unique, "result_type": result_type, "__doc__": _Selection.__doc__,
+          "complex_error": complex_error or f"{name.lower()}_cpu"}
     if torch_name:
         ns["_name"] = torch_name
     return type(name, (_Selection,), ns)
@@ -309,13 +331,17 @@ def _cum_extreme_idx(acc):
     return select
 
 
-MaxDim = _selection("MaxDim", _arg_extreme(np.argmax, "max"), torch_name="MaxBackward0", result_type=_RT.max)
-MinDim = _selection("MinDim", _arg_extreme(np.argmin, "min"), torch_name="MinBackward0", result_type=_RT.min)
-MedianDim = _selection("MedianDim", _lower_median_idx, torch_name="MedianBackward1", result_type=_RT.median)
+MaxDim = _selection("MaxDim", _arg_extreme(np.argmax, "max"), torch_name="MaxBackward0", result_type=_RT.max,
+                    complex_error="!max(): does not support complex input")
+MinDim = _selection("MinDim", _arg_extreme(np.argmin, "min"), torch_name="MinBackward0", result_type=_RT.min,
+                    complex_error="!min(): does not support complex input")
+MedianDim = _selection("MedianDim", _lower_median_idx, torch_name="MedianBackward1", result_type=_RT.median,
+                       complex_error="median_out")
 Cummax = _selection("Cummax", _cum_extreme_idx(np.maximum.accumulate), reduces=False, unique=False,
                     result_type=_RT.cummax)
 Cummin = _selection("Cummin", _cum_extreme_idx(np.minimum.accumulate), reduces=False, unique=False,
                     result_type=_RT.cummin)
+Cummax.no_complex_grad, Cummin.no_complex_grad = "cummax", "cummin"
 
 
 class _EvenReduction(Op):
@@ -325,6 +351,7 @@ class _EvenReduction(Op):
     save = ("self", "result")
     nattrs = 2
     nan_matches = True
+    complex_error = ""  # complex_refused's spec
 
     @staticmethod
     def _reduce(a, dims, keepdim):  # pragma: no cover - every subclass defines it
@@ -332,6 +359,8 @@ class _EvenReduction(Op):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim):
+        if self.dtype.kind == "c":
+            raise complex_refused(cls.complex_error, self.dtype)
         dims = _dims(dim, self.ndim)
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
@@ -383,17 +412,17 @@ def _median_all(a, dims, keepdim):
     return flat[_lower_median_idx(flat, 0)[0]]
 
 
-def _even(name: str, reduce, torch_name: str, nan_matches: bool = True) -> type:
+def _even(name: str, reduce, torch_name: str, nan_matches: bool = True, complex_error: str = "") -> type:
     ns = {"__slots__": (), "_reduce": staticmethod(reduce), "_name": torch_name, "__doc__": _EvenReduction.__doc__,
-          "nan_matches": nan_matches}
+          "nan_matches": nan_matches, "complex_error": complex_error}
     return type(name, (_EvenReduction,), ns)
 
 
-MaxAll = _even("MaxAll", _extreme(np.max, "max"), "MaxBackward1")
-MinAll = _even("MinAll", _extreme(np.min, "min"), "MinBackward1")
-Amax = _even("Amax", _extreme(np.max, "amax"), "AmaxBackward0", nan_matches=False)
-Amin = _even("Amin", _extreme(np.min, "amin"), "AminBackward0", nan_matches=False)
-MedianAll = _even("MedianAll", _median_all, "MedianBackward0")
+MaxAll = _even("MaxAll", _extreme(np.max, "max"), "MaxBackward1", complex_error="max_all")
+MinAll = _even("MinAll", _extreme(np.min, "min"), "MinBackward1", complex_error="min_all")
+Amax = _even("Amax", _extreme(np.max, "amax"), "AmaxBackward0", nan_matches=False, complex_error="max_values_cpu")
+Amin = _even("Amin", _extreme(np.min, "amin"), "AminBackward0", nan_matches=False, complex_error="min_values_cpu")
+MedianAll = _even("MedianAll", _median_all, "MedianBackward0", complex_error="median_cpu")
 
 
 def _binary_extreme(name: str, input, other):
@@ -435,6 +464,8 @@ def amin(input, dim=(), keepdim: bool = False) -> Tensor:
 
 def _arg_api(name: str, fn):
     def arg(input, dim=None, keepdim: bool = False) -> Tensor:
+        if input._dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
         a = input._data
         if type(a) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
             sel = globals()[name[3:]]
@@ -468,6 +499,7 @@ class Prod(Op):
     _name = "ProdBackward1"
     save = ("self", "result")
     nattrs = 3
+    holomorphic = True  # NOTE [holomorphic formulas]
 
     @staticmethod
     @silent
@@ -513,6 +545,7 @@ def _exclusive_prod(x: Tensor, d: int) -> Tensor:
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one dimension ``dim``."""
+    input = _cast_first(input, dtype)
     if dim is None:
         return ProdAll.apply(input, None, False, dtype)
     if not isinstance(dim, int):
@@ -555,6 +588,7 @@ class Cumprod(_Cumulative):
     __slots__ = ()
     _ufunc = np.multiply
     save = ("self", "result")
+    holomorphic = True  # NOTE [holomorphic formulas]
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -594,11 +628,13 @@ def _cumprod_grad_quadratic(grad: Tensor, x: Tensor, d: int) -> Tensor:
 
 def cumsum(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative sums along ``dim`` (integer inputs accumulate in int64)."""
+    input = _cast_first(input, dtype)
     return Cumsum.apply(input, dim, dtype)
 
 
 def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Cumulative products along ``dim``; its gradient is exact when the input has zeros."""
+    input = _cast_first(input, dtype)
     return Cumprod.apply(input, dim, dtype)
 
 
@@ -644,8 +680,9 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
                 mean = np.sum(self, axis=dims, keepdims=True) / self.dtype.type(n) if n else \
                     np.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype)
                 dev = self - mean
-                out = np.asarray(np.sum(dev * dev, axis=dims, keepdims=keepdim) / self.dtype.type(
-                    _builtin_max(dof, 0)), self.dtype)
+                sq = dev * dev if dev.dtype.kind != "c" else dev.real * dev.real + dev.imag * dev.imag  # |dev|^2
+                out = np.asarray(np.sum(sq, axis=dims, keepdims=keepdim) / sq.dtype.type(_builtin_max(dof, 0)),
+                                 sq.dtype)
                 if root:
                     out = np.sqrt(out)
             if with_mean:
@@ -715,7 +752,11 @@ class Norm(Op):
     @silent
     def forward(ctx, self, ord, dim, keepdim, dtype):  # noqa: A002 - torch's name
         if dtype is not None:
-            self = self.astype(D.to_dtype(dtype).np)
+            want = D.to_dtype(dtype)
+            if self.dtype.kind == "c" and not want.is_complex:
+                raise RuntimeError(f"linalg.vector_norm: dtype should be complex for complex inputs, but got "
+                                   f"{want._scalar_name}")
+            self = self.astype(want.np)
         if self.dtype.kind not in "fc":
             raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                                f"{_title(D.from_numpy_dtype(self.dtype))}")
@@ -729,7 +770,7 @@ class Norm(Op):
                                    "empty tensor because the operation does not have an identity")
             out = (np.max if ord > 0 else np.min)(a, axis=dims, keepdims=keepdim)
         elif ord == 0:
-            out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(self.dtype)
+            out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
         elif ord == 1:
             out = np.sum(a, axis=dims, keepdims=keepdim)
         elif ord == 2:
@@ -737,7 +778,7 @@ class Norm(Op):
         else:
             with np.errstate(divide="ignore"):
                 out = np.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-        return np.asarray(out, self.dtype)
+        return np.asarray(out, a.dtype)  # real, also for complex inputs
 
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
@@ -748,17 +789,17 @@ class Norm(Op):
         if p == 0:
             return g * zero
         if p == 1:
-            return g * self.sign()
+            return g * _sgn(self)
         if p in (np.inf, -np.inf):
-            return g * self.sign() * _even_weights(self._data, result._data, dims, keepdim, dt, absolute=True)
+            return g * _sgn(self) * _even_weights(self._data, result._data, dims, keepdim, dt, absolute=True)
         r = _expand_back(result, shape, dims, keepdim)
         rz = r == 0
         r = _where(rz, _const(made(np.ones((), dt))), r)  # a safe divisor: no NaN in the derivatives of the masked part
         if p == 2:
             return self * _where(rz, zero, g / r)
-        xz = _const(self._data == 0)
+        xz = self == 0
         with np.errstate(divide="ignore", invalid="ignore"):  # the masked-out 0 ** (p - 1)
-            scaled = _where(xz, zero, self.sign() * self.abs() ** (p - 1))
+            scaled = _where(xz, zero, _sgn(self) * self.abs() ** (p - 1))
             return scaled * _where(rz, zero, g / r ** (p - 1))
 
 
@@ -784,6 +825,7 @@ class Logsumexp(Op):
     __slots__ = ("dims", "keepdim", "shape")
     save = ("self", "result")
     nattrs = 2
+    holomorphic = True  # NOTE [holomorphic formulas]
 
     @staticmethod
     @silent
@@ -795,8 +837,8 @@ class Logsumexp(Op):
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
         if self.size == 0:
             m = np.zeros(np.sum(self, axis=dims, keepdims=True).shape, self.dtype)
-        else:
-            m = np.max(self, axis=dims, keepdims=True)
+        else:  # (complex inputs shift by the largest real part: the log's branch is not changed)
+            m = np.max(self.real, axis=dims, keepdims=True)
             m = np.where(np.isfinite(m), m, 0).astype(self.dtype)
         with np.errstate(divide="ignore"):
             out = np.log(np.sum(np.exp(self - m), axis=dims, keepdims=True)) + m
@@ -830,6 +872,8 @@ class Nansum(Op):
     @staticmethod
     @silent
     def forward(ctx, self, dim, keepdim, dtype):
+        if self.dtype.kind == "c":
+            raise RuntimeError("nansum on CPU does not support complex inputs")
         dims = _dims(dim, self.ndim)
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
@@ -848,11 +892,20 @@ def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of the non-NaN elements."""
+    if input._dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if dtype is None and not input._dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{input._dtype.name.capitalize()}")
     count = input.isnan().logical_not().sum(dim, keepdim)  # ember ops: batches under vmap
     return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _sgn(x):
+    """The sign of a real tensor, z/|z| of a complex one."""
+    from .complex_numbers import sgn
+
+    return sgn(x) if x._dtype.is_complex else x.sign()
 
 
 def _logical_reduce(fn, name: str):

@@ -103,8 +103,28 @@ for _n, _self in _TABLE.items():
 del _n, _self, _f, _b
 
 
+# maps torch computes on real dtypes only: the kernel its complex error names (padding takes complex tensors)
+_REAL_ONLY = {"UpsampleNearest1D": "compute_indices_weights_nearest",
+              "UpsampleNearest2D": "upsample_nearest2d_channels_last",
+              "UpsampleNearest3D": "compute_indices_weights_nearest",
+              "UpsampleNearestExact1D": "compute_indices_weights_nearest",
+              "UpsampleNearestExact2D": "upsample_nearest2d_channels_last",
+              "UpsampleNearestExact3D": "compute_indices_weights_nearest",
+              "UpsampleLinear1D": "compute_indices_weights_linear",
+              "UpsampleBilinear2D": "upsample_bilinear2d_channels_last",
+              "UpsampleTrilinear3D": "compute_indices_weights_linear",
+              "UpsampleBicubic2D": "compute_indices_weights_cubic",
+              "UpsampleBilinear2DAa": "compute_index_ranges_weights", "UpsampleBicubic2DAa": "compute_index_ranges_weights",
+              "AdaptiveAvgPool2D": "adaptive_avg_pool2d", "AdaptiveAvgPool3D": "adaptive_avg_pool3d_cpu"}
+assert set(_REAL_ONLY) <= set(_TABLE)
+
+
 def axis_map(name: str, input: Tensor, maps: tuple) -> Tensor:
     """Apply the per-axis ``maps`` to the trailing axes of ``input`` as the node ``name``."""
+    if input._dtype.is_complex and name in _REAL_ONLY:
+        from .reduction import complex_refused
+
+        raise complex_refused(_REAL_ONLY[name], input._data.dtype)
     return _OPS[name].apply(input, None, tuple(maps))
 
 

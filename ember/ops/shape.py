@@ -1,6 +1,8 @@
 """Shape ops: view/reshape, transpose/permute/t, expand, (un)squeeze, cat/stack, clone, casts."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
@@ -367,9 +369,14 @@ class ToCopy(Op):
     def forward(ctx, self, dtype):
         if ctx is not None:
             ctx.dtype = D.from_numpy_dtype(self.dtype)
+        if self.dtype.kind == "c" and not dtype.is_complex:
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+            self = self.real
         return _astype(self, dtype.np)
 
     def backward(ctx, grad):
+        if grad._dtype.is_complex and not ctx.dtype.is_complex:  # a real input's share: the real part
+            grad = grad.real
         return grad.to(ctx.dtype)
 
 

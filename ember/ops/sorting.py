@@ -10,7 +10,7 @@ import numpy as np
 from .. import return_types as _RT
 from .._tensor import Tensor, _wrap_dim
 from ._op import Op
-from .reduction import _selection, _const, _empty_dim_error, _as_1d
+from .reduction import _selection, _const, _empty_dim_error, _as_1d, complex_refused
 
 __all__ = ["sort", "argsort", "topk", "kthvalue", "unique"]
 
@@ -41,10 +41,13 @@ def _kth_idx(a: np.ndarray, d: int, k: int) -> np.ndarray:
     return np.take(_sort_idx(a, d, False), [k - 1], axis=d)
 
 
-Sort = _selection("Sort", _sort_idx, reduces=False, result_type=_RT.sort)
-SortStable = _selection("SortStable", _sort_idx, reduces=False, result_type=_RT.sort, torch_name="SortBackward1")
+_NO_SORT = "! Sort does not support complex dtypes on CPU"  # (torch's message starts with a space)
+Sort = _selection("Sort", _sort_idx, reduces=False, result_type=_RT.sort, complex_error=_NO_SORT)
+SortStable = _selection("SortStable", _sort_idx, reduces=False, result_type=_RT.sort, torch_name="SortBackward1",
+                        complex_error=_NO_SORT)
 _UNSET = object()
-Topk = _selection("Topk", _topk_idx, reduces=False, result_type=_RT.topk)
+Topk = _selection("Topk", _topk_idx, reduces=False, result_type=_RT.topk,
+                  complex_error="! topk does not support complex dtypes on CPU")
 Kthvalue = _selection("Kthvalue", _kth_idx, result_type=_RT.kthvalue)
 
 
@@ -55,6 +58,8 @@ def sort(input, dim: int = -1, descending: bool = False, *, stable=_UNSET, out=N
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """Indices that sort ``input`` along ``dim``."""
+    if input._dtype.is_complex:
+        raise RuntimeError(_NO_SORT[1:])
     if type(input._data) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
         return sort(input, dim, descending).indices
     a, d = _as_1d(input._data, dim)
@@ -81,6 +86,8 @@ class Unique(Op):
 
     @staticmethod
     def forward(ctx, self, dim):
+        if self.dtype.kind == "c":
+            raise complex_refused("unique" if dim is None else "unique_dim", self.dtype)
         if dim is None:
             values, inverse, counts = np.unique(self.reshape(-1), return_inverse=True, return_counts=True)
             inverse = inverse.reshape(self.shape)

@@ -177,6 +177,8 @@ def _float_dtype(dt):
 def _no_grad_unary(pub: str, kernel):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         x = input._data
+        if x.dtype.kind == "c":
+            raise _not_implemented(pub + "_cpu", x.dtype)
         dt = _float_dtype(x.dtype)
         return _out(_no_grad_result(silent(kernel)(x.astype(np.float64)).astype(dt), dt), out)
 
@@ -306,7 +308,10 @@ def _polynomial(pub: str):
                             " * (Tensor x, Number n, *, Tensor out = None)\n")
         x = input._data if isinstance(input, Tensor) else input
         k = n._data if isinstance(n, Tensor) else n
-        dt = _float_dtype(np.dtype(_rt(x, k)))
+        rt = np.dtype(_rt(x, k))
+        if rt.kind == "c":
+            raise _not_implemented(pub + "_cpu", rt)
+        dt = _float_dtype(rt)
         with np.errstate(invalid="ignore"):
             degree = np.asarray(k, np.float64)
             degree = np.where(np.isfinite(degree), np.trunc(degree), -1).astype(np.int64)

@@ -8,12 +8,13 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op
 from .elementwise import _floating, _zeros
+from .complex_numbers import conj_physical, real, sgn
 
 __all__ = ["relu", "abs", "absolute", "clamp", "clamp_min", "clamp_max", "clip", "sign"]
 
 
 class Abs(Op):
-    """d|x| = grad*sign(x)"""
+    """d|x| = grad*sign(x) (complex x: grad*x/|x|, NOTE [complex autograd])"""
 
     __slots__ = ()
     save = ("self",)
@@ -21,11 +22,16 @@ class Abs(Op):
 
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
+        if self._dtype.is_complex:
+            return grad * sgn(self)
         return grad * self.sign()
 
     @staticmethod
     def jvp(args, out, tangents):
-        return tangents[0] * args[0].sign()
+        x, t = args[0], tangents[0]
+        if x._dtype.is_complex:  # d|z| = real(conj(sgn z) dz)
+            return real(conj_physical(sgn(x)) * t)
+        return t * x.sign()
 
 
 class Sign(Op):
@@ -33,10 +39,17 @@ class Sign(Op):
 
     __slots__ = ()
     save = ("self",)
-    forward = staticmethod(lambda ctx, self: np.sign(self) if self.dtype != np.bool_ else self.copy())
+    forward = staticmethod(lambda ctx, self: _sign(self))
 
     def backward(ctx, grad):
         return _zeros(grad)
+
+
+def _sign(x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
+    return np.sign(x) if x.dtype != np.bool_ else x.copy()
 
 
 class Relu(Op):
@@ -49,6 +62,8 @@ class Relu(Op):
     def forward(ctx, self):
         if self.dtype == np.bool_:
             raise RuntimeError("Boolean inputs not supported for relu")
+        if self.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         return np.maximum(self, self.dtype.type(0))
 
     def backward(ctx, grad):
@@ -108,6 +123,8 @@ class Clamp(Op):
         if ctx is not None:
             ctx.min, ctx.max = lo, hi
         dt = self.dtype
+        if dt.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         if dt.kind in "iub" and (isinstance(lo, float) or isinstance(hi, float)):
             self = _floating(self)
             dt = self.dtype
@@ -264,6 +281,7 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     if lo_t or hi_t:
         if (min is not None and not lo_t) or (max is not None and not hi_t):
             raise _clamp_args_error("clamp", input, min, max)
+        _complex_bounds(input, min, max, input._dtype.is_complex)
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min, max)
 
@@ -271,13 +289,27 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
 clip = clamp
 
 
+def _complex_bounds(input, lo, hi, clamp_kernel: bool) -> None:
+    """torch's errors for tensor bounds meeting complex numbers: clamp's own check on a complex input, otherwise the
+    kernel that runs (clamp_cpu for two bounds, maximum_cpu / minimum_cpu for one)."""
+    ts = [t for t in (input, lo, hi) if t is not None]
+    if any(t._dtype.is_complex for t in ts):
+        if clamp_kernel:
+            raise NotImplementedError("clamp is not supported for complex types")
+        kernel = "clamp_cpu" if lo is not None and hi is not None else "maximum_cpu" if lo is not None else \
+            "minimum_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.result_type(*ts)._scalar_name}'")
+
+
 def clamp_min(input, min):  # noqa: A002
     if isinstance(min, Tensor):
+        _complex_bounds(input, min, None, False)
         return ClampMinTensor.apply(input, min)
     return ClampMin.apply(input, min, None)
 
 
 def clamp_max(input, max):  # noqa: A002
     if isinstance(max, Tensor):
+        _complex_bounds(input, None, max, False)
         return ClampMaxTensor.apply(input, max)
     return ClampMax.apply(input, None, max)

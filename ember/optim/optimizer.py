@@ -167,9 +167,38 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
-                self._update_group(group)
+                if any(p._dtype.is_complex for p in group["params"]):
+                    self._update_complex_group(group)
+                else:
+                    self._update_group(group)
         self._post_step_hooks(closure)
         return loss
+
+    def _update_complex_group(self, group: dict) -> None:
+        """NOTE [complex parameters]: as torch's optimizers, the update of a complex parameter treats its real and
+        imaginary parts as two real parameters (torch views parameter, gradient and state as real). Their arrays
+        are swapped for real views during the group's update; the state stays complex between steps."""
+        from ..ops.complex_numbers import _as_complex, _as_real
+
+        swapped = []
+        for p in group["params"]:
+            if not p._dtype.is_complex:
+                continue
+            tensors = [p] + ([p._grad] if p._grad is not None else [])
+            tensors += [s for s in self.state.get(p, {}).values() if isinstance(s, Tensor) and s._dtype.is_complex]
+            for t in tensors:
+                swapped.append((t, t._data, t._dtype))
+                t._data, t._dtype = _as_real(t._data), t._dtype.to_real()
+        try:
+            self._update_group(group)
+        finally:
+            for t, data, dtype in swapped:
+                t._data, t._dtype = data, dtype
+            for p in group["params"]:  # state made during this step from the real views: back to complex
+                if p._dtype.is_complex:
+                    for s in self.state.get(p, {}).values():
+                        if isinstance(s, Tensor) and not s._dtype.is_complex and s._data.shape == p._data.shape + (2,):
+                            s._data, s._dtype = _as_complex(s._data), p._dtype
 
     def step(self, closure: Callable | None = None):
         """Update the parameters once (``closure`` re-computes and returns the loss)."""

@@ -38,9 +38,12 @@ def _make(indices: np.ndarray, values: Tensor, size: tuple, coalesced: bool) -> 
     """The sparse tensor of ``values`` at ``indices`` (NOTE [sparse COO over dense storage])."""
     from .._factories import zeros
 
-    dense = zeros(*size, dtype=values.dtype)
-    if indices.shape[1]:
-        dense = dense.index_put(_idx_tensors(indices), values, accumulate=True)
+    if indices.shape[0] == 0:  # no sparse dims (a 0-d tensor): the stored values summed
+        dense = values.sum(0) if indices.shape[1] else zeros(size, dtype=values.dtype)
+    else:
+        dense = zeros(size, dtype=values.dtype)
+        if indices.shape[1]:
+            dense = dense.index_put(_idx_tensors(indices), values, accumulate=True)
     dense.__class__ = SparseTensor
     dense._ext = dict(dense._ext or {}, coo=[indices, values, coalesced])
     return dense
@@ -271,6 +274,11 @@ def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, block
         return self
     sd = self.dim() if sparse_dim is None else int(sparse_dim)
     arr = self._data
+    if sd == 0:
+        if self.dim():
+            raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
+        nnz = int(bool(arr != 0))  # a 0-d tensor: one stored value unless it is zero
+        return _make(np.zeros((0, nnz), np.int64), self.reshape(1)[:nnz], (), True)
     mask = arr.reshape(arr.shape[:sd] + (-1,)).any(axis=-1) if sd < arr.ndim else arr != 0
     indices = np.array(np.nonzero(mask), dtype=np.int64).reshape(sd, -1)
     values = self[_idx_tensors(indices)] if indices.shape[1] else self.reshape(-1)[:0].reshape(

@@ -11,6 +11,7 @@ then read back), so code written for torch never fails on assignment.
 from __future__ import annotations
 
 import copy
+import importlib.machinery
 import pickle
 import sys
 import types
@@ -65,6 +66,7 @@ class ConfigModule(types.ModuleType):
         object.__setattr__(self, "_torch_name", torch_name)
         object.__setattr__(self, "_defaults", dict(defaults))
         object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "__spec__", importlib.machinery.ModuleSpec(name, None))  # for find_spec
         sys.modules[name] = self
 
     def _get(self, key: str):

@@ -85,6 +85,12 @@ TO_CALLS = {
     "type(dtype)": lambda lib, x: x.type(lib.float64),
     "type(str)": lambda lib, x: x.type("torch.DoubleTensor"),
     "type(legacy short)": lambda lib, x: x.type("torch.IntTensor"),
+    "type(FloatTensor)": lambda lib, x: x.type(lib.FloatTensor),
+    "type(DoubleTensor)": lambda lib, x: x.type(lib.DoubleTensor),
+    "type(dtype=HalfTensor)": lambda lib, x: x.type(dtype=lib.HalfTensor, non_blocking=True),
+    "type(Tensor)": lambda lib, x: x.type(lib.Tensor),
+    "type('torch.Tensor')": lambda lib, x: x.type("torch.Tensor"),
+    "type(double).type(Tensor)": lambda lib, x: x.double().type(lib.Tensor),
 }
 
 
@@ -118,7 +124,36 @@ def test_type_without_argument() -> None:
         assert ember.zeros(1, dtype=getattr(ember, d)).type() == torch.zeros(1, dtype=getattr(torch, d)).type()
 
 
+def test_type_tensor_is_the_default_type() -> None:
+    """``type(Tensor)`` converts to the default dtype, which set_default_dtype changes."""
+    got = []
+    for lib in (ember, torch):
+        old = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            x = lib.ones(2, dtype=lib.float32)
+            got.append((str(x.type(lib.Tensor).dtype), str(x.type("torch.Tensor").dtype), x.type(lib.FloatTensor) is x))
+        finally:
+            lib.set_default_dtype(old)
+    assert got[0] == got[1] == ("torch.float64", "torch.float64", True)
+
+
 ERRORS = {
+    "type('Tensor')": lambda lib: lib.ones(2).type("Tensor"),
+    "type('torch.float64')": lambda lib: lib.ones(2).type("torch.float64"),
+    "type('torch.sparse.Tensor')": lambda lib: lib.ones(2).type("torch.sparse.Tensor"),
+    "type('torch.cuda.Tensor')": lambda lib: lib.ones(2).type("torch.cuda.Tensor"),
+    "type(cuda.DoubleTensor)": lambda lib: lib.ones(2).type(lib.cuda.DoubleTensor),
+    "type(3)": lambda lib: lib.ones(2).type(3),
+    "type(float)": lambda lib: lib.ones(2).type(float),
+    "type(object)": lambda lib: lib.ones(2).type(object),
+    "type(Size)": lambda lib: lib.ones(2).type(lib.Size),
+    "type(dtype class)": lambda lib: lib.ones(2).type(lib.dtype),
+    "type(tensortype)": lambda lib: lib.ones(2).type(type(lib.FloatTensor)),
+    "type(Parameter)": lambda lib: lib.ones(2).type(lib.nn.Parameter),
+    "type(Tensor subclass)": lambda lib: lib.ones(2).type(type("T", (lib.Tensor,), {})),
+    "type(foo=)": lambda lib: lib.ones(2).type(lib.float64, foo=1),
+
     "can_cast from int": lambda lib: lib.can_cast(1, lib.int8),
     "can_cast to int": lambda lib: lib.can_cast(lib.int8, 1),
     "promote_types int": lambda lib: lib.promote_types(1, lib.int8),

@@ -39,6 +39,24 @@ def test_alias_gives_ember_under_torch_names_without_loading_torch():
     assert out.stdout.strip() == "ok", out.stderr
 
 
+def test_alias_imports_the_modules_ember_builds_at_run_time():
+    # torch.backends.cudnn and the config modules are module objects ember makes and registers itself; the alias
+    # (importlib.util.find_spec) needs their __spec__, as `import torch.backends.cudnn as cudnn` in dcgan does
+    code = textwrap.dedent("""
+        import importlib.util
+        import ecosystem.torch_alias
+        import torch.backends.cudnn as cudnn, torch.backends.mps, torch._dynamo.config, torch._inductor.config
+        import ember
+        assert cudnn is ember.backends.cudnn
+        assert torch._dynamo.config is ember._dynamo.config
+        for name in ("ember.backends.cudnn", "ember.backends.cuda", "ember._dynamo.config"):
+            assert importlib.util.find_spec(name) is not None
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
 def _junit(tmp_path, name, cases):
     body = "".join(cases)
     p = tmp_path / name

@@ -1,6 +1,7 @@
 """Container editing (Sequential/ModuleList), ParameterList/Dict printing and Module extras against torch."""
 import copy
 import pickle
+from collections import OrderedDict
 
 import pytest
 
@@ -60,7 +61,46 @@ EDITS = {
     "pdict": lambda lib: lib.nn.ParameterDict({"a": lib.nn.Parameter(lib.ones(2)), "b": lib.zeros(1, 4)}),
     "pdict_empty": lambda lib: lib.nn.ParameterDict(),
     "plist_in_model": lambda lib: lib.nn.Sequential(lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2))])),
+    # ParameterDict's dict methods and torch's update order: a plain dict in sorted key order, an OrderedDict or a
+    # ParameterDict in its own, pairs in theirs
+    "pdict_sorted": lambda lib: _pd(lib, {"b": 1, "a": 2}),
+    "pdict_ordered": lambda lib: _pd(lib, OrderedDict([("b", 1), ("a", 2)])),
+    "pdict_pairs": lambda lib: _pd(lib, [("b", 1), ("a", 3)]),
+    "pdict_or": lambda lib: list((_pd(lib, {"b": 1}) | _pd(lib, {"a": 2})).keys()),
+    "pdict_ior": lambda lib: (lambda d: (d.__ior__(_pd(lib, {"c": 1})) is d, list(d.keys())))(_pd(lib, {"d": 2})),
+    "pdict_setdefault": lambda lib: (lambda d: (d.setdefault("x", lib.ones(4)).shape, d.setdefault("x", None).shape,
+                                                list(d.keys())))(_pd(lib, {})),
+    "pdict_popitem": lambda lib: (lambda d: (d.popitem()[0], list(d.keys())))(_pd(lib, [("b", 1), ("a", 2)])),
+    "pdict_clear": lambda lib: (lambda d: (d.clear(), len(d), list(d.parameters())))(_pd(lib, {"b": 1, "a": 2})),
+    "pdict_fromkeys": lambda lib: _pd(lib, {}).fromkeys(["q", "r"], None),
+    "pdict_reversed": lambda lib: list(reversed(_pd(lib, [("b", 1), ("a", 2)]))),
+    "pdict_copy": lambda lib: (lambda d: (d.copy() is d, d.copy()))(_pd(lib, [("b", 1), ("a", 2)])),
+    "pdict_not_iterable": lambda lib: lib.nn.ParameterDict(3),
+    "pdict_bad_element": lambda lib: lib.nn.ParameterDict([3]),
+    "pdict_bad_pair": lambda lib: lib.nn.ParameterDict([(1, 2, 3)]),
+    "pdict_int_key": lambda lib: lib.nn.ParameterDict({1: lib.ones(1)}),
+    "pdict_call": lambda lib: lib.nn.ParameterDict()(1),
+    "pdict_partial_update": lambda lib: (lambda d: (_try(lambda: d.update([("x", lib.ones(1)), (1,)])),
+                                                    list(d.keys())))(_pd(lib, {})),
+    "mdict_update_mdict": lambda lib: (lambda m: (m.update(lib.nn.ModuleDict({"c": lib.nn.ReLU()})), m))(
+        lib.nn.ModuleDict({"b": lib.nn.ReLU(), "a": lib.nn.Tanh()})),
+    "mdict_not_iterable": lambda lib: lib.nn.ModuleDict(3),
+    "mdict_bad_element": lambda lib: lib.nn.ModuleDict([3]),
 }
+
+
+def _pd(lib, entries):
+    """A ParameterDict of ones of the given sizes."""
+    if isinstance(entries, dict):
+        return lib.nn.ParameterDict(type(entries)((k, lib.ones(n)) for k, n in entries.items()))
+    return lib.nn.ParameterDict([(k, lib.ones(n)) for k, n in entries])
+
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - comparing what is raised
+        return f"{type(e).__name__}: {e}"
 
 
 @pytest.mark.parametrize("name", EDITS)

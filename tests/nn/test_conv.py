@@ -204,6 +204,15 @@ ERRORS = [
                                          output_padding=(0, 2)),
     lambda lib: _f(lib).conv_transpose1d(lib.zeros(1, 2, 3), lib.zeros(2, 3, 3), stride=2, output_padding=2),
     lambda lib: lib.nn.ConvTranspose3d(2, 3, 3, padding_mode="reflect"),
+    # weights with fewer output channels than groups, or not a multiple of them (a zero-width layer)
+    lambda lib: lib.nn.Conv2d(4, 0, 1)(lib.zeros(1, 4, 5, 5)),
+    lambda lib: _f(lib).conv1d(lib.zeros(1, 4, 5), lib.zeros(0, 4, 1)),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 3, 5, 5), lib.zeros(0, 4, 1, 1)),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 4, 5, 5), lib.zeros(1, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv2d(lib.zeros(1, 4, 5, 5), lib.zeros(3, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 0, 5, 5), lib.zeros(0, 4, 1, 1)),
+    lambda lib: _f(lib).conv_transpose2d(lib.zeros(1, 3, 5, 5), lib.zeros(3, 2, 1, 1), groups=2),
+    lambda lib: _f(lib).conv_transpose1d(lib.zeros(1, 1, 5), lib.zeros(1, 2, 1), groups=2),
 ]
 
 
@@ -219,6 +228,12 @@ def test_conv_errors_match_torch(fn):
 def test_conv_errors_naming_sets(fn, words):
     """torch prints a set here (its order varies between runs): compare the words instead."""
     same_error(fn, match_words=words)
+
+
+def test_conv_group_error_texts():
+    for fn in ERRORS[-8:]:
+        e, t = same_error(fn)
+        assert str(e) == str(t)
 
 
 def test_conv_channel_error_text():

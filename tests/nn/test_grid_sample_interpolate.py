@@ -218,3 +218,20 @@ def test_grid_sample_identity_grid_one_sided_gradients(dtype, size, align):
 
     eo, to = check(fn, x, theta)
     assert np.array_equal(eo[1].detach().numpy(), to[1].detach().numpy())
+
+
+@pytest.mark.parametrize("x_dtype,grid_dtype,grid_shape", [
+    ("complex64", "float32", (1, 3, 3, 2)),  # the kernel's dtype dispatch comes before its read of the grid
+    ("complex64", "float64", (1, 3, 3, 2)),
+    ("float32", "complex64", (1, 3, 3, 2)),
+    ("float32", "float64", (1, 3, 3, 2)),
+    ("float32", "float64", (1, 3, 3, 3)),  # the shape checks come before both
+    ("complex64", "float32", (2, 3, 3, 2)),
+    ("int64", "float64", (1, 3, 3, 2)),
+])
+def test_grid_sample_dtype_errors_in_torchs_order(x_dtype, grid_dtype, grid_shape):
+    def run(lib):
+        x = lib.ones(1, 2, 4, 4, dtype=getattr(lib, x_dtype))
+        return lib.nn.functional.grid_sample(x, lib.zeros(grid_shape, dtype=getattr(lib, grid_dtype)),
+                                             align_corners=False)
+    same_error(run)

@@ -338,3 +338,37 @@ def test_bce_with_logits_is_one_node_with_torch_saved_values():
         assert fn._saved_self is x and fn._saved_target is t and fn._saved_weight is w and fn._saved_pos_weight is p
         assert fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
         assert F(lib).binary_cross_entropy(x.sigmoid(), t).grad_fn.name() == "BinaryCrossEntropyBackward0"
+
+
+def _c(lib, *shape, grad=False):
+    """A complex64 tensor with real parts in [0, 1) and negative imaginary parts (outside [0, 1) in NumPy's
+    lexicographic order)."""
+    return lib.complex(lib.rand(*shape), -lib.rand(*shape)).requires_grad_(grad)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: F(lib).binary_cross_entropy(_c(lib, 3), _c(lib, 3)),
+    lambda lib: F(lib).binary_cross_entropy(lib.rand(3), lib.rand(3), _c(lib, 3)),
+    lambda lib: F(lib).smooth_l1_loss(lib.rand(3), _c(lib, 3)),
+    lambda lib: F(lib).huber_loss(_c(lib, 3), lib.rand(3)),
+    lambda lib: F(lib).huber_loss(lib.rand(3), _c(lib, 3)),
+    lambda lib: F(lib).mse_loss(lib.rand(3), _c(lib, 3)),
+    lambda lib: F(lib).binary_cross_entropy_with_logits(lib.rand(3), _c(lib, 3), pos_weight=lib.rand(3)),
+    lambda lib: F(lib).binary_cross_entropy_with_logits(lib.rand(3), lib.rand(3), pos_weight=_c(lib, 3)),
+    lambda lib: F(lib).binary_cross_entropy_with_logits(lib.rand(3), lib.rand(3), _c(lib, 3)),
+    lambda lib: F(lib).binary_cross_entropy_with_logits(lib.rand(3, requires_grad=True), _c(lib, 3)),
+])
+def test_complex_among_real_loss_arguments_raises_like_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_error(fn)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_with_logits_of_complex_targets_is_complex(weighted, reduction):
+    """torch's composite computes in the complex target's dtype (no gradient: it refuses complex outputs)."""
+    x, t, w = r(3, 4), r(3, 4) + 1j * r(3, 4), r(4) + 1j * r(4)
+    check(lambda lib, a, b, c: F(lib).binary_cross_entropy_with_logits(a, b, c if weighted else None,
+                                                                       reduction=reduction),
+          x, t, w, grad=False)

@@ -23,7 +23,7 @@ Unflatten Unfold Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d Zer
 Conv3d ConvTranspose3d MaxPool3d AvgPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool3d MaxUnpool3d FractionalMaxPool2d
 FractionalMaxPool3d LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d
 LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
-AdaptiveLogSoftmaxWithLoss
+AdaptiveLogSoftmaxWithLoss Container CrossMapLRN2d LinearCrossEntropyLoss
 """.split()
 
 NN_FUNCTIONAL = """
@@ -41,6 +41,7 @@ softmin softplus softsign tanh tanhshrink threshold threshold_ triplet_margin_lo
 upsample_nearest conv3d conv_transpose3d max_pool3d max_pool3d_with_indices avg_pool3d adaptive_avg_pool3d
 adaptive_max_pool3d adaptive_max_pool3d_with_indices lp_pool3d max_unpool3d fractional_max_pool2d fractional_max_pool3d
 fractional_max_pool2d_with_indices fractional_max_pool3d_with_indices grid_sample affine_grid
+celu_ selu_ conv_tbc linear_cross_entropy assert_int_or_pair boolean_dispatch
 """.split()
 
 

@@ -473,3 +473,29 @@ def test_fractional_max_pool_without_samples_draws_its_own():
 def test_fractional_max_pool_errors(fn):
     e, t = same_error(fn)
     assert str(e) == str(t)
+
+
+def _cx(lib, *shape, grad=False):
+    return lib.randn(*shape, dtype=lib.complex64, requires_grad=grad)
+
+
+@pytest.mark.parametrize("fn", [
+    # max_pool1d computes values alone (its own kernel) unless a gradient needs the indices
+    lambda lib: lib.nn.functional.max_pool1d(_cx(lib, 1, 2, 8), 2),
+    lambda lib: lib.nn.functional.max_pool1d(_cx(lib, 2, 8, grad=True), 2),
+    lambda lib: lib.nn.functional.max_pool1d(_cx(lib, 1, 2, 8), 2, return_indices=True),
+    lambda lib: lib.max_pool1d(_cx(lib, 1, 2, 8), 2),
+    # the kernel of each rank
+    lambda lib: lib.nn.functional.avg_pool3d(_cx(lib, 1, 2, 4, 4, 4), 2),
+    lambda lib: lib.nn.functional.max_pool3d(_cx(lib, 1, 2, 4, 4, 4), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool3d(_cx(lib, 1, 2, 4, 4, 4), 3),
+    lambda lib: lib.nn.functional.adaptive_avg_pool3d(_cx(lib, 1, 2, 4, 4, 4), 3),
+    lambda lib: lib.nn.functional.lp_pool1d(_cx(lib, 1, 2, 8), 2, 2),
+    lambda lib: lib.nn.functional.lp_pool3d(_cx(lib, 1, 2, 4, 4, 4), 2, 2),
+    lambda lib: lib.nn.functional.max_unpool1d(_cx(lib, 1, 2, 4), lib.zeros(1, 2, 4, dtype=lib.int64), 2),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(_cx(lib, 1, 2, 8, 8, 8), 2, output_size=3),
+    lambda lib: lib.nn.functional.interpolate(_cx(lib, 1, 2, 4, 4), scale_factor=0.5, mode="bicubic",
+                                              antialias=True),
+])
+def test_complex_inputs_raise_torchs_kernel_errors(fn):
+    same_error(fn)

@@ -16,6 +16,7 @@ import ml_dtypes
 import numpy as np
 
 F16, F32, F64 = np.float16, np.float32, np.float64
+C64, C128 = np.complex64, np.complex128
 BF16 = np.dtype(ml_dtypes.bfloat16)  # ember.bfloat16's storage (torch gets the same bits)
 
 
@@ -41,6 +42,9 @@ class OpInfo:
     atol: float | None = None
     check_grad_fn: bool = True  # grad_fn names of outputs equal torch's
     tags: tuple = field(default_factory=tuple)
+    # complex variants of the samples (``complex_samples``) run in tests/ops/test_complex_ops.py: the op works
+    # as torch's does on them or raises torch's error; False (with a reason in COMPLEX_EXEMPT) leaves them out
+    complex: bool = True
 
 
 def call(op: OpInfo, sample: Sample, lib, tensors):
@@ -152,6 +156,54 @@ def matmul_samples(rng):
     yield Sample((_r(rng, (0, 4)), _r(rng, (4, 2))), "empty rows")
     yield Sample((_r(rng, (3, 0)), _r(rng, (0, 2))), "empty inner")
     yield Sample(nc_arrays(_r(rng, (3, 4)), _r(rng, (4, 2))), "non-contig", nc=True)
+
+
+def _c(rng, shape, dtype=C64, lo=None, hi=None):
+    """Complex values: real parts as ``_r`` draws them, imaginary parts standard normal."""
+    re = _r(rng, shape, F64, lo, hi)
+    return (re + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def cs(*shapes, dtype=C64, desc="", lo=None, hi=None):
+    """A maker for a sample of random complex arrays of ``shapes``."""
+    return lambda rng: Sample(tuple(_c(rng, sh, dtype, lo, hi) for sh in shapes),
+                              desc or "c " + "x".join(map(str, shapes)))
+
+
+def csnc(*shapes, dtype=C64):
+    """Like ``cs`` but non-contiguous."""
+    return lambda rng: Sample(nc_arrays(*(_c(rng, sh, dtype) for sh in shapes)), "c nc " + "x".join(map(str, shapes)),
+                              nc=True)
+
+
+_COMPLEX_OF = {np.dtype(F32): C64, np.dtype(F64): C128}
+
+
+def complexify(sample: Sample, rng) -> Sample | None:
+    """``sample`` with every float32/float64 array made complex (imaginary parts drawn from N(0, 1/4)); None when
+    it has no such array, or has float16 ones (torch's complex32 has no NumPy counterpart)."""
+    arrays = [np.asarray(a) for a in sample.arrays]
+    if any(a.dtype == F16 for a in arrays) or not any(a.dtype in _COMPLEX_OF for a in arrays):
+        return None
+    out = tuple((a + 0.5j * rng.standard_normal(a.shape)).astype(_COMPLEX_OF[a.dtype]) if a.dtype in _COMPLEX_OF
+                else a for a in arrays)
+    return Sample(out, "complex " + sample.desc, sample.nc)
+
+
+def complex_samples(op: OpInfo, limit: int = 2) -> list:
+    """Complex variants of ``op``'s samples: the first sample of each float dtype set, ``limit`` at most."""
+    rng = np.random.default_rng(1)
+    out, seen = [], set()
+    for sample in op.samples(np.random.default_rng(0)):
+        kinds = tuple(sorted({np.asarray(a).dtype.str for a in sample.arrays}))
+        c = complexify(sample, rng)
+        if c is None or kinds in seen:
+            continue
+        seen.add(kinds)
+        out.append(c)
+        if len(out) == limit:
+            break
+    return out
 
 
 def _cond(rng, shape):
@@ -713,6 +765,17 @@ def _nn_entries():
                               .smooth_l1_loss(x * 2, t, reduction=r, beta=b), pairs))
             out.append(OpInfo(f"F.huber_loss delta={beta / 2} {red}", lambda lib, x, t, r=red, b=beta / 2:
                               lib.nn.functional.huber_loss(x * 2, t, reduction=r, delta=b), pairs))
+
+    def lrn(rng):
+        yield Sample((_r(rng, (2, 5, 3, 2)),), "N,C,H,W")
+        yield Sample((_r(rng, (1, 3, 2, 2), F64),), "float64")
+        yield Sample(nc_arrays(_r(rng, (2, 4, 3, 2))), "non-contiguous", nc=True)
+
+    # torch's legacy Function: its backward is not differentiable (nor the forward's derivative)
+    for size in (3, 4):
+        out.append(OpInfo(f"nn.CrossMapLRN2d size={size}", lambda lib, x, n=size: lib.nn.CrossMapLRN2d(n, 0.5, 0.75,
+                                                                                                     1.5)(x),
+                          lrn, gradgrad=False))
     return out
 
 def _comparison_entries():
@@ -1470,7 +1533,10 @@ def _surface_binding_entries():
         OpInfo("torch.sgn", lambda lib, x: lib.sgn(x) * x, unary_samples(away=True), check_grad_fn=False),
         OpInfo("Tensor.sgn_", lambda lib, x: (x * 1).sgn_() * x, fixed(s((3, 4))), check_grad_fn=False),
         OpInfo("torch.fill", lambda lib, x: lib.fill(x, 2.5) + x, x34),
-        OpInfo("torch.angle", lambda lib, x: lib.angle(x) + x, fixed(_special(-1.0, 0.0, 2.0, np.nan, -np.inf))),
+        # (complex=False: torch adds a real nan/inf tensor to a complex one through a complex product, whose imaginary
+        # part 0 * inf is nan; ember's sum keeps the imaginary part)
+        OpInfo("torch.angle", lambda lib, x: lib.angle(x) + x, fixed(_special(-1.0, 0.0, 2.0, np.nan, -np.inf)),
+               complex=False),
         OpInfo("Tensor.angle", lambda lib, x: x.angle(), unary_samples(away=True, ints=True)),
         OpInfo("torch.conj/resolve_*", lambda lib, x: lib.conj(x) * lib.resolve_conj(x) * lib.resolve_neg(x), x34),
         OpInfo("torch.conj_physical", lambda lib, x: lib.conj_physical(x) * 2, x34, check_grad_fn=False),
@@ -1724,11 +1790,14 @@ def _surface_composite_entries():
         OpInfo("Tensor.triangular_solve lower T unit", lambda lib, b, a: tuple(b.triangular_solve(
             a, upper=False, transpose=True, unitriangular=True)), fixed(s((3, 2), (3, 3), **f64)),
                check_grad_fn=False),
-        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False),
+        # (complex=False: a complexified factor has a complex diagonal, which no Cholesky factor has; LAPACK reads
+        # only its real part: _complex_entries has complex factors)
+        OpInfo("torch.cholesky_solve", lambda lib, b, l: lib.cholesky_solve(b, l), fixed(chol), check_grad_fn=False,
+               complex=False),
         OpInfo("Tensor.cholesky_solve upper", lambda lib, b, l: b.cholesky_solve(l.mT, upper=True), fixed(chol),
-               check_grad_fn=False),
+               check_grad_fn=False, complex=False),
         OpInfo("torch.cholesky_inverse", lambda lib, b, l: lib.cholesky_inverse(l) + b.sum(), fixed(chol),
-               check_grad_fn=False),
+               check_grad_fn=False, complex=False),
         OpInfo("torch.lu", lambda lib, a: _quiet(lambda: lib.lu(a)[0]),
                fixed(s((4, 4), **f64), s((2, 3, 3), **f64), s((5, 3), **f64), s((3, 5), **f64)), check_grad_fn=False),
         OpInfo("Tensor.lu get_infos", lambda lib, a: _quiet(lambda: tuple(a.lu(get_infos=True))),
@@ -1748,6 +1817,134 @@ def _surface_composite_entries():
 
 def _surface_entries():
     return [*_surface_binding_entries(), *_surface_op_entries(), *_surface_composite_entries()]
+
+
+# ---------------------------------------------------------------- complex numbers (ops/complex_numbers.py)
+def _fft_entries():
+    """torch.fft (ops/fft.py): each transform on real and complex inputs of both precisions, non-contiguous ones,
+    every norm, n / s padding and cropping, chosen dims."""
+    real = fixed(s((8,)), s((3, 6)), s((2, 5), dtype=F64), snc((4, 6)), s((1, 3)))
+    both = fixed(s((3, 6)), cs((3, 6)), cs((2, 5), dtype=C128), s((4,), dtype=F64), csnc((4, 6)))
+    half = fixed(cs((3, 4)), cs((2, 5), dtype=C128), cs((4,)), csnc((4, 5)))  # half spectra (any values)
+    out = []
+    for norm in (None, "ortho", "forward"):
+        nk = f" norm={norm}" if norm else ""
+        out += [
+            OpInfo("fft.fft" + nk, lambda lib, x, nm=norm: lib.fft.fft(x, norm=nm), both),
+            OpInfo("fft.ifft" + nk, lambda lib, x, nm=norm: lib.fft.ifft(x, norm=nm), both),
+            OpInfo("fft.rfft" + nk, lambda lib, x, nm=norm: lib.fft.rfft(x, norm=nm), real),
+            OpInfo("fft.irfft" + nk, lambda lib, x, nm=norm: lib.fft.irfft(x, norm=nm), half),
+            OpInfo("fft.hfft" + nk, lambda lib, x, nm=norm: lib.fft.hfft(x, norm=nm), half),
+            OpInfo("fft.ihfft" + nk, lambda lib, x, nm=norm: lib.fft.ihfft(x, norm=nm), real),
+            OpInfo("fft.fftn" + nk, lambda lib, x, nm=norm: lib.fft.fftn(x, norm=nm), both),
+            OpInfo("fft.rfftn" + nk, lambda lib, x, nm=norm: lib.fft.rfftn(x, norm=nm), real),
+            OpInfo("fft.irfftn" + nk, lambda lib, x, nm=norm: lib.fft.irfftn(x, norm=nm), half),
+            OpInfo("fft.hfftn" + nk, lambda lib, x, nm=norm: lib.fft.hfftn(x, norm=nm), half),
+            OpInfo("fft.ihfftn" + nk, lambda lib, x, nm=norm: lib.fft.ihfftn(x, norm=nm), real),
+        ]
+    out += [
+        OpInfo("fft.fft n pad dim 0", lambda lib, x: lib.fft.fft(x, n=5, dim=0), fixed(cs((3, 4)), s((3, 4)))),
+        OpInfo("fft.ifft n crop", lambda lib, x: lib.fft.ifft(x, n=3), fixed(cs((3, 4)), s((2, 6), dtype=F64))),
+        OpInfo("fft.rfft n odd", lambda lib, x: lib.fft.rfft(x, n=7), fixed(s((3, 4)), s((9,), dtype=F64))),
+        OpInfo("fft.irfft n", lambda lib, x: (lib.fft.irfft(x, n=7), lib.fft.irfft(x, n=4), lib.fft.irfft(x, n=1)),
+               fixed(cs((3, 4)), cs((5,), dtype=C128))),
+        OpInfo("fft.hfft n", lambda lib, x: lib.fft.hfft(x, n=9, dim=0), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfft n", lambda lib, x: lib.fft.ihfft(x, n=5, dim=0), fixed(s((3, 4)))),
+        OpInfo("fft.fft2", lambda lib, x: lib.fft.fft2(x), fixed(cs((3, 4)), s((2, 3, 4)), csnc((4, 5)))),
+        OpInfo("fft.ifft2 s", lambda lib, x: lib.fft.ifft2(x, s=(2, 6)), fixed(cs((3, 4)), s((2, 3, 4), dtype=F64))),
+        OpInfo("fft.rfft2", lambda lib, x: lib.fft.rfft2(x, dim=(0, 2)), fixed(s((3, 4, 5)))),
+        OpInfo("fft.irfft2 s", lambda lib, x: lib.fft.irfft2(x, s=(4, 5)), fixed(cs((3, 4)), cs((2, 3, 4), dtype=C128))),
+        OpInfo("fft.hfft2", lambda lib, x: lib.fft.hfft2(x), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfft2", lambda lib, x: lib.fft.ihfft2(x), fixed(s((3, 4)), s((2, 3, 4), dtype=F64))),
+        OpInfo("fft.fftn s dim", lambda lib, x: lib.fft.fftn(x, s=(3, -1), dim=(2, 0)), fixed(cs((2, 3, 4)), s((2, 3, 4)))),
+        OpInfo("fft.rfftn s", lambda lib, x: lib.fft.rfftn(x, s=(4, 6)), fixed(s((2, 3, 4)))),
+        OpInfo("fft.irfftn s dim", lambda lib, x: lib.fft.irfftn(x, s=(5, 6), dim=(0, 1)), fixed(cs((3, 4, 2)))),
+        OpInfo("fft.hfftn s", lambda lib, x: lib.fft.hfftn(x, s=(2, 7)), fixed(cs((3, 4)))),
+        OpInfo("fft.ihfftn dim", lambda lib, x: lib.fft.ihfftn(x, dim=(0, 2)), fixed(s((3, 2, 4)))),
+        OpInfo("fft.fftshift", lambda lib, x: (lib.fft.fftshift(x), lib.fft.fftshift(x, dim=-1)),
+               fixed(s((4, 5)), cs((3, 4)))),
+        OpInfo("fft.ifftshift", lambda lib, x: (lib.fft.ifftshift(x), lib.fft.ifftshift(x, dim=(0,))),
+               fixed(s((4, 5)), cs((3, 4)))),
+        OpInfo("fft.fft of ints", lambda lib, x: lib.fft.fft(x), fixed(lambda rng: Sample((_ints(rng, (5,)),), "int64")),
+               grad=False),
+        OpInfo("fft.rfft round trip", lambda lib, x: lib.fft.irfft(lib.fft.rfft(x), n=x.shape[-1]) * x,
+               fixed(s((3, 7)), s((6,), dtype=F64))),
+    ]
+    return out
+
+
+def _stft_entries():
+    """torch.stft / istft (ops/stft.py; tests/ops/test_stft.py has the rest of their arguments)."""
+    hann = lambda lib, n, x: lib.hann_window(n, dtype=x.dtype)  # noqa: E731
+    return [
+        OpInfo("stft", lambda lib, x: lib.stft(x, 8, 2, window=hann(lib, 8, x), return_complex=True),
+               fixed(s((2, 20)), s((17,)), s((3, 16), dtype=F64))),
+        OpInfo("stft win_length center=False", lambda lib, x: lib.stft(x, 8, 3, 6, hann(lib, 6, x), center=False,
+                                                                       return_complex=True), fixed(s((2, 20)))),
+        OpInfo("istft", lambda lib, x: lib.istft(lib.stft(x, 8, 2, window=hann(lib, 8, x), return_complex=True), 8, 2,
+                                                 window=hann(lib, 8, x)), fixed(s((2, 20)), s((17,), dtype=F64))),
+    ]
+
+
+def _hpd(rng, n):
+    """A Hermitian positive-definite complex128 matrix."""
+    m = _c(rng, (n, n), C128)
+    return m @ m.conj().T + n * np.eye(n)
+
+
+def _complex_entries():
+    cun = fixed(cs((3, 4)), cs(()), cs((2, 3), dtype=C128), csnc((3, 4)))
+    parts = fixed(s((3, 4), (3, 4)), s((3, 1), (4,)), s((), (2,)), s((2, 3), (2, 3), dtype=F64), snc((3, 4), (3, 4)))
+    away = fixed(cs((3, 4)), cs((2, 3), dtype=C128), csnc((3, 4)),
+                 lambda rng: Sample((np.array([0, 1 + 1j, -2j, 3], C64),), "with 0"))
+    return [
+        OpInfo("view_as_real", lambda lib, z: lib.view_as_real(z), cun),
+        # torch's ViewAsRealBackward0 fails on empty tensors ("must have a last dimension with stride 1")
+        OpInfo("view_as_real empty", lambda lib, z: lib.view_as_real(z), fixed(cs((2, 0))), grad=False),
+        OpInfo("view_as_real then op", lambda lib, z: lib.view_as_real(z * 2).sum(-1), cun),
+        OpInfo("view_as_complex", lambda lib, x: lib.view_as_complex(x),
+               fixed(s((3, 2)), s((2,)), s((2, 3, 2), dtype=F64))),
+        # (made by zeros: torch gives a tensor made from an empty NumPy array strides (0, 0))
+        OpInfo("view_as_complex empty", lambda lib, x: lib.view_as_complex(lib.zeros(0, 2, dtype=x.dtype)),
+               fixed(s((0, 2))), grad=False),
+        OpInfo("view_as_complex of a strided view", lambda lib, x: lib.view_as_complex(x[::2]), fixed(s((6, 2)))),
+        OpInfo("real", lambda lib, z: z.real, cun),
+        OpInfo("imag", lambda lib, z: z.imag, cun),
+        OpInfo("torch.real/imag", lambda lib, z: (lib.real(z), lib.imag(z)), cun),
+        OpInfo("real of real", lambda lib, x: lib.real(x) * 2, fixed(s((3,)))),
+        OpInfo("conj", lambda lib, z: z.conj(), cun),
+        OpInfo("conj then op", lambda lib, z: z.conj() * z, cun),
+        OpInfo("conj of conj", lambda lib, z: lib.conj(z.conj()) + 1, cun),
+        OpInfo("conj_physical", lambda lib, z: lib.conj_physical(z), cun),
+        OpInfo("resolve_conj", lambda lib, z: z.conj().resolve_conj(), cun),
+        OpInfo("mH", lambda lib, z: z.mH, fixed(cs((3, 4)), cs((2, 3, 4)))),
+        OpInfo("adjoint", lambda lib, z: z.adjoint() @ z, fixed(cs((3, 4)), csnc((3, 4)))),
+        OpInfo("complex", lambda lib, a, b: lib.complex(a, b), parts),
+        OpInfo("polar", lambda lib, a, b: lib.polar(a.abs() + 0.1, b), parts),
+        OpInfo("sgn", lambda lib, z: z.sgn(), away),
+        OpInfo("torch.sgn real", lambda lib, x: lib.sgn(x), unary_samples(away=True, ints=True)),
+        OpInfo("abs complex", lambda lib, z: z.abs(), away),
+        OpInfo("angle complex", lambda lib, z: lib.angle(z), away),
+        OpInfo("complex * real", lambda lib, z, x: z * x, fixed(lambda rng: Sample((_c(rng, (3, 4)), _r(rng, (4,))), "c64*f32"),
+                                                                   lambda rng: Sample((_c(rng, (3,)), _r(rng, (3,), F64)), "c64*f64"))),
+        OpInfo("complex python scalar", lambda lib, x: (x * (2 - 1j), (1 + 2j) / x, x + 1j, 1j - x),
+               unary_samples(0.5, 2.0, f16=False, ints=True)),
+        OpInfo("to complex", lambda lib, x: x.to(lib.complex64) * (1 + 1j), fixed(s((3,)), s((2, 3), dtype=F64))),
+        OpInfo("complex to real", lambda lib, z: z.real.to(lib.float64) + z.imag, cun),
+        OpInfo("vdot complex", lambda lib, a, b: lib.vdot(a, b), fixed(cs((4,), (4,)), cs((3,), (3,), dtype=C128))),
+        OpInfo("linalg.vecdot complex", lambda lib, a, b: lib.linalg.vecdot(a, b), fixed(cs((3, 4), (3, 4)))),
+        OpInfo("norm complex", lambda lib, z: (z.norm(), lib.linalg.vector_norm(z, 1, dim=0), z.norm(p=3)), away),
+        OpInfo("cholesky_solve/inverse complex", lambda lib, b, l: (lib.cholesky_solve(b, l), lib.cholesky_inverse(l),
+                                                                    b.cholesky_solve(l.mH, upper=True)),
+               fixed(lambda rng: Sample((_c(rng, (3, 2), C128), np.linalg.cholesky(_hpd(rng, 3))), "B, L")),
+               check_grad_fn=False),
+        OpInfo("linalg.cholesky complex", lambda lib, a: lib.linalg.cholesky(a), fixed(lambda rng: Sample(
+            (_hpd(rng, 3),), "hermitian pd"), lambda rng: Sample((_hpd(rng, 3).astype(C64),), "c64")),
+               check_grad_fn=False),
+        OpInfo("linalg.eigh complex", lambda lib, a: (lambda r: (r[0], r[1].abs()))(lib.linalg.eigh(a)),
+               fixed(lambda rng: Sample((_hpd(rng, 3),), "hermitian")), check_grad_fn=False),
+        OpInfo("var/std complex", lambda lib, z: (z.var(0), z.std(), *lib.var_mean(z, 1)), fixed(cs((3, 4)), cs((2, 3), dtype=C128))),
+    ]
 
 
 def _ctc_entries():
@@ -1868,6 +2065,9 @@ OPS: list[OpInfo] = [
     *_ctc_entries(),
     *_nn_more_entries(),
     *_special_entries(),
+    *_complex_entries(),
+    *_fft_entries(),
+    *_stft_entries(),
 ]
 
 # Binary ops whose broadcasting hypothesis explores: (fn, value range of both operands).

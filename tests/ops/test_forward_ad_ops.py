@@ -34,6 +34,8 @@ TORCH_QUIRKS = {
     "torch.triangular_solve": "torch's tangent uses the whole tangent of A, not its triangle",
     "Tensor.triangular_solve lower T unit": "torch's tangent uses the whole tangent of A, untransposed, diagonal kept",
     "torch.cholesky_inverse": "torch's forward formula disagrees with finite differences and its own reverse mode",
+    "complex python scalar": "torch's tangent of `1j - x` keeps x's real dtype under a complex primal",
+    "cholesky_solve/inverse complex": "torch's cholesky_inverse forward formula (as for real inputs, above)",
 }
 
 
@@ -80,7 +82,7 @@ def test_hand_written_formulas_on_every_sample(op: OpInfo, index: int) -> None:
 
 def _compare_entry(op: OpInfo, sample) -> None:
     rng = np.random.default_rng(1)
-    tangents = [rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" or a.dtype == BF16 else None
+    tangents = [oracle._random_like(rng, a) if a.dtype.kind in "fc" or a.dtype == BF16 else None
                 for a in sample.arrays]
     if all(t is None for t in tangents):
         pytest.skip("no floating-point input")
@@ -100,7 +102,7 @@ def _compare_entry(op: OpInfo, sample) -> None:
     assert len(eo) == len(to)
     for i, ((_, ep, et), (t, tp, tt)) in enumerate(zip(eo, to)):
         assert_close(ep, tp, op.rtol, op.atol, what=f"primal {i}")
-        if tt is None or not t.is_floating_point():
+        if tt is None or not (t.is_floating_point() or t.is_complex()):
             assert et is None or not np.any(oracle.to_np(et)), f"output {i}: torch has no tangent, ember {et}"
             continue
         assert et is not None, f"output {i}: ember has no tangent"
@@ -124,5 +126,5 @@ def _check_against_reverse_jvp(op: OpInfo, sample, tangents) -> None:
     outs, jv = (outs, jv) if isinstance(outs, tuple) else ((outs,), (jv,))
     for i, ((_, ep, et), o, t) in enumerate(zip(eo, outs, jv)):
         assert_close(ep, o, op.rtol, op.atol, what=f"primal {i}")
-        if o.is_floating_point():
+        if o.is_floating_point() or o.is_complex():
             assert_close(et, t, op.rtol, op.atol, what=f"tangent {i}")

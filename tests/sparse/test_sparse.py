@@ -57,7 +57,20 @@ torch.sparse_coo_tensor(torch.tensor(I), torch.tensor(V[:3]), (2, 3))
 torch.sparse_coo_tensor(torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2,))
 torch.sparse_coo_tensor(torch.tensor(I), torch.tensor(V), (1, 3), check_invariants=True)
 torch.sparse.addmm(torch.ones(2, 2), s, torch.ones(3, 2), beta=0.5, alpha=2.0).tolist()
+torch.spmm(s, torch.ones(3, 2)).tolist(), torch.spmm(torch.ones(1, 2), s).tolist()
+torch.spmm(torch.ones(2, 2), torch.arange(6.0).reshape(2, 3)).tolist()
+torch.spmm(torch.ones(3), torch.ones(3, 2))
+torch.spmm(torch.ones(2, 3), torch.ones(2, 3))
 torch.is_tensor(s), isinstance(s, torch.Tensor), torch.ones(2).is_sparse
+torch.ones(2, 3).indices()
+torch.ones(2, 3).values()
+torch.ones(2, 3).coalesce()
+torch.ones(2, 3).is_coalesced()
+torch.ones(2, 3, 4).sparse_dim(), torch.ones(2, 3, 4).dense_dim(), torch.ones(()).dense_dim()
+repr(torch.tensor([[0., 1.], [2., 0.]]).to_sparse_coo())
+repr(s.to_sparse_coo()), s.to_sparse_coo().sparse_dim()
+repr(torch.tensor(1.5).to_sparse()), repr(torch.tensor(0.0).to_sparse()), torch.tensor(2.0).to_sparse().to_dense().item()
+torch.ones(2, 3).to_sparse(0)
 """.strip().splitlines()
 
 
@@ -78,7 +91,7 @@ def test_invariant_warning_once() -> None:
         ember.sparse_coo_tensor(ember.tensor(I), ember.tensor(V), (2, 3), check_invariants=False)
 
 
-@pytest.mark.parametrize("how", ["sparse.mm", "matmul", "mm", "to_dense", "coalesce"])
+@pytest.mark.parametrize("how", ["sparse.mm", "matmul", "mm", "spmm", "to_dense", "coalesce"])
 def test_gradients_reach_values_and_dense_operand(how: str) -> None:
     grads = {}
     for lib in (ember, torch):
@@ -86,7 +99,7 @@ def test_gradients_reach_values_and_dense_operand(how: str) -> None:
         dense = lib.tensor(DENSE, requires_grad=True)
         s = _s(lib, values)
         out = {"sparse.mm": lambda: lib.sparse.mm(s, dense), "matmul": lambda: s @ dense,
-               "mm": lambda: lib.mm(s, dense), "to_dense": lambda: s.to_dense() * 3,
+               "mm": lambda: lib.mm(s, dense), "spmm": lambda: lib.spmm(s, dense), "to_dense": lambda: s.to_dense() * 3,
                "coalesce": lambda: lib.sparse.mm(s.coalesce(), dense)}[how]()
         (out * lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(out.shape))).sum().backward()
         grads[lib] = (out, values.grad, dense.grad if how != "to_dense" else None)

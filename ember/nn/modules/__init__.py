@@ -2,7 +2,7 @@
 (convolution, pooling, activations, losses, recurrent, transformer ...) loads on first use of one of its names."""
 from ..._lazy import attach
 from .module import Module
-from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .linear import Identity, Linear, Bilinear, LazyLinear
 
 # submodule -> the layers it defines (its __all__; tests/core/test_lazy_imports.py keeps the two equal)
@@ -26,7 +26,7 @@ LAZY_FAMILIES = {
     "normalization": ("BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
                       "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d",
                       "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
-                      "LazyInstanceNorm3d"),
+                      "LazyInstanceNorm3d", "CrossMapLRN2d"),
     "dropout": ("Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"),
     "sparse": ("Embedding", "EmbeddingBag"),
     "flatten": ("Flatten", "Unflatten"),
@@ -34,7 +34,8 @@ LAZY_FAMILIES = {
              "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
              "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
              "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginWithDistanceLoss",
-             "NLLLoss2d"),
+             "NLLLoss2d", "LinearCrossEntropyLoss"),
+    "linear_cross_entropy_options": ("LinearCrossEntropyOptions",),
     "syncbatchnorm": ("SyncBatchNorm",),
     "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
     "transformer": ("MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
@@ -44,8 +45,12 @@ LAZY_FAMILIES = {
 }
 LAZY_NAMES = tuple(n for names in LAZY_FAMILIES.values() for n in names)
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
+__all__ = ["Module", "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "LazyLinear", *LAZY_NAMES]
 
-__getattr__, __dir__ = attach(__name__, {**{sub: f".{sub}" for sub in LAZY_FAMILIES},
+# torch's submodule paths whose names ember defines elsewhere (torch.nn.modules.batchnorm._BatchNorm ...), and
+# torch's argument helpers (torch.nn.modules.utils._pair)
+_ALIAS_MODULES = ("batchnorm", "instancenorm", "distance", "utils")
+
+__getattr__, __dir__ = attach(__name__, {**{sub: f".{sub}" for sub in (*LAZY_FAMILIES, *_ALIAS_MODULES)},
                                          **{n: f".{sub}:{n}" for sub, names in LAZY_FAMILIES.items() for n in names}})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping
@@ -11,7 +12,7 @@ from ...autograd import graph as _graph
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(idx: int, n: int, what: str) -> int:
@@ -19,6 +20,26 @@ def _abs_index(idx: int, n: int, what: str) -> int:
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range")
     return idx % n if n else idx
+
+
+_CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                         "Subclass that instead.")
+
+
+class Container(Module):
+    """Deprecated in torch (FutureWarning when built or subclassed): a Module holding its keyword arguments as
+    submodules."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs: Any) -> None:
+        if type(self) is Container:
+            warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
@@ -248,14 +269,9 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules) -> None:
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for j, kv in enumerate(items):
-            if isinstance(modules, Mapping):
-                self[kv[0]] = kv[1]
-            else:
-                if len(kv) != 2:
-                    raise ValueError(f"ModuleDict update sequence element #{j} has length {len(kv)}; 2 is required")
-                self[kv[0]] = kv[1]
+        """Add or overwrite entries from a mapping (in its order) or from (key, module) pairs."""
+        for key, module in _update_items("ModuleDict", "ModuleDict", modules, (ModuleDict,), False):
+            self[key] = module
 
 
 class ParameterList(Module):
@@ -311,18 +327,25 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
+    def _key_to_attr(self, key: str) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                            f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+        return key
+
     def __getitem__(self, key: str):
-        return getattr(self, key)
+        return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key: str, value) -> None:
         self._keys[key] = None
+        attr = self._key_to_attr(key)
         if isinstance(value, Tensor) and not isinstance(value, Parameter):
             value = Parameter(value)
-        setattr(self, key, value)
+        setattr(self, attr, value)
 
     def __delitem__(self, key: str) -> None:
         del self._keys[key]
-        delattr(self, key)
+        delattr(self, self._key_to_attr(key))
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -330,8 +353,26 @@ class ParameterDict(Module):
     def __iter__(self):
         return iter(self._keys)
 
+    def __reversed__(self):
+        return reversed(self._keys)
+
     def __contains__(self, key: str) -> bool:
         return key in self._keys
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def copy(self) -> "ParameterDict":
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
 
     def keys(self):
         return self._keys.keys()
@@ -350,13 +391,63 @@ class ParameterDict(Module):
         del self[key]
         return v
 
+    def popitem(self) -> tuple:
+        """The last inserted (key, parameter), removed."""
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        v = self[k]
+        del self[k]
+        return k, v
+
+    def fromkeys(self, keys, default=None) -> "ParameterDict":
+        return ParameterDict((k, default) for k in keys)
+
     def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v
+        """Add or overwrite entries: an OrderedDict or ParameterDict in its order, another mapping in sorted key
+        order (as torch), or (key, value) pairs in theirs."""
+        for key, value in _update_items("ParametersDict", "ParameterDict", parameters, (OrderedDict, ParameterDict),
+                                        True):
+            self[key] = value
+
+    def __or__(self, other: "ParameterDict") -> "ParameterDict":
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: "ParameterDict") -> "ParameterDict":
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: "ParameterDict") -> "ParameterDict":
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
         return _params_repr(self.items(), _typename)
+
+
+def _update_items(name: str, element_name: str, pairs, ordered: tuple, sort_mappings: bool):
+    """The (key, value) pairs a ModuleDict / ParameterDict ``update`` adds, with torch's checks and order: the
+    ``ordered`` types and (unless ``sort_mappings``) any mapping in their order, pairs in theirs."""
+    if not isinstance(pairs, Iterable):
+        raise TypeError(f"{name}.update should be called with an iterable of key/value pairs, but got "
+                        f"{type(pairs).__name__}")
+    if isinstance(pairs, ordered) or (isinstance(pairs, Mapping) and not sort_mappings):
+        return list(pairs.items())
+    if isinstance(pairs, Mapping):
+        return sorted(pairs.items())
+    return _checked_pairs(element_name, pairs)
+
+
+def _checked_pairs(element_name: str, pairs):
+    """Each (key, value) pair, checked as it is reached (the earlier ones are added first, as in torch)."""
+    for j, kv in enumerate(pairs):
+        if not isinstance(kv, Iterable):
+            raise TypeError(f"{element_name} update sequence element #{j} should be Iterable; is{type(kv).__name__}")
+        if len(kv) != 2:
+            raise ValueError(f"{element_name} update sequence element #{j} has length {len(kv)}; 2 is required")
+        yield kv[0], kv[1]
 
 
 def _typename(t: Tensor) -> str:

@@ -12,15 +12,12 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .utils import _expand
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _ntuple(v, n: int) -> tuple:
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 class _ConvNd(Module):
@@ -43,17 +40,17 @@ class _ConvNd(Module):
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
-            if padding == "same" and any(s != 1 for s in _ntuple(stride, nd)):
+            if padding == "same" and any(s != 1 for s in _expand(stride, nd)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {{'replicate', 'reflect', 'zeros', 'circular'}}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, nd)
-        self.stride = _ntuple(stride, nd)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, nd)
-        self.dilation = _ntuple(dilation, nd)
-        self.output_padding = _ntuple(output_padding, nd)
+        self.kernel_size = _expand(kernel_size, nd)
+        self.stride = _expand(stride, nd)
+        self.padding = padding if isinstance(padding, str) else _expand(padding, nd)
+        self.dilation = _expand(dilation, nd)
+        self.output_padding = _expand(output_padding, nd)
         self.groups, self.padding_mode = groups, padding_mode
         if isinstance(self.padding, str):
             rev = []

@@ -1,18 +1,20 @@
 """Loss layers; each holds its options and calls its functional form (ember.nn.functional)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .activation import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss"]
 __all__ += ["HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
-            "MultiMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d"]
+            "MultiMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -266,3 +268,36 @@ class NLLLoss2d(NLLLoss):
                       "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
                       stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer (in_features -> num_classes * prod(out_features), stored flat) whose logits go to
+    cross entropy with the target: F.linear_cross_entropy with its weight reshaped to (C, *out_features, in)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0, options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        bias = (self.linear.bias.reshape((self.num_classes, *self.out_features)) if self.linear.bias is not None
+                else None)
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -15,12 +15,27 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, Buffer, UninitializedBuffer, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
-           "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
+           "register_module_full_backward_hook", "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
 _global_backward_hooks: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
+# hook(module, name, value) -> replacement or None, run when a buffer / submodule / parameter is registered
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+
+
+def _registered(hooks: OrderedDict, module, name: str, value):
+    """``value`` after the global registration hooks (each may replace it)."""
+    for hook in hooks.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -68,6 +83,8 @@ class Module:
     training: bool
     _version = 1
     call_super_init = False
+    dump_patches = False  # torch's flag for printing source diffs of changed module classes (unused)
+    T_destination = TypeVar("T_destination", bound=dict)  # state_dict's destination type, in annotations
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
@@ -116,6 +133,8 @@ class Module:
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = tensor.detach() if not tensor.requires_grad else tensor
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -144,6 +163,8 @@ class Module:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
+        if _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -158,6 +179,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -246,11 +269,15 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
@@ -417,10 +444,17 @@ class Module:
             _check_device(device)
         if dtype is not None:
             dtype = D.to_dtype(dtype)
-            if not dtype.is_floating_point:
+            if not dtype._differentiable:
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")
-            return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+            if dtype.is_complex:
+                import warnings
+
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as parameters "
+                              "or buffers. Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
+                              "template=bug-report.yml if a complex module does not work as expected.", stacklevel=2)
+            return self._apply(lambda t: t.to(dtype) if t._dtype._differentiable else t)
         return self
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
@@ -447,8 +481,17 @@ class Module:
         return self
 
     def cuda(self, device=None) -> "Module":
-        _check_device("cuda")
-        return self
+        """Move parameters and buffers to the GPU: torch's error here, unless there are none to move."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def xpu(self, device=None) -> "Module":
+        return self._apply(lambda t: t.xpu(device))
+
+    def ipu(self, device=None) -> "Module":
+        return self._apply(lambda t: t.ipu(device))
+
+    def mtia(self, device=None) -> "Module":
+        return self._apply(lambda t: t.mtia(device))
 
     def type(self, dst_type) -> "Module":
         return self._apply(lambda t: t.type(dst_type))
@@ -482,6 +525,8 @@ class Module:
         for hook in self._state_dict_hooks.values():
             r = hook(self, destination, prefix, local_metadata)
             if r is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
                 destination = r
         return destination
 
@@ -633,14 +678,18 @@ class Module:
     def register_backward_hook(self, hook):
         return self.register_full_backward_hook(hook)
 
-    def register_state_dict_hook(self, hook):
+    def _register_state_dict_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` after the module's entries are saved (may return a
-        new state_dict)."""
+        new state_dict: torch's private, older form of register_state_dict_post_hook)."""
         h = _graph.RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[h.id] = hook
         return h
 
-    _register_state_dict_hook = register_state_dict_hook  # (torch's private spelling)
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata) -> None`` after the module's entries are saved; it
+        edits ``state_dict`` in place (returning anything else is torch's RuntimeError)."""
+        hook._from_public_api = True
+        return self._register_state_dict_hook(hook)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before the module's state is saved by ``state_dict``."""
@@ -713,6 +762,16 @@ class Module:
 
         self.forward = _compile(self.forward, *args, **kwargs)
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for nn.parallel.replicate: shares everything, owns its registries, no parameters."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ----------------------------------------------------------------- printing / pickling
     def _get_name(self) -> str:
         return type(self).__name__
@@ -763,6 +822,26 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call
 
 def register_module_full_backward_hook(hook):
     return _global_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """torch's deprecated global backward hook; here a full backward hook (as Module.register_backward_hook)."""
+    return _global_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` (may return a replacement) whenever any module registers a buffer."""
+    return _global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` (may return a replacement) whenever any module registers a submodule."""
+    return _global_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` (may return a replacement) whenever any module registers a parameter."""
+    return _global_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_full_backward_pre_hook(hook):

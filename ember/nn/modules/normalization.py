@@ -8,6 +8,7 @@ import warnings
 from ... import _dtype as D
 from ... import _factories as F_
 from ..._tensor import Tensor
+from ...ops import nn_ops as _N
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
@@ -16,7 +17,7 @@ from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm3d",
            "InstanceNorm1d", "InstanceNorm3d", "LocalResponseNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
-           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "CrossMapLRN2d"]
 
 
 
@@ -191,6 +192,23 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel LRN over (N, C, H, W) input, with its own window quirks (NOTE
+    [CrossMapLRN2d's windows] in ember/ops/nn_ops.py)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        return _N.CrossMapLrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

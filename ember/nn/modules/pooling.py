@@ -4,16 +4,12 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _expand
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
            "FractionalMaxPool3d"]
-
-
-def _ntuple(v, n: int) -> tuple:
-    """torch's _single/_pair/_triple: a sequence as a tuple, anything else repeated ``n`` times."""
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 class _MaxPoolNd(Module):
@@ -60,9 +56,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _expand(kernel_size, 1)
+        self.stride = _expand(stride if stride is not None else kernel_size, 1)
+        self.padding = _expand(padding, 1)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
@@ -244,11 +240,11 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples=None) -> None:
         super().__init__()
         nd = self._nd
-        self.kernel_size = _ntuple(kernel_size, nd)
+        self.kernel_size = _expand(kernel_size, nd)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        self.output_size = _expand(output_size, nd) if output_size is not None else None
+        self.output_ratio = _expand(output_ratio, nd) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:

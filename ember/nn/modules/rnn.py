@@ -261,6 +261,33 @@ class RNNBase(Module):
                 output = output.transpose(0, 1)
         return output, (tuple(finals) if lstm else finals[0])
 
+    # torch's public checking helpers, which subclasses of its recurrent layers call (forward does its own checks)
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype and not _state._tls.cpu:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
+                             f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        self._check_input(input, batch_sizes)
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if hx.size() != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None):
+        return hx if permutation is None else hx.index_select(1, permutation)
+
     def _hx_dim_msg(self, hx_list: list, kind: str, want: int) -> str:
         if self.mode == "LSTM":
             dims = ", ".join(f"{h.dim()}-D" for h in hx_list)
@@ -315,6 +342,25 @@ class LSTM(RNNBase):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple, batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: tuple, permutation: Tensor | None) -> tuple:
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
 
 class GRU(RNNBase):

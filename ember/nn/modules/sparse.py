@@ -39,6 +39,9 @@ class Embedding(Module):
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
@@ -100,6 +103,7 @@ class EmbeddingBag(Module):
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
 
     reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:

@@ -82,6 +82,23 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor) -> tuple:
+        """(mask, type): the key padding mask (type 1), the attention mask expanded to (batch, heads, L, L)
+        (type 2), or their sum when both are given (type 2); (None, None) without masks."""
+        mask_type, merged = None, None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch, -1, seq_len, seq_len)
+            else:
+                merged = attn_mask.view(1, 1, seq_len, seq_len).expand(batch, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple:
@@ -313,6 +330,10 @@ class Transformer(Module):
             TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
             LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        """Xavier-uniform initialisation of every matrix parameter (torch's)."""
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)

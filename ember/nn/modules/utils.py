@@ -6,10 +6,15 @@ import collections.abc
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
+def _expand(x, n: int) -> tuple:
+    """``x`` as a tuple: an iterable's items, or ``x`` repeated ``n`` times (the layers' argument expansion)."""
+    return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+
+
 def _ntuple(n: int, name: str = "parse"):
     """A function that turns a scalar into an ``n``-tuple of it and any iterable into a tuple of its items."""
     def parse(x):
-        return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+        return _expand(x, n)
 
     parse.__name__ = name
     return parse

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...autograd.grad_mode import is_grad_enabled
 from ..modules.module import Module
+from .parallel_apply import parallel_apply
+from .replicate import replicate
+from .scatter_gather import gather, scatter_kwargs
 
 __all__ = ["DataParallel", "data_parallel"]
 
@@ -23,6 +27,20 @@ class DataParallel(Module):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.module(*inputs, **kwargs)
+
+    # torch's per-step helpers (over nn.parallel's); with no GPU ``dim`` is never set, so scatter and gather raise
+    # torch's AttributeError, as on its CPU build
+    def replicate(self, module: Module, device_ids) -> list:
+        return replicate(module, device_ids, not is_grad_enabled())
+
+    def scatter(self, inputs: tuple, kwargs: dict | None, device_ids):
+        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
+
+    def parallel_apply(self, replicas, inputs, kwargs) -> list:
+        return parallel_apply(replicas, inputs, kwargs, self.device_ids[:len(replicas)])
+
+    def gather(self, outputs: Any, output_device):
+        return gather(outputs, output_device, dim=self.dim)
 
 
 def data_parallel(module: Module, inputs: Any, device_ids: Sequence[Any] | None = None, output_device: Any = None,

@@ -16,7 +16,7 @@ from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
-from ._weight_norm import _weight_norm, norm_except_dim
+from .weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
