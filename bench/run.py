@@ -30,9 +30,10 @@ from bench.workloads import WORKLOADS  # noqa: E402
 
 # (row label, workload, threads) of the timing table
 CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W2 (2 threads)", "W2", 2), ("W3", "W3", 1), ("W4", "W4", 1),
-         ("W5", "W5", 1), ("W1 compiled", "W1", 1), ("W2 compiled", "W2", 1), ("W4 compiled", "W4", 1))
+         ("W5", "W5", 1), ("W6", "W6", 1), ("W7", "W7", 1), ("W8", "W8", 1),
+         ("W1 compiled", "W1", 1), ("W2 compiled", "W2", 1), ("W4 compiled", "W4", 1), ("W6 compiled", "W6", 1))
 # rows whose ember column is the workload through ember.compile (against eager torch and the floor)
-COMPILED = {"W1 compiled", "W2 compiled", "W4 compiled"}
+COMPILED = {"W1 compiled", "W2 compiled", "W4 compiled", "W6 compiled"}
 COMPILED_LIBS = ("ember", "torch", "floor")
 GUARD_STEPS = 3  # compiled guard: steps of every library before comparing (the third call replays the program)
 QUICK_CELLS = tuple(c for c in CELLS if c[2] == 1)
@@ -82,7 +83,8 @@ def guard(workloads, libraries, log, compiled=()) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
             extra = ["--n-ops", str(GUARD_N_OPS[w])] if w in GUARD_N_OPS else []
-            others = [lib for lib in libraries if lib != "torch" and (w != "G1" or lib in CORE)]
+            others = [lib for lib in libraries if lib != "torch" and (w != "G1" or lib in CORE)
+                      and lib in WORKLOADS[w].libraries]
             got = {}
             for lib in ["torch"] + others:
                 path = os.path.join(tmp, f"{w}-{lib}.npz")
@@ -127,6 +129,8 @@ def time_cells(cells, libraries, rounds: int, quick: bool, log) -> dict:
         rotated = libraries[k:] + libraries[:k]
         for label, w, threads in cells:
             for lib in rotated:
+                if lib not in WORKLOADS[w].libraries:
+                    continue
                 if label in COMPILED:
                     if lib not in COMPILED_LIBS:
                         continue
@@ -190,7 +194,21 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.0f}"
 
 
-def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed) -> str:
+def run_ops(blocks: int, log) -> dict:
+    """The per-op audit (bench/ops.py) in its own one-thread process: {"rows": [...], "blocks": blocks}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ops.json")
+        cmd = [sys.executable, os.path.join(HERE, "ops.py"), "--blocks", str(blocks), "--json", path, "--quiet"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=_env(1))
+        if r.returncode != 0:
+            raise SystemExit(f"bench/ops.py failed:\n{r.stderr}")
+        with open(path) as f:
+            rows = json.load(f)
+    log(f"OPS done: {r.stdout.strip().splitlines()[-1]}")
+    return {"rows": rows, "blocks": blocks}
+
+
+def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed, ops=None) -> str:
     lines = ["# ember benchmarks", ""]
     if quick:
         lines += ["**Quick smoke run (`--quick`): short blocks, not for comparison.**", ""]
@@ -216,7 +234,8 @@ def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed)
         f"- 1-minute load average at start / end: {env['load'][0]:.2f} / {env['load'][1]:.2f} (the machine may be "
         "shared: ratios from interleaved rounds are steadier than absolute times)",
         f"- method: each cell in its own process; {rounds} interleaved round(s) of warm-up then "
-        f"{3 if quick else 7} timed blocks; median [min–max] over all blocks",
+        f"{3 if quick else 7} timed blocks; median [min–max] over all blocks; one-thread cells in the process's CPU "
+        "time (a shared machine's waits for a core do not count), the 2-thread row in wall-clock time",
         f"- correctness guard passed: the gradients and loss of {', '.join(x for x in libraries if x != 'torch')} "
         "match torch's on every workload (G1: ember and the floor only)",
         "",
@@ -239,7 +258,8 @@ def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed)
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "W1 is reported per op (one iteration / 64), forward + backward. Ratios use medians; the "
               "(best) ratios use each cell's fastest block, which contention from other processes cannot "
-              "make faster. Peer cells marked n/a: the peer is not installed (or, on compiled rows, not run).",
+              "make faster. Peer cells marked n/a: the peer is not installed, or (W6-W8, the model workloads in "
+              "`bench/models.py`) the workload exists for ember and torch only, or the row is a compiled one.",
               "", "*compiled* rows: ember's column is the workload through `ember.compile` (the function or model "
               "compiled as a user would; backward and the update outside), against eager torch and the floor.", ""]
     firsts = [(label, times[(label, "first calls")]) for label, _, _ in cells if (label, "first calls") in times]
@@ -253,6 +273,12 @@ def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed)
                          f"{_fmt(statistics.median(r[1] for r in runs) * scale)} | "
                          f"{_fmt(statistics.median(times[(label, 'ember')]) * scale)} |")
         lines.append("")
+    if ops:
+        from bench.ops import markdown
+
+        table = markdown(ops["rows"])
+        lines += ["## OPS: per-op audit (forward, and forward + backward, at a medium size)", "",
+                  f"`bench/ops.py`, best of {ops['blocks']} alternating blocks. " + table[0], *table[1:], ""]
     lines += _dtype_notes(dtypes, libraries)
     if g1:
         lines += ["## G1: a long chain on a (1,) tensor (one forward + backward)", "",
@@ -303,6 +329,8 @@ def main(argv=None) -> None:
     p.add_argument("--only", nargs="*", default=None, help="labels of timing rows to run (default: all)")
     p.add_argument("--no-g1", action="store_true")
     p.add_argument("--no-m1", action="store_true")
+    p.add_argument("--no-ops", action="store_true", help="skip the per-op audit")
+    p.add_argument("--ops-blocks", type=int, default=5)
     p.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = p.parse_args(argv)
     t0 = time.perf_counter()
@@ -320,8 +348,9 @@ def main(argv=None) -> None:
     times = time_cells(cells, libraries, rounds, a.quick, log)
     g1 = None if a.no_g1 else run_g1(QUICK_G1_SIZES if a.quick else G1_SIZES, libraries, log)
     m1 = None if a.no_m1 else run_m1(libraries, log)
+    ops = None if a.no_ops or a.quick else run_ops(a.ops_blocks, log)
     env["load"] = (load0, os.getloadavg()[0])
-    text = report(env, cells, libraries, times, g1, m1, dtypes, rounds, a.quick, time.perf_counter() - t0)
+    text = report(env, cells, libraries, times, g1, m1, dtypes, rounds, a.quick, time.perf_counter() - t0, ops)
     with open(a.out, "w") as f:
         f.write(text + "\n")
     print(text)

@@ -17,12 +17,17 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Workload", "WORKLOADS", "CHAIN_OPS", "DIVISOR", "LR", "chain", "cnn_flat_features", "to_numpy"]
+from .models import MODEL_BUILDERS, MODEL_DATA
+
+__all__ = ["ALL_LIBRARIES", "Workload", "WORKLOADS", "CHAIN_OPS", "DIVISOR", "LR", "chain", "cnn_flat_features", "to_numpy"]
 
 # W1 / G1: one cycle of elementwise ops; tanh keeps every cycle bounded, so no chain length overflows.
 CHAIN_OPS = ("add", "mul", "tanh", "exp", "sub", "div")
 DIVISOR = 3.0
 LR = 0.01
+
+
+ALL_LIBRARIES = ("ember", "torch", "floor", "autograd", "mygrad")
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,7 @@ class Workload:
     build: Callable             # (lib, arrays, sizes, compile=False) -> (step, grads)
     sizes: dict = field(default_factory=dict)   # the benchmark's sizes
     tiny: dict = field(default_factory=dict)    # sizes for the unit test
+    libraries: tuple = ALL_LIBRARIES             # who implements it (the model workloads: ember and torch)
 
     def ops_per_iter(self, sizes: dict) -> int:
         """What one iteration's time is divided by for the reported unit."""
@@ -261,4 +267,16 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              _matmul_data, _matmul_build, {"n": 1024}, {"n": 9}),
     Workload("G1", "chain of N elementwise ops on a (1,) tensor, backward", "ms/iter",
              _chain_data, _chain_build, {"numel": 1, "n_ops": 100_000}, {"numel": 1, "n_ops": 60}),
+    Workload("W6", "small GPT: 4 blocks of LayerNorm + 4-head causal attention + tanh-GELU MLP, n_embd 64, "
+             "block 16, batch 32, vocab 27, cross-entropy, AdamW step", "ms/iter", MODEL_DATA["W6"],
+             MODEL_BUILDERS["W6"], {"vocab": 27, "block": 16, "batch": 32, "n_embd": 64, "n_head": 4, "n_layer": 4},
+             {"vocab": 7, "block": 5, "batch": 3, "n_embd": 8, "n_head": 2, "n_layer": 2}, ("ember", "torch")),
+    Workload("W7", "LSTM LM: Embedding(1000, 128), nn.LSTM(128, 256, 2 layers), Linear(256, 1000), batch 32 x 35, "
+             "cross-entropy, clip_grad_norm_(0.25), SGD step", "ms/iter", MODEL_DATA["W7"], MODEL_BUILDERS["W7"],
+             {"vocab": 1000, "emb": 128, "hidden": 256, "layers": 2, "batch": 32, "seq": 35},
+             {"vocab": 11, "emb": 6, "hidden": 5, "layers": 2, "batch": 3, "seq": 4}, ("ember", "torch")),
+    Workload("W8", "residual CNN: conv 3>16 + BatchNorm2d + ReLU, 2 basic blocks, adaptive avg pool, linear 16>10, "
+             "batch 32 of 3x32x32, cross-entropy, SGD momentum 0.9 wd 5e-4 step", "ms/iter", MODEL_DATA["W8"],
+             MODEL_BUILDERS["W8"], {"batch": 32, "in_ch": 3, "hw": 32, "channels": 16, "classes": 10, "blocks": 2},
+             {"batch": 4, "in_ch": 3, "hw": 6, "channels": 4, "classes": 5, "blocks": 2}, ("ember", "torch")),
 )}

@@ -163,6 +163,9 @@ ANNOTATIONS = [
                                                                        "memory formats)"),
     ("torch.nn.utils", "skip_init", "partial", "parameters are initialised, then replaced by uninitialised memory "
                                                "(no meta device)"),
+    ("torch", "batch_norm_*", "absent", "SyncBatchNorm's kernels (CUDA-only in torch but for batch_norm_update_stats)"),
+    ("torch", "native_*", "absent", "ATen's internal kernel entry points (on torch's CPU build partly missing or "
+                                    "unchecked); the nn.functional forms are supported"),
     ("torch.nn.functional", "*has_torch_function*", "absent", "__torch_function__ dispatch (torch.overrides)"),
     ("torch.nn.functional", "handle_torch_function", "absent", "__torch_function__ dispatch (torch.overrides)"),
     ("torch.nn.functional", "*scaled*mm", "absent", "float8 / scaled matmul kernels"),

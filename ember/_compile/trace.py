@@ -86,7 +86,7 @@ def _own_attrs(cls) -> tuple:
 class Tracer(_interpose.Level):
     """Records the eager run of one call (NOTE [compile])."""
 
-    transforms = False
+    decomposes = False  # it records fused nodes and raw backward steps as they run (NOTE [fused nodes under levels])
 
     def __init__(self, fullgraph: bool = False) -> None:
         self.fullgraph = fullgraph
@@ -335,6 +335,12 @@ class Tracer(_interpose.Level):
             at = self.ctx_attrs.get(id(a))
             if at is not None:  # a record of arrays a forward kernel kept on its ctx (ctc's label layout)
                 return at
+            if isinstance(a, G.Node):  # a node's raw backward (a replayable step) reads the replay's ctx
+                made = self.nodes.get(a)
+                if made is not None and made[1] is not None:
+                    return Attr(made[1], ())
+                self.fail(f"a {a.name()} node the program did not make reaches a replayed step", site=self.bwd_site)
+                return Const(a)
         if _slot_arrays(a):
             self.fail(f"a {type(a).__name__} holding arrays computed during the call reaches an op"
                       + _library_frame() + ": the program could not recompute it", site=user_site(3))

@@ -14,16 +14,28 @@ import functools
 
 from .grad_mode import _mode
 
-__all__ = ["Level", "push", "pop", "call_below", "current", "replayable", "made", "data_shaped"]
+__all__ = ["Level", "push", "pop", "call_below", "current", "replayable", "made", "data_shaped", "fused_ok"]
 
 
 class Level:
     """One interposed transform level; subclasses override ``process``."""
 
     __slots__ = ("below", "__weakref__")
+    decomposes = True  # it must see every op: fused nodes and array-level backward passes are off under it
 
     def process(self, cls, args: tuple):
         return call_below(self, cls, args)
+
+
+# NOTE [fused nodes under levels]: a fused node (the norms, cross-entropy, the LSTM layer) and a raw backward pass
+# on arrays are shortcuts that a forward-AD or vmap level cannot see through: under such a level the library takes
+# the composition of ember ops instead. ember.compile's tracer is a level that only records: it meets the fused
+# nodes as ops, and a raw backward pass that is not kernel for kernel its differentiable formula is a replayable
+# step (NOTE [replayable steps]), so the traced call computes exactly what the eager call computes.
+def fused_ok() -> bool:
+    """Whether fused nodes and raw backward passes may run: no level is active, or only one that records."""
+    level = _mode.interpose
+    return level is None or (not level.decomposes and level.below is None)
 
 
 def current() -> Level | None:

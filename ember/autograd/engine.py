@@ -32,6 +32,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from .. import _kernels
 from .._tensor import Tensor, Size, _wrap
 from . import anomaly_mode as _anomaly
 from .graph import AccumulateGrad, _ref_counts
@@ -41,7 +42,7 @@ __all__ = ["run_backward", "queue_callback"]
 
 _nd = np.ndarray
 _asarray = np.asarray
-_add_reduce = np.add.reduce  # what np.sum runs, without its Python wrapper
+_fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
 _np_add = np.add
 
 
@@ -178,11 +179,9 @@ def _sum_to_arr(g: Tensor, shape) -> Tensor:
     lead = arr.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and arr.shape[lead + i] != 1)
     if len(dims) == lead:  # only leading dims (a bias): the sum has the shape and owns its memory
-        out = _add_reduce(arr, axis=dims)
+        out = _fsum(arr, dims)
     else:
-        out = _add_reduce(arr, axis=dims, keepdims=True).reshape(shape)
-    if type(out) is not _nd:
-        out = _asarray(out, arr.dtype)
+        out = _fsum(arr, dims, True).reshape(shape)
     return _wrap(out, g._dtype)
 
 

@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ..ops import linalg as _linalg
 
 __all__ = ["linear"]
-_addmm = getattr(_linalg, "addmm", None)  # torch's node for 2-d linear with bias is AddmmBackward0
+_addmm = _linalg.addmm  # torch's node for 2-d linear with bias is AddmmBackward0
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -13,8 +13,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         a = "x".join(map(str, (input.numel() // max(input.shape[-1], 1), input.shape[-1]))) if input.dim() else ""
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a} and {weight.shape[-1]}x{weight.shape[0]})")
-    if bias is not None and input.dim() == 2 and _addmm is not None:
-        return _addmm(bias, input, weight.t())
+    if bias is not None and input.dim() >= 2:
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous():  # torch's graph: the rows as one matrix, one addmm, the result viewed back
+            k = input.shape[-1]
+            out = _addmm(bias, input.view(input.numel() // k if k else -1, k), weight.t())
+            return out.view(*input.shape[:-1], weight.shape[0])
     out = input @ weight.t()
     return out if bias is None else out + bias
 
@@ -28,13 +33,15 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .. import _dtype as _D  # noqa: E402
+from .. import _kernels  # noqa: E402
 from .. import _factories as _F  # noqa: E402
 from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noqa: E402
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
-from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
-from ..autograd._interpose import replayable as _replayable  # noqa: E402
+from ..ops import norms as _NORM  # noqa: E402
 from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled  # noqa: E402
+from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
+from ..autograd._interpose import fused_ok as _fused_ok, replayable as _replayable  # noqa: E402
 from ._reduction import legacy_get_string as _legacy_reduction  # noqa: E402
 
 __all__ += [
@@ -303,6 +310,14 @@ def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
     return xc * (var + eps).rsqrt(), mean, var
 
 
+def _fused_norm(input: Tensor, *params) -> bool:
+    """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
+    outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
+    return (_fused_ok() and input._dtype.is_floating_point and input.numel() > 0
+            and type(input._data) is np.ndarray
+            and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
+
+
 def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
@@ -345,6 +360,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"{_size(input.shape)}")
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    c = input.shape[1] if input.dim() > 1 else 0
+    if input.dim() >= 2 and _fused_norm(input, weight, bias) and all(
+            p is None or p.numel() == c for p in (weight, bias, running_mean, running_var)):
+        batch = training or running_mean is None
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(input.shape), 0)
+        running = None if batch else (running_mean._data, running_var._data)
+        out, mean, var = _NORM.NativeBatchNorm.apply(input, weight, bias, layout, axes, wshape, eps, running)
+        if training:
+            n = input.numel() / c
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
+        return out
     if training or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         if training:
@@ -383,6 +410,19 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     _no_complex("batch_norm", input)
     dims = tuple(range(2, input.dim()))
     shape = _channel_shape(input)
+    n, c = (input.shape[0], input.shape[1]) if input.dim() >= 2 else (0, 0)
+    if input.dim() >= 3 and _fused_norm(input, weight, bias, running_mean, running_var):
+        # as torch: batch norm of the (1, N*C, ...) view with the parameters repeated per sample, viewed back
+        batch = use_input_stats or running_mean is None
+        x = input.reshape(1, n * c, *input.shape[2:])
+        layout, axes, wshape = _NORM.norm_layout("batch", tuple(x.shape), 0)
+        running = None if batch else (running_mean.repeat(n)._data, running_var.repeat(n)._data)
+        out, mean, var = _NORM.NativeBatchNorm.apply(x, None if weight is None else weight.repeat(n),
+                                                     None if bias is None else bias.repeat(n), layout, axes, wshape,
+                                                     eps, running)
+        if batch:
+            _update_running_instance(running_mean, running_var, mean, var, n, c, math.prod(input.shape[2:]), momentum)
+        return out.view(input.shape)
     if use_input_stats or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
         n = math.prod(input.shape[2:])
@@ -391,6 +431,15 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     else:
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     return _affine(out, weight, bias, shape)
+
+
+@_replayable  # updates buffers on arrays: NOTE [replayable steps]
+def _update_running_instance(running_mean, running_var, mean: Tensor, var: Tensor, n: int, c: int, m: int,
+                             momentum: float) -> None:
+    """Instance norm's running statistics: the per-(sample, channel) batch statistics averaged over the samples."""
+    _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
+    _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
+                    momentum)
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
@@ -408,6 +457,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     if _mixed_norm(input, weight, bias):
         return layer_norm(input.float(), normalized_shape, _f32(weight), _f32(bias), eps).to(input._dtype)
     dims = _check_normalized_shape(input, normalized_shape)
+    ns = tuple(input.shape[dims[0]:]) if dims else ()
+    if dims and _fused_norm(input, weight, bias) and all(p is None or tuple(p.shape) == ns for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("layer", tuple(input.shape), math.prod(ns))
+        return _NORM.NativeLayerNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     out = _normalized(input, dims, eps)[0]
     if weight is not None:
         out = out * weight
@@ -436,6 +489,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    if _fused_norm(input, weight, bias) and all(p is None or p.numel() == input.shape[1] for p in (weight, bias)):
+        layout, axes, wshape = _NORM.norm_layout("group", tuple(input.shape), num_groups)
+        return _NORM.NativeGroupNorm.apply(input, weight, bias, layout, axes, wshape, eps, None)[0]
     n = input.shape[0]
     x = input.reshape(n, num_groups, -1)
     out = _normalized(x, (2,), eps)[0].reshape(input.shape)
@@ -825,6 +881,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target._dtype.is_complex and tuple(target.shape) == tuple(input.shape):
+        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                           f"{target._dtype._scalar_name}")
+    if _fused_ce(input, target, weight):
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     cdim = 1 if input.dim() > 1 else 0
     logp = _N.log_softmax(input, cdim, None)
     c = input.shape[cdim] if input.dim() else 1
@@ -842,19 +903,76 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
-    keep = target._data != ignore_index
+    kept = target != ignore_index  # (ember ops: under vmap the target's values cannot be read here)
     terms = logp if weight is None else logp * weight.reshape(wshape)
-    smooth = _I.where(_wrap(keep, _D.bool), -terms.sum(cdim), 0.0)  # masked, not multiplied: no 0 * inf = nan
+    smooth = _I.where(kept, -terms.sum(cdim), 0.0)  # masked, not multiplied: no 0 * inf = nan
     if reduction == "mean":
         if weight is None:
-            total = float(keep.sum())
+            total = kept.sum()
         else:
-            total = float(weight._data[np.where(keep, target._data, 0)][keep].sum())
-        with np.errstate(invalid="ignore", divide="ignore"):
-            smooth = smooth.sum() / total if total else smooth.sum() * np.float64(np.nan)  # 0/0 = nan, gradient 0
+            tt = _I.where(kept, target, 0)
+            total = _I.where(kept, weight.gather(0, tt.reshape(-1)).reshape(tt.shape), 0.0).sum()
+        smooth = smooth.sum() / total  # every target ignored: 0 / 0 = nan, gradient 0 (the mask above)
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
+    """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
+    / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
+    return (_fused_ok() and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
+            and type(input._data) is np.ndarray and type(target._data) is np.ndarray and not target._requires_grad
+            and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
+                                    and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
+
+
+def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
+                         eps: float) -> Tensor:
+    """cross_entropy as one fused node: the target weights of NOTE [fused cross-entropy], then the op."""
+    probs = target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)  # class probabilities
+    if probs:
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
+    out = _N.cross_entropy_node(name).apply(input, _ce_spec(input, target, weight, ignore_index, reduction, eps,
+                                                            probs))
+    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and not probs and eps == 0:
+        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
+    return out
+
+
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, eps: float,
+             probs: bool) -> tuple:
+    """The CrossEntropy node's ``spec`` (NOTE [fused cross-entropy]), with torch's target checks."""
+    cdim = 1 if input.dim() > 1 else 0
+    c = input.shape[cdim]
+    acc = np.float32 if input._dtype._reduced else input._data.dtype  # 16-bit floats: float32 (torch)
+    w = None if weight is None else weight._data.astype(acc, copy=False)
+    idx = pick = smooth = q = None
+    if probs:
+        q = target._data.astype(acc)  # (a copy: later changes of the target stay out)
+        if eps > 0:
+            q = q * (1 - eps) + eps / c
+        if w is not None:
+            q = q * _N._class_row(w, cdim, input.dim())
+        s = _kernels.fsum(q, (cdim,))
+        scale = 1.0 / (input.numel() // c) if reduction == "mean" else 1.0
+    else:
+        _, valid = _class_targets(input, target, ignore_index)
+        t = target._data
+        tt = t.astype(np.int64) if valid.all() else np.where(valid, t, 0).astype(np.int64)
+        wt = valid.astype(acc) if w is None else w[tt] * valid
+        pick = wt * (1 - eps) if eps else wt
+        s = pick
+        if eps > 0:
+            smooth = valid * np.asarray(eps / c, acc)
+            s = pick + smooth * (c if w is None else w.sum())
+        idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
+        total = float(wt.sum()) if reduction == "mean" else 1.0
+        scale = 1.0 / total if total else math.nan
+    return (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
 
 
 # NOTE [linear_cross_entropy's options]: torch 2.13's linear_cross_entropy with ``options`` runs a chunked kernel

@@ -94,7 +94,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                   generator=None) -> Tensor:
     """Fill with N(mean, std**2) samples truncated to [a, b] (inverse-CDF method)."""
     _not_lazy(tensor, "<method 'new_tensor' of 'torch._C.TensorBase' objects>")
-    from ..ops.elementwise import _erfinv64  # noqa: PLC0415 - rare
+    from ..ops._erf import erfinv64 as _erfinv64  # noqa: PLC0415 - rare
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0

@@ -151,7 +151,9 @@ class Op(G.Node):
                 cls.forward = staticmethod(silent(fwd.__func__))
             elif isinstance(fwd, classmethod):
                 cls.forward = classmethod(silent(fwd.__func__))
-        if not cls.__dict__.get("_abstract"):  # a base of a family is not an op of its own
+        # not in the registry: a family's base (``_abstract``: not an op of its own) and fused nodes that show the
+        # names of other ops (``_alias``: the registry maps each name to the op that owns it)
+        if not cls.__dict__.get("_abstract") and not cls.__dict__.get("_alias"):
             _registry[cls.__name__] = cls
 
     @classmethod

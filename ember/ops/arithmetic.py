@@ -348,9 +348,54 @@ def _int_pow(base, exponent):
     return np.where(neg, repl, out)
 
 
+# NOTE [scalar powers]: torch computes x**e for a number e with cheaper kernels where one gives the same value:
+# 2 -> x*x, 3 -> x*x*x, -2 -> 1/(x*x), 0.5 -> sqrt, -0.5 -> 1/sqrt, -1 -> 1/x, 1 -> a copy, 0 -> ones. NumPy's
+# general power is also slow for negative bases (~50x: its vector loop falls back to scalar calls there), so the
+# remaining exponents compute |x|**e and fix the sign (odd integers: -|x|**e where x's sign bit is set; other
+# integers: |x|**e; non-integers: nan for finite x < 0, as pow's definition). Each path is tested against the
+# general power (tests/ops/test_pow_fast_paths.py); the backward formulas call pow again, so they take them too.
+# float16/bfloat16: the general power in float32, rounded once, as torch's 16-bit kernels.
+_SCALAR_POW = {e: silent(f) for e, f in {
+    2.0: lambda x: np.multiply(x, x),
+    3.0: lambda x: np.multiply(np.multiply(x, x), x),
+    -2.0: lambda x: np.reciprocal(np.multiply(x, x)),
+    0.5: np.sqrt,
+    -0.5: lambda x: np.reciprocal(np.sqrt(x)),
+    -1.0: np.reciprocal,
+    1.0: lambda x: x.copy(),
+    0.0: np.ones_like,
+}.items()}
+
+
+_to_reduced = silent(lambda a, dt: a.astype(dt))  # overflow to inf without a warning, as torch
+
+
+def _float_pow_scalar(base, e):
+    """``base ** e`` for a floating array and a finite Python real ``e`` (NOTE [scalar powers])."""
+    if base.dtype.itemsize == 2:  # float16, bfloat16: torch's kernel is the general power, in float32
+        return _to_reduced(_abs_pow(base.astype(np.float32), e), base.dtype)
+    fast = _SCALAR_POW.get(e)
+    return fast(base) if fast is not None else _abs_pow(base, e)
+
+
+def _abs_pow(base, e):
+    out = np.asarray(_power(np.abs(base), e))
+    if float(e).is_integer():
+        if e % 2:
+            np.negative(out, out=out, where=np.signbit(base))
+    else:
+        out[(base < 0) & (base > -np.inf)] = np.nan
+    return out
+
+
 def _pow_forward(base, exponent):
     dt = _rt(base, exponent)
     base, exponent = _prep(base, exponent, dt)
+    te = type(exponent)
+    if ((te is _int or (te is _float and math.isfinite(exponent))) and type(base) is _nd
+            and (dt.kind == "f" or dt in D._REDUCED_NP)):
+        out = _float_pow_scalar(base, exponent)
+        return out if type(out) is _nd else np.asarray(out, dt)
     try:
         if dt.kind in "iu":
             if type(exponent) is not _nd and exponent < 0:
@@ -429,6 +474,7 @@ class PowScalar(Pow):
     __slots__ = ()
     _name = "PowBackward0"
     nattrs = 1  # the exponent is an attribute, not an input: one edge, as torch's Tensor_Scalar overload
+    reduced_native = True  # 16-bit bases: NOTE [scalar powers] decides (torch's half kernel is the general power)
     inputs = ("self", "exponent")
     save = ("self", "exponent")
 

@@ -596,6 +596,12 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     mm = compute_mode == "use_mm_for_euclid_dist" or (compute_mode == "use_mm_for_euclid_dist_if_necessary"
                                                       and (x1.shape[-2] > 25 or x2.shape[-2] > 25))
     refuse_tangents("_euclidean_dist" if p == 2 and mm else "_cdist_forward", x1, x2)  # torch's kernel names
+    if p == 2 and mm and x1._dtype.is_floating_point and x1._dtype is x2._dtype:
+        # torch's matrix-product form: GEMMs instead of every difference (viewed back, as torch's graph)
+        from .linalg import EuclideanDist
+
+        out = EuclideanDist.apply(x1, x2)
+        return out.view(out.shape)
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 

@@ -21,6 +21,7 @@ from ._op import Op
 
 __all__ = ["convolution", "im2col", "col2im"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
+_matmul = np.matmul
 
 
 def _need(ctx, i: int) -> bool:
@@ -80,7 +81,19 @@ def _col2im(cols: np.ndarray, size: tuple, k, s, p, d, out) -> np.ndarray:
 # flattened padded map: output (r, q) of a 2-d map reads flat[(r + i*d0)*Wp + q + j*d1], and in n-d the trailing
 # axes nest the same way. Columns built over the full padded extent of every axis but the first (Wp - ow junk
 # columns per row in 2-d) make im2col one long copy per offset and col2im one long add per offset; the junk
-# columns are dropped after the GEMM (forward) or are zero (adjoints).
+# columns are dropped after the GEMM (forward) or are zero (adjoints). The transposed convolution (the input
+# gradient) lays the whole batch out channel-first, (C, N * prod(P)) with the samples one after another, so that
+# one GEMM serves every sample and each offset's add is one run over the batch (1.3-1.4x faster than a GEMM and
+# an add per sample for (32, 16, 32, 32) by 3x3 and (32, 8, 28, 28) by 3x3, the kernels alone); the forward
+# and the weight gradient measure no faster that way and keep a GEMM per sample, except where all the columns would
+# pass _TILE_ABOVE floats: there they are built and consumed chunk by chunk in the channel-major layout (about
+# L2-sized chunks; 2.2x faster forward and 1.4x weight gradient for (32, 16, 32, 32) by 3x3, whose 20 MB of
+# columns would stream through memory twice).
+_TILE_ABOVE = 1 << 21  # floats of wide columns beyond which they are built chunk by chunk
+_CHUNK = 1 << 18       # floats of one chunk
+_MIN_STEP = 256        # positions of one chunk, at least
+
+
 def _wide_cols(x, k, p, d, out):
     """im2col for stride 1 over the padded trailing extents: ((N, C*prod(k), out0*prod(P[1:])), P[1:])."""
     n, c, nd = x.shape[0], x.shape[1], len(k)
@@ -105,12 +118,53 @@ def _widen(g, trail):
     return out.reshape(flat)
 
 
+def _wide_offsets(ext: tuple, k, d) -> list:
+    """The flat offset of each kernel position in a map of padded extents ``ext``."""
+    steps = tuple(d[i] * math.prod(ext[i + 1:]) for i in range(len(k)))
+    return [sum(a * b for a, b in zip(off, steps)) for off in itertools.product(*(range(m) for m in k))]
+
+
+def _batch_widen(g, ext):
+    """g (N, O, *out) as channel-major wide rows (O, N * prod(ext)), zero outside each sample's outputs."""
+    n, o = g.shape[:2]
+    wide = np.zeros((o, n) + tuple(ext), g.dtype)
+    wide[(...,) + tuple(slice(0, m) for m in g.shape[2:])] = g.swapaxes(0, 1)
+    return wide.reshape(o, -1)
+
+
+def _chunked_cols(x, k, p, d, ext):
+    """Channel-major wide columns of x (N, C, *size) padded by p to extents ``ext``, chunk by chunk: yields
+    (start, stop, columns (C * prod(k), stop - start)) over the N * prod(ext) positions (the buffer is reused)."""
+    n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    offs = _wide_offsets(ext, k, d)
+    m = n * math.prod(ext)
+    buf = np.zeros((c, m + offs[-1]), x.dtype)  # the spare tail: the last offsets read past the batch
+    buf[:, :m].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(len(k)))] = \
+        x.swapaxes(0, 1)
+    step = max(_MIN_STEP, _CHUNK // (c * len(offs)))
+    cols = np.empty((c, len(offs), step), x.dtype)
+    for a in range(0, m, step):
+        b = min(m, a + step)
+        part = cols if b - a == step else np.empty((c, len(offs), b - a), x.dtype)
+        for t, off in enumerate(offs):
+            part[:, t] = buf[:, a + off:b + off]
+        yield a, b, part.reshape(-1, b - a)
+
+
 def _conv(x, w, s, p, d, groups):
     n, nd = x.shape[0], x.ndim - 2
     o, cg, k = w.shape[0], w.shape[1], w.shape[2:]
     out = tuple(_out_len(x.shape[2 + i], k[i], s[i], p[i], d[i]) for i in range(nd))
     kk = cg * math.prod(k)
-    if groups == 1 and all(v == 1 for v in s):
+    if groups == 1 and all(v == 1 for v in s):  # NOTE [wide columns]
+        ext = tuple(x.shape[2 + i] + 2 * p[i] for i in range(nd))
+        if kk * n * math.prod(ext) > _TILE_ABOVE:
+            wm = w.reshape(o, kk)
+            y = np.empty((o, n * math.prod(ext)), x.dtype)
+            for a, b, cols in _chunked_cols(x, k, p, d, ext):
+                _matmul(wm, cols, out=y[:, a:b])
+            y = y.reshape((o, n) + ext)[(...,) + tuple(slice(0, m) for m in out)]
+            return np.ascontiguousarray(y.swapaxes(0, 1))
         cols, trail = _wide_cols(x, k, p, d, out)
         y = np.matmul(w.reshape(o, kk), cols).reshape((n, o, out[0]) + trail)
         return np.ascontiguousarray(y[(...,) + tuple(slice(0, m) for m in out[1:])])
@@ -127,7 +181,7 @@ def _conv_t(g, w, s, p, d, groups, opad):
     n, o, out = g.shape[0], g.shape[1], g.shape[2:]
     cg, k = w.shape[1], w.shape[2:]
     size = tuple((out[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 + opad[i] for i in range(len(k)))
-    if groups == 1 and all(v == 1 for v in s):
+    if groups == 1 and all(v == 1 for v in s):  # NOTE [wide columns]
         return _col2im_wide(g, w, size, k, p, d)
     kk, m = cg * math.prod(k), math.prod(out)
     if groups == 1:
@@ -139,27 +193,33 @@ def _conv_t(g, w, s, p, d, groups, opad):
 
 
 def _col2im_wide(g, w, size, k, p, d):
-    """Stride-1, one-group transposed convolution through wide columns (NOTE [wide columns])."""
+    """Stride-1, one-group transposed convolution through channel-major wide columns (NOTE [wide columns])."""
     n, o, out, nd = g.shape[0], g.shape[1], g.shape[2:], len(k)
     c = w.shape[1]
     ext = tuple(max(size[i] + 2 * p[i], out[i] + d[i] * (k[i] - 1)) for i in range(nd))
-    trail = ext[1:]
-    cols = np.matmul(w.reshape(o, -1).T, _widen(g, trail)).reshape(n, c, math.prod(k), out[0] * math.prod(trail))
-    buf = np.zeros((n, c, (ext[0] + 1) * math.prod(trail)), g.dtype)
-    run = cols.shape[-1]
-    steps = tuple(d[i] * math.prod(ext[i + 1:]) for i in range(nd))
-    for t, off in enumerate(itertools.product(*(range(m) for m in k))):
-        start = sum(a * b for a, b in zip(off, steps))
-        buf[:, :, start:start + run] += cols[:, :, t]
-    img = buf.reshape((n, c, ext[0] + 1) + trail)
-    return np.ascontiguousarray(img[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
+    wide = _batch_widen(g, ext)
+    rows, offs = wide.shape[1], _wide_offsets(ext, k, d)
+    cols = _matmul(w.reshape(o, -1).T, wide).reshape(c, len(offs), rows)
+    buf = np.zeros((c, rows + offs[-1]), g.dtype)  # the spare tail: the last offsets run past the batch
+    for t, off in enumerate(offs):
+        buf[:, off:off + rows] += cols[:, t]
+    img = buf[:, :rows].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))]
+    return np.ascontiguousarray(img.swapaxes(0, 1))
 
 
 def _conv_w(x, g, s, p, d, groups, k):
     """The adjoint of ``_conv`` in its weight: (O, C/groups, *k) from input x and output-gradient g."""
     n, c = x.shape[:2]
     o, out = g.shape[1], g.shape[2:]
-    if groups == 1 and all(v == 1 for v in s):
+    if groups == 1 and all(v == 1 for v in s):  # NOTE [wide columns]
+        ext = tuple(x.shape[2 + i] + 2 * p[i] for i in range(len(k)))
+        kk = c * math.prod(k)
+        if kk * n * math.prod(ext) > _TILE_ABOVE:
+            wide = _batch_widen(g, ext)
+            gw, part = np.zeros((o, kk), g.dtype), np.empty((o, kk), g.dtype)
+            for a, b, cols in _chunked_cols(x, k, p, d, ext):
+                gw += _matmul(wide[:, a:b], cols.T, out=part)
+            return gw.reshape((o, c) + tuple(k))
         cols, trail = _wide_cols(x, k, p, d, out)
         gw = np.matmul(_widen(g, trail), cols.transpose(0, 2, 1)).sum(0)
         return gw.reshape((o, c) + tuple(k))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
+from . import _erf
 from . import _special as _sp
 from ..autograd._interpose import made, replayable
 from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
@@ -59,76 +60,6 @@ def _need(ctx, i: int) -> bool:
 
 def _saved(ctx) -> tuple:
     return ctx.saved_tensors if ctx.save else ()
-
-
-# ------------------------------------------------------------------ erf family (float64 kernels)
-def _exp_neg_sq(x):
-    """exp(-x*x) without the rounding error of forming x*x (x split into a short head and a tail)."""
-    hi = np.round(x * 4096.0) / 4096.0
-    return np.exp(-hi * hi) * np.exp(-(x - hi) * (x + hi))
-
-
-_SERIES_COEFFS = tuple(1.0 / math.prod(range(1, 2 * n + 2, 2)) for n in range(42))[::-1]  # 1/(2n+1)!!
-
-
-def _erf_series(x):
-    """erf for |x| < 2: 2x/sqrt(pi) e^{-x^2} sum (2x^2)^n / (2n+1)!!, a series of positive terms."""
-    x2 = 2.0 * x * x
-    total = np.full_like(x, _SERIES_COEFFS[0])
-    for c in _SERIES_COEFFS[1:]:  # Horner, in place
-        total *= x2
-        total += c
-    return _TWO_OVER_SQRT_PI * x * _exp_neg_sq(x) * total
-
-
-def _erfc_cf(x):
-    """erfc for x >= 1.5: Laplace's continued fraction, evaluated bottom-up to a fixed depth."""
-    x = np.minimum(x, 30.0)  # erfc underflows long before; keeps inf out of the fraction
-    t = x.copy()
-    for k in range(100, 0, -1):
-        t = x + (0.5 * k) / t
-    return _exp_neg_sq(x) / (_SQRT_PI * t)
-
-
-def _erf64(x):
-    out = np.empty_like(x)
-    small = np.abs(x) < 2.0
-    out[small] = _erf_series(x[small])
-    big = ~small
-    xb = x[big]
-    out[big] = np.copysign(1.0 - _erfc_cf(np.abs(xb)), xb)
-    return out
-
-
-def _erfc64(x):
-    out = np.empty_like(x)
-    hi, lo = x >= 1.5, x <= -1.5
-    mid = ~(hi | lo)
-    out[hi] = _erfc_cf(x[hi])
-    out[lo] = 2.0 - _erfc_cf(-x[lo])
-    out[mid] = 1.0 - _erf_series(x[mid])
-    return out
-
-
-def _erfinv64(y):
-    a = np.abs(y)
-    inside = a < 1.0
-    a_in = np.where(inside, a, 0.5)
-    # Winitzki's closed form (relative error ~2e-3) as the start, then Halley steps on
-    # erf(x) - a, written as (1 - a) - erfc(x) in the upper half so the tails keep their accuracy.
-    w = np.log1p(-a_in) + np.log1p(a_in)
-    c = 2.0 / (math.pi * 0.147) + 0.5 * w
-    x = np.sqrt(np.sqrt(c * c - w / 0.147) - c)
-    upper = a_in > 0.5
-    lower = ~upper
-    r = np.empty_like(x)
-    for _ in range(3):
-        r[upper] = (1.0 - a_in[upper]) - _erfc64(x[upper])
-        r[lower] = _erf64(x[lower]) - a_in[lower]
-        d = _TWO_OVER_SQRT_PI * _exp_neg_sq(x)
-        x = x - r / (d + x * r)
-    x = np.where(inside, x, np.where(a == 1.0, np.inf, np.nan))
-    return np.copysign(x, y)
 
 
 def _in_float64(kernel):
@@ -329,7 +260,7 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
 
 
 _X, _R, _NONE = ("self",), ("result",), ()
-_erf_f, _erfc_f, _erfinv_f = _in_float64(_erf64), _in_float64(_erfc64), _in_float64(_erfinv64)
+_erf_f, _erfc_f, _erfinv_f = _erf.erf, _erf.erfc, _erf.erfinv  # NOTE [erf kernels]
 
 # public name: (Op name, forward(x, *attrs), backward(grad, *saved, *attrs), saved, nattrs, torch's node name)
 _UNARY = {

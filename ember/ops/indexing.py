@@ -7,6 +7,7 @@ import warnings as _warnings
 import numpy as np
 
 from .. import _dtype as D
+from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd._interpose import data_shaped, replayable
@@ -413,7 +414,7 @@ class IndexPutZeros(Op):
         if ctx is not None:
             ctx.key = key
         out = np.zeros(shape, self.dtype)
-        np.add.at(out, key, self)
+        _kernels.scatter_add(out, key, self)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
@@ -485,6 +486,8 @@ class Where(Op):
         dt = _rt(self, other)
         a, b = _prep(self, other, dt)
         try:
+            if dt.kind == "f":
+                return _kernels.select(cond, a, b, dt)  # NOTE [branch-free select]
             return np.asarray(np.where(cond, a, b), dt)
         except ValueError:
             try:
@@ -818,7 +821,7 @@ class _PutAlongDim(Op):
             ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, self.dtype)
         if idx.size:
-            np.add.at(out, _along_key(idx % shape[dim], dim), self)
+            _kernels.scatter_add(out, _along_key(idx % shape[dim], dim), self)
         return out
 
     def backward(ctx, grad):
@@ -844,7 +847,10 @@ def _scatter_forward(self, src, dim, idx, reduce):
     if reduce is None:
         o[key] = v
     elif reduce == "add":
-        np.add.at(o, key, v)
+        if o.flags.c_contiguous and o.flags.writeable:
+            _kernels.scatter_add(o, key, v)
+        else:
+            np.add.at(o, key, v)
     else:
         np.multiply.at(o, key, v)
     return out
@@ -1181,7 +1187,7 @@ class IndexAdd(Op):
             ctx.idx, ctx.dim, ctx.alpha, ctx.src_shape = idx, dim, alpha, src.shape
         out = self.copy()
         v = src if alpha == 1 else src * alpha
-        np.add.at(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
+        _kernels.scatter_add(_as_nd(out), _dim_key(dim, idx), _as_nd(v).astype(out.dtype, copy=False))
         return out
 
     def backward(ctx, grad):
@@ -1309,7 +1315,7 @@ class IndexPutFunctional(Op):
         region = np.shape(_index_array(out, key))
         try:
             if accumulate:
-                np.add.at(out, key, np.broadcast_to(v, region))
+                _kernels.scatter_add(out, key, np.broadcast_to(v, region))
             else:
                 out[key] = v
         except ValueError:
@@ -1374,6 +1380,9 @@ class MaskedFill(Op):
         if ctx is not None:
             ctx.mask = mask
         shape = _broadcast_with(self, mask)
+        if self.dtype.kind == "f" and not isinstance(value, np.ndarray) or (
+                isinstance(value, np.ndarray) and value.dtype == self.dtype and value.ndim == 0):
+            return _kernels.select(mask, value, self, self.dtype)  # NOTE [branch-free select]
         out = np.array(np.broadcast_to(self, shape))
         out[np.broadcast_to(mask, shape)] = value
         return out

@@ -2,6 +2,8 @@
 einsum, tensordot, kron, cross."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as D
@@ -62,6 +64,10 @@ def _matmul_forward(a, b):
         # b is one matrix broadcast along its batch dims (an expanded parameter under vmap): one GEMM
         m = b[(0,) * (b.ndim - 2)]
         return _matmul(a.reshape(-1, k_a), m).reshape(a.shape[:-1] + (m.shape[-1],))
+    if b.ndim == 2 and a.ndim >= 3 and a.size and b.size:
+        # NOTE [folded matmul]: a batch of matrices times one matrix is one GEMM over all the rows (NumPy's matmul
+        # loops over the batch with a small GEMM each); torch folds it the same way. The backward folds too.
+        return _matmul(a.reshape(-1, k_a), b).reshape(a.shape[:-1] + (b.shape[1],))
     if k_a == 1 and a.ndim >= 3 and b.ndim >= 2:
         # batched outer products: NumPy's matmul loops slowly over k == 1; the broadcast product is the same sum
         return np.multiply(a, b)
@@ -107,7 +113,7 @@ class Matmul(Op):
             if n1[0] is not None:
                 gb = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
         else:
-            return _mm_grads(grad, a, b, n0[0] is not None, n1[0] is not None)
+            return _mm_grads(grad, a, b, n0[0] is not None, n1[0] is not None, ra > 2 and rb == 2)
         return ga, gb
 
 
@@ -261,22 +267,35 @@ def _expand_msg(have, want) -> str:
 
 
 # Gradients of <g, product> w.r.t. the factors that need one (need_a, need_b), in ember ops.
-def _mm_grads(g, a, b, need_a, need_b):
-    if (not _mode.grad_enabled and _mode.interpose is None and (a is None or a.ndim == 2)  # NOTE [raw backward]
-            and (b is None or b.ndim == 2) and not g._dtype._reduced):
+def _mm_grads(g, a, b, need_a, need_b, folded=False):
+    # folded: a is a batch of matrices, b one matrix (NOTE [folded matmul]); a factor whose gradient partner needs
+    # none is not saved (None)
+    if (not _mode.grad_enabled and _mode.interpose is None and not g._dtype._reduced  # NOTE [raw backward]
+            and (folded or ((a is None or a.ndim == 2) and (b is None or b.ndim == 2)))):
         return _mm_grads_raw(g, a, b, need_a, need_b)
+    if folded and need_b:  # NOTE [folded matmul]: b's gradient sums over every row at once
+        rows = math.prod(a.shape[:-1])
+        gb = a.reshape(rows, a.shape[-1]).mT @ g.reshape(rows, g.shape[-1])
+        return g @ b.mT if need_a else None, gb
     return g @ b.mT if need_a else None, a.mT @ g if need_b else None
 
 
 def _mm_grads_raw(g, a, b, need_a, need_b):
-    """``_mm_grads`` of 2-d factors without a graph (create_graph=False): the same NumPy products the
-    ops compute, without the transpose and product dispatches (tests/ops/test_raw_backward.py)."""
+    """``_mm_grads`` of a matrix or a batch of matrices times a matrix without a graph (create_graph=False): the
+    same NumPy products the ops compute, without the transpose, reshape and product dispatches
+    (tests/ops/test_raw_backward.py)."""
     ga = gb = None
     dt = g._dtype
+    g_ = g._data
     if need_a:
-        ga = _wrap(_matmul(g._data, b._data.T), dt)
+        b_ = b._data
+        ga = _wrap(_matmul_forward(g_, b_.T) if g_.ndim > 2 else _matmul(g_, b_.T), dt)
     if need_b:
-        gb = _wrap(_matmul(a._data.T, g._data), dt)
+        a_ = a._data
+        if a_.ndim > 2:  # folded
+            rows = math.prod(a_.shape[:-1])
+            a_, g_ = a_.reshape(rows, a_.shape[-1]), g_.reshape(rows, g_.shape[-1])
+        gb = _wrap(_matmul(a_.T, g_), dt)
     return ga, gb
 
 
@@ -561,6 +580,35 @@ def einsum(equation: str, *operands):
         want = tuple(sizes[c] for c in sub)
         ops.append(op.expand(want) if want != tuple(op.shape) else op)
     return Einsum.run(subs, out, sizes, ops)
+
+
+class EuclideanDist(Op):
+    """d ||x1_i - x2_j|| = W (x1_i - x2_j), -W^T (...) with W = grad / dist (0 where the distance is 0)"""
+
+    __slots__ = ()
+    save = ("self", "other", "result")
+
+    @staticmethod
+    def forward(ctx, self, other):
+        # torch's matrix-product form (cdist for p = 2 beyond 25 rows), as torch groups it: one product of
+        # [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2], clamped at 0 before the square root
+        n1 = np.einsum("...i,...i->...", self, self)[..., None]
+        n2 = np.einsum("...i,...i->...", other, other)[..., None]
+        a = np.concatenate([self * -2.0, n1, np.ones_like(n1)], -1)
+        b = np.concatenate([other, np.ones_like(n2), n2], -1)
+        d2 = _matmul(a, np.swapaxes(b, -1, -2))
+        np.maximum(d2, 0.0, out=d2)
+        return np.sqrt(d2, out=d2)
+
+    def backward(ctx, grad):
+        from .indexing import where
+
+        x1, x2, dist = ctx.saved_tensors
+        n0, n1 = ctx._next
+        w = where(dist == 0, 0.0, grad / dist)
+        g1 = x1 * w.sum(-1, keepdim=True) - w @ x2 if n0[0] is not None else None
+        g2 = x2 * w.sum(-2).unsqueeze(-1) - w.mT @ x1 if n1[0] is not None else None
+        return g1, g2
 
 
 def tensordot(a, b, dims=2, out=None):

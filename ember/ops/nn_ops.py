@@ -11,11 +11,15 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .. import _kernels
+from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ._op import Op
+from ._op import Op, linear
 from ._inplace import _title
+from ..autograd._interpose import fused_ok, replayable
 from ..autograd.grad_mode import _mode
-from .elementwise import _erf_f, erf
+from ._erf import normal_cdf as _normal_cdf
+from .elementwise import erf
 from .indexing import where
 from .reduction import _PutAlong, Sum as _Sum
 from .arithmetic import _mul, _sub
@@ -41,7 +45,7 @@ def _upcast(fwd):
 
 
 def _elu_fwd(x, alpha, scale, input_scale):
-    return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
+    return _select(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale), x.dtype)
 
 
 def _elu_bwd(g, x, alpha, scale, input_scale):
@@ -50,8 +54,13 @@ def _elu_bwd(g, x, alpha, scale, input_scale):
 
 
 def _softplus_fwd(x, beta, threshold):
+    """torch's formula, log1p(exp(beta x)) / beta below the threshold (clipped there: no overflow), x above."""
     xb = x * beta
-    return np.where(xb > threshold, x, np.logaddexp(0, xb) / beta)
+    soft = np.asarray(np.minimum(xb, threshold))  # (0-d: an array, for out=)
+    np.exp(soft, out=soft)
+    np.log1p(soft, out=soft)
+    soft /= beta
+    return _select(xb > threshold, x, soft, x.dtype)
 
 
 def _softplus_bwd(g, x, beta, threshold):
@@ -61,7 +70,7 @@ def _softplus_bwd(g, x, beta, threshold):
 def _gelu_fwd(x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-    return 0.5 * x * (1 + _erf_f(x * _INV_SQRT2))
+    return x * _normal_cdf(x)
 
 
 def _gelu_bwd(g, x, approximate):
@@ -93,7 +102,10 @@ def _hardswish_bwd(g, x):
 
 
 def _softshrink_fwd(x, lambd):
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+    """x - lambd above lambd, x + lambd below -lambd, x * 0 between (torch's -0.0 for negative x): branch-free as
+    x - clip(x, -lambd, lambd) with x's sign."""
+    out = x - np.clip(x, -lambd, lambd)
+    return np.copysign(out, x, out=out) if type(out) is np.ndarray else np.copysign(out, x)
 
 
 def _shrink_bwd(g, x, lambd):
@@ -147,7 +159,7 @@ def _activation(name: str, fwd, bwd, nattrs: int, torch_name: str = ""):
 _ACTIVATIONS = {
     "Elu": (_elu_fwd, _elu_bwd, 3, ""),
     "Celu": (_elu_fwd, _elu_bwd, 3, ""),
-    "LeakyRelu": (lambda x, s: np.where(x > 0, x, x * s), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
+    "LeakyRelu": (lambda x, s: _select(x > 0, x, x * s, x.dtype), lambda g, x, s: where(x > 0, g, g * s), 1, ""),
     "Hardtanh": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
                  lambda g, x, lo, hi: where((x > lo) & (x < hi), g, 0.0), 2, ""),
     "Hardsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1),
@@ -157,11 +169,11 @@ _ACTIVATIONS = {
     "Gelu": (_gelu_fwd, _gelu_bwd, 1, ""),
     "Silu": (lambda x: x * _sigmoid(x), _silu_bwd, 0, ""),
     "Mish": (_mish_fwd, _mish_bwd, 0, ""),
-    "Threshold": (lambda x, th, v: np.where(x > th, x, v), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
+    "Threshold": (lambda x, th, v: _select(x > th, x, v, x.dtype), lambda g, x, th, v: where(x > th, g, 0.0), 2, ""),
     "LogSigmoid": (lambda x: -np.logaddexp(0, -x), lambda g, x: g * sigmoid(-x), 0, ""),
-    "Hardshrink": (lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x), _shrink_bwd, 1, ""),
+    "Hardshrink": (lambda x, lambd: _select(np.abs(x) <= lambd, 0.0, x, x.dtype), _shrink_bwd, 1, ""),
     "Softshrink": (_softshrink_fwd, _shrink_bwd, 1, ""),
-    "RreluWithNoise": (lambda x, slope: np.where(x > 0, x, x * slope), _rrelu_bwd, 1, ""),
+    "RreluWithNoise": (lambda x, slope: _select(x > 0, x, x * slope, x.dtype), _rrelu_bwd, 1, ""),
 }
 _ACT = {name: _activation(name, _upcast(fwd), bwd, n, tn) for name, (fwd, bwd, n, tn) in _ACTIVATIONS.items()}
 
@@ -193,22 +205,45 @@ def activation(name: str, input: Tensor, *attrs) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------- softmax family
+def _row_max(x, dim):
+    """max along ``dim`` (keepdims), the shift of the softmax family: a +inf maximum makes the whole slice nan, as
+    torch's kernel. NumPy's max along
+    a short last axis runs a scalar loop per row (220 µs for (2048, 16) float32, attention's shape); halving the
+    rows with np.maximum first keeps it vectorised."""
+    n = x.shape[dim]
+    if dim == x.ndim - 1 and 2 <= n <= 64 and n & (n - 1) == 0 and x.ndim > 1:
+        while n > 1:
+            n //= 2
+            x = np.maximum(x[..., :n], x[..., n:])  # (a new array each time)
+        m = x
+    else:
+        m = np.max(x, axis=dim, keepdims=True)
+    return m
+
+
 def _softmax_arr(x, dim):
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=dim, keepdims=True)  # a +inf maximum makes the whole slice nan, as torch's kernel
+    if x.ndim == 0:
+        return _softmax_arr(x.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore"):
-        e = np.exp(x - m)
-        return e / np.sum(e, axis=dim, keepdims=True)
+        e = x - _row_max(x, dim)
+        np.exp(e, out=e)
+        e /= _kernels.fsum(e, (dim,), True)
+        return e
 
 
 def _log_softmax_arr(x, dim):
     if x.size == 0:
         return x.copy()
-    m = np.max(x, axis=dim, keepdims=True)
+    if x.ndim == 0:
+        return _log_softmax_arr(x.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        s = x - m
-        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+        s = x - _row_max(x, dim)
+        lse = _kernels.fsum(np.exp(s), (dim,), True)
+        np.log(lse, out=lse)
+        s -= lse
+        return s
 
 
 class Softmax(Op):
@@ -226,6 +261,11 @@ class Softmax(Op):
 
     def backward(ctx, grad):
         (r,) = ctx.saved_tensors
+        if not _mode.grad_enabled and _mode.interpose is None and _raw_ok(grad, r):  # NOTE [raw backward]
+            # the formula below on arrays, kernel for kernel (tests/ops/test_raw_backward.py)
+            g, ra = grad._data, r._data
+            t = _mul(g, ra)
+            return _wrap(_mul(ra, _sub(g, _Sum.forward(None, t, ctx.dim, True, None))), grad._dtype)
         return r * (grad - (grad * r).sum(ctx.dim, keepdim=True))
 
     @staticmethod
@@ -328,7 +368,7 @@ class EmbeddingDenseBackward(Op):
         if padding_idx is not None:
             keep = flat != padding_idx
             flat, rows = flat[keep], rows[keep]
-        np.add.at(out, flat, rows)
+        _kernels.scatter_add(out, flat, rows)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):
@@ -343,6 +383,7 @@ class NllLoss(Op):
     __slots__ = ("idx", "coef", "shape")
     save = ("self",)
     nattrs = 3
+    jvp = linear  # (the forward kernel on the tangent: 'mean' over only ignored targets is nan, as torch's tangent)
 
     @staticmethod
     def forward(ctx, self, idx, coef, reduction):
@@ -377,6 +418,118 @@ class NllLoss2D(NllLoss):
 
     __slots__ = ()
     _name = "NllLoss2DBackward0"
+
+
+# ---------------------------------------------------------------------------------------------- cross_entropy
+# NOTE [fused cross-entropy]: every form of cross_entropy is, per element i (a sample and its extra dims),
+# L_i = -sum_c Q_ic * log_softmax(x)_ic with target weights Q: class targets t give Q_ic = (1 - eps) * w[t_i] [c == t_i]
+# + eps / C * w[c] (eps: label smoothing, w: class weights or ones, both zero where t_i == ignore_index);
+# probability targets q give Q = (q * (1 - eps) + eps / C) * w. 'mean' divides by D (the summed w[t_i] of counted
+# targets, or the number of elements for probabilities). Its gradient is d x_ic = g_i * (S_i * softmax(x)_ic - Q_ic)
+# with S_i = sum_c Q_ic: one node, one pass forward (log_softmax, the picked and smoothed terms) and one backward
+# (exp of the saved log-probabilities, one put at the targets), where torch records log_softmax, nll_loss and, for
+# smoothing or probabilities, the arithmetic between them. The node shows the name torch's graph has on the loss
+# (NllLossBackward0, NllLoss2DBackward0, AddBackward0 for label smoothing, DivBackward1 or NegBackward0 for
+# probabilities). When every target is ignored, 'mean' gives nan and zero gradients, as torch. Without a graph the
+# backward runs on arrays (NOTE [raw backward]); with create_graph it is the same formula in ember ops over
+# softmax(x), so second derivatives are exact. Targets and weights never require grad here (functional.py keeps
+# the composition otherwise).
+class CrossEntropy(Op):
+    """d cross_entropy(x) = grad * (S * softmax(x) - Q): see NOTE [fused cross-entropy]"""
+
+    __slots__ = ("cdim", "logp", "idx", "pick", "smooth", "w", "q", "s")
+    nattrs = 1
+    save = ("self",)
+    _alias = True  # (a node class of its own under the names of other ops: not in the registry)
+
+    @staticmethod
+    def forward(ctx, self, spec):
+        # spec: (cdim, idx or None, pick, smooth, w, q, s, scale, reduction), per NOTE [fused cross-entropy]:
+        # idx (targets with a size-1 class dim) and pick (their coefficient (1 - eps) * w[t] per element), smooth
+        # (eps / C per element, zero where ignored) with w (class weights or None), q (dense Q for probability
+        # targets), s = S per element; scale multiplies the reduced loss (1 / D for 'mean', nan when D == 0)
+        cdim, idx, pick, smooth, w, q, s, scale, reduction = spec
+        x = self.astype(np.float32) if self.dtype == np.float16 else self
+        logp = _log_softmax_arr(x, cdim)
+        loss = None
+        if idx is not None:
+            picked = np.take_along_axis(logp, idx, cdim).squeeze(cdim)
+            loss = np.where(pick != 0, picked * -pick, 0)
+        if smooth is not None:
+            rows = np.einsum(logp, list(range(logp.ndim)), w, [cdim], [i for i in range(logp.ndim) if i != cdim]) \
+                if w is not None else _kernels.fsum(logp, (cdim,))
+            term = np.where(smooth != 0, rows * -smooth, 0)
+            loss = term if loss is None else loss + term
+        if q is not None:
+            loss = -_kernels.rowdot(logp, q, (cdim,))
+        if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
+            ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
+            ctx.logp = logp.astype(self.dtype, copy=False)
+            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
+            if reduction != "none":
+                f = scale if scale == scale else 0.0
+                ctx.s = ctx.s * f
+                ctx.pick = None if pick is None else pick * f
+                ctx.smooth = None if smooth is None else smooth * f
+                ctx.q = None if q is None else q * f
+        if reduction != "none":
+            loss = np.asarray(_kernels.fsum(loss, tuple(range(loss.ndim))) * scale, self.dtype)
+        return loss.astype(self.dtype, copy=False)
+
+    def backward(ctx, grad):
+        cdim = ctx.cdim
+        dt = grad._dtype
+        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
+                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops)
+            return _ce_raw_backward(ctx, grad)
+        (x,) = ctx.saved_tensors
+        c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula
+        ge = grad.unsqueeze(cdim) if grad.ndim else grad
+        out = LogSoftmax.apply(x, cdim).exp() * (c(np.expand_dims(ctx.s, cdim)) * ge)
+        if ctx.idx is not None:
+            out = out - _PutAlong.apply(c(np.expand_dims(ctx.pick, cdim)) * ge, ctx.idx, cdim, tuple(x.shape), True)
+        if ctx.smooth is not None:
+            sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+            out = out - (sm * c(_class_row(ctx.w, cdim, x.ndim)) if ctx.w is not None else sm)
+        if ctx.q is not None:
+            out = out - c(ctx.q) * ge
+        return out
+
+
+@replayable  # on arrays: one step of compiled programs (NOTE [fused nodes under levels])
+def _ce_raw_backward(ctx, grad: Tensor) -> Tensor:
+    """CrossEntropy's backward formula on arrays, kernel for kernel (tests/ops/test_raw_backward.py)."""
+    cdim = ctx.cdim
+    dt = grad._dtype
+    c = lambda a: a.astype(dt.np, copy=False)  # noqa: E731
+    g = grad._data
+    ge = np.expand_dims(g, cdim) if g.ndim else g
+    out = np.exp(ctx.logp)
+    np.multiply(out, c(np.expand_dims(ctx.s, cdim)) * ge, out=out)
+    if ctx.idx is not None:
+        at = np.take_along_axis(out, ctx.idx, cdim)
+        np.put_along_axis(out, ctx.idx, at - c(np.expand_dims(ctx.pick, cdim)) * ge, cdim)
+    if ctx.smooth is not None:
+        sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+        np.subtract(out, sm * c(_class_row(ctx.w, cdim, out.ndim)) if ctx.w is not None else sm, out=out)
+    if ctx.q is not None:
+        np.subtract(out, c(ctx.q) * ge, out=out)
+    return _wrap(out, dt)
+
+
+def _class_row(w: np.ndarray, cdim: int, ndim: int) -> np.ndarray:
+    """Class weights shaped to broadcast along the class dim."""
+    return w.reshape((-1,) + (1,) * (ndim - cdim - 1))
+
+
+_CE_NODES = {name: type(name.replace("Backward0", "").replace("Backward1", "") + "CE", (CrossEntropy,),
+                        {"__slots__": (), "_name": name, "_alias": True, "__module__": __name__})
+             for name in ("NllLossBackward0", "NllLoss2DBackward0", "AddBackward0", "DivBackward1", "NegBackward0")}
+
+
+def cross_entropy_node(name: str):
+    """The fused cross-entropy node class that shows torch's node ``name`` (NOTE [fused cross-entropy])."""
+    return _CE_NODES[name]
 
 
 # ---------------------------------------------------------------------------------------------- mse_loss
@@ -588,8 +741,8 @@ class HuberLoss(Op):
         return g, -g
 
 
-__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "BinaryCrossEntropy",
-            "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
+__all__ += ["activation", "Embedding", "NllLoss", "NllLoss2D", "MseLoss", "CrossEntropy", "cross_entropy_node",
+            "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "SmoothL1Loss", "HuberLoss"]
 
 
 # ---------------------------------------------------------------------------------------------- CrossMapLRN2d
@@ -617,6 +770,11 @@ class CrossMapLrn2d(Op):
     _name = "CrossMapLRN2dBackward"
     inputs = save = ("self", "result")
     nattrs = 4
+
+    @staticmethod
+    def jvp(args, out, tangents):  # torch's is a Python autograd.Function without a jvp
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
 
     @staticmethod
     def forward(ctx, self, size, alpha, beta, k):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
 from ..autograd._interpose import made, replayable
 from ._op import Op, linear, silent
@@ -62,7 +63,9 @@ class Sum(Op):
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
         if dtype is None and self.dtype.kind in "biu":
             dtype = D.int64
-        out = np.sum(self, axis=dims, keepdims=keepdim, dtype=None if dtype is None else dtype.np)
+        if dtype is None or dtype.np == self.dtype:
+            return _fsum(self, dims, keepdim)  # NOTE [einsum reductions]
+        out = np.sum(self, axis=dims, keepdims=keepdim, dtype=dtype.np)
         return np.asarray(out) if type(out) is not np.ndarray else out
 
     def backward(ctx, grad):
@@ -94,6 +97,13 @@ class Mean(Op):
         if ctx is not None:
             ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, self.shape
             ctx.n = int(np.prod([self.shape[d] for d in dims])) if dims else 1
+        if self.size and dims and self.dtype.kind == "f" and self.dtype.itemsize >= 4:
+            # the sum's kernel, then the division np.mean makes (float16: np.mean's float32 intermediates)
+            out = _fsum(self, dims, keepdim)
+            n = 1
+            for d in dims:
+                n *= self.shape[d]
+            return np.true_divide(out, n, out=out) if out.ndim else np.asarray(out / n, self.dtype)
         out = np.mean(self, axis=dims, keepdims=keepdim) if self.size else np.full(
             np.sum(self, axis=dims, keepdims=keepdim).shape, np.nan, self.dtype)
         return np.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
@@ -235,7 +245,7 @@ class _PutAlong(Op):
         if unique:
             np.put_along_axis(out, idx, self, dim)
         else:
-            np.add.at(out, _along_key(idx, dim), self)
+            _scatter_add(out, _along_key(idx, dim), self)  # NOTE [flat scatter-add]
         return out
 
     def backward(ctx, grad):

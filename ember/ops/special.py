@@ -16,7 +16,8 @@ from .._tensor import Tensor, _wrap
 from . import _special as _sp
 from ._op import NOT_YET, silent, unsupported
 from .arithmetic import _rt
-from .elementwise import (_ANY, _SO, _X, _R, _binary, _erfc64, _erfinv64, _exp_neg_sq, _in_float64, _not_implemented,
+from ._erf import erfc64 as _erfc64, erfinv64 as _erfinv64, exp_neg_sq as _exp_neg_sq
+from .elementwise import (_ANY, _SO, _X, _R, _binary, _in_float64, _not_implemented,
                           _out, _renamed, _unary_function,
                           _safe, _to_float, _unary, exp, log, where)
 from .unary import sign

@@ -28,14 +28,17 @@ def test_workload_matches_torch(name):
     w = WORKLOADS[name]
     arrays = w.data(w.tiny)
     t_loss, t_grads = _one_step(w.build, torch, arrays, w.tiny)
-    e_loss, e_grads = _one_step(w.build, ember, arrays, w.tiny)
-    f_loss, f_grads = _one_step(BUILDERS[name], arrays, w.tiny)
-    assert set(t_grads) == set(e_grads) == set(f_grads)
-    for got_loss, got in ((e_loss, e_grads), (f_loss, f_grads)):
+    results = [_one_step(w.build, ember, arrays, w.tiny)]
+    if "floor" in w.libraries:
+        results.append(_one_step(BUILDERS[name], arrays, w.tiny))
+    else:  # the model workloads: ember and torch only
+        assert w.libraries == ("ember", "torch") and name not in BUILDERS
+    for got_loss, got in results:
+        assert set(got) == set(t_grads)
         np.testing.assert_allclose(got_loss, t_loss, rtol=1e-5, atol=1e-6)
         for k, ref in t_grads.items():
             assert got[k].dtype == np.float32 and got[k].shape == ref.shape, k
-            np.testing.assert_allclose(got[k], ref, rtol=1e-4, atol=1e-6, err_msg=f"{name} grad of {k}")
+            np.testing.assert_allclose(got[k], ref, rtol=1e-4, atol=1e-5, err_msg=f"{name} grad of {k}")
     for k, v in t_grads.items():  # the workload really reaches every input
         assert np.any(v != 0), f"{name}: zero gradient for {k}"
 
@@ -84,6 +87,34 @@ def test_floor_pool_routes_ties_to_the_first_cell_like_torch():
     np.testing.assert_array_equal(_relu_pool_backward(g, saved), yt.grad.numpy())
 
 
+MODELS = ("W6", "W7", "W8")
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_training_follows_torch(name):
+    """Five steps of each model workload (its optimizer, clipping, BatchNorm running statistics) give torch's losses,
+    and the model learns."""
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    losses = {}
+    for lib in (torch, ember):
+        step, _ = w.build(lib, arrays, w.tiny)
+        losses[lib.__name__] = [step().item() for _ in range(5)]
+    np.testing.assert_allclose(losses["ember"], losses["torch"], rtol=1e-5)
+    assert losses["torch"][4] < losses["torch"][0]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_data_names_every_parameter(name):
+    """The workload's arrays are exactly the model's parameters (and its batch), in float32."""
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    step, grads = w.build(ember, arrays, w.tiny)
+    step()
+    assert set(grads()) == set(arrays) - {"x", "idx", "targets", "labels"}
+    assert all(v.dtype in (np.float32, np.int64) for v in arrays.values())
+
+
 @pytest.mark.parametrize("peer", ("autograd", "mygrad"))
 @pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5"))
 def test_peer_matches_torch(peer, name):
@@ -104,10 +135,19 @@ def test_peer_matches_torch(peer, name):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-6, err_msg=f"{peer} {name} grad of {k}")
 
 
-@pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5"))
+def _compiled_node_in(fn, depth: int = 8) -> bool:
+    """Whether the graph below node ``fn`` holds a compiled call's node within ``depth`` edges."""
+    if fn is None or depth < 0:
+        return False
+    if type(fn).__name__ == "CompiledFunctionBackward":
+        return True
+    return any(_compiled_node_in(nxt, depth - 1) for nxt, _ in fn.next_functions)
+
+
+@pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5") + MODELS)
 def test_compiled_workload_replays_eagers_steps(name):
     """``build(..., compile=True)`` (the bench's compiled rows): from the third step on the program is replayed (the
-    loss's node is the compiled call's), and every loss and gradient equals eager ember's bit for bit."""
+    loss's graph holds the compiled call's node), and every loss and gradient equals eager ember's bit for bit."""
     w = WORKLOADS[name]
     arrays = w.data(w.tiny)
     runs = []
@@ -118,7 +158,7 @@ def test_compiled_workload_replays_eagers_steps(name):
             loss = step()
             got.append([loss.detach().numpy().copy()] + [grads()[k] for k in sorted(grads())])
         runs.append(got)
-    assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert _compiled_node_in(loss.grad_fn)
     for i, (a, b) in enumerate(zip(*runs)):
         for x, y in zip(a, b):
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{name} step {i}"

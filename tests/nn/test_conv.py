@@ -270,3 +270,31 @@ def test_conv_empty_batch_and_integer_input():
           np.ones((2, 3, 3, 3), np.float32))
     check(lambda lib, x, w: lib.nn.functional.conv2d(x, w), np.arange(16).reshape(1, 1, 4, 4),
           np.ones((1, 1, 2, 2), np.int64), grad=False)
+
+
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_conv_chunked_wide_columns(data):
+    """Stride-1 convolutions whose columns are built chunk by chunk (NOTE [wide columns]: large inputs; here every
+    input, in chunks of a few positions, the last one short): values, first and second grads against torch."""
+    from ember.ops import conv as _conv
+
+    limits = {"_TILE_ABOVE": 0, "_CHUNK": data.draw(st.integers(1, 200)), "_MIN_STEP": data.draw(st.integers(1, 40))}
+    saved = {name: getattr(_conv, name) for name in limits}
+    nd = data.draw(st.sampled_from([1, 2, 3]))
+    k = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
+    d = tuple(data.draw(st.integers(1, 2)) for _ in range(nd))
+    p = tuple(data.draw(st.integers(0, 2)) for _ in range(nd))
+    low = [max(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]) for i in range(nd)]
+    size = tuple(data.draw(st.integers(low[i], max(low[i], 6 if nd < 3 else 4))) for i in range(nd))
+    r = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = r.standard_normal((2, data.draw(st.integers(1, 3)), *size)).astype(np.float32)
+    w = r.standard_normal((data.draw(st.integers(1, 3)), x.shape[1], *k)).astype(np.float32)
+    name = f"conv{nd}d"
+    try:
+        for key, value in limits.items():
+            setattr(_conv, key, value)
+        check(lambda lib, a, b: getattr(lib.nn.functional, name)(a, b, None, 1, p, d), x, w, gradgrad=True)
+    finally:
+        for key, value in saved.items():
+            setattr(_conv, key, value)

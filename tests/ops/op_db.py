@@ -481,6 +481,15 @@ def _linalg_entries():
         OpInfo("matmul int", lambda lib, a, b: a @ b,
                fixed(lambda rng: Sample((_ints(rng, (2, 3)), _ints(rng, (3, 2))), "int64"))),
         OpInfo("linear-style X@w.t()+b", lambda lib, x, w, b: x @ w.t() + b, fixed(s((10, 2), (1, 2), (1, 1)))),
+        # 3-d+ input: one GEMM over all rows (NOTE [folded matmul]); torch's graph (addmm between views) when
+        # the input is contiguous and has a bias, else matmul (+ add)
+        OpInfo("F.linear", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+               fixed(s((4, 3), (5, 3), (5,)), s((2, 4, 3), (5, 3), (5,)), s((2, 3, 4, 3), (5, 3), (5,)),
+                     s((2, 4, 3), (5, 3), (5,), dtype=F64), s((0, 4, 3), (5, 3), (5,)))),
+        OpInfo("F.linear no bias", lambda lib, x, w: lib.nn.functional.linear(x, w),
+               fixed(s((2, 4, 3), (5, 3)), s((2, 3, 4, 3), (5, 3)))),
+        OpInfo("F.linear non-contiguous 3-d", lambda lib, x, w, b: lib.nn.functional.linear(x.transpose(0, 1), w, b),
+               fixed(s((4, 2, 3), (5, 3), (5,)))),
     ]
 
 
@@ -1750,6 +1759,11 @@ def _surface_composite_entries():
                check_grad_fn=False, gradgrad=False),
         OpInfo("torch.cdist p=1", lambda lib, a, b: lib.cdist(a, b, 1.0), fixed(s((3, 4), (5, 4), **f64)),
                check_grad_fn=False, gradgrad=False),
+        # more than 25 rows: torch's matrix-product form (EuclideanDistBackward0 under a view), twice differentiable
+        OpInfo("torch.cdist matrix-product form", lambda lib, a, b: lib.cdist(a, b),
+               fixed(s((30, 4), (27, 4), **f64), s((2, 26, 3), (2, 31, 3), **f64), s((3, 40, 5), (1, 28, 5)))),
+        OpInfo("torch.cdist use_mm_for_euclid_dist", lambda lib, a, b: lib.cdist(
+            a, b, compute_mode="use_mm_for_euclid_dist"), fixed(s((3, 4), (5, 4), **f64))),
         OpInfo("torch.pdist", lambda lib, a: lib.pdist(a), fixed(s((4, 3), **f64)), check_grad_fn=False,
                gradgrad=False),
         OpInfo("torch.renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0), fixed(s((4, 3), **f64)), check_grad_fn=False),
@@ -1974,6 +1988,84 @@ def _nn_more_entries():
             OpInfo("F.rrelu eval default", fn("rrelu"), away)]
 
 
+def _cross_entropy_entries():
+    """cross_entropy as one fused node (NOTE [fused cross-entropy]): class indices (with weights, ignore_index,
+    label smoothing) and probabilities, every reduction, 1-d to 5-d inputs; torch's node name on the loss."""
+    def ce(**kw):
+        def fn(lib, x, t, *w):
+            if w:
+                kw["weight"] = w[0].detach()
+            if t.dtype.is_floating_point:  # probabilities (no gradient: the fused node's case)
+                t = lib.softmax(t.detach(), 1 if t.ndim > 1 else 0)
+            return lib.nn.functional.cross_entropy(x, t, **kw)
+        return fn
+
+    def classes(*shapes_c):
+        def gen(rng):
+            for shape in shapes_c:
+                c = shape[1] if len(shape) > 1 else shape[0]
+                t = rng.integers(0, c, (shape[0],) + shape[2:] if len(shape) > 1 else ())
+                if t.ndim:
+                    t[..., ::3] = 1  # some targets on class 1 (the ignored class of some entries)
+                yield Sample((_r(rng, shape), t, _r(rng, (c,), lo=0.2, hi=2.0)), f"{shape}")
+            yield Sample((_r(rng, (4, 5), F64), rng.integers(0, 5, (4,)), _r(rng, (5,), F64, lo=0.2, hi=2.0)), "f64")
+        return gen
+
+    def probs(rng):
+        for shape in ((4, 5), (5,), (2, 4, 3, 2), (2, 4, 3)):
+            c = shape[1] if len(shape) > 1 else shape[0]
+            yield Sample((_r(rng, shape), _r(rng, shape), _r(rng, (c,), lo=0.2, hi=2.0)), f"{shape}")
+
+    shapes = ((6, 5), (5,), (3, 4, 2), (2, 4, 3, 2), (2, 3, 2, 2, 2))
+    out = []
+    for red in ("mean", "sum", "none"):
+        out += [
+            OpInfo(f"F.cross_entropy {red}", lambda lib, x, t, w, r=red: ce(reduction=r)(lib, x, t), classes(*shapes)),
+            OpInfo(f"F.cross_entropy weight ignore_index {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, ignore_index=1)(lib, x, t, w), classes(*shapes)),
+            OpInfo(f"F.cross_entropy label_smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.2, ignore_index=1)(lib, x, t),
+                   classes(*shapes)),
+            OpInfo(f"F.cross_entropy weight label_smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.3)(lib, x, t, w), classes(*shapes)),
+            OpInfo(f"F.cross_entropy probabilities {red}", lambda lib, x, t, w, r=red: ce(reduction=r)(lib, x, t), probs),
+            OpInfo(f"F.cross_entropy probabilities weight smoothing {red}",
+                   lambda lib, x, t, w, r=red: ce(reduction=r, label_smoothing=0.1)(lib, x, t, w), probs),
+        ]
+    every_ignored = fixed(lambda rng: Sample((_r(rng, (4, 5)), np.full(4, 1), _r(rng, (5,), lo=0.2, hi=2.0)), "all 1"))
+    out += [OpInfo("F.cross_entropy every target ignored", lambda lib, x, t, w: ce(ignore_index=1)(lib, x, t, w),
+                   every_ignored),
+            OpInfo("F.cross_entropy every target ignored smoothing",
+                   lambda lib, x, t, w: ce(ignore_index=1, label_smoothing=0.2)(lib, x, t), every_ignored)]
+    return out
+
+
+def _lstm_entries():
+    """nn.LSTM's layers as one fused node each (NOTE [fused LSTM layer]): the sequence, the initial state and every
+    weight are inputs (functional_call), one and two layers, bidirectional."""
+    def lstm(layers, bidir):
+        names = [f"{k}_l{i}{'_reverse' * r}" for i in range(layers) for r in range(1 + bidir)
+                 for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
+        def fn(lib, x, h0, c0, *ws):
+            m = lib.nn.LSTM(3, 4, num_layers=layers, bidirectional=bidir, batch_first=True, dtype=x.dtype)
+            out, (h, c) = lib.func.functional_call(m, dict(zip(names, ws)), (x, (h0, c0)))
+            return out, h, c
+
+        def gen(rng):
+            d = layers * (1 + bidir)
+            shapes = []
+            for i in range(layers):
+                for _ in range(1 + bidir):
+                    shapes += [(16, 3 if i == 0 else 4 * (1 + bidir)), (16, 4), (16,), (16,)]
+            yield Sample((_r(rng, (2, 5, 3), F64), _r(rng, (d, 2, 4), F64), _r(rng, (d, 2, 4), F64),
+                          *(_r(rng, sh, F64) * 0.5 for sh in shapes)), f"{layers} layers{' bidirectional' * bidir}")
+        return fn, gen
+
+    return [OpInfo(f"nn.LSTM {layers} layers{' bidirectional' * bidir}", *lstm(layers, bidir))
+            for layers, bidir in ((1, False), (2, True))]
+
+
 def _special_entries():
     """ember.special (the torch.special namespace): aliases of core ops, then its own ops."""
     sp = lambda name, *a, **k: (lambda lib, x: getattr(lib.special, name)(x, *a, **k))  # noqa: E731
@@ -2064,6 +2156,8 @@ OPS: list[OpInfo] = [
     *_surface_entries(),
     *_ctc_entries(),
     *_nn_more_entries(),
+    *_cross_entropy_entries(),
+    *_lstm_entries(),
     *_special_entries(),
     *_complex_entries(),
     *_fft_entries(),

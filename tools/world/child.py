@@ -78,6 +78,7 @@ def _patch_urllib():
 def _cifar_accepts_synthetic(module):
     for name in ("CIFAR10", "CIFAR100"):
         getattr(module, name)._check_integrity = lambda self: True
+    module.check_integrity = lambda fpath, md5=None: os.path.isfile(fpath)  # batches.meta's check
 
 
 _AFTER_IMPORT = {"requests": _patch_requests, "torchvision.datasets.cifar": _cifar_accepts_synthetic}

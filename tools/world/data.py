@@ -56,9 +56,9 @@ def cifar10(root, n_train=500, n_test=100):
     per = n_train // 5
     for i in range(5):
         part = slice(i * per, (i + 1) * per)
-        batch = {b"data": flat[part], b"labels": [int(v) for v in labels[part]]}
+        batch = {"data": flat[part], "labels": [int(v) for v in labels[part]]}  # what latin1 makes of b"data"
         (base / f"data_batch_{i + 1}").write_bytes(pickle.dumps(batch))
-    test = {b"data": flat[n_train:], b"labels": [int(v) for v in labels[n_train:]]}
+    test = {"data": flat[n_train:], "labels": [int(v) for v in labels[n_train:]]}
     (base / "test_batch").write_bytes(pickle.dumps(test))
     names = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
     (base / "batches.meta").write_bytes(pickle.dumps({"label_names": names}))

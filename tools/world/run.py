@@ -120,6 +120,8 @@ def _short(path):
     for root in (_EMBER["root"], str(ROOT)):
         if path.startswith(root + "/ember/"):
             return os.path.relpath(path, root)
+    if path.startswith(str(WORK) + "/"):  # a script's own file: .world/<script>/<side>/<path in the repository>
+        return "/".join(Path(path).relative_to(WORK).parts[2:])
     if "/site-packages/" in path:
         return path[path.index("/site-packages/") + 15:]
     return "/".join(path.split("/")[-2:])

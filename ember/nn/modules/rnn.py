@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from ... import _factories as F_, _state
 from ..._tensor import Tensor
-from ...ops import shape as _S
+from ...autograd._interpose import fused_ok as _fused_ok
+from ...ops import rnn as _R, shape as _S
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -247,14 +250,14 @@ class RNNBase(Module):
             if sorted_idx is not None:
                 states = [s.index_select(1, sorted_idx) for s in states]
             self._check_hidden(states, batch)
-        out, finals = self._run(data, batch_sizes, states)
+        out, finals = self._run(data, batch_sizes, states, packed)
         finals = [_S.stack(f, 0) for f in finals]
         if packed:
             if input.unsorted_indices is not None:
                 finals = [f.index_select(1, input.unsorted_indices) for f in finals]
             output = PackedSequence(out, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
         else:
-            output = out.view(steps, batch, out.shape[-1])
+            output = out if out.dim() == 3 else out.view(steps, batch, out.shape[-1])
             if unbatched:
                 output, finals = output.squeeze(1), [f.squeeze(1) for f in finals]
             elif self.batch_first:
@@ -294,26 +297,37 @@ class RNNBase(Module):
             return f"For {kind} input, hx and cx should also be {want}-D but got ({dims}) tensors"
         return f"For {kind} input, hx should also be {want}-D but got {hx_list[0].dim()}-D tensor"
 
-    def _run(self, data: Tensor, batch_sizes: list, states: list) -> tuple:
+    def _run(self, data: Tensor, batch_sizes: list, states: list, packed: bool = False) -> tuple:
         step = _STEPS[self.mode]
         directions = 2 if self.bidirectional else 1
         per_state = [s.unbind(0) for s in states]
         finals = [[] for _ in states]
         layer_input = data
+        fused = (self.mode == "LSTM" and not self.proj_size and not packed and _fused_ok()
+                 and data.numel() > 0
+                 and data._data.dtype in (np.float32, np.float64) and type(data._data) is np.ndarray)
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
                 layer_input = F.dropout(layer_input, self.dropout, True)
             outs = []
             for d in range(directions):
                 w_ih, b_ih, w_hh, b_hh, w_hr = self._layer_weights(layer, d)
-                gates = F.linear(layer_input, w_ih, b_ih).split(batch_sizes, 0)
                 k = layer * directions + d
                 init_state = tuple(ps[k] for ps in per_state)
-                seq, final = _run_direction(step, list(gates), batch_sizes, init_state, (w_hh, b_hh, w_hr), d == 1)
-                outs.append(_S.cat(seq, 0))
+                if fused:  # NOTE [fused LSTM layer]: (steps, batch, features) in and out, as torch's layer
+                    x3 = layer_input if layer_input.dim() == 3 else layer_input.reshape(
+                        len(batch_sizes), batch_sizes[0], layer_input.shape[-1])
+                    out, h, c = _R.LstmLayer.apply(x3, w_ih, w_hh, b_ih, b_hh, *init_state, d == 1, step)
+                    outs.append(out)
+                    final = (h, c)
+                else:
+                    gates = F.linear(layer_input, w_ih, b_ih).split(batch_sizes, 0)
+                    seq, final = _run_direction(step, list(gates), batch_sizes, init_state, (w_hh, b_hh, w_hr),
+                                                d == 1)
+                    outs.append(_S.cat(seq, 0))
                 for f, s in zip(finals, final):
                     f.append(s)
-            layer_input = outs[0] if directions == 1 else _S.cat(outs, 1)
+            layer_input = outs[0] if directions == 1 else _S.cat(outs, -1)
         return layer_input, finals
 
 
