@@ -13,8 +13,8 @@ are listed apart and left out of the summary.
 
 Timing: one thread for both libraries, in CPU time of the process (``time.process_time``: a shared machine's
 waits for a core do not count); ``forward`` runs the op, ``forward + backward`` also sums every floating output
-that requires grad and calls backward. Blocks of ember and torch alternate (the order flips every block) and each
-library's best block counts. Ratios are ember / torch.
+that requires grad (a complex one: its real and imaginary parts) and calls backward. Blocks of ember and torch
+alternate (the order flips every block) and each library's best block counts. Ratios are ember / torch.
 """
 from __future__ import annotations
 
@@ -219,11 +219,14 @@ def _runner(lib, fn, arrays, backward: bool):
     if not backward:
         return lambda: fn(lib, *ts)
 
+    def total(o):  # a complex output (fft ...) sums its real and imaginary parts
+        return lib.view_as_real(o).sum() if o.is_complex() else o.sum()
+
     def run():
         outs = [o for o in _outputs(fn(lib, *ts)) if o.requires_grad]
-        loss = outs[0].sum()
+        loss = total(outs[0])
         for o in outs[1:]:
-            loss = loss + o.sum()
+            loss = loss + total(o)
         loss.backward()
         for t in leaves:
             t.grad = None

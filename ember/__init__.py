@@ -32,7 +32,8 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from ._device import _check_device
 from ._device import device as _device_cls
 
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402 - "2.13.0+ember.0.1.0": torch's API, ember's release
+from . import version, torch_version  # noqa: E402,F401
 
 # torch.pi / e / inf / nan: Python floats, as torch's
 from math import pi, e, inf, nan  # noqa: E402
@@ -45,9 +46,8 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     "load": ".serialization:load", "from_dlpack": ".utils.dlpack:from_dlpack",
     # convolution / pooling / padding at the top level, as torch.conv2d, torch.max_pool2d ... (same functions)
     **{name: f".nn._functional_conv:{name}" for name in (
-        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
-        "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-        "pixel_unshuffle", "conv_tbc")},
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "avg_pool1d",
+        "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle", "conv_tbc")},
     **{name: f".nn._functional_grid:{name}" for name in ("grid_sampler", "affine_grid_generator")},
     "_weight_norm": ".nn.utils.weight_norm:_weight_norm", "norm_except_dim": ".nn.utils.weight_norm:norm_except_dim",
     "constant_pad_nd": ".ops.resample:constant_pad_nd",
@@ -71,9 +71,9 @@ from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
                                                 "Bool"))
 
 
-def result_type(tensor1, tensor2) -> dtype:
-    """The dtype torch's promotion gives ``tensor1 op tensor2``."""
-    return _dtype.result_type(tensor1, tensor2)
+def result_type(tensor, other) -> dtype:  # noqa: F811 - torch's parameter name
+    """The dtype torch's promotion gives ``tensor op other``."""
+    return _dtype.result_type(tensor, other)
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -131,18 +131,33 @@ def numel_(input: Tensor) -> int:  # pragma: no cover - alias kept private
     return input.numel()
 
 
-def set_num_threads(n: int) -> None:
-    """Threads used by NumPy's BLAS are set by OMP/OPENBLAS_NUM_THREADS; kept for compatibility."""
+_num_threads: list = []
+
+
+def set_num_threads(num: int, /) -> None:
+    """Record the intra-op thread count ``get_num_threads`` reports. NumPy's BLAS takes its thread count from
+    OMP/OPENBLAS_NUM_THREADS when it loads, so this changes no kernel (documented in README)."""
+    import builtins  # (``int`` and ``bool`` are ember's dtypes in this module)
+
+    if isinstance(num, builtins.bool) or not isinstance(num, builtins.int):
+        raise TypeError(f"set_num_threads(): argument 'num' (position 1) must be int, not {type(num).__name__}")
+    if num <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _num_threads[:] = [num]
 
 
 def get_num_threads() -> int:
     import builtins
     import os
 
-    return builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))  # (``int`` is ember.int32 here)
+    return _num_threads[0] if _num_threads else builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
 
 # ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
 from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__
 from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
 from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__
+
+from . import _args as _args  # noqa: E402
+
+_args.install(globals(), ("detach", "is_floating_point", "is_inference", "is_nonzero", "numel", "result_type"))

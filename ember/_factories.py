@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 import numpy as np
 
+from . import _args
 from . import _dtype as D
 from . import _layout as _L
 from ._device import _check_device
@@ -84,7 +86,7 @@ def _has_tensor(data) -> bool:
     return False
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with ndarrays/tensors when the dtype allows."""
     d = _dt(dtype)
     if isinstance(data, Tensor):
@@ -98,7 +100,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool | None = None) -> Tensor:
     if copy is False and dtype is not None and isinstance(obj, (np.ndarray, Tensor)):
         src = D.from_numpy_dtype(obj.dtype) if isinstance(obj, np.ndarray) else obj._dtype
         if src is not D.to_dtype(dtype):
@@ -148,36 +150,47 @@ def _size(size: tuple, fn: str) -> tuple:
     return tuple(out)
 
 
+def _sizes(sizes: tuple, size, fn: str) -> tuple:
+    """The size given as separate values (``zeros(2, 3)``), one sequence (``zeros((2, 3))``) or by keyword
+    (``zeros(size=(2, 3))``), as torch's parser takes it."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _float_dtype(dtype) -> D.dtype:
     return D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """A tensor of zeros of the given size."""
     dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_size(size, "zeros"), d.np), d, requires_grad, device, out)
+    return _finish(np.zeros(_size(_sizes(sizes, size, "zeros"), "zeros"), d.np), d, requires_grad, device, out)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
     dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.ones(_size(size, "ones"), d.np), d, requires_grad, device, out)
+    return _finish(np.ones(_size(_sizes(sizes, size, "ones"), "ones"), d.np), d, requires_grad, device, out)
 
 
 @_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
     dtype = _out_dtype(out, dtype)
     d = _float_dtype(dtype)
-    return _finish(np.empty(_size(size, "empty"), d.np), d, requires_grad, device, out)
+    return _finish(_L.empty(_size(_sizes(sizes, size, "empty"), "empty"), d.np, memory_format), d, requires_grad,
+                   device, out)
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it)."""
     dtype = _out_dtype(out, dtype)
@@ -189,25 +202,30 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device, out)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
+                  requires_grad: bool = False) -> Tensor:
     d = _float_dtype(dtype)
     return _finish(np.asarray(s, d.np), d, requires_grad, device)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+        requires_grad: bool = False) -> Tensor:
     """The identity matrix (n x m)."""
-    d = _float_dtype(dtype)
+    d = _float_dtype(_out_dtype(out, dtype))
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(np.eye(n, m, dtype=d.np), d, requires_grad, device)
+    return _finish(np.eye(n, m, dtype=d.np), d, requires_grad, device, out)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+           requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
     dtype = _out_dtype(out, dtype)
-    if end is None:
+    if start is None:  # arange(end=n)
+        start = 0
+    elif end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
@@ -228,17 +246,33 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         if step == 0:
             raise ValueError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
+    _range_out_warning(out, n, stacklevel=4)
     arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else np.arange(start, end, step)
     return _finish(arr.astype(d.np), d, requires_grad, device, out)
 
 
-def range(start, end, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A001
-    d = _float_dtype(dtype)
+def _range_out_warning(out: Tensor | None, n: int, stacklevel: int) -> None:
+    """torch's warning when the ``out`` of a range factory (arange, fftfreq ...) has another number of elements."""
+    if out is not None and out._data.size not in (0, n):
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out._data.shape)} is {out._data.size} "
+                      f"which does not match the computed number of elements {n}. Note that this may occur as a "
+                      f"result of rounding error. The out tensor will be resized to a tensor of shape ({n},).",
+                      UserWarning, stacklevel=stacklevel)
+
+
+def range(start, end, step=1, *, out=None, dtype=None, device=None, requires_grad: bool = False,  # noqa: A001
+          pin_memory: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` inclusive by ``step`` (deprecated in torch for ``arange``)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=3)
+    d = _float_dtype(_out_dtype(out, dtype))
     n = int(math.floor((end - start) / step)) + 1
-    return _finish((start + np.arange(n) * step).astype(d.np), d, requires_grad, device)
+    return _finish((start + np.arange(n) * step).astype(d.np), d, requires_grad, device, out)
 
 
-def linspace(start, end, steps: int, *, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = _out_dtype(out, dtype)
     if steps < 0:
@@ -247,10 +281,11 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, device=None, requi
     return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device, out)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
-    d = _float_dtype(dtype)
-    return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device)
+def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, layout=None, device=None,
+             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end`` inclusive."""
+    d = _float_dtype(_out_dtype(out, dtype))
+    return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device, out)
 
 
 def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
@@ -261,7 +296,8 @@ def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     dtype = _out_dtype(out, dtype)
@@ -269,12 +305,13 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     if not d._differentiable:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
     rng = _rng(generator)
-    arr = _draw(lambda sh: rng.random(sh, dtype=np.float64), _size(size, "rand"), d)
+    arr = _draw(lambda sh: rng.random(sh, dtype=np.float64), _size(_sizes(sizes, size, "rand"), "rand"), d)
     return _finish(arr, d, requires_grad, device, out)
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False,
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
     dtype = _out_dtype(out, dtype)
@@ -282,7 +319,8 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     if not d._differentiable:
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
     rng = _rng(generator)
-    arr = _draw(lambda sh: rng.standard_normal(sh, dtype=np.float64), _size(size, "randn"), d, normal=True)
+    arr = _draw(lambda sh: rng.standard_normal(sh, dtype=np.float64), _size(_sizes(sizes, size, "randn"), "randn"), d,
+                normal=True)
     return _finish(arr, d, requires_grad, device, out)
 
 
@@ -296,11 +334,11 @@ def _draw(draw, shape: tuple, d: D.dtype, normal: bool = False) -> np.ndarray:
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def randint(*args, low=None, high=None, size=None, generator=None, out=None, dtype=None, device=None,
-            requires_grad: bool = False) -> Tensor:
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     dtype = _out_dtype(out, dtype)
-    args = args + tuple(a for a in (low, high, size) if a is not None)
+    args = tuple(a for a in (low, high, size) if a is not None)
     if len(args) == 2:
         low, (high, size) = 0, args
     elif len(args) == 3:
@@ -347,7 +385,8 @@ def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
     dtype = _out_dtype(out, dtype)
     d = D.int64 if dtype is None else D.to_dtype(dtype)
@@ -357,25 +396,10 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, device=None, requi
     return _finish(_rng(generator).permutation(n).astype(d.np), d, requires_grad, device, out)
 
 
-def _like_order(arr: np.ndarray, memory_format) -> str:
-    """torch's preserve_format: keep the strides of a dense non-overlapping input, else contiguous."""
-    if memory_format is not None and memory_format is not _L.preserve_format:
-        return "C"
-    if arr.flags.c_contiguous:
-        return "C"
-    dims = sorted((st, n) for st, n in zip(arr.strides, arr.shape) if n != 1)
-    expect = arr.itemsize
-    for st, n in dims:
-        if st != expect:
-            return "C"
-        expect *= n
-    return "K"
-
-
 def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> Tensor:
     """A tensor shaped (and laid out) like ``input``; ``fill(out)`` writes its values."""
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    out = np.empty_like(input._data, dtype=d.np, order=_like_order(input._data, memory_format))
+    out = _L.empty_like(input._data, d.np, memory_format)
     fill(out)
     return _finish(out, d, requires_grad, device or "cpu")
 
@@ -396,26 +420,26 @@ def _fill_random(draw, generator):
     return fill
 
 
-def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
                memory_format=None) -> Tensor:
     """Zeros shaped like ``input`` (its dtype unless ``dtype`` is given)."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(0))
 
 
-def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     """Ones shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(1))
 
 
 @_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
-def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
                memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, lambda out: None)
 
 
-def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
+def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     """``fill_value`` everywhere, shaped like ``input``."""
     if isinstance(fill_value, (Tensor, np.generic)):
@@ -424,26 +448,29 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
     """Uniform samples in [0, 1) shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("random", generator))
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
     """Standard normal samples shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("standard_normal", generator))
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
-def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad: bool = False, memory_format=None) -> Tensor:
+def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 pin_memory: bool = False, requires_grad: bool = False, memory_format=None) -> Tensor:
+    """Integers uniformly from [low, high) shaped like ``input``: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
-    return randint(low, high, input._data.shape, dtype=d, device=device, requires_grad=requires_grad)
+    values = randint(low, high, input._data.shape, generator=generator, dtype=d, device=device)
+    return _like(input, d, device, requires_grad, memory_format, _fill_value(values._data))
 
 
 # NOTE [allocation failures], NOTE [foreign errors] (ember/_malloc.py): factories raise torch's errors, not NumPy's.
@@ -454,3 +481,7 @@ def _translate_allocation_errors() -> None:
 
 
 _translate_allocation_errors()
+
+
+_args.install(globals(), __all__, own_out=("zeros", "ones", "empty", "full", "eye", "arange", "range", "linspace",
+                                           "logspace", "rand", "randn", "randint", "randperm"))

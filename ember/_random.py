@@ -5,16 +5,40 @@ import json
 
 import numpy as np
 
+from ._device import device as _device_type
 from .autograd.grad_mode import _mode
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "default_generator"]
 
 
+# torch's errors for a generator on a device this machine does not have
+_NO_GENERATOR = {
+    "cuda": "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two shared "
+            "libraries: a CPU library and a CUDA library; this error has occurred because you are trying to use some "
+            "CUDA functionality, but the CUDA library has not been loaded by the dynamic linker for some reason.  The "
+            "CUDA library MUST be loaded, EVEN IF you don't directly use any symbols from the CUDA library! One common "
+            "culprit is a lack of -Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+            "library dependencies if you don't depend on any of their symbols.  You can check if this has occurred by "
+            "using ldd on your binary to see if there is a dependency on *_cuda.so library.",
+    "xpu": "Cannot get XPU generator without ATen_xpu library.",
+    "mps": "Cannot execute getNewGenerator() without MPS backend.",
+    "meta": "META device type not an accelerator.",
+}
+
+
+def _generator_device(dev) -> None:
+    """torch's error unless ``dev`` is the CPU."""
+    kind = (dev if isinstance(dev, _device_type) else _device_type(dev)).type
+    if kind != "cpu":
+        raise RuntimeError(_NO_GENERATOR.get(kind, "Backend doesn`t support getNewGenerator()"))
+
+
 class Generator:
     """A random stream (NumPy's PCG64 underneath); ``manual_seed`` makes it reproducible."""
 
     def __init__(self, device="cpu") -> None:
+        _generator_device(device)
         self._seed = 67280421310721
         self._rng = np.random.default_rng(self._seed)
 
@@ -95,5 +119,5 @@ def get_rng_state():
     return default_generator.get_state()
 
 
-def set_rng_state(state) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state) -> None:
+    default_generator.set_state(new_state)

@@ -175,12 +175,13 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return _tls.enabled.get("cuda" if device_type is None else _device(device_type), False)
 
 
-def set_autocast_enabled(device_type, enabled=None) -> None:
-    """Switch autocast for ``device_type`` in this thread (the one-argument form is cuda's, deprecated in torch)."""
-    if enabled is None:
+def set_autocast_enabled(device_type=None, enabled=None) -> None:
+    """Switch autocast for ``device_type`` in this thread (the one-argument form, positional or ``enabled=``, is
+    cuda's, deprecated in torch)."""
+    if enabled is None or device_type is None:
         warnings.warn("torch.set_autocast_enabled(enabled) is deprecated. Please use "
                       "torch.set_autocast_enabled(dev_type, enabled) instead.", DeprecationWarning, stacklevel=2)
-        device_type, enabled = "cuda", device_type
+        device_type, enabled = "cuda", (device_type if enabled is None else enabled)
     _tls.enabled[_device(device_type)] = bool(enabled)
     if device_type == "cpu":
         _refresh_cpu()

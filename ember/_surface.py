@@ -8,11 +8,14 @@
 """
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
 import numpy as np
 
+from . import _args
+from . import _layout
 from . import _dtype as D
 from ._tensor import Tensor, _wrap
 from .autograd.grad_mode import _mode
@@ -24,7 +27,8 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "kl_div", "prelu", "selu", "selu_", "celu", "celu_", "threshold",
     "threshold_", "hardshrink", "rrelu", "rrelu_", "bilinear", "binary_cross_entropy_with_logits",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "ravel", "positive", "fill", "fill_", "zero_",
+    "poisson_nll_loss", "convolution", "max_pool1d_with_indices", "max_pool1d", "max_pool2d", "max_pool3d",
+    "adaptive_max_pool1d", "ravel", "positive", "fill", "fill_", "zero_",
     "as_strided", "as_strided_", "angle", "typename", "is_same_size", "is_signed",
     "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy", "adjoint", "dist",
     "frobenius_norm", "nuclear_norm", "chain_matmul", "channel_shuffle", "native_channel_shuffle", "empty_strided",
@@ -133,11 +137,15 @@ def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tenso
     return input.mul_(m).add_(b) if inplace else input * m + b
 
 
-def to_dlpack(tensor: Tensor):
-    """A DLPack capsule sharing ``tensor``'s memory."""
+def to_dlpack(data: Tensor, *, dl_device=None, copy: bool | None = None):
+    """A DLPack capsule sharing ``data``'s memory (``copy=True``: of a copy; ``dl_device``: the CPU only)."""
     from .utils.dlpack import to_dlpack as _to
 
-    return _to(tensor)
+    if dl_device is not None and tuple(dl_device)[0] != 1:
+        raise BufferError(f"to_dlpack(): ember tensors live on the CPU (DLPack device type 1), not {dl_device}")
+    if not isinstance(data, Tensor):
+        return _to(data)
+    return _to(data.detach().clone() if copy else data)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
@@ -286,27 +294,52 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed: bool,
                 output_padding, groups: int) -> Tensor:
-    """ATen's convolution entry: 1-d or 2-d, plain or transposed, through nn.functional."""
+    """ATen's convolution entry: 1-, 2- or 3-d, plain or transposed, through nn.functional."""
     _tensor_arg("convolution", input)
-    F = _F()
     nd = weight.dim() - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"ember implements 1-d and 2-d convolutions, not {nd}-d")
+    if nd < 1:
+        raise RuntimeError("weight should have at least three dimensions")
+    if nd > 3:
+        raise RuntimeError("unsupported ConvNd parameters")
     if input._dtype.is_complex:  # (nn.functional's convolutions take complex tensors; ATen's kernel does not)
         from .ops.reduction import complex_refused
 
-        raise complex_refused("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu", input._data.dtype)
+        kernel = ("slow_conv_transpose2d_out_cpu", "slow_conv_transpose3d_out_cpu") if transposed else (
+            "slow_conv2d_cpu", "compute_columns3d")
+        raise complex_refused(kernel[nd == 3], input._data.dtype)
     if transposed:
-        fn = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
-        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
-    fn = F.conv1d if nd == 1 else F.conv2d
-    return fn(input, weight, bias, stride, padding, dilation, groups)
+        return getattr(_F(), f"conv_transpose{nd}d")(input, weight, bias, stride, padding, output_padding, groups,
+                                                     dilation)
+    return getattr(_F(), f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
     _tensor_arg("max_pool1d_with_indices", input)
     return _F().max_pool1d_with_indices(input, kernel_size, stride if stride not in ((), []) else None, padding,
                                         dilation, ceil_mode)
+
+
+def _torch_max_pool(nd: int):
+    """torch.max_pool{nd}d: the pooled values (nn.functional's takes return_indices too)."""
+    name = f"max_pool{nd}d"
+
+    def pool(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+        _tensor_arg(name, input)
+        return getattr(_F(), name)(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
+                                   ceil_mode)
+
+    pool.__name__ = pool.__qualname__ = name
+    pool.__doc__ = f"torch.{name}: the pooled values (nn.functional's takes return_indices too)."
+    return pool
+
+
+max_pool1d, max_pool2d, max_pool3d = (_torch_max_pool(nd) for nd in (1, 2, 3))
+
+
+def adaptive_max_pool1d(input: Tensor, output_size):
+    """torch.adaptive_max_pool1d: (values, indices), as nn.functional's with return_indices=True."""
+    _tensor_arg("adaptive_max_pool1d", input)
+    return _F().adaptive_max_pool1d(input, output_size, True)
 
 
 # ---------------------------------------------------------------- small composites
@@ -512,16 +545,15 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
     return matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
 
 
-def chain_matmul(*matrices: Tensor) -> Tensor:
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     """The product of the matrices (deprecated in torch for linalg.multi_dot)."""
     from .linalg import multi_dot
 
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
                   "parameters.", UserWarning, stacklevel=2)
-    if len(matrices) == 1:
-        return matrices[0].clone()
-    return multi_dot(list(matrices))
+    result = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return result if out is None else _args.write_out(out, result, "chain_matmul")
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -628,7 +660,7 @@ def init_num_threads() -> None:
     """Nothing to set up: NumPy's BLAS owns its threads."""
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
             name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
             shapes_spec=None):  # noqa: A001 - torch's name
     """Trace ``model`` (a function or module) once per guard set and replay it as a flat NumPy program with the
@@ -683,7 +715,10 @@ def sym_sqrt(a) -> float:
     return math.sqrt(a)
 
 
-def sym_sum(args):
+def sym_sum(*args):
+    """The sum of ``sym_sum(a, b, c)`` or ``sym_sum([a, b, c])``."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
     return sum(args)
 
 
@@ -741,11 +776,12 @@ def _copy_form(name: str, view):
             refuse_complex_grad(name, input)
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return [o.clone(memory_format=None) for o in out]
-        return out.clone(memory_format=None)
+            return tuple(o.clone(memory_format=_layout.contiguous_format) for o in out)
+        return out.clone(memory_format=_layout.contiguous_format)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name[:-5]} as a new tensor (no memory shared with ``input``)."
+    fn.__signature__ = inspect.signature(view)
     return fn
 
 
@@ -766,20 +802,34 @@ def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> 
     return input[key]
 
 
-_VIEWS = {
-    "view_copy": lambda x, *size: x.view(*size), "permute_copy": lambda x, dims: x.permute(dims),
-    "expand_copy": lambda x, size, *, implicit=False: x.expand(size), "squeeze_copy": lambda x, *d: x.squeeze(*d),
-    "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim), "t_copy": lambda x: x.t(),
-    "transpose_copy": lambda x, d0, d1: x.transpose(d0, d1),
-    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
-    "select_copy": lambda x, dim, index: x.select(dim, index), "slice_copy": _slice,
-    "split_copy": lambda x, size, dim=0: x.split(size, dim),
-    "split_with_sizes_copy": lambda x, sizes, dim=0: split_with_sizes(x, sizes, dim),
-    "unbind_copy": lambda x, dim=0: x.unbind(dim), "unfold_copy": lambda x, d, size, step: x.unfold(d, size, step),
-    "as_strided_copy": as_strided, "detach_copy": lambda x: x.detach(), "alias_copy": lambda x: x.view(x.shape),
-    "view_as_real_copy": lambda x: _view_as_real(x), "view_as_complex_copy": lambda x: _view_as_complex(x),
+_VIEWS = {  # torch's parameter names
+    "view_copy": lambda input, size=None, *, dtype=None: input.view(dtype if size is None else size),
+    "permute_copy": lambda input, dims: input.permute(dims),
+    "expand_copy": lambda input, size, *, implicit=False: input.expand(size),
+    "squeeze_copy": lambda input, dim=None: input.squeeze() if dim is None else input.squeeze(dim),
+    "unsqueeze_copy": lambda input, dim: input.unsqueeze(dim), "t_copy": lambda input: input.t(),
+    "transpose_copy": lambda input, dim0, dim1: input.transpose(dim0, dim1),
+    "diagonal_copy": lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2),
+    "select_copy": lambda input, dim, index: input.select(dim, index), "slice_copy": _slice,
+    "split_copy": lambda input, split_size, dim=0: input.split(split_size, dim),
+    "split_with_sizes_copy": lambda input, split_sizes, dim=0: split_with_sizes(input, split_sizes, dim),
+    "unbind_copy": lambda input, dim=0: input.unbind(dim),
+    "unfold_copy": lambda input, dimension, size, step: input.unfold(dimension, size, step),
+    "as_strided_copy": as_strided, "detach_copy": lambda input: input.detach(),
+    "alias_copy": lambda input: input.view(input.shape),
+    "view_as_real_copy": lambda input: _view_as_real(input),
+    "view_as_complex_copy": lambda input: _view_as_complex(input),
 }
 for _n, _v in _VIEWS.items():
     globals()[_n] = _copy_form(_n, _v)
 __all__ += list(_VIEWS)
 del _n, _v
+
+# The in-place forms get their methods' signatures (and torch's argument conventions) once the methods exist:
+# ember/_methods.py ``bind``.
+_args.install(globals(), [n for n in __all__ if n not in INPLACE_FORMS],
+              python=("typename", "chain_matmul", "is_storage", "compiled_with_cxx11_abi", "compile", "cond",
+                      "while_loop", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum",
+                      "sym_ite"),
+              out=("frobenius_norm", "hardshrink", "log_softmax", "narrow_copy", "nonzero_static",
+                   "nuclear_norm", "softmax", "threshold", *_VIEWS))

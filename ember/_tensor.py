@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._dtype import NotAScalar as _NotAScalar
 from ._device import device as _device_cls, _cpu, _check_device, NO_ATEN_CUDA
-from ._layout import strided as _strided
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
 from .autograd import _provenance as _prov
@@ -77,14 +77,6 @@ _CPP_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "f
               "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
-def _named_methods(table: dict) -> dict:
-    """``table`` (name -> function made by a factory) with each function named and documented as ``Tensor.name``."""
-    for n, f in table.items():
-        f.__name__, f.__qualname__ = n, "Tensor." + n
-        f.__doc__ = f"See torch.{n.rstrip('_')}" + (" (in place)." if n.endswith("_") else ".")
-    return table
-
-
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -100,6 +92,10 @@ class Tensor:
     def __init__(self, *args, device=None, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if device is not None:
+            kind = (device if isinstance(device, _device_cls) else _device_cls(device)).type
+            if kind != "cpu":
+                raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {kind} was passed")
         self._dtype = D.get_default_dtype()
         self._data = _legacy_array(args, self._dtype)
 
@@ -146,7 +142,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return _strided
+        return _L.strided
 
     def element_size(self) -> int:
         return self._dtype.itemsize
@@ -164,8 +160,9 @@ class Tensor:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim_strict(dim, self._data.ndim)]
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, *, memory_format=_L.contiguous_format) -> bool:
+        """Whether the elements lie densely in ``memory_format``'s order (row-major by default)."""
+        return _L.is_contiguous(self._data, memory_format)
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
@@ -537,10 +534,15 @@ class Tensor:
     # ----------------------------------------------------------------- device / dtype
     def to(self, *args, **kwargs) -> "Tensor":
         """Convert dtype and/or device: ``to(dtype)``, ``to(device[, dtype])``, ``to(other)``; returns
-        ``self`` when nothing changes (unless ``copy=True``: then a ToCopyBackward0 node, as in torch)."""
+        ``self`` when nothing changes (unless ``copy=True``: then a ToCopyBackward0 node, as in torch);
+        ``memory_format``: the result laid out so (a copy when the layout differs)."""
+        fmt = kwargs.get("memory_format")
         dtype, dev, copy = _parse_to(args, kwargs)
         if dev is not None:
             _check_device(dev)
+        if fmt is not None and fmt is not _L.preserve_format and not _L.is_contiguous(self._data, fmt):
+            t = self if dtype is None or dtype is self._dtype else _convert(self, dtype)
+            return _S.clone(t, memory_format=fmt)
         if (dtype is None or dtype is self._dtype) and not copy:
             return self
         return _convert(self, self._dtype if dtype is None else dtype)
@@ -578,19 +580,20 @@ class Tensor:
             raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         return self.to(other._dtype)
 
-    def cpu(self, memory_format=None) -> "Tensor":
-        return self
+    def cpu(self, *, memory_format=_L.preserve_format) -> "Tensor":
+        """The tensor itself (it is on the CPU), or a copy laid out as ``memory_format`` asks."""
+        return self.to(memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+    def cuda(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         return _to_accelerator(self, "cuda", device)
 
-    def xpu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+    def xpu(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         return _to_accelerator(self, "xpu", device)
 
-    def ipu(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+    def ipu(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         return _to_accelerator(self, "ipu", device)
 
-    def mtia(self, device=None, non_blocking=False, memory_format=None) -> "Tensor":
+    def mtia(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
         return _to_accelerator(self, "mtia", device)
 
     def float(self) -> "Tensor":
@@ -602,14 +605,15 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(D.float16)
 
-    def cfloat(self) -> "Tensor":
-        return self.to(D.complex64)
+    def cfloat(self, memory_format=_L.preserve_format) -> "Tensor":
+        return self.to(D.complex64, memory_format=memory_format)
 
-    def cdouble(self) -> "Tensor":
-        return self.to(D.complex128)
+    def cdouble(self, memory_format=_L.preserve_format) -> "Tensor":
+        return self.to(D.complex128, memory_format=memory_format)
 
-    def chalf(self) -> "Tensor":
-        return self.to(D.complex32)
+    def chalf(self, *, memory_format=None) -> "Tensor":
+        return self.to(D.complex32, memory_format=memory_format)
+
     def bfloat16(self) -> "Tensor":
         return self.to(D.bfloat16)
 
@@ -631,8 +635,9 @@ class Tensor:
     def bool(self) -> "Tensor":
         return self.to(D.bool)
 
-    def pin_memory(self) -> "Tensor":
-        return self
+    def pin_memory(self, device=None) -> "Tensor":
+        """torch's error: pinning needs an accelerator, which ember never has."""
+        raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def share_memory_(self) -> "Tensor":
         """Move the memory to shared memory (NOTE [shared tensors] in ember/multiprocessing/_reductions.py)."""
@@ -658,7 +663,10 @@ class Tensor:
         _warn_typed_storage_removal()
         return TypedStorage._of(self._data, self._dtype)
 
-    def is_pinned(self) -> bool:
+    def is_pinned(self, device=None) -> bool:
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this "
+                          "argument.", DeprecationWarning, stacklevel=2)
         return False
 
     def get_device(self) -> int:
@@ -829,162 +837,9 @@ class Tensor:
     def __setitem__(self, key, value):
         _IP.setitem(self, key, value)
 
-    def add(self, *args, **kwargs):
-        return _A.add(self, *args, **kwargs)
-    def sub(self, *args, **kwargs):
-        return _A.sub(self, *args, **kwargs)
-    subtract = sub
-    def mul(self, *args, **kwargs):
-        return _A.mul(self, *args, **kwargs)
-    multiply = mul
-    def div(self, *args, **kwargs):
-        return _A.div(self, *args, **kwargs)
-    divide = div
-    true_divide = div
-    def pow(self, *args, **kwargs):
-        return _A.pow(self, *args, **kwargs)
-    def neg(self, *args, **kwargs):
-        return _A.neg(self, *args, **kwargs)
-    negative = neg
-    def matmul(self, *args, **kwargs):
-        return _A.matmul(self, *args, **kwargs)
-    def mm(self, *args, **kwargs):
-        return _A.mm(self, *args, **kwargs)
-    def exp(self, *args, **kwargs):
-        return _E.exp(self, *args, **kwargs)
-    def log(self, *args, **kwargs):
-        return _E.log(self, *args, **kwargs)
-    def tanh(self, *args, **kwargs):
-        return _E.tanh(self, *args, **kwargs)
-    def sigmoid(self, *args, **kwargs):
-        return _E.sigmoid(self, *args, **kwargs)
-    def relu(self, *args, **kwargs):
-        return _U.relu(self, *args, **kwargs)
-    def sqrt(self, *args, **kwargs):
-        return _E.sqrt(self, *args, **kwargs)
     def where(self, condition, other):
         return _I.where(condition, self, other)
-    def abs(self, *args, **kwargs):
-        return _U.abs(self, *args, **kwargs)
-    absolute = abs
-    def sign(self, *args, **kwargs):
-        return _U.sign(self, *args, **kwargs)
-    def clamp(self, *args, **kwargs):
-        return _U.clamp(self, *args, **kwargs)
-    clip = clamp
-    def clamp_min(self, *args, **kwargs):
-        return _U.clamp_min(self, *args, **kwargs)
-    def clamp_max(self, *args, **kwargs):
-        return _U.clamp_max(self, *args, **kwargs)
-    def sum(self, *args, **kwargs):
-        return _R.sum(self, *args, **kwargs)
-    def mean(self, *args, **kwargs):
-        return _R.mean(self, *args, **kwargs)
-    def sum_to_size(self, *args, **kwargs):
-        return _R.sum_to_size(self, *args, **kwargs)
-    def reshape(self, *args, **kwargs):
-        return _S.reshape(self, *args, **kwargs)
-    def view(self, *args, **kwargs):
-        return _S.view(self, *args, **kwargs)
-    def transpose(self, *args, **kwargs):
-        return _S.transpose(self, *args, **kwargs)
-    swapaxes = transpose
-    swapdims = transpose
-    def permute(self, *args, **kwargs):
-        return _S.permute(self, *args, **kwargs)
-    def t(self, *args, **kwargs):
-        return _S.t(self, *args, **kwargs)
-    def expand(self, *args, **kwargs):
-        return _S.expand(self, *args, **kwargs)
-    def squeeze(self, *args, **kwargs):
-        return _S.squeeze(self, *args, **kwargs)
-    def unsqueeze(self, *args, **kwargs):
-        return _S.unsqueeze(self, *args, **kwargs)
-    def flatten(self, *args, **kwargs):
-        return _S.flatten(self, *args, **kwargs)
-    def clone(self, *args, **kwargs):
-        return _S.clone(self, *args, **kwargs)
-    def narrow(self, *args, **kwargs):
-        return _S.narrow(self, *args, **kwargs)
-    def select(self, *args, **kwargs):
-        return _S.select(self, *args, **kwargs)
-    def split(self, *args, **kwargs):
-        return _S.split(self, *args, **kwargs)
-    def unbind(self, *args, **kwargs):
-        return _S.unbind(self, *args, **kwargs)
-    def eq(self, *args, **kwargs):
-        return _C.eq(self, *args, **kwargs)
-    def ne(self, *args, **kwargs):
-        return _C.ne(self, *args, **kwargs)
-    not_equal = ne
-    def lt(self, *args, **kwargs):
-        return _C.lt(self, *args, **kwargs)
-    less = lt
-    def le(self, *args, **kwargs):
-        return _C.le(self, *args, **kwargs)
-    less_equal = le
-    def gt(self, *args, **kwargs):
-        return _C.gt(self, *args, **kwargs)
-    greater = gt
-    def ge(self, *args, **kwargs):
-        return _C.ge(self, *args, **kwargs)
-    greater_equal = ge
-    def logical_and(self, *args, **kwargs):
-        return _C.logical_and(self, *args, **kwargs)
-    def logical_or(self, *args, **kwargs):
-        return _C.logical_or(self, *args, **kwargs)
-    def logical_xor(self, *args, **kwargs):
-        return _C.logical_xor(self, *args, **kwargs)
-    def logical_not(self, *args, **kwargs):
-        return _C.logical_not(self, *args, **kwargs)
-    def bitwise_and(self, *args, **kwargs):
-        return _C.bitwise_and(self, *args, **kwargs)
-    def bitwise_or(self, *args, **kwargs):
-        return _C.bitwise_or(self, *args, **kwargs)
-    def bitwise_xor(self, *args, **kwargs):
-        return _C.bitwise_xor(self, *args, **kwargs)
-    def bitwise_not(self, *args, **kwargs):
-        return _C.bitwise_not(self, *args, **kwargs)
 
-    def add_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.add, *args, **kwargs)
-    def sub_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.sub, *args, **kwargs)
-    subtract_ = sub_
-    def mul_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.mul, *args, **kwargs)
-    multiply_ = mul_
-    def div_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.div, *args, **kwargs)
-    divide_ = div_
-    def pow_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.pow, *args, **kwargs)
-    def neg_(self, *args, **kwargs):
-        return _IP.inplace(self, _A.neg, *args, **kwargs)
-    def exp_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.exp, *args, **kwargs)
-    def log_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.log, *args, **kwargs)
-    def tanh_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.tanh, *args, **kwargs)
-    def sigmoid_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.sigmoid, *args, **kwargs)
-    def relu_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.relu, *args, **kwargs)
-    def sqrt_(self, *args, **kwargs):
-        return _IP.inplace(self, _E.sqrt, *args, **kwargs)
-    def abs_(self, *args, **kwargs):
-        if self._dtype.is_complex:  # (|z| is real: torch refuses rather than store it as complex)
-            raise RuntimeError("In-place abs is not supported for complex tensors.")
-        return _IP.inplace(self, _U.abs, *args, **kwargs)
-    absolute_ = abs_
-    def clamp_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp, *args, **kwargs)
-    clip_ = clamp_
-    def clamp_min_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp_min, *args, **kwargs)
-    def clamp_max_(self, *args, **kwargs):
-        return _IP.inplace(self, _U.clamp_max, *args, **kwargs)
 
     def zero_(self):
         """Fill with zeros in place."""
@@ -997,11 +852,11 @@ class Tensor:
             return _IP.inplace(self, _I.fill_value, value)
         return _fill(self, value.item() if isinstance(value, Tensor) else value)
 
-    def copy_(self, src, non_blocking: bool = False):
-        """Copy ``src`` (broadcast) into this tensor in place."""
-        if not isinstance(src, Tensor):
-            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        return _IP.inplace(self, _I.copy_value, src)
+    def copy_(self, other, non_blocking: bool = False):
+        """Copy ``other`` (broadcast) into this tensor in place (``non_blocking``: a no-op on the CPU, as torch's)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return _IP.inplace(self, _I.copy_value, other)
 
     @property
     def T(self):
@@ -1048,33 +903,39 @@ class Tensor:
     def expand_as(self, other):
         return _S.expand(self, other._data.shape)
 
-    def contiguous(self, memory_format=None):
-        return self if self._data.flags.c_contiguous else _S.clone(self)
+    def split(self, split_size, dim: int = 0):
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a list."""
+        return _S.split(self, split_size, dim)
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from ._factories import tensor
+    def contiguous(self, *, memory_format=_L.contiguous_format):
+        """The tensor itself when laid out as ``memory_format`` asks (row-major by default), else such a copy."""
+        if _L.is_contiguous(self._data, memory_format):
+            return self
+        return _S.clone(self, memory_format=memory_format)
 
-        return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    # new_* take torch's factory options; ember/_args.py checks layout and pin_memory (bind, below)
+    def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
+        return _FA.tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import zeros
+    def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+        return _FA.zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                         requires_grad=requires_grad)
 
-        return zeros(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+        return _FA.ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                        requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import ones
+    def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+        return _FA.empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                         requires_grad=requires_grad)
 
-        return ones(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._factories import empty
-
-        return empty(*size, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from ._factories import full
-
-        return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+        return _FA.full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu",
+                        requires_grad=requires_grad)
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
@@ -1089,33 +950,6 @@ class Tensor:
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def _elementwise_methods():  # runs once, in the class body; each method looks up _E at call time
-        names = ("floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 log10 log1p sin cos tan "
-                 "asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
-                 "arctanh logit erf erfc erfinv floor ceil round trunc fix frac lerp addcmul addcdiv hypot xlogy "
-                 "nan_to_num copysign bitwise_left_shift bitwise_right_shift").split()
-        out_of_place_only = "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite " \
-                            "isreal signbit".split()
-
-        def method(name):
-            def m(self, *args, **kwargs):
-                return getattr(_E, name)(self, *args, **kwargs)
-            return m
-
-        def inplace(name):
-            def m(self, *args, **kwargs):
-                return _IP.inplace(self, getattr(_E, name), *args, **kwargs)
-            return m
-
-        table = {}
-        for n in names + out_of_place_only:
-            table[n] = method(n)
-        for n in names:
-            table[n + "_"] = inplace(n)
-        return _named_methods(table)
-
-    locals().update(_elementwise_methods())
-    del _elementwise_methods
 
     def sign_(self):
         return _IP.inplace(self, _U.sign)
@@ -1159,100 +993,10 @@ class Tensor:
 
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def prod(self, *args, **kwargs):
-        return _R.prod(self, *args, **kwargs)
-    def max(self, *args, **kwargs):
-        return _R.max(self, *args, **kwargs)
-    def min(self, *args, **kwargs):
-        return _R.min(self, *args, **kwargs)
-    def amax(self, *args, **kwargs):
-        return _R.amax(self, *args, **kwargs)
-    def amin(self, *args, **kwargs):
-        return _R.amin(self, *args, **kwargs)
-    def argmax(self, *args, **kwargs):
-        return _R.argmax(self, *args, **kwargs)
-    def argmin(self, *args, **kwargs):
-        return _R.argmin(self, *args, **kwargs)
-    def var(self, *args, **kwargs):
-        return _R.var(self, *args, **kwargs)
-    def std(self, *args, **kwargs):
-        return _R.std(self, *args, **kwargs)
-    def norm(self, *args, **kwargs):
-        return _R.norm(self, *args, **kwargs)
-    def logsumexp(self, *args, **kwargs):
-        return _R.logsumexp(self, *args, **kwargs)
-    def cumsum(self, *args, **kwargs):
-        return _R.cumsum(self, *args, **kwargs)
-    def cumprod(self, *args, **kwargs):
-        return _R.cumprod(self, *args, **kwargs)
-    def cummax(self, *args, **kwargs):
-        return _R.cummax(self, *args, **kwargs)
-    def cummin(self, *args, **kwargs):
-        return _R.cummin(self, *args, **kwargs)
-    def median(self, *args, **kwargs):
-        return _R.median(self, *args, **kwargs)
-    def all(self, *args, **kwargs):
-        return _R.all(self, *args, **kwargs)
-    def any(self, *args, **kwargs):
-        return _R.any(self, *args, **kwargs)
-    def count_nonzero(self, *args, **kwargs):
-        return _R.count_nonzero(self, *args, **kwargs)
-    def nansum(self, *args, **kwargs):
-        return _R.nansum(self, *args, **kwargs)
-    def nanmean(self, *args, **kwargs):
-        return _R.nanmean(self, *args, **kwargs)
-    def sort(self, *args, **kwargs):
-        return _SO.sort(self, *args, **kwargs)
-    def argsort(self, *args, **kwargs):
-        return _SO.argsort(self, *args, **kwargs)
-    def topk(self, *args, **kwargs):
-        return _SO.topk(self, *args, **kwargs)
-    def kthvalue(self, *args, **kwargs):
-        return _SO.kthvalue(self, *args, **kwargs)
-    def unique(self, *args, **kwargs):
-        return _SO.unique(self, *args, **kwargs)
 
 
     # ---- Tensor methods: linear algebra (ops/linalg.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def mv(self, *args, **kwargs):
-        return _LA.mv(self, *args, **kwargs)
-    def dot(self, *args, **kwargs):
-        return _LA.dot(self, *args, **kwargs)
-    def vdot(self, *args, **kwargs):
-        return _LA.vdot(self, *args, **kwargs)
-    def inner(self, *args, **kwargs):
-        return _LA.inner(self, *args, **kwargs)
-    def outer(self, *args, **kwargs):
-        return _LA.outer(self, *args, **kwargs)
-    def ger(self, *args, **kwargs):
-        return _LA.ger(self, *args, **kwargs)
-    def addmm(self, *args, **kwargs):
-        return _LA.addmm(self, *args, **kwargs)
-    def addmv(self, *args, **kwargs):
-        return _LA.addmv(self, *args, **kwargs)
-    def addr(self, *args, **kwargs):
-        return _LA.addr(self, *args, **kwargs)
-    def baddbmm(self, *args, **kwargs):
-        return _LA.baddbmm(self, *args, **kwargs)
-    def addbmm(self, *args, **kwargs):
-        return _LA.addbmm(self, *args, **kwargs)
-    def kron(self, *args, **kwargs):
-        return _LA.kron(self, *args, **kwargs)
-    def cross(self, *args, **kwargs):
-        return _LA.cross(self, *args, **kwargs)
-    def inverse(self, *args, **kwargs):
-        return _DEC.inverse(self, *args, **kwargs)
-    def det(self, *args, **kwargs):
-        return _DEC.det(self, *args, **kwargs)
-    def logdet(self, *args, **kwargs):
-        return _DEC.logdet(self, *args, **kwargs)
-    def slogdet(self, *args, **kwargs):
-        return _DEC.slogdet(self, *args, **kwargs)
-    def cholesky(self, *args, **kwargs):
-        return _DEC.cholesky(self, *args, **kwargs)
-    def svd(self, *args, **kwargs):
-        return _DEC.svd(self, *args, **kwargs)
     def matrix_power(self, n):
         return _DEC.matrix_power(self, n)
     def pinverse(self, rcond=1e-15):
@@ -1261,41 +1005,7 @@ class Tensor:
 
     # ---- Tensor methods: shape and indexing (ops/shape.py, ops/indexing.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
-    def _shape_index_methods():  # runs once, in the class body; methods look up _S/_I at call time
-        shape_ops = ("unflatten movedim moveaxis broadcast_to repeat repeat_interleave tile flip fliplr flipud roll "
-                     "rot90 chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag diagflat "
-                     "trace").split()
-        index_ops = ("gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill "
-                     "index_put masked_fill masked_select masked_scatter take take_along_dim nonzero "
-                     "argwhere").split()
-        inplace_ops = {"tril": "_S", "triu": "_S", "scatter": "_I", "scatter_add": "_I", "scatter_reduce_any": "_I",
-                       "index_add": "_I", "index_copy": "_I", "index_fill": "_I", "index_put": "_I",
-                       "masked_fill": "_I", "masked_scatter": "_I"}
 
-        def method(mod, name):
-            def m(self, *args, **kwargs):
-                return getattr(globals()[mod], name)(self, *args, **kwargs)
-            return m
-
-        def inplace(mod, name):
-            def m(self, *args, **kwargs):
-                return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
-            return m
-
-        table = {n: method("_S", n) for n in shape_ops}
-        table.update({n: method("_I", n) for n in index_ops})
-        table.update({n + "_": inplace(mod, n) for n, mod in inplace_ops.items()})
-        table["scatter_reduce_"] = table.pop("scatter_reduce_any_")  # (torch differentiates it for complex inputs)
-        return _named_methods(table)
-
-    locals().update(_shape_index_methods())
-    del _shape_index_methods
-
-    def broadcast_to(self, *size):
-        return _S.broadcast_to(self, size[0] if len(size) == 1 and not isinstance(size[0], int) else size)
-
-    def repeat(self, *sizes):
-        return _S.repeat(self, *sizes)
 
 
     # ---- Tensor methods: conversions and random (ops/random.py) ----
@@ -1342,74 +1052,10 @@ class Tensor:
     def __dlpack_device__(self):
         return _DL._cpu_device()
 
-
-
     # ---- Tensor methods: surface (h-surface) ----
     # Bindings of torch.Tensor names to what ember has (ember/_surface.py, the op families), in-place forms of
     # comparison/logical/bitwise ops, in-place view-metadata changes (t_, transpose_ ...), legacy constructors.
-    def _surface_methods():  # runs once, in the class body; methods look up modules at call time
-        def bind(mod, name, inplace=False):
-            if inplace:
-                def m(self, *args, **kwargs):
-                    return _IP.inplace(self, getattr(globals()[mod], name), *args, **kwargs)
-            else:
-                def m(self, *args, **kwargs):
-                    return getattr(globals()[mod], name)(self, *args, **kwargs)
-            return m
 
-        def review(mod, name):  # in-place view-metadata change: self takes the view's geometry and history
-            def m(self, *args, **kwargs):
-                return _SF._restride(self, getattr(globals()[mod], name)(self, *args, **kwargs))
-            return m
-
-        table = {}
-        for n in ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or "
-                  "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split():
-            table[n + "_"] = bind("_C", n, True)
-        table.update(negative_=bind("_A", "neg", True),
-                     true_divide_=bind("_A", "div", True), cumsum_=bind("_R", "cumsum", True),
-                     cumprod_=bind("_R", "cumprod", True), isclose=bind("_C", "isclose"), bmm=bind("_LA", "bmm"),
-                     sgn_=bind("_CX", "sgn", True))
-        for n in ("addmm addbmm baddbmm addmv addr").split():
-            table[n + "_"] = bind("_LA", n, True)
-        for n in ("softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
-                  "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
-                  "nonzero_static").split():
-            table[n] = bind("_SF", n)
-        table.update(as_strided_=bind("_SF", "as_strided_"))
-        for n in "sgn conj conj_physical conj_physical_ resolve_conj resolve_neg is_conj is_neg".split():
-            table[n] = bind("_CX", n)
-        for n in ("lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
-                  "igammac").split():
-            table[n], table[n + "_"] = bind("_E", n), bind("_E", n, True)
-        table.update(frexp=bind("_E", "frexp"), float_power=bind("_E", "float_power"))
-        for n in ("aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov corrcoef "
-                  "bincount histc histogram renorm matrix_exp select_scatter slice_scatter diagonal_scatter "
-                  "as_strided_scatter index_reduce put cholesky_solve cholesky_inverse triangular_solve qr lu "
-                  "lu_solve").split():
-            table[n] = bind("_CO", n)
-        for n in ("renorm", "put"):
-            table[n + "_"] = bind("_CO", n, True)
-        table["index_reduce_"] = bind("_CO", "index_reduce_")
-        for n in ("t transpose squeeze unsqueeze").split():
-            table[n + "_"] = review("_S", n)
-        table["swapdims_"] = table["swapaxes_"] = table["transpose_"]
-        return _named_methods(table)
-
-    locals().update(_surface_methods())
-    del _surface_methods
-
-    def stft(self, *args, **kwargs) -> "Tensor":
-        """See torch.stft."""
-        from .ops.stft import stft
-
-        return stft(self, *args, **kwargs)
-
-    def istft(self, *args, **kwargs) -> "Tensor":
-        """See torch.istft."""
-        from .ops.stft import istft
-
-        return istft(self, *args, **kwargs)
 
     def polygamma(self, n: int) -> "Tensor":
         return _E.polygamma(n, self)
@@ -1478,9 +1124,9 @@ class Tensor:
         self._bump()
         return self
 
-    def map_(self, tensor: "Tensor", callable) -> "Tensor":
-        """Replace each element x by ``callable(x, y)`` with y from ``tensor`` (broadcast), in place."""
-        return self._map(callable, tensor)
+    def map_(self, other: "Tensor", callable) -> "Tensor":
+        """Replace each element x by ``callable(x, y)`` with y from ``other`` (broadcast), in place."""
+        return self._map(callable, other)
 
     def map2_(self, x: "Tensor", y: "Tensor", callable) -> "Tensor":
         return self._map(callable, x, y)
@@ -1495,8 +1141,11 @@ class Tensor:
         self._bump()
         return self
 
-    def resize_(self, *sizes, memory_format=None) -> "Tensor":
-        """Give the tensor ``sizes``, keeping its leading elements in row-major order (new ones uninitialised)."""
+    def resize_(self, *sizes, size=None, memory_format=None) -> "Tensor":
+        """Give the tensor ``size``, keeping its leading elements in row-major order (new ones uninitialised);
+        ``memory_format`` lays the result out so (row-major when None)."""
+        if size is not None:
+            sizes = (size,)
         size = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else tuple(sizes)
         if self._requires_grad and _mode.grad_enabled:
             raise RuntimeError("cannot resize variables that require grad")
@@ -1512,11 +1161,16 @@ class Tensor:
             k = min(n, self._data.size)
             new[:k] = self._data.reshape(-1)[:k]
             self._data = new.reshape(size)
+        if memory_format is not None and memory_format is not _L.preserve_format \
+                and not _L.is_contiguous(self._data, memory_format):
+            laid = _L.empty(size, self._data.dtype, memory_format)
+            laid[...] = self._data
+            self._data = laid
         self._bump()
         return self
 
-    def resize_as_(self, the_template: "Tensor", memory_format=None) -> "Tensor":
-        return self.resize_(tuple(the_template.shape))
+    def resize_as_(self, the_template: "Tensor", *, memory_format=None) -> "Tensor":
+        return self.resize_(tuple(the_template.shape), memory_format=memory_format)
 
     def resize(self, *sizes) -> "Tensor":
         """A resized copy (deprecated in torch for reshape / resize_)."""
@@ -1533,14 +1187,14 @@ class Tensor:
             return args[0]
         return _wrap(_legacy_array(args, self._dtype), self._dtype)
 
-    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                          requires_grad=False):
         return _SF.empty_strided(size, stride, dtype=dtype or self._dtype, device=device,
                                  requires_grad=requires_grad)
 
-    def dim_order(self, *, ambiguity_check: bool = False) -> tuple:
-        """Dims from outermost to innermost in memory (stable for equal strides)."""
-        st = self.stride()
-        return tuple(sorted(range(len(st)), key=lambda d: -st[d]))
+    def dim_order(self, *, ambiguity_check: bool | list = False) -> tuple:
+        """Dims from outermost to innermost in memory (NOTE [dim order] in _layout.py)."""
+        return _L.dim_order(self, ambiguity_check)
 
     def const_data_ptr(self) -> int:
         return self.data_ptr()
@@ -1906,14 +1560,18 @@ def _fill(t: Tensor, value) -> Tensor:
 
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up
-# as module globals at call time.
-from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402
+# as module globals at call time (the F401 ones are imported for their order only).
+from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402,F401
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
-from .ops import sorting as _SO  # noqa: E402
+from .ops import sorting as _SO  # noqa: E402,F401
 from .ops import elementwise as _E  # noqa: E402
 from .ops import random as _RND  # noqa: E402
 from .utils import dlpack as _DL  # noqa: E402
-from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402
+from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401
 from . import _surface as _SF  # noqa: E402
+from . import _factories as _FA  # noqa: E402
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
 from .ops import complex_numbers as _CX  # noqa: E402
+from . import _methods  # noqa: E402 - the methods that are functions with the tensor first (NOTE [Tensor methods from functions])
+
+_methods.bind(Tensor)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import threading
 
+from ._device import device
+
 __all__ = ["Future", "collect_all", "wait_all"]
 
 
@@ -10,6 +12,14 @@ class Future:
     """A result set once (``set_result``/``set_exception``) and read with ``wait``; callbacks run on completion."""
 
     def __init__(self, *, devices=None) -> None:
+        for d in devices or ():  # CPU devices with an index only: torch's errors for the rest
+            if isinstance(d, int) and not isinstance(d, bool):
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            dev = device(d)
+            if dev.type not in ("cpu", "meta"):
+                raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
+            if dev.index is None:
+                raise ValueError(f"Expected devices to have indices, got {dev}")
         self._done = threading.Event()
         self._value = self._error = None
         self._callbacks: list = []

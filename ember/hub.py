@@ -385,7 +385,7 @@ def help(github, model, force_reload: bool = False, skip_validation: bool = Fals
     return _load_entry_from_hubconf(module, model).__doc__
 
 
-def load(repo_or_dir, model, *args, source: str = "github", trust_repo=None, force_reload: bool = False,
+def load(repo_or_dir, model, *args, source: str = "github", trust_repo="check", force_reload: bool = False,
          verbose: bool = True, skip_validation: bool = False, **kwargs):
     """Call entrypoint ``model`` of the repository's (or local directory's) hubconf.py with ``args``/``kwargs``."""
     repo_dir = _repo_dir(repo_or_dir, source, force_reload, trust_repo, verbose, skip_validation)

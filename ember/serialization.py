@@ -431,14 +431,14 @@ def _atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
             os.close(dfd)
 
 
-def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
+def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
     """Save ``obj`` (tensors and plain data) to ``f``, a path or a binary file, in torch's zip format.
 
     A file written here loads with ``torch.load(f, weights_only=True)`` and ``ember.load(f)``. Writing to
     a path is atomic: a failure leaves any previous file at that path untouched.
     """
-    if pickle_module is not None or pickle_protocol != 2 or not _use_new_zipfile_serialization:
+    if pickle_module not in (None, pickle) or pickle_protocol != 2 or not _use_new_zipfile_serialization:
         raise ValueError("ember.save writes only torch's default format (zip archive, pickle protocol 2)")
     writer = _PickleWriter()
     pickled = writer.dumps(obj)  # before touching the file: an unsupported object fails here

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from ._device import _check_device
 
 __all__ = ["UntypedStorage", "TypedStorage"]
 
@@ -58,6 +59,7 @@ class UntypedStorage:
     device = None  # set below: the CPU device
 
     def __init__(self, *args, device=None) -> None:
+        _check_device(device)
         if len(args) == 1 and isinstance(args[0], np.ndarray):  # the bytes of an existing storage
             self._bytes = args[0]
         elif len(args) == 1 and isinstance(args[0], int):
@@ -159,6 +161,7 @@ class TypedStorage:
     def __init__(self, *args, dtype=None, device=None, wrap_storage=None, _internal: bool = False) -> None:
         if not _internal:
             _warn_typed_storage_removal()
+        _check_device(device)
         self.dtype = dtype if dtype is not None else D.get_default_dtype()
         np_dtype = self.dtype.np
         if wrap_storage is not None:

@@ -36,14 +36,19 @@ class DotSource:
         return path
 
     def render(self, filename: str = "graph", directory: str | None = None, format: str = "svg",  # noqa: A002
-               cleanup: bool = False, **kwargs) -> str:
-        """Write the DOT text and run Graphviz's ``dot`` on it; returns the picture's path."""
+               cleanup: bool = False, *, view: bool = False, engine: str | None = None, quiet: bool = False) -> str:
+        """Write the DOT text and run Graphviz (``engine``, default ``dot``) on it; returns the picture's path.
+        ``quiet`` hides Graphviz's messages; opening a viewer (``view=True``) is not supported here."""
+        if view:
+            raise NotImplementedError(f"DotSource.render(view=True) is not supported: open the returned path "
+                                      f"({INSTALL_HINT} for graphviz's own viewer)")
         dot_path = self.save(filename if filename.endswith(".dot") else filename + ".dot", directory)
         exe = shutil.which("dot")
         if exe is None:
             raise RuntimeError(f"{INSTALL_HINT}; the DOT text was written to {dot_path}")
         out = os.path.splitext(dot_path)[0] + "." + format
-        subprocess.run([exe, f"-T{format}", dot_path, "-o", out], check=True)
+        cmd = [exe] + ([f"-K{engine}"] if engine else []) + [f"-T{format}", dot_path, "-o", out]
+        subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL if quiet else None)
         if cleanup:
             os.remove(dot_path)
         return out

@@ -141,3 +141,19 @@ def test_picture_matches_pytorchviz(case):
     ours = ember.viz.make_dot(eo, params=dict(em.named_parameters())).source
     theirs = torchviz.make_dot(to, params=dict(tm.named_parameters())).source
     assert _structure(ours) == _structure(theirs)
+
+
+def test_dot_source_render_options(tmp_path, monkeypatch):
+    """The fallback DotSource takes graphviz's engine/quiet/view: engine and quiet honoured, view refused, any other
+    keyword a TypeError (nothing accepted and ignored)."""
+    assert shutil.which("dot"), "Graphviz's dot is missing: run `make viz` (apt-get install graphviz)"
+    out, model = _graph(ember)
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    dot = ember.viz.make_dot(out, params=dict(model.named_parameters()))
+    plain = open(dot.render(str(tmp_path / "dot"), format="plain")).read()
+    circo = open(dot.render(str(tmp_path / "circo"), format="plain", engine="circo", quiet=True)).read()
+    assert plain.split("\n")[0] != circo.split("\n")[0]  # another layout: another graph size line
+    with pytest.raises(NotImplementedError, match="view=True"):
+        dot.render(str(tmp_path / "v"), view=True)
+    with pytest.raises(TypeError, match="renderer"):
+        dot.render(str(tmp_path / "r"), renderer="cairo")

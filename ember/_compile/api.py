@@ -74,6 +74,7 @@ class CompiledFunction:
         self._mode = mode
         self._options = options
         self._limit = recompile_limit
+        self._name = name           # the region's title in .code and explain() (torch: debug metadata)
         self._cache: list = []
         self._lock = threading.RLock()
         self._breaks: list = []     # (Break, count)
@@ -295,7 +296,7 @@ class CompiledFunction:
         for v in tr.gens.values():
             v.name = _ident(v.name, taken)
         t0 = time.perf_counter()
-        title = getattr(self, "__qualname__", getattr(self._fn, "__qualname__", "function"))
+        title = self._title()
         prog = build(tr, outputs, spec, patterns, title)
         times["build"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -352,9 +353,13 @@ class CompiledFunction:
                 return status + e.code + "\n" + e.program.code
         return ""
 
+    def _title(self) -> str:
+        """The compiled region's name: ``compile(name=...)``, else the function's qualified name."""
+        return self._name or getattr(self, "__qualname__", getattr(self._fn, "__qualname__", "function"))
+
     def explain(self) -> str:
         """What was compiled, what runs eagerly and why (graph breaks with file:line), and the recompiles."""
-        lines = [f"ember.compile of {getattr(self, '__qualname__', '?')}: {len(self._cache)} cached "
+        lines = [f"ember.compile of {self._title()}: {len(self._cache)} cached "
                  f"entr{'y' if len(self._cache) == 1 else 'ies'} (limit {self._cache_limit()})"]
         for i, e in enumerate(self._cache):
             lines.append(f"[{i}] {e.kind}: {e.hits} replayed call(s)" if e.kind != "eager"
@@ -817,7 +822,7 @@ def reset_all() -> None:
 
 
 # ----------------------------------------------------------------------------- ember.compile
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
             name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
             shapes_spec=None):  # noqa: A001 - torch's name
     """Trace ``model`` (a function or module) once per guard set and replay it as a flat NumPy program

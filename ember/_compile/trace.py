@@ -510,7 +510,7 @@ class Tracer(_interpose.Level):
         st = Step("opaque", fn, a, [res], getattr(fn, "__name__", "replayable"))
         st.kwargs = kw
         st.random = True
-        st.site = user_site(3)
+        st.site = user_site(3) if self.phase == "fwd" else self.bwd_site
         res.owner = st
         self.steps.append(st)
         if isinstance(result, (tuple, list, _nd)):

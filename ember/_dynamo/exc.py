@@ -20,6 +20,7 @@ class Unsupported(TorchDynamoException):
         super().__init__(msg)
         self.msg = msg
         self.gb_type = gb_type
+        self.skip_frame = skip_frame
 
 
 class UserError(Unsupported):

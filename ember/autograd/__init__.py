@@ -95,6 +95,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` w.r.t. ``inputs`` (returned, not accumulated into ``.grad``)."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")

@@ -28,7 +28,9 @@ from collections import deque
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _GRAD_MODE_FILE = os.path.join(_PKG_DIR, "autograd", "grad_mode.py")
-_WRAPPER_FILE = os.path.join(_PKG_DIR, "_malloc.py")  # NOTE [foreign errors]: wrappers of public functions
+# argument plumbing between the user's call and the function it reaches (NOTE [torch's argument parser])
+_PLUMBING = (os.path.join(_PKG_DIR, "_args.py"), os.path.join(_PKG_DIR, "_methods.py"),
+             os.path.join(_PKG_DIR, "_malloc.py"))  # NOTE [foreign errors]: error-translating wrappers
 _ref = weakref.ref
 
 # Bound by ember.autograd.graph at import (its sequence counter: stamps order records against nodes).
@@ -124,7 +126,7 @@ def _used(frame, first: int, last: int) -> dict | None:
 def _user_frame(depth: int):
     """The frame ``depth`` levels up when it is user code (not ember's own calls), else None."""
     f = sys._getframe(depth + 1)
-    while f is not None and f.f_code.co_filename == _WRAPPER_FILE:  # error-translating wrappers are transparent
+    while f is not None and f.f_code.co_filename in _PLUMBING:
         f = f.f_back
     if f is None or f.f_code.co_filename.startswith(_PKG_DIR):
         return None

@@ -6,7 +6,7 @@ import threading
 from sys import getrefcount
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as _np
 
@@ -36,16 +36,20 @@ class RemovableHandle:
     """Handle returned by ``register_*hook``; ``remove()`` unregisters the hook."""
 
     _ids = itertools.count()
-    __slots__ = ("_dict_ref", "id")
+    __slots__ = ("_dict_ref", "id", "_extra_refs")
 
-    def __init__(self, hooks_dict: dict) -> None:
+    def __init__(self, hooks_dict: dict, *, extra_dict=None) -> None:
+        """``extra_dict``: a dict, or a list of them, whose entry of this id ``remove()`` deletes too."""
         self._dict_ref = weakref.ref(hooks_dict)
         self.id = next(RemovableHandle._ids)
+        extra = [extra_dict] if isinstance(extra_dict, dict) else extra_dict if isinstance(extra_dict, list) else []
+        self._extra_refs = tuple(weakref.ref(d) for d in extra)
 
     def remove(self) -> None:
-        d = self._dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
+        for ref in (self._dict_ref, *self._extra_refs):
+            d = ref()
+            if d is not None:
+                d.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -498,7 +502,7 @@ class saved_tensors_hooks:
 class save_on_cpu(saved_tensors_hooks):
     """Saved tensors are kept on the CPU (all ember tensors already are): a copy is stored."""
 
-    def __init__(self, pin_memory: bool = False, device_type: str = "cpu") -> None:
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         super().__init__(lambda t: t.detach().clone(), lambda t: t)
 
 
@@ -516,16 +520,13 @@ class disable_saved_tensors_hooks:
         _hook_state.disabled = self.prev
 
 
-class GradientEdge(tuple):
-    """``(node, output_nr)``: where a tensor's gradient enters the graph."""
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient enters the graph: its node and which of the node's inputs
+    (``ownership_token``: what keeps the node alive, when the edge does not own it)."""
 
-    @property
-    def node(self):
-        return self[0]
-
-    @property
-    def output_nr(self):
-        return self[1]
+    node: object
+    output_nr: int
+    ownership_token: object = None
 
 
 def get_gradient_edge(tensor) -> GradientEdge:
@@ -534,8 +535,8 @@ def get_gradient_edge(tensor) -> GradientEdge:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not "
                            "require gradients")
     if tensor._grad_fn is not None:
-        return GradientEdge((tensor._grad_fn, tensor._output_nr))
-    return GradientEdge((tensor._grad_accumulator(), 0))
+        return GradientEdge(tensor._grad_fn, tensor._output_nr)
+    return GradientEdge(tensor._grad_accumulator(), 0)
 
 
 # Bound at the end of ember._tensor (import cycle).

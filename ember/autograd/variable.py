@@ -1,5 +1,9 @@
 """``Variable``: the pre-0.4 name of Tensor, kept for old code."""
-from .._tensor import Tensor
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_any
 
 
 class _VariableMeta(type):
@@ -23,7 +27,10 @@ class Variable(metaclass=_VariableMeta):
 
     _execution_engine = _ExecutionEngine()
 
-    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
-        t = data.detach()
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+        t = _wrap_any(np.empty(0, np.float32)) if data is None else data.detach()
         t.requires_grad_(requires_grad)
         return t

@@ -113,16 +113,16 @@ def _shape_text(h: np.ndarray) -> str:
     return "x".join(str(int(d)) for d in h[8:8 + min(int(h[3]), _MAX_DIMS)]) or "scalar"
 
 
-def fingerprint(pg, op: str, tensor=None, root: int = -1, redop: int = -1) -> None:
+def fingerprint(pg, op: str, tensor=None, root: int = -1, redop: int = -1, timeout: float | None = None) -> None:
     """Check that every rank of ``pg`` runs this collective on the same dtype/shape/root/op (NOTE [collective
-    fingerprints]); torch's mismatch error on every rank otherwise."""
+    fingerprints]); torch's mismatch error on every rank otherwise. ``timeout``: seconds (the group's if None)."""
     seq = pg._seq
     pg._seq = seq + 1
     if pg.size() == 1:
         return
     mine = _header(seq, op, tensor, root, redop)
     every = np.empty((pg.size(), _H), np.int64)
-    wait([pg._comm.Iallgather(mine, every)], pg, op)
+    wait([pg._comm.Iallgather(mine, every)], pg, op, timeout)
     me = pg.rank()
     for r in range(pg.size()):
         if r != me and not np.array_equal(every[r], mine):
@@ -157,8 +157,9 @@ def wait(requests: list, pg, what: str, timeout: float | None = None) -> list:
                                        f"an error. (ember: rank {gone} left the job while rank {_me()} waited in "
                                        f"{what}.)")
         if now > deadline:
+            source = "the group's timeout, init_process_group(timeout=)" if timeout is None else "the call's timeout="
             raise DistBackendError(f"Timed out waiting {int(limit * 1000)}ms for {what} operation to complete "
-                                   f"(ember: rank {_me()}; the group's timeout, init_process_group(timeout=)).")
+                                   f"(ember: rank {_me()}; {source}).")
         pause = min(pause * 2 or 2e-5, 5e-3)  # spin briefly, then back off to a few ms
         time.sleep(pause)
 

@@ -13,6 +13,7 @@ import pickle
 
 import numpy as np
 
+from .._device import _check_device
 from .._tensor import Tensor
 from ._guard import fingerprint, wait as _wait
 from ._mpi import mpi
@@ -97,6 +98,7 @@ class Work:
         self._finish = finish
         self._status = None
         self._source = -1
+        self._timeout = None  # seconds, when the call set its own (barrier); else the group's
 
     def _complete(self) -> None:
         self._request = None
@@ -107,7 +109,7 @@ class Work:
     def wait(self, timeout=None) -> bool:
         """Block until done, at most ``timeout`` (a timedelta; the group's timeout when None)."""
         if self._request is not None:
-            limit = None if timeout is None else _seconds(timeout)
+            limit = self._timeout if timeout is None else _seconds(timeout)
             (self._status,) = _wait([self._request], self._pg, self._what, limit)
             self._complete()
         return True
@@ -367,12 +369,18 @@ def reduce_scatter(output: Tensor, input_list, op=ReduceOp.SUM, group: ProcessGr
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids=None, timeout=None):
-    """Wait until every process of the group has reached the barrier."""
+    """Wait until every process of the group has reached the barrier, at most ``timeout`` (a timedelta; the
+    group's timeout when None). ``device_ids`` (a list) names accelerator devices, which MPI does not use."""
     pg = _resolve(group, "barrier")
     if pg is None:
         return None
-    fingerprint(pg, "BARRIER")
-    return _run(Work(pg._comm.Ibarrier(), pg, "barrier"), async_op)
+    if device_ids is not None and not isinstance(device_ids, list):
+        raise TypeError("Invalid function argument: device_ids type should be List[int]")
+    seconds = None if timeout is None else _seconds(timeout)
+    fingerprint(pg, "BARRIER", timeout=seconds)
+    work = Work(pg._comm.Ibarrier(), pg, "BARRIER")
+    work._timeout = seconds
+    return _run(work, async_op)
 
 
 # ----------------------------------------------------------------------------- point to point
@@ -458,11 +466,13 @@ def all_gather_object(object_list: list, obj, group: ProcessGroup | None = None)
 
 def broadcast_object_list(object_list: list, src: int | None = None, group: ProcessGroup | None = None,
                           device=None, group_src: int | None = None) -> None:
-    """Replace ``object_list``'s items with rank ``src``'s (pickled)."""
+    """Replace ``object_list``'s items with rank ``src``'s (pickled; ``device``, where torch stages the bytes,
+    must be the CPU here)."""
     pg = _resolve(group, "broadcast_object_list")
     if pg is None:
         return
     root = _group_rank(pg, src, group_src)
+    _check_device(device)
     fingerprint(pg, "BROADCAST_OBJECT", root=root)
     mine = pg.rank() == root
     data = _pickled(list(object_list)) if mine else None

@@ -111,22 +111,40 @@ def is_initialized() -> bool:
     return _state.world is not None
 
 
-def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
-                       world_size: int = -1, rank: int = -1, store=None, group_name: str = "",
-                       pg_options=None, device_id=None) -> None:
-    """Join the processes that ``mpiexec`` started into the default group (rank and size come from MPI).
-
-    ``backend`` is ``"mpi"`` (or ``None``; ``"gloo"`` runs on MPI too). ``world_size``/``rank``, when given, must
-    agree with MPI's. An uncaught exception on any rank aborts the whole job (no rank hangs in a collective).
-    """
-    if _state.world is not None:
-        raise ValueError("trying to initialize the default process group twice!")
-    seconds = _seconds(timeout)
+def _check_backend(backend) -> None:
     name = Backend(backend if backend is not None else Backend.MPI)
     if name.split(":")[-1] in (Backend.NCCL, "cuda", "xccl"):
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     if name not in (Backend.MPI, Backend.GLOO, "cpu:mpi", "cpu:gloo"):
         raise ValueError(f"Invalid backend: '{backend}' (ember.distributed runs on MPI: backend='mpi')")
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
+                       world_size: int = -1, rank: int = -1, store=None, group_name: str = "",
+                       pg_options=None, device_id=None, _ranks=None) -> None:
+    """Join the processes that ``mpiexec`` started into the default group (rank and size come from MPI).
+
+    ``backend`` is ``"mpi"`` (or ``None``; ``"gloo"`` runs on MPI too). ``world_size``/``rank``, when given, must
+    agree with MPI's. MPI is the rendezvous: ``init_method``/``store``/``group_name``/``pg_options`` are checked as
+    torch checks them and otherwise change nothing (the processes mpiexec started are the group); ``device_id`` may
+    only be a CPU device. An uncaught exception on any rank aborts the whole job (no rank hangs in a collective).
+    """
+    if _state.world is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if store is not None and init_method is not None:
+        raise AssertionError("Cannot specify both init_method and store.")
+    if store is not None and not world_size > 0:
+        raise AssertionError("world_size must be positive if using store")
+    if store is not None and not rank >= 0:
+        raise AssertionError("rank must be non-negative if using store")
+    if isinstance(device_id, int):
+        raise ValueError("device_id is an int, but no accelerator support is found from the current compilation. "
+                         "Please use a different compiled version that supports your accelerator.")
+    if device_id is not None and device_id.type != "cpu":
+        raise ValueError(f"device_id {device_id} does not match the current compilation's accelerator support: None. "
+                         "Please use a different compiled version that supports your accelerator.")
+    seconds = _seconds(timeout)
+    _check_backend(backend)
     MPI = mpi()
     world = MPI.COMM_WORLD
     if world_size not in (-1, None) and world_size != world.Get_size():
@@ -258,8 +276,12 @@ def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | Non
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization: bool = False,
               group_desc=None, device_id=None, sort_ranks: bool = True):
     """A group of the given global ranks (all if None). Every process of the default group must call it;
-    processes outside the group get ``GroupMember.NON_GROUP_MEMBER``."""
+    processes outside the group get ``GroupMember.NON_GROUP_MEMBER``. ``backend`` is checked as
+    init_process_group's; ``pg_options``/``use_local_synchronization``/``group_desc``/``device_id`` change nothing
+    with MPI (every process of the default group calls it, which local synchronization does not need)."""
     world = _world()
+    if backend is not None:
+        _check_backend(backend)
     seconds = world._timeout if timeout is None else _seconds(timeout)
     size = world.size()
     members = list(range(size)) if ranks is None else list(ranks)

@@ -116,6 +116,9 @@ class ScriptFunction:
 class ScriptModule(nn.Module):
     """Base class of scripted and traced modules (their calls run the original Python forward)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def __getattr__(self, name: str):
         if name in ("code", "graph", "inlined_graph", "code_with_constants"):
             raise AttributeError(_NO_CODE.format(type(self).__name__, name))
@@ -131,6 +134,9 @@ class RecursiveScriptModule(ScriptModule):
 
     original_name: str
 
+    def __init__(self, cpp_module) -> None:
+        raise RuntimeError(_MADE_BY.format("RecursiveScriptModule", "torch.jit.script"))
+
     def _get_name(self) -> str:
         return type(self).__name__
 
@@ -143,6 +149,9 @@ class TracedModule(ScriptModule):
 
     original_name: str
 
+    def __init__(self, orig, id_set=None, _compilation_unit=None) -> None:
+        raise RuntimeError(_MADE_BY.format(type(self).__name__, "torch.jit.trace"))
+
     def _get_name(self) -> str:
         return self.original_name
 
@@ -154,6 +163,8 @@ class TopLevelTracedModule(TracedModule):
     """The module ``trace`` returns."""
 
 
+# (their instances are copies made without calling __init__: there is no TorchScript module to wrap)
+_MADE_BY = "ember: a {} is made by {}, which runs the module eagerly (no TorchScript module to wrap)"
 _COPY_CLASSES: dict = {}
 
 

@@ -50,7 +50,7 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: flo
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, *, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dims; a bool ``attn_mask`` marks the
     positions that may be attended (True), a float one is added to the scores."""

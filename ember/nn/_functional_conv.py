@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .._tensor import Tensor, _all_examples
 from ..ops import conv as _C, pooling as _P, resample as _R
 from .. import _factories as _fac
@@ -297,7 +298,7 @@ def _max_pool_fns(nd: int):
     name = f"max_pool{nd}d"
 
     def with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                     return_indices=True):
+                     return_indices=False):
         return _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name)
 
     def pool(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -324,9 +325,11 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     return _pool_back(_P.avg_pool(x, k, s, p, ceil_mode, count_include_pad, divisor_override), nd)
 
 
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,
+def avg_pool1d(input: Tensor, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
-    """Mean over sliding windows of (N, C, L) input."""
+    """Mean over sliding windows of (N, C, L) input (``stride`` empty: the kernel size)."""
+    if isinstance(stride, (tuple, list)) and not stride:
+        stride = None
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None, "avg_pool1d")
 
 
@@ -411,7 +414,7 @@ def _adaptive_max_fns(nd: int):
     """adaptive_max_pool{nd}d and its _with_indices form."""
     name = f"adaptive_max_pool{nd}d"
 
-    def with_indices(input: Tensor, output_size, return_indices=True):
+    def with_indices(input: Tensor, output_size, return_indices=False):
         _adaptive_input(input, nd, name)
         size = _adaptive_size(input, output_size, nd, name)
         if nd == 1:
@@ -894,3 +897,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     windows = (_stack([x[j:j + t_out] for j in range(k)], 2).reshape(t_out, b, k * c_in) if k else
                x.new_zeros(t_out, b, 0))
     return windows @ weight.reshape(k * c_in, c_out) + bias
+
+
+_args.install(globals(), ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                          "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "conv_tbc"))

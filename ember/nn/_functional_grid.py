@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from .. import _args
 from .._tensor import Tensor
 from ..ops import grid_sample as _G
 from ..ops._inplace import _title
@@ -100,3 +101,6 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if theta.shape[0] != size[0]:
         raise RuntimeError(f"Expected size[0] to equal theta.size(0) ({theta.shape[0]}), but got {size[0]}")
     return _G.affine_grid_generator(theta, size, align_corners)
+
+
+_args.install(globals(), ("grid_sampler", "affine_grid_generator"))

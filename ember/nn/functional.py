@@ -1,6 +1,7 @@
 """ember.nn.functional: stateless forms of the layers."""
 from __future__ import annotations
 
+from .. import _args
 from .._tensor import Tensor
 from ..ops import linalg as _linalg
 
@@ -129,7 +130,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _act("Celu", input, inplace, alpha, 1.0, 1.0 / alpha)
 
 
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     """x * Phi(x) (approximate='tanh': the tanh approximation)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -238,6 +239,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); hard=True: one-hot forward, soft gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
     gumbels = -(-(_F.rand_like(logits).clamp(min=1e-30)).log()).log()  # -log(Exp(1)) noise
     y = _N.softmax((logits + gumbels) / tau, dim, None)
     if not hard:
@@ -259,9 +262,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """input / max(||input||_p along dim, eps)."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     res = input / denom
-    if out is not None:
-        return out.copy_(res)
-    return res
+    return res if out is None else _args.write_out(out, res, "normalize")
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -281,8 +282,9 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return (x1 - x2 + eps).norm(p, d - 1 if d else None, keepdim=keepdim) if d else (x1 - x2 + eps).abs()
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding of class indices along a new last dim."""
+    tensor = input
     if tensor._dtype != _D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     a = tensor._data
@@ -759,9 +761,22 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return _mse_loss(input, target, size_average, reduce, reduction, weight=weight)
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """|input - target|, reduced."""
-    return _l1_loss(input, target, size_average, reduce, reduction)
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """|input - target|, reduced; with ``weight`` (input's shape) each term weighted, the mean by the weights' sum."""
+    if weight is None:
+        return _l1_loss(input, target, size_average, reduce, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    reduction = _reduction(size_average, reduce, reduction)
+    terms = (input - target).abs() * weight
+    if reduction == "none":
+        return terms
+    if reduction == "sum":
+        return terms.sum()
+    if reduction == "mean":
+        return terms.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
@@ -881,8 +896,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target._dtype.is_complex and tuple(target.shape) == tuple(input.shape):
-        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+    if tuple(target.shape) == tuple(input.shape) and not target._dtype.is_floating_point:
+        # as torch: a target of the input's shape holds class probabilities, checked before any kernel runs
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                            f"{target._dtype._scalar_name}")
     if _fused_ce(input, target, weight):
         return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
@@ -1387,8 +1403,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return _rrelu(input, lower, upper, training, inplace)
 
 
-def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    return _rrelu(input, lower, upper, training, True)
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    return _rrelu(input, lower, upper, training, True, generator)
 
 
 # ---------------------------------------------------------------- margin losses (compositions of ember ops)
@@ -1527,3 +1544,9 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if swap:
         d_neg = _E.minimum(d_neg, dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# the functions torch's nn.functional takes from its C++ builtins (the rest are Python functions in torch too)
+_args.install(globals(), ("linear", "bilinear", "gelu", "one_hot", "logsigmoid", "softplus", "softshrink", "hardshrink",
+                          "elu_", "leaky_relu_", "hardtanh_", "relu_", "rrelu_", "threshold_", "prelu",
+                          "cosine_similarity", "pairwise_distance"), out=("hardshrink",))

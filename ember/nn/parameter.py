@@ -8,6 +8,7 @@ import numpy as np
 
 from .._tensor import Tensor, _init
 from .. import _dtype as D
+from .._device import _check_device
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "UninitializedTensorMixin", "is_lazy"]
 
@@ -108,6 +109,7 @@ class UninitializedTensorMixin:
 
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Give the tensor storage of ``shape`` (uninitialized values) and make it a ``cls_to_become``, in place."""
+        _check_device(device)
         if dtype is not None:
             self._dtype = D.to_dtype(dtype)
         self._data = np.empty(tuple(shape) if not isinstance(shape, int) else (shape,), self._dtype.np)
@@ -178,6 +180,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        _check_device(device)
         self = object.__new__(cls)
         dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
         _init(self, _unset(dt), dt, requires_grad)
@@ -195,6 +198,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     _is_buffer = True  # (a Module registers it as a buffer, as it does a Buffer)
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        _check_device(device)
         self = object.__new__(cls)
         dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
         _init(self, _unset(dt), dt, requires_grad)

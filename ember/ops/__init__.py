@@ -16,7 +16,7 @@ from .linalg import matmul, mm, bmm
 from .linalg import (mv, dot, vdot, inner, outer, ger, addmm, addmv, addr, baddbmm, addbmm, einsum, tensordot, kron,
                      cross)
 from .decompositions import inverse, det, logdet, slogdet, cholesky, svd, matrix_power, pinverse, geqrf
-from .decompositions import householder_product as orgqr
+from .decompositions import orgqr
 from .reduction import sum, mean, sum_to_size
 from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp,
                         cumsum, cumprod, cummax, cummin, median, all, any, count_nonzero, nansum, nanmean)

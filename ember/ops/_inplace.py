@@ -500,15 +500,7 @@ def _setitem(self: Tensor, key, value) -> None:
 
 
 def copy_out(out: Tensor, result: Tensor) -> Tensor:
-    """Write ``result`` into ``out`` (the ``out=`` argument), resizing as torch does."""
-    if _mode.grad_enabled and (result._requires_grad or out._requires_grad):
-        raise RuntimeError("out=... arguments don't support automatic differentiation, but one of the "
-                           "arguments requires grad.")
-    _cast_check(result._dtype, out)
-    if _mode.tracer is not None:
-        _mode.tracer.write(out, result)
-    if out._data.shape != result._data.shape:
-        out._data = np.empty(result._data.shape, out._data.dtype)
-    np.copyto(out._data, result._data, casting="unsafe")
-    out._bump()
-    return out
+    """Write ``result`` into ``out`` (the ``out=`` argument) as torch does (ember/_args.py ``write_out``)."""
+    from .._args import write_out
+
+    return write_out(out, result, None)

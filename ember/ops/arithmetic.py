@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op, silent, multilinear, linear, wrap_raw
 from . import _inplace as _IP
+from .. import _args
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
@@ -500,10 +501,12 @@ def sub(input, other, *, alpha=1, out=None):
     return _out(Sub.apply(input, other, alpha), out)
 
 
-subtract = sub
+def subtract(input, other, alpha=1, *, out=None):
+    """``input - alpha * other`` (torch's subtract also takes ``alpha`` positionally)."""
+    return _out(Sub.apply(input, other, alpha), out)
 
 
-def rsub(input, other, *, alpha=1):
+def rsub(input, other, alpha=1):
     """``other - alpha * input``."""
     return Rsub.apply(input, other, alpha)
 
@@ -563,6 +566,9 @@ def _out(result, out):
 
     return copy_out(out, result)
 
+
+_args.install(globals(), ("add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "pow",
+                          "neg", "negative"), out=("neg", "negative", "true_divide"))
 
 # NOTE [in-place without a graph] (ops/_inplace.py)
 _IP._IN_PLACE_UFUNCS.update({add: silent(np.add), sub: silent(np.subtract), mul: silent(np.multiply)})

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from . import _inplace as _IP
 from .._malloc import translate_errors_of as _translate_errors_of
@@ -170,8 +171,10 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: 
     return input.allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-_IP._KEEPS_TANGENT.update({logical_and, logical_or, logical_xor, logical_not})
-
-
 # NOTE [foreign errors] (ember/_malloc.py)
 _translate_errors_of(globals(), ("allclose", "isclose"))
+
+_COMPARISONS = ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor "
+                "logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split()
+_args.install(globals(), _COMPARISONS + ["equal", "allclose", "isclose"], out=_COMPARISONS)
+_IP._KEEPS_TANGENT.update({logical_and, logical_or, logical_xor, logical_not})

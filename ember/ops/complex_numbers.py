@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op, linear, silent
@@ -410,3 +411,5 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     res = Sgn.apply(input)
     return res if out is None else out.copy_(res)
 
+
+_args.install(globals(), __all__)

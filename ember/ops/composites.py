@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
@@ -270,10 +271,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     return x
 
 
-def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+def gradient(input: Tensor, *, spacing=None, dim=None, edge_order: int = 1) -> tuple:
     """Estimated derivative along each of ``dim`` by central differences (one-sided at the edges)."""
     dims = list(range(input.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [_wrap_dim(d, input.dim()) for d in dims]
+    if spacing is None:
+        spacing = 1
     if isinstance(spacing, (int, float)):
         spacings = [float(spacing)] * len(dims)
     else:
@@ -332,7 +335,7 @@ def _spacing(x: Tensor, ndim: int, d: int, dim: int) -> Tensor:
     return (x[1:] - x[:-1]).reshape(shape)
 
 
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim`` (sample points ``x`` or spacing ``dx``)."""
     d = _wrap_dim(dim, y.dim())
     n = y.shape[d]
@@ -345,13 +348,13 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
     return pair.sum(d) * ((1.0 if dx is None else dx) / 2)
 
 
-def trapz(y: Tensor, x=None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def trapz(y: Tensor, x=None, *, dx: float = 1, dim: int = -1) -> Tensor:
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return trapezoid(y, dx=x, dim=dim)
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, dim: int = -1) -> Tensor:
     """Running trapezoidal integral along ``dim`` (one element shorter)."""
     d = _wrap_dim(dim, y.dim())
     n = y.shape[d]
@@ -435,15 +438,17 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return cols if increasing else cols.flip(1)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
+                 requires_grad: bool = False) -> Tensor:
     """The (2, k) row/column indices of the lower triangle of a row x col matrix."""
     r, c = np.tril_indices(row, offset, col)
-    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64)
+    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64).requires_grad_(requires_grad)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
+                 requires_grad: bool = False) -> Tensor:
     r, c = np.triu_indices(row, offset, col)
-    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64)
+    return _wrap(np.stack([r, c]).astype((dtype or D.int64).np), dtype or D.int64).requires_grad_(requires_grad)
 
 
 # ---------------------------------------------------------------- counting
@@ -635,18 +640,18 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * factor
 
 
-def matrix_exp(A: Tensor) -> Tensor:
-    """e**A of square matrices (batched): scaling and squaring around a degree-18 Taylor polynomial."""
+def matrix_exp(input: Tensor) -> Tensor:
+    """e**A of square matrices A (batched): scaling and squaring around a degree-18 Taylor polynomial."""
     E = _E()
-    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
-    n = A.shape[-1]
+                           f"{input.shape[-2] if input.dim() >= 2 else 1} by {input.shape[-1] if input.dim() else 1} matrices")
+    n = input.shape[-1]
     # one scaling for the whole batch (under vmap: every example's), from the largest 1-norm of a row
-    norm = float(np.max(np.abs(_all_examples(A)).sum(-1))) if A.numel() else 0.0
+    norm = float(np.max(np.abs(_all_examples(input)).sum(-1))) if input.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
-    X = A / (2.0 ** s) if s else A
-    eye = E.eye(n, dtype=A.dtype)
+    X = input / (2.0 ** s) if s else input
+    eye = E.eye(n, dtype=input.dtype)
     term, total = eye, eye
     for k in range(1, 19):
         term = term @ X / k
@@ -763,24 +768,24 @@ def _cosine_sum(*coefs):
     return fn
 
 
-def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                 requires_grad: bool = False) -> Tensor:
     return _window("hann_window", window_length, periodic, dtype, _cosine_sum(0.5, 0.5)).requires_grad_(requires_grad)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *, dtype=None,
-                   layout=None, device=None, requires_grad: bool = False) -> Tensor:
+                   layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     return _window("hamming_window", window_length, periodic, dtype,
                    _cosine_sum(alpha, beta)).requires_grad_(requires_grad)
 
 
-def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Tensor:
     return _window("blackman_window", window_length, periodic, dtype,
                    _cosine_sum(0.42, 0.5, 0.08)).requires_grad_(requires_grad)
 
 
-def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Tensor:
     def fn(k, m):
         return 1 - np.abs(2 * k / (m - 1) - 1)
@@ -788,7 +793,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, la
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None, layout=None,
-                  device=None, requires_grad: bool = False) -> Tensor:
+                  device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     from ._special import i0
 
     def fn(k, m):
@@ -807,16 +812,16 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     return T
 
 
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False,
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False,
                      *, out=None):
-    """(solution of op(T) X = b, a copy of A) with T the triangle of A (torch.return_types.triangular_solve)."""
+    """(solution X of op(T) X = input, a copy of A) with T the triangle of A (torch.return_types.triangular_solve)."""
     T = _triangle(A, upper, unitriangular)
     lower = not upper
     if transpose:
         T, lower = T.mT, upper
-    batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
+    batch = np.broadcast_shapes(tuple(input.shape[:-2]), tuple(A.shape[:-2]))
     coefficient = A.expand(*batch, *A.shape[-2:]).clone() if batch else A.clone()
-    return RT.triangular_solve(_substitute(T, b, lower), coefficient)
+    return RT.triangular_solve(_substitute(T, input, lower), coefficient)
 
 
 def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
@@ -841,13 +846,13 @@ def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
     return E.stack(rows, -2)
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with (L L^H) X = B for a Cholesky factor L (upper: U^H U)."""
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """X with (L L^H) X = input for the Cholesky factor L = ``input2`` (upper: U^H U)."""
     from ..linalg import solve
 
-    T = _factor(L, upper)
+    T = _factor(input2, upper)
     A = T.mH @ T if upper else T @ T.mH
-    return solve(A, B)
+    return solve(A, input)
 
 
 def _factor(L: Tensor, upper: bool) -> Tensor:
@@ -856,11 +861,11 @@ def _factor(L: Tensor, upper: bool) -> Tensor:
     return L - other.detach()
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """The inverse of L L^H (upper: U^H U) from its Cholesky factor L = ``input``."""
     from ..linalg import inv
 
-    T = _factor(L, upper)
+    T = _factor(input, upper)
     return inv(T.mH @ T if upper else T @ T.mH)
 
 
@@ -944,7 +949,7 @@ def _rows(A: Tensor, perm: Tensor) -> Tensor:
     return A.gather(-2, perm.unsqueeze(-1).expand(tuple(perm.shape) + (A.shape[-1],)))
 
 
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """(LU, pivots[, infos]): L (unit lower, below the diagonal) and U in one matrix with P^T A = L U, pivots as
     LAPACK's 1-based interchanges. Pivots come from NumPy; L and U are computed by ember ops (Doolittle), so the
     factors are differentiable."""
@@ -979,9 +984,8 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, *, out=None):
     L = E.stack(l_cols, -1) if k else E.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
     LU = (E.cat([L, E.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
         (E.cat([U, E.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
-    if get_infos:
-        return LU, piv, _wrap(np.zeros(batch, np.int32), D.int32)
-    return LU, piv
+    result = (LU, piv, _wrap(np.zeros(batch, np.int32), D.int32)) if get_infos else (LU, piv)
+    return result if out is None else _args.write_out(out, result, "lu")
 
 
 def _u_block(u_rows: list, j: int, start: int) -> Tensor:
@@ -1009,8 +1013,9 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     return RT.lu_unpack(P, L, U)
 
 
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
-    """X with A X = b from ``lu``'s factors (substitution in ember ops: differentiable in b and LU_data)."""
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
+    """X with A X = input from ``lu``'s factors of A (substitution in ember ops: differentiable in input and
+    LU_data)."""
     E = _E()
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
                   "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.", UserWarning,
@@ -1018,8 +1023,8 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
     n = LU_data.shape[-1]
     if LU_data.shape[-2] != n:
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
-    batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(LU_data.shape[:-2]))
-    Pb = _rows(b.expand(*batch, *b.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
+    batch = np.broadcast_shapes(tuple(input.shape[:-2]), tuple(LU_data.shape[:-2]))
+    Pb = _rows(input.expand(*batch, *input.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
     L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)
@@ -1027,3 +1032,6 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
 
 # NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
 _translate_errors_of(globals(), __all__)
+_args.install(globals(), [*__all__, "index_reduce_"], python=("unique_consecutive", "cartesian_prod", "block_diag", "cdist", "unravel_index",
+                                          "lu"),
+              out=("aminmax", "index_reduce", "isin", "mode", "nanmedian", "renorm", "slice_scatter"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .. import return_types as _RT
 from .._tensor import Tensor, _wrap, _rewrap
@@ -158,7 +159,9 @@ def inv(A: Tensor) -> Tensor:
     return LinalgInvEx.apply(A)
 
 
-inverse = inv
+def inverse(input: Tensor) -> Tensor:
+    """torch.inverse: linalg.inv."""
+    return LinalgInvEx.apply(input)
 
 
 def _inv_t(a: Tensor) -> Tensor:
@@ -197,9 +200,14 @@ def _cofactors(a: Tensor) -> Tensor:
     return _const(np.asarray(sign, u._data.dtype)[..., None, None]) * ((u * others.unsqueeze(-2)) @ vh)
 
 
-def det(A: Tensor) -> Tensor:
+def _linalg_det(A: Tensor) -> Tensor:
     """Determinant of each square matrix."""
     return LinalgDet.apply(A)
+
+
+def det(input: Tensor) -> Tensor:
+    """torch.det: linalg.det."""
+    return LinalgDet.apply(input)
 
 
 class LinalgSlogdet(Op):
@@ -244,10 +252,10 @@ def slogdet(input: Tensor):
     return _RT.slogdet(*LinalgSlogdet.apply(input))
 
 
-def logdet(A: Tensor) -> Tensor:
-    """log det A: nan for a negative determinant, -inf for a zero one (complex A: log(sign) + log|det|)."""
-    sign, logabs = LinalgSlogdet.apply(A)
-    if A._dtype.is_complex:
+def logdet(input: Tensor) -> Tensor:
+    """log det(input): nan for a negative determinant, -inf for a zero one (complex input: log(sign) + log|det|)."""
+    sign, logabs = LinalgSlogdet.apply(input)
+    if input._dtype.is_complex:
         return sign.log() + logabs
     return where(sign < 0, float("nan"), logabs)
 
@@ -372,9 +380,9 @@ class Cholesky(LinalgCholeskyEx):
     jvp = unsupported("cholesky", " because it has not been implemented yet")
 
 
-def _cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
-    """The Cholesky factor L (A = L L^T; U = L^T with ``upper``) of symmetric positive-definite matrices."""
-    return LinalgCholeskyEx.apply(A, upper)
+def _cholesky(input: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    """The Cholesky factor L (A = L L^T; U = L^T with ``upper``) of symmetric positive-definite matrices A."""
+    return LinalgCholeskyEx.apply(input, upper)
 
 
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -502,14 +510,14 @@ def _uplo(UPLO: str) -> str:
     return UPLO
 
 
-def eigh(A: Tensor, UPLO: str = "L", *, out=None):
+def eigh(input: Tensor, UPLO: str = "L", *, out=None):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices (from the UPLO triangle)."""
-    return _RT.linalg_eigh(*LinalgEigh.apply(A, _uplo(UPLO)))
+    return _RT.linalg_eigh(*LinalgEigh.apply(input, _uplo(UPLO)))
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+def eigvalsh(input: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """Eigenvalues (ascending) of symmetric matrices."""
-    return LinalgEigh.apply(A, _uplo(UPLO))[0]
+    return LinalgEigh.apply(input, _uplo(UPLO))[0]
 
 
 # ------------------------------------------------------------------ svd
@@ -571,6 +579,13 @@ class LinalgSvd(Op):
         return ga
 
 
+def _no_driver(driver) -> None:
+    """torch's ``driver=`` picks a cuSOLVER routine: on the CPU it is an error."""
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+
+
 def _phase_check(a, b, message: str) -> None:
     """torch's refusal of losses that depend on the phases of complex singular vectors or eigenvectors: the
     imaginary parts ``a`` and ``b`` (None: zero) of the projected gradients' diagonals must agree (loose tolerances)."""
@@ -580,16 +595,15 @@ def _phase_check(a, b, message: str) -> None:
         raise RuntimeError(message)
 
 
-
-
-
 def _svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """U, S, Vh with A = U diag(S) Vh, singular values descending."""
+    _no_driver(driver)
     return _RT.linalg_svd(*LinalgSvd.apply(A, full_matrices))
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """Singular values, descending."""
+    _no_driver(driver)
     return LinalgSvd.apply(A, False)[1]
 
 
@@ -602,45 +616,45 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
 
 
 # ------------------------------------------------------------------ norms
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def vector_norm(input: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """The vector ord-norm over ``dim`` (all elements when None)."""
     if isinstance(dim, int):
         dim = (dim,)
-    return Norm.apply(x, float(ord), dim, keepdim, dtype)
+    return Norm.apply(input, float(ord), dim, keepdim, dtype)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), 2/-2 (largest/smallest singular value), inf/-inf
     (max/min row sum)."""
-    if A.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if dtype is not None:
-        A = A.to(dtype)
-    _float_check(A._data, "linalg.matrix_norm")
-    d0, d1 = (d % A.ndim for d in dim)
+        input = input.to(dtype)
+    _float_check(input._data, "linalg.matrix_norm")
+    d0, d1 = (d % input.ndim for d in dim)
     if ord == "fro":
-        return Norm.apply(A, 2.0, (d0, d1), keepdim, None)
+        return Norm.apply(input, 2.0, (d0, d1), keepdim, None)
     if ord in ("nuc", 2, -2):
-        perm = [i for i in range(A.ndim) if i not in (d0, d1)] + [d0, d1]
-        s = svdvals(A.permute(*perm))
+        perm = [i for i in range(input.ndim) if i not in (d0, d1)] + [d0, d1]
+        s = svdvals(input.permute(*perm))
         r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
         if keepdim:
             for d in sorted((d0, d1)):
                 r = r.unsqueeze(d)
         return r
     sum_dim, red_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
-    sums = A.abs().sum(sum_dim, keepdim=keepdim)
+    sums = input.abs().sum(sum_dim, keepdim=keepdim)
     if not keepdim and red_dim > sum_dim:
         red_dim -= 1
     return sums.amax(red_dim, keepdim=keepdim) if ord > 0 else sums.amin(red_dim, keepdim=keepdim)
 
 
-def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def norm(input: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Vector norm (1-d input or an int dim) or matrix norm (2-d input or a 2-tuple dim)."""
     if dim is not None and not isinstance(dim, int):
         dim = tuple(dim)
@@ -648,30 +662,67 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, ou
             dim = dim[0]
     if ord is None:
         if isinstance(dim, tuple):
-            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if isinstance(dim, tuple) or (dim is None and A.ndim == 2) or isinstance(ord, str):
-        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
-    if dim is None and A.ndim != 1:
+            return matrix_norm(input, "fro", dim, keepdim, dtype=dtype)
+        return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+    if isinstance(dim, tuple) or (dim is None and input.ndim == 2) or isinstance(ord, str):
+        return matrix_norm(input, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if dim is None and input.ndim != 1:
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
-                           f"{A.ndim}D.")
+                           f"{input.ndim}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord}")
-    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, ord, dim, keepdim, dtype=dtype)
 
 
 # ------------------------------------------------------------------ composites
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
-    """Moore-Penrose pseudo-inverse through the SVD, dropping singular values below max(atol, rtol * s_max)."""
-    _matrix_check(A._data, "linalg.pinv")
-    u, s, vh = LinalgSvd.apply(A, False)
+def pinv(input: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+    """Moore-Penrose pseudo-inverse, dropping singular values below max(atol, rtol * s_max) (``rcond``: torch's
+    older name of rtol); ``hermitian``: from the eigendecomposition of the lower triangle, as torch's."""
+    _matrix_check(input._data, "linalg.pinv")
+    if rcond is not None:
+        rtol = rcond
+    if hermitian:
+        return LinalgPinvHermitian.apply(input, atol, rtol)
+    u, s, vh = LinalgSvd.apply(input, False)
     smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
     if rtol is None:
-        rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(A._data.dtype).eps * max(A.shape[-2:])
+        rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(input._data.dtype).eps * max(input.shape[-2:])
     cutoff = (smax.detach() * rtol).clamp(min=0.0 if atol is None else atol)
     keep = s.detach() > cutoff  # ember ops (no reads of values): vmap batches it
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return (vh.mH * sinv.unsqueeze(-2)) @ u.mH
+
+
+class LinalgPinvHermitian(Op):
+    """pinv from the eigendecomposition of the lower triangle (eigenvalues below the cutoff dropped by modulus);
+    d pinv: torch's pinv_backward (the general pseudo-inverse's derivative, at A and this result)"""
+
+    __slots__ = ()
+    _name = "LinalgPinvBackward0"
+    save = ("self", "result")
+    nattrs = 2
+
+    @staticmethod
+    def forward(ctx, self, atol, rtol):
+        w, q = np.linalg.eigh(self, UPLO="L")
+        s = np.abs(w)
+        smax = s.max(-1, keepdims=True) if s.shape[-1] else s.sum(-1, keepdims=True)
+        if rtol is None:
+            rtol = 0.0 if (atol is not None and atol > 0) else np.finfo(self.dtype).eps * max(self.shape[-2:])
+        keep = s > np.maximum(smax * rtol, 0.0 if atol is None else atol)
+        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
+        return np.asarray((q * winv[..., None, :]) @ np.conj(np.swapaxes(q, -1, -2)), self.dtype)
+
+    def backward(ctx, grad):
+        A, pinvA = ctx.saved_tensors
+        pinvAh, gradh = pinvA.mH, grad.mH
+        if A.shape[-2] <= A.shape[-1]:
+            K = gradh @ pinvA
+            KpinvAh = K @ pinvAh
+            return -(pinvA @ K).mH + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gradh - K @ A)
+        K = pinvA @ gradh
+        pinvAhK = pinvAh @ K
+        return -(K @ pinvA).mH + pinvAhK - pinvAhK @ pinvA @ A + (gradh - A @ K) @ pinvA @ pinvAh
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -679,16 +730,19 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A multiplied by itself n times (n < 0: powers of the inverse; n = 0: identities)."""
-    _square_check(A._data, "linalg.matrix_power", float_only=n < 0)
+_linalg_det.__name__ = "linalg_det"
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """A = input multiplied by itself n times (n < 0: powers of the inverse; n = 0: identities)."""
+    _square_check(input._data, "linalg.matrix_power", float_only=n < 0)
     if n == 0:
-        eye = made(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape))
-        depends = A.requires_grad or _mode.interpose is not None  # in A's graph (or its tangent's)
-        return A * 0 + _const(made(np.ascontiguousarray(eye))) if depends else _const(made(eye.copy()))
+        eye = made(np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape))
+        depends = input.requires_grad or _mode.interpose is not None  # in input's graph (or its tangent's)
+        return input * 0 + _const(made(np.ascontiguousarray(eye))) if depends else _const(made(eye.copy()))
     if n < 0:
-        A, n = LinalgInvEx.apply(A), -n
-    result, base = None, A
+        input, n = LinalgInvEx.apply(input), -n
+    result, base = None, input
     while True:
         if n & 1:
             result = base if result is None else matmul(result, base)
@@ -750,9 +804,10 @@ def geqrf(input: Tensor, *, out=None):
     return _RT.geqrf(*Geqrf.apply(input))
 
 
-def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+def householder_product(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th column of A below the
     diagonal (1 on it). Composed of ember ops, so every order of derivative follows."""
+    A = input
     if A.dim() < 2:
         raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
     m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1] if tau.dim() else 0
@@ -775,3 +830,15 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     if k == 0:  # no reflector: the identity columns, still a function of A (zero gradient), as torch's
         x = x + A * 0
     return x
+
+
+def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
+    """torch.orgqr: householder_product under the names of LAPACK's routine."""
+    return householder_product(input, input2)
+
+
+_args.install(globals(), ("inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "inv",
+                          "_linalg_det", "_linalg_slogdet", "solve", "_cholesky", "qr", "eigh", "eigvalsh", "_svd",
+                          "svdvals", "vector_norm", "matrix_norm", "norm", "pinv", "multi_dot", "geqrf",
+                          "householder_product", "orgqr"),
+              out=("inverse", "slogdet", "matrix_power", "inv", "_linalg_det", "multi_dot"))

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
@@ -349,14 +350,20 @@ _UOPS["angle"].jvp = staticmethod(_angle_jvp)
 
 
 def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch"):
-    """The public function of the unary op ``ops[pub]`` (default: this module's table)."""
+    """The public function of the unary op ``ops[pub]`` (default: this module's table). It takes torch's
+    arguments itself (NOTE [torch's argument parser]): the hottest functions of the torch namespace (exp, tanh
+    ...) then cost no wrapper call."""
     cls = (_UOPS if ops is None else ops)[pub]
+    write_out, absent, alias = _args.write_out, _args.ABSENT, _args.INPUT
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return _out(cls.apply(input), out)
+    def fn(input: Tensor = absent, *, out: Tensor | None = None, x=alias, a=alias, x1=alias) -> Tensor:
+        if input is absent or x is not alias or a is not alias or x1 is not alias:
+            input = _args.input_alias(pub, input, x, a, x1)
+        return cls.apply(input) if out is None else write_out(out, cls.apply(input), pub)
 
     fn.__name__ = fn.__qualname__ = pub
     fn.__doc__ = f"Elementwise {pub} ({namespace}.{pub})."
+    fn.__torch_args__ = True
     return fn
 
 
@@ -387,10 +394,10 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     return _out(_UOPS["logit"].apply(input, eps), out)
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
+def nan_to_num(input: Tensor, nan: float | None = None, posinf: float | None = None, neginf: float | None = None, *,
                out: Tensor | None = None) -> Tensor:
     """Replace NaN, +inf and -inf (default: 0 and the dtype's largest / lowest finite values)."""
-    return _out(_UOPS["nan_to_num"].apply(input, nan, posinf, neginf), out)
+    return _out(_UOPS["nan_to_num"].apply(input, 0.0 if nan is None else nan, posinf, neginf), out)
 
 
 # ------------------------------------------------------------------ predicates (no gradient)
@@ -914,3 +921,6 @@ def _value_for(*args):
     if D.result_type(*tensors)._kind < 2 and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
     return value
+
+
+_args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear
@@ -394,8 +395,10 @@ def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=
 
 
 # ------------------------------------------------------------------ frequencies and shifts
-def _freqs(k: np.ndarray, n: int, d: float, dtype, requires_grad: bool, device) -> Tensor:
-    from .._factories import _finish
+def _freqs(k: np.ndarray, n: int, d: float, dtype, requires_grad: bool, device, out) -> Tensor:
+    from .._factories import _finish, _range_out_warning
+
+    _range_out_warning(out, len(k), stacklevel=5)
 
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     if not dt._differentiable:
@@ -403,20 +406,20 @@ def _freqs(k: np.ndarray, n: int, d: float, dtype, requires_grad: bool, device) 
     scale = 1.0 / (n * d) if n * d else float("inf")  # torch multiplies by the reciprocal (inf * 0: nan)
     with np.errstate(invalid="ignore", over="ignore"):
         arr = k.astype(dt.np) * dt.np.type(scale)
-    return _finish(arr, dt, requires_grad, device)
+    return _finish(arr, dt, requires_grad, device, out)
 
 
-def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
+def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool | None = None,
             requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point fft: [0, 1, ..., -(n // 2), ..., -1] / (d * n)."""
     k = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)]) if n > 0 else np.arange(0)
-    return _out(_freqs(k, n, d, dtype, requires_grad, device), out)
+    return _freqs(k, n, d, dtype, requires_grad, device, out)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
+def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool | None = None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (d * n)."""
-    return _out(_freqs(np.arange(n // 2 + 1), n, d, dtype, requires_grad, device), out)
+    return _freqs(np.arange(n // 2 + 1), n, d, dtype, requires_grad, device, out)
 
 
 def _shift_dims(input: Tensor, dim) -> tuple:
@@ -440,3 +443,7 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
         return input.clone()
     return input.roll([(input.shape[d] + 1) // 2 for d in dims], dims)
 
+
+_args.install(globals(), ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
+                          "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq",
+                          "fftshift", "ifftshift"), own_out=("fftfreq", "rfftfreq"))

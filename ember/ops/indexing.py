@@ -6,6 +6,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_any
@@ -799,9 +800,7 @@ class Gather(Op):
             ctx.idx, ctx.dim, ctx.shape = i, dim, self.shape
         if not i.size:  # an empty index may have any number of dims (torch checks no ranks then)
             return np.zeros(idx.shape, self.dtype)
-        out = np.take_along_axis(_part(x, i.shape[:dim] + x.shape[dim:dim + 1] + i.shape[dim + 1:]), i % max(
-            x.shape[dim], 1) if i.size else i, dim)
-        return out.reshape(idx.shape)
+        return _kernels.take_along(x, _kernels.wrapped(i, x.shape[dim]), dim).reshape(idx.shape)
 
     def backward(ctx, grad):
         g = _PutAlongDim.apply(grad.reshape(ctx.idx.shape), ctx.idx, ctx.dim, ctx.shape or (1,))
@@ -821,7 +820,7 @@ class _PutAlongDim(Op):
             ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, self.dtype)
         if idx.size:
-            _kernels.scatter_add(out, _along_key(idx % shape[dim], dim), self)
+            _kernels.scatter_add(out, _along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
         return out
 
     def backward(ctx, grad):
@@ -842,7 +841,7 @@ def _scatter_forward(self, src, dim, idx, reduce):
         return out
     o = _as_nd(out)
     i = _as_nd(idx)
-    key = _along_key(i % o.shape[dim], dim)
+    key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
     v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if isinstance(src, np.ndarray) else src
     if reduce is None:
         o[key] = v
@@ -995,7 +994,7 @@ class ScatterReduce(Op):
         if not idx.size:
             return out
         o, i = _as_nd(out), _as_nd(idx)
-        key = _along_key(i % o.shape[dim], dim)
+        key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
         v = _part(_as_nd(src), i.shape)
         hit = np.zeros(o.shape, bool)
         hit[key] = True
@@ -1688,3 +1687,11 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]
     view = strided_view(store, tuple(shape) + (size,), tuple(strides) + (st,), at)
     return Unfold.apply(input, view_geometry(view, a), view)
+
+
+_args.install(globals(), ("where", "gather", "scatter", "scatter_add", "scatter_reduce", "scatter_reduce_any",
+                          "index_select", "index_add",
+                          "index_copy", "index_fill", "index_put", "masked_fill", "masked_select", "masked_scatter",
+                          "take", "take_along_dim", "nonzero", "argwhere", "searchsorted", "bucketize"),
+              out=("where", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
+                   "masked_select", "take", "take_along_dim"))

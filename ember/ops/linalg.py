@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
 from .._tensor import _wrap, _CPP_NAMES
@@ -150,8 +151,16 @@ def matmul(input, other):
     return Matmul.apply(input, other)
 
 
-def mm(input, mat2):
+def _no_out_dtype(name: str, out_dtype) -> None:
+    """torch's ``out_dtype`` overloads (a float16/bfloat16 product accumulated into float32) have no CPU kernel."""
+    if out_dtype is not None:
+        raise NotImplementedError(f"Could not run 'aten::{name}.dtype' with arguments from the 'CPU' backend. This "
+                                  "could be because the operator doesn't exist for this backend.")
+
+
+def mm(input, mat2, out_dtype=None):
     """Product of two matrices (2-d only)."""
+    _no_out_dtype("mm", out_dtype)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -159,8 +168,9 @@ def mm(input, mat2):
     return Mm.apply(input, mat2)
 
 
-def bmm(input, mat2):
+def bmm(input, mat2, out_dtype=None):
     """Batched product of two 3-d tensors with the same batch size."""
+    _no_out_dtype("bmm", out_dtype)
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -407,8 +417,9 @@ def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
 Addmm, Addmv, Addr, Baddbmm, Addbmm = (_make_add_product(n, *_ADD_PRODUCTS[n]) for n in _ADD_PRODUCTS)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
+    _no_out_dtype("addmm", out_dtype)
     return Addmm.apply(input, mat1, mat2, beta, alpha)
 
 
@@ -422,8 +433,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return Addr.apply(input, vec1, vec2, beta, alpha)
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
     """beta * input + alpha * bmm(batch1, batch2)."""
+    _no_out_dtype("baddbmm", out_dtype)
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
@@ -560,8 +572,28 @@ def _parse_einsum(equation: str, operands):
     return subs, out
 
 
-def einsum(equation: str, *operands):
-    """Sum of products over the indices of ``equation`` (implicit output, ellipsis and diagonals included)."""
+def _sublist_equation(args: tuple) -> tuple:
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` (torch's sublist format) as (equation, operands)."""
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+
+    operands, subs = args[0:len(args) - len(args) % 2:2], args[1:len(args) - len(args) % 2:2]
+    equation = ",".join(letters(s) for s in subs)
+    if len(args) % 2:
+        equation += "->" + letters(args[-1])
+    return equation, tuple(operands)
+
+
+def einsum(*args):
+    """Sum of products over the indices of the equation (implicit output, ellipsis and diagonals included):
+    ``einsum(equation, *operands)``, ``einsum(equation, operands)`` or the sublist format."""
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
+                        "operand and its subscripts list")
+    if isinstance(args[0], str):
+        equation, operands = args[0], args[1:]
+    else:
+        equation, operands = _sublist_equation(args)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out = _parse_einsum(equation, operands)
@@ -635,7 +667,8 @@ def tensordot(a, b, dims=2, out=None):
                                f"second has size {b.shape[y]} in dim {y}")
         sb[y] = sa[x]
     out_s = "".join(c for i, c in enumerate(sa) if i not in da) + "".join(c for i, c in enumerate(sb) if i not in db)
-    return einsum("".join(sa) + "," + "".join(sb) + "->" + out_s, a, b)
+    result = einsum("".join(sa) + "," + "".join(sb) + "->" + out_s, a, b)
+    return result if out is None else _args.write_out(out, result, "tensordot")
 
 
 def kron(input, other):
@@ -698,3 +731,9 @@ def cross(input, other, dim=None):
 def vecdot(x, y, *, dim: int = -1, out=None):
     """Dot products of vectors along ``dim`` (the first conjugated), broadcasting the other dims."""
     return (_conj(x) * y).sum(dim)
+
+
+_args.install(globals(), ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
+                          "baddbmm", "addbmm", "kron", "cross", "vecdot"),
+              out=("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
+                   "baddbmm", "addbmm", "kron", "cross"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from .. import _args
 from ._op import Op
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle"]
@@ -86,3 +87,6 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
                            f"{w} is not divisible by {r}")
     return PixelUnshuffle.apply(input, r)
+
+
+_args.install(globals(), __all__)

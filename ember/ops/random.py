@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from . import _special as _sp
 from .._random import _rng
@@ -668,3 +669,6 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
         raise _broadcast_error(count._data, prob._data) from None
     return SampleBinomial.apply(count, prob, _rng(generator))
+
+
+_args.install(globals(), __all__)

@@ -7,6 +7,7 @@ from .. import _dtype as D
 from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
 from ..autograd._interpose import made, replayable
+from .. import _args
 from ._op import Op, linear, silent
 from ._inplace import _title
 
@@ -444,7 +445,12 @@ def _binary_extreme(name: str, input, other):
 
 
 def _extreme_api(name: str, all_op: type, dim_op: type):
-    def fn(input, dim=None, keepdim: bool = False, *, out=None):
+    def fn(input, dim=None, keepdim: bool = False, *, other=None, out=None):
+        if other is not None:
+            if dim is not None or keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                                f"{type(dim).__name__}, other=Tensor)")
+            dim = other
         if isinstance(dim, Tensor):
             return _binary_extreme(name, input, dim)
         if dim is None:
@@ -735,7 +741,7 @@ def _correction(dim, unbiased, correction, keepdim):
 
 
 def _moment_api(op: type, name: str):
-    def fn(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    def fn(input, dim=None, unbiased: bool = True, keepdim: bool = False, *, correction=None):
         dim, corr, keepdim = _correction(dim, unbiased, correction, keepdim)
         out = op.apply(input, dim, corr, keepdim)
         return tuple(out) if type(out) is tuple else out
@@ -826,7 +832,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) 
         p = _P_NAMES[p]
     if isinstance(dim, int):
         dim = (dim,)
-    return Norm.apply(input, float(p), dim, keepdim, dtype)
+    result = Norm.apply(input, float(p), dim, keepdim, dtype)
+    return result if out is None else _args.write_out(out, result, "norm")
 
 
 class Logsumexp(Op):
@@ -946,3 +953,7 @@ for _base in (_Selection, _EvenReduction, _Cumulative):  # abstract bases: not o
 
 # NOTE [foreign errors] (ember/_malloc.py): the bool reductions compute on arrays outside ops
 _translate_errors_of(globals(), ("all", "any", "count_nonzero"))
+
+_args.install(globals(), [n for n in __all__ if n not in ("sum_to_size", "norm")],
+              out=("sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "cumsum",
+                   "cumprod", "cummax", "cummin", "median", "all", "any", "nansum", "nanmean"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from .. import _args
 from ._op import Op
 
 __all__ = ["Take", "Mat", "axis_map"]
@@ -159,3 +160,6 @@ class ConstantPadNd(Op):
 
 def constant_pad_nd(input: Tensor, pad: tuple, value=0) -> Tensor:
     return ConstantPadNd.apply(input, tuple(pad), value)
+
+
+_args.install(globals(), ("constant_pad_nd",))

@@ -8,6 +8,8 @@ import numpy as np
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .. import _args
+from .. import _layout
 from .._data import astype as _astype
 from ..autograd._interpose import data_shaped
 from ._op import Op, linear, silent
@@ -88,9 +90,9 @@ class ReshapeAlias(View):
     __slots__ = ()
 
 
-def reshape(input: Tensor, *shape) -> Tensor:
+def reshape(input: Tensor, shape) -> Tensor:
     """The same data with a new shape: a view when possible, else a copy (clone, then view)."""
-    shape = _shape_args(shape)
+    shape = _shape_args((shape,))
     arr = input._data
     if arr.flags.c_contiguous:
         return View.apply(input, shape)
@@ -101,8 +103,10 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return ReshapeAlias.apply(input, shape)
 
 
-def view(input: Tensor, *shape) -> Tensor:
-    """A view with a new shape (no copy; fails on incompatible strides)."""
+def view(input: Tensor, *shape, dtype=None) -> Tensor:
+    """A view with a new shape (no copy; fails on incompatible strides), or as another ``dtype`` of the same size."""
+    if dtype is not None:
+        shape = (dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return _view_dtype(input, D.to_dtype(shape[0]))
     return View.apply(input, _shape_args(shape))
@@ -256,7 +260,9 @@ class Expand(Op):
         return grad.sum_to_size(ctx.shape)
 
 
-def expand(input: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes, implicit: bool = False) -> Tensor:
+    """``input`` broadcast to ``sizes`` (-1 keeps a size) as a view; ``implicit`` only marks tracer-inserted
+    expands in torch and changes nothing."""
     return Expand.apply(input, _shape_args(sizes))
 
 
@@ -327,11 +333,16 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(input, dim0, dim1)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
 
 
-def permute(input: Tensor, *dims) -> Tensor:
-    return Permute.apply(input, _shape_args(dims))
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """transpose, with NumPy's parameter names."""
+    return Transpose.apply(input, axis0, axis1)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    return Permute.apply(input, _shape_args((dims,)))
 
 
 def t(input: Tensor) -> Tensor:
@@ -351,8 +362,18 @@ class Clone(Op):
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy with its own memory (differentiable)."""
-    return Clone.apply(input)
+    """A copy with its own memory (differentiable), laid out as ``memory_format`` asks (default preserve_format:
+    the strides of a dense input, else row-major)."""
+    out = Clone.apply(input)
+    arr = input._data
+    if memory_format is _layout.contiguous_format or type(arr) is not np.ndarray or type(out._data) is not np.ndarray \
+            or (arr.flags.c_contiguous and (memory_format is None or memory_format is _layout.preserve_format)):
+        return out
+    laid = _layout.empty_like(arr, arr.dtype, memory_format)  # the fresh result's values, in the asked layout
+    if laid.strides != out._data.strides:
+        np.copyto(laid, out._data)
+        out._data = laid
+    return out
 
 
 class ToCopy(Op):
@@ -654,7 +675,7 @@ moveaxis = movedim
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
-    return Expand.apply(input, tuple(size))
+    return Expand.apply(input, _shape_args((size,)))
 
 
 def broadcast_shapes(*shapes):
@@ -713,25 +734,30 @@ def repeat(input: Tensor, *sizes) -> Tensor:
 
 
 def tile(input: Tensor, dims) -> Tensor:
-    dims = tuple(dims)
+    dims = _shape_args((dims,))
     n = input._data.ndim
     return Repeat.apply(input, (1,) * (n - len(dims)) + dims)
 
 
-def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
-    """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None)."""
+def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None = None, *,
+                      output_size=None) -> Tensor:
+    """Each element repeated ``repeats`` times along ``dim`` (flattened when ``dim`` is None);
+    ``repeat_interleave(repeats)``: each index repeated by its count. ``output_size``, when given, must be the
+    result's length along ``dim`` (torch's errors otherwise)."""
+    if input is None:
+        input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         data_shaped("repeat_interleave")
         r = input._data
-        return _wrap(np.repeat(np.arange(r.shape[0]), r), D.int64)
+        return _wrap(_repeat_indices(np.arange(r.shape[0]), r, output_size), D.int64)
     x = flatten(input) if dim is None else input
     d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
-    if isinstance(repeats, Tensor) and repeats._data.ndim == 0:
-        data_shaped("repeat_interleave")
-        repeats = int(repeats._data)
+    n = x._data.shape[d] if x._data.ndim else 1
     if isinstance(repeats, int):
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and output_size != n * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n * repeats} but got {output_size}")
         shape = x._data.shape
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
@@ -739,15 +765,27 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
     if isinstance(repeats, Tensor):
         data_shaped("repeat_interleave")
     r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
-    n = x._data.shape[d] if x._data.ndim else 1
-    if r.ndim != 1 or r.shape[0] != n:
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.size == 1 and n != 1:  # one count for every element
+        r = np.full(n, r.reshape(()))
+    if r.size != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{r.shape[0] if r.ndim else 1} and input.size({d}) = {n}")
     if (r < 0).any():
         raise RuntimeError("repeats can not be negative")
     from .indexing import index_select
 
-    return index_select(x, d, _wrap(np.repeat(np.arange(n), r), D.int64))
+    return index_select(x, d, _wrap(_repeat_indices(np.arange(n), r.reshape(-1), output_size), D.int64))
+
+
+def _repeat_indices(index: np.ndarray, counts: np.ndarray, output_size) -> np.ndarray:
+    if output_size is not None:
+        if output_size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {output_size}: [{output_size}]")
+        if output_size != counts.sum():
+            raise RuntimeError("allocated size does not match required size")
+    return np.repeat(index, counts)
 
 
 class Flip(Op):
@@ -776,8 +814,8 @@ def _check_unique_dims(dims, n: int, what: str = "flip") -> tuple:
     return out
 
 
-def flip(input: Tensor, *dims) -> Tensor:
-    return Flip.apply(input, _check_unique_dims(_shape_args(dims), input._data.ndim))
+def flip(input: Tensor, dims) -> Tensor:
+    return Flip.apply(input, _check_unique_dims(_shape_args((dims,)), input._data.ndim))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -811,10 +849,10 @@ class Roll(Op):
         return Roll.apply(grad, tuple(-s for s in ctx.shifts), ctx.dims)
 
 
-def roll(input: Tensor, shifts, dims=None) -> Tensor:
-    """Elements shifted cyclically along ``dims`` (over the flattened tensor when None)."""
+def roll(input: Tensor, shifts, dims=()) -> Tensor:
+    """Elements shifted cyclically along ``dims`` (over the flattened tensor when none)."""
     shifts = _dims_arg(shifts)
-    if dims is None:
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):
         if len(shifts) != 1:
             raise RuntimeError(f"`shifts` required to be of size 1 when `dims` is not provided, but got "
                                f"{len(shifts)}")
@@ -918,11 +956,21 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     return split(input, size, d)
 
 
-def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
-    """Pieces split at indices, or ``sections`` pieces of near-equal size (the first ones larger)."""
+def _sections_or_indices(fname: str, sections, indices, tensor_indices_or_sections=None):
+    """The one of torch's overload parameters (sections=int, indices=list, tensor_indices_or_sections) given."""
+    given = [v for v in (sections, indices, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{fname}() received an invalid combination of arguments: give one of sections, indices"
+                        + (", tensor_indices_or_sections" if fname == "tensor_split" else ""))
+    return given[0]
+
+
+def tensor_split(input: Tensor, sections=None, dim: int = 0, *, indices=None, tensor_indices_or_sections=None):
+    """Pieces split at indices, or ``sections`` pieces of near-equal size (the first ones larger); the second
+    argument is either (torch names it ``sections``, ``indices`` or ``tensor_indices_or_sections`` by type)."""
+    ios = _sections_or_indices("tensor_split", sections, indices, tensor_indices_or_sections)
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
-    ios = indices_or_sections
     if isinstance(ios, Tensor):
         ios = ios.tolist()
     if isinstance(ios, int):
@@ -948,7 +996,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
 
 
 def _split_dir(name: str, dim: int, min_dim: int):
-    def f(input: Tensor, indices_or_sections):
+    def f(input: Tensor, sections=None, *, indices=None):
+        indices_or_sections = _sections_or_indices(name, sections, indices)
         n = input._data.ndim
         if n < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
@@ -1180,3 +1229,8 @@ def meshgrid(*tensors, indexing: str | None = None):
 # NOTE [foreign errors] (ember/_malloc.py): functions that compute on arrays before (or instead of) an op
 _translate_errors_of(globals(), ("repeat_interleave", "broadcast_shapes", "roll", "rot90", "tile", "meshgrid",
                                  "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "unflatten"))
+_args.install(globals(), (
+    "reshape transpose swapaxes swapdims permute t squeeze unsqueeze flatten clone cat concat concatenate stack narrow "
+    "select unbind unflatten movedim moveaxis broadcast_to repeat_interleave tile flip fliplr flipud roll rot90 hstack "
+    "vstack row_stack dstack column_stack chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag "
+    "diagflat trace").split(), out=("hstack", "vstack", "row_stack", "dstack", "column_stack", "diag", "tril", "triu"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import return_types as _RT
 from .._tensor import Tensor, _wrap_dim
 from ._op import Op
@@ -56,7 +57,7 @@ def sort(input, dim: int = -1, descending: bool = False, *, stable=_UNSET, out=N
     return (Sort if stable is _UNSET else SortStable).run(input, dim, True, bool(descending))
 
 
-def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     """Indices that sort ``input`` along ``dim``."""
     if input._dtype.is_complex:
         raise RuntimeError(_NO_SORT[1:])
@@ -117,3 +118,6 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
     if not (return_inverse or return_counts):
         return values
     return (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+
+
+_args.install(globals(), ("sort", "argsort", "topk", "kthvalue"), out=("argsort",))

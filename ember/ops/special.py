@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap
@@ -175,14 +176,24 @@ def _float_dtype(dt):
     return D.get_default_dtype().np if dt.kind in "biu" else dt
 
 
+# the functions torch's schemas call their argument x (not self, i.e. input)
+_X_NAMED = ("airy_ai", "spherical_bessel_j0", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+
+
 def _no_grad_unary(pub: str, kernel):
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        x = input._data
+    def compute(t: Tensor, out) -> Tensor:
+        x = t._data
         if x.dtype.kind == "c":
             raise _not_implemented(pub + "_cpu", x.dtype)
         dt = _float_dtype(x.dtype)
         return _out(_no_grad_result(silent(kernel)(x.astype(np.float64)).astype(dt), dt), out)
 
+    if pub in _X_NAMED:
+        def fn(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+            return compute(x, out)
+    else:
+        def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+            return compute(input, out)
     fn.__name__ = fn.__qualname__ = pub
     fn.__doc__ = f"Elementwise {pub} (torch.special.{pub}; not differentiable in torch)."
     return fn
@@ -300,7 +311,8 @@ _POLYNOMIALS = {
 def _polynomial(pub: str):
     kernel = silent(_POLYNOMIALS[pub])
 
-    def fn(input, n, *, out: Tensor | None = None) -> Tensor:
+    def fn(x, n, *, out: Tensor | None = None) -> Tensor:
+        input = x
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"special_{pub}() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, {type(n).__name__}), but expected one of:\n"
@@ -647,3 +659,4 @@ __all__ += ["airy_ai"]
 
 # NOTE [foreign errors] (ember/_malloc.py): the non-differentiable functions compute on arrays outside ops
 _translate_errors_of(globals(), __all__)
+_args.install(globals(), __all__)

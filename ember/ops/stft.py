@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from .fft import FftC2C, FftC2R, FftR2C, _BY_N, _BY_ROOT_N, _NONE
@@ -227,3 +228,6 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
 
         y = constant_pad_nd(y, (0, end - total), 0)
     return y
+
+
+_args.install(globals(), ("istft",))  # (torch.stft is written in Python, istft is a builtin)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op
@@ -313,3 +314,6 @@ def clamp_max(input, max):  # noqa: A002
         _complex_bounds(input, None, max, False)
         return ClampMaxTensor.apply(input, max)
     return ClampMax.apply(input, None, max)
+
+
+_args.install(globals(), __all__, out=("abs", "absolute", "clamp", "clip", "clamp_min", "clamp_max", "sign"))

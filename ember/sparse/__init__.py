@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._layout import layout
+from .._layout import layout, strided as _strided
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 
@@ -28,6 +28,16 @@ __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "addmm", "sum", "softmax",
 
 sparse_coo = layout("sparse_coo")
 _warned_invariants = [False]
+_FORMAT_NAMES = {"preserve_format": "Preserve", "contiguous_format": "Contiguous", "channels_last": "ChannelsLast",
+                 "channels_last_3d": "ChannelsLast3d"}
+
+
+class _NoReduce:
+    def __repr__(self) -> str:
+        return "<no reduction>"
+
+
+_NO_REDUCE = _NoReduce()  # torch.sparse.mm's two-argument overload
 
 
 def _idx_tensors(indices: np.ndarray) -> tuple:
@@ -112,17 +122,22 @@ class SparseTensor(Tensor):
         return self.dim() - self.sparse_dim()
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        """The dense tensor (differentiable)."""
+        """The dense tensor (differentiable): a leaf's gradient is sparse, at its stored positions unless
+        ``masked_grad=False`` (then every position), as torch's."""
+        if self.requires_grad and self.grad_fn is None:
+            self._ext["sparse_grad"] = "full" if masked_grad is False else True
         out = Tensor.clone(self)
         return out if dtype is None else out.to(dtype)
 
-    def to_sparse(self, *args, **kwargs) -> "SparseTensor":
-        return self
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def clone(self, *, memory_format=None) -> "SparseTensor":
+        if memory_format is not None:
+            raise RuntimeError(f"unsupported memory format option {_FORMAT_NAMES.get(memory_format.name, '')}")
         return _make(self._coo[0].copy(), self._coo[1].clone(), tuple(self.shape), self._coo[2])
 
     def detach(self) -> "SparseTensor":
@@ -182,8 +197,9 @@ class SparseTensor(Tensor):
     @property
     def grad(self):
         g = Tensor.grad.fget(self)
-        if g is not None and not isinstance(g, SparseTensor) and (self._ext or {}).get("sparse_grad"):
-            return _pattern_of(self, g)
+        how = (self._ext or {}).get("sparse_grad")
+        if g is not None and not isinstance(g, SparseTensor) and how:
+            return to_sparse(g) if how == "full" else _pattern_of(self, g)
         return g
 
     @grad.setter
@@ -237,6 +253,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     from .._factories import tensor as _tensor
 
     _check_device(device)
+    if pin_memory:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     if check_invariants is None:
         _check_invariants_warning()
     idx = indices if isinstance(indices, Tensor) else _tensor(indices, dtype=D.int64)
@@ -268,11 +286,28 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 
 def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
-              dense_dim=None) -> SparseTensor:
-    """A dense tensor's nonzero entries as a coalesced sparse COO tensor (Tensor.to_sparse)."""
-    if isinstance(self, SparseTensor):
+              dense_dim=None) -> Tensor:
+    """A dense tensor's nonzero entries as a coalesced sparse COO tensor (Tensor.to_sparse); ``layout=strided``:
+    the dense tensor. The other sparse layouts do not exist here."""
+    if sparse_dim is not None and (layout is not None or blocksize is not None or dense_dim is not None):
+        raise TypeError("to_sparse() takes 0 positional arguments but 1 was given")
+    sparse = isinstance(self, SparseTensor)
+    if layout is _strided:
+        return self.to_dense() if sparse else self
+    kind = "to_sparse: conversion from Sparse" if sparse else "dense_to_sparse: conversion from Strided"
+    for name, value in (("blocksize", blocksize), ("dense_dim", dense_dim if sparse else None)):
+        if value is not None:
+            raise RuntimeError(f"{kind} to Sparse with {name} argument given is not supported")
+    if sparse:
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
+                               "!=self.sparse_dim() is not supported")
         return self
-    sd = self.dim() if sparse_dim is None else int(sparse_dim)
+    for name, value in (("sparse_dim", sparse_dim), ("dense_dim", dense_dim)):
+        if value is not None and not 0 <= value <= self.dim():
+            raise RuntimeError(f"dense_to_sparse: {name} argument must be in [0,{self.dim()}] range, but {value} is "
+                               "given")
+    sd = self.dim() - int(dense_dim) if dense_dim is not None else self.dim() if sparse_dim is None else int(sparse_dim)
     arr = self._data
     if sd == 0:
         if self.dim():
@@ -307,8 +342,16 @@ class _SparseMM(Function):
         return g_s, g_d, None
 
 
-def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
-    """``mat1 @ mat2`` with a sparse ``mat1`` (its gradient sparse, at its stored positions)."""
+def mm(mat1: Tensor, mat2: Tensor, reduce: str = _NO_REDUCE) -> Tensor:
+    """``mat1 @ mat2`` with a sparse ``mat1`` (its gradient sparse, at its stored positions). ``reduce`` needs
+    the sparse CSR layout, which does not exist here: torch's error for COO and dense inputs."""
+    if reduce is not _NO_REDUCE:
+        if not isinstance(reduce, str):
+            raise TypeError(f"_sparse_mm(): argument 'reduce' (position 3) must be str, not {type(reduce).__name__}")
+        backend = "SparseCPU" if isinstance(mat1, SparseTensor) else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the '{backend}' "
+                                  "backend. This could be because the operator doesn't exist for this backend, or was "
+                                  "omitted during the selective/custom build process (if using custom build).")
     if not isinstance(mat1, SparseTensor):
         return mat1 @ mat2
     if mat1.requires_grad and mat1.grad_fn is None:

@@ -1,6 +1,7 @@
 """ember.special: the ``torch.special`` namespace (gamma, error, Bessel and related functions)."""
 from __future__ import annotations
 
+from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..ops.elementwise import (_UOPS, _out, digamma, erf, erfc, erfinv, exp2, expm1, i0, lgamma as gammaln, log1p,
@@ -40,7 +41,7 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     return mvlgamma(input, p, out=out)
 
 
-def softmax(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
+def softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``, computed in ``dtype`` when given."""
     return _softmax(input, dim, dtype)
 
@@ -53,3 +54,6 @@ def log_softmax(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Ten
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """Round half to even, to ``decimals`` decimal places."""
     return _round(input, decimals=decimals, out=out)
+
+
+_args.install(globals(), ("i1", "multigammaln", "softmax", "log_softmax", "round"))

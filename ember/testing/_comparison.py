@@ -175,7 +175,8 @@ def _compare_one(actual, expected, path: tuple, opts: dict) -> None:
             raise _Failure(AssertionError, f"Booleans mismatch: {actual} is not {expected}")
         return
     tensor_like = (Tensor, np.ndarray)
-    if isinstance(actual, Tensor) and isinstance(expected, Tensor) or (
+    if isinstance(actual, Tensor) and isinstance(expected, Tensor) and (
+            opts["allow_subclasses"] or type(actual) is type(expected)) or (
             type(actual) is np.ndarray and type(expected) is np.ndarray):
         _compare_tensors(actual, expected, opts["rtol"], opts["atol"], opts["equal_nan"], opts["check_device"],
                          opts["check_dtype"], opts["check_layout"], opts["check_stride"])
@@ -198,7 +199,7 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
     if (rtol is None) != (atol is None):
         _tolerances(None, rtol, atol)
     opts = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device, check_dtype=check_dtype,
-                check_layout=check_layout, check_stride=check_stride)
+                check_layout=check_layout, check_stride=check_stride, allow_subclasses=allow_subclasses)
     try:
         _compare(actual, expected, (), opts)
     except _Failure as f:

@@ -1,6 +1,7 @@
 """Activation checkpointing: keep less during forward, recompute what backward needs."""
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Callable
 
@@ -10,7 +11,7 @@ from ..autograd import graph as _graph
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 
 class _RngState:
@@ -66,8 +67,10 @@ class _Reentrant(Function):
                                           for i in inputs)
 
 
-def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
-    """Saved tensors become indices; the first unpack recomputes the forward and fills them in."""
+def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs, context_fn=None):
+    """Saved tensors become indices; the first unpack recomputes the forward and fills them in. ``context_fn()``
+    gives the context managers the forward and the recomputation run in, as torch's."""
+    forward_ctx, recompute_ctx = context_fn() if context_fn is not None else (_nothing(), _nothing())
     recomputed: list = []
     state = {"done": False}
 
@@ -84,7 +87,7 @@ def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
                 recomputed.append(t.detach())
                 return None
 
-            with enable_grad(), _graph.saved_tensors_hooks(keep, lambda t: t):
+            with enable_grad(), recompute_ctx, _graph.saved_tensors_hooks(keep, lambda t: t):
                 rng.run(function, *args, **kwargs)
             state["done"] = True
             if len(recomputed) != len(state["n"]):
@@ -95,14 +98,26 @@ def _checkpoint_without_reentrant(function, rng: _RngState, args, kwargs):
         return recomputed[index]
 
     state["n"] = []
-    with _graph.saved_tensors_hooks(pack, unpack):
+    with forward_ctx, _graph.saved_tensors_hooks(pack, unpack):
         return function(*args, **kwargs)
 
 
-def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, context_fn=None,
-               determinism_check: str = "default", debug: bool = False, preserve_rng_state: bool = True,
-               **kwargs) -> Any:
-    """Run ``function(*args)`` keeping only its inputs; backward recomputes the rest."""
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def noop_context_fn():
+    """The default ``context_fn``: no context around the forward or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
+               determinism_check: str = "default", debug: bool = False, early_stop: bool = True, **kwargs) -> Any:
+    """Run ``function(*args, **kwargs)`` keeping only its inputs; backward recomputes the rest.
+    ``preserve_rng_state`` (a keyword, as torch's) restores the random state for the recomputation;
+    ``early_stop`` only lets torch stop recomputing once every saved tensor is back (the same gradients)."""
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. In version "
                       "2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
@@ -110,12 +125,18 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, con
                       "use_reentrant=True. Refer to docs for more details on the differences between the two "
                       "variants.", UserWarning, stacklevel=2)
         use_reentrant = True
-    rng = _RngState(preserve_rng_state)
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    rng = _RngState(kwargs.pop("preserve_rng_state", True))
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant:
-        if kwargs:
-            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return _Reentrant.apply(function, rng, {}, *args)
-    return _checkpoint_without_reentrant(function, rng, args, kwargs)
+    # determinism_check="default": the recomputation must save as many tensors as the forward did (checked in
+    # unpack); debug: torch's op trace on a mismatch is not kept (the error says what differed)
+    return _checkpoint_without_reentrant(function, rng, args, kwargs, context_fn)
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):

@@ -12,6 +12,7 @@ from enum import IntEnum
 import numpy as np
 
 from .. import _dtype as D
+from .._device import _check_device
 from .._tensor import Tensor, _wrap
 
 __all__ = ["from_dlpack", "to_dlpack", "DLDeviceType"]
@@ -75,8 +76,16 @@ def _writable(arr: np.ndarray) -> np.ndarray:
     return np.ndarray(arr.shape, arr.dtype, buffer=buf, offset=-back, strides=arr.strides)
 
 
-def from_dlpack(ext_tensor) -> Tensor:
-    """A tensor sharing memory with ``ext_tensor`` (an object with ``__dlpack__``, or a DLPack capsule)."""
+def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing memory with ``ext_tensor`` (an object with ``__dlpack__``, or a DLPack capsule);
+    ``copy=True``: a copy; ``device``: the CPU only."""
+    if device is not None:
+        _check_device(device)
+    t = _from_dlpack(ext_tensor)
+    return _wrap(t._data.copy(), t._dtype) if copy else t
+
+
+def _from_dlpack(ext_tensor) -> Tensor:
     if hasattr(ext_tensor, "__dlpack__"):
         if hasattr(ext_tensor, "__dlpack_device__"):
             dev = ext_tensor.__dlpack_device__()

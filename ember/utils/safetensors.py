@@ -104,8 +104,10 @@ def load(data: bytes) -> dict[str, Tensor]:
 
 def load_file(filename: str | os.PathLike, device: str = "cpu") -> dict[str, Tensor]:
     """Read a safetensors file into a dict of tensors (no code is run); bfloat16 tensors stay bfloat16."""
+    from .._device import _check_device
     from .._factories import from_numpy
 
+    _check_device(device)
     with open(os.fspath(filename), "rb") as f:
         head = f.read(8)
         n = int.from_bytes(head, "little") if len(head) == 8 else 0

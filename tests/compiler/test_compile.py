@@ -852,6 +852,13 @@ def test_code_is_readable_python_with_guard_forward_and_backward() -> None:
     assert ember.compile(lambda x: x).code == ""
 
 
+def test_name_titles_the_compiled_region() -> None:
+    c = ember.compile(lambda x: x * 2, name="scale region")
+    for _ in range(3):
+        assert c(ember.ones(2)).tolist() == [2, 2]
+    assert "# ember.compile: scale region" in c.code and c.explain().startswith("ember.compile of scale region:")
+
+
 def test_decorator_forms_and_methods() -> None:
     @ember.compile
     def a(x):

@@ -79,3 +79,22 @@ def test_scatter_add_equals_np_add_at():
         got = np.zeros(shape)
         K.scatter_add(got, key, vals)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=str(key))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_take_along_and_wrapped_equal_numpy(seed):
+    """take_along is np.take_along_axis (contiguous or not, an index smaller than x in other dims); wrapped is %."""
+    r = np.random.default_rng(seed)
+    nd = int(r.integers(1, 4))
+    shape = tuple(int(n) for n in r.integers(1, 6, nd))
+    dim = int(r.integers(0, nd))
+    x = r.standard_normal(shape)
+    if seed % 2:
+        x = np.asfortranarray(x)  # not C-contiguous: NumPy's own path
+    ishape = tuple(int(r.integers(1, n + 1)) if d != dim else int(r.integers(0, 7)) for d, n in enumerate(shape))
+    idx = r.integers(0, shape[dim], ishape)
+    part = x[tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(ishape))]
+    np.testing.assert_array_equal(K.take_along(x, idx, dim), np.take_along_axis(part, idx, dim))
+    neg = idx - shape[dim]
+    np.testing.assert_array_equal(K.wrapped(neg, shape[dim]), idx)
+    assert K.wrapped(idx, shape[dim]) is idx

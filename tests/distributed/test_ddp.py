@@ -123,6 +123,27 @@ def test_wrapper_form_and_refusals(ranks):
                                                  "arguments only work with single-device/multiple-device GPU modules")
     assert str(r["error_no_params"]) == ("RuntimeError: DistributedDataParallel is not needed when a module doesn't "
                                          "have any parameter that requires a gradient.")
+    assert str(r["error_unknown_keyword"]).startswith("TypeError: ") and "bucket_size" in str(r["error_unknown_keyword"])
+    assert str(r["error_mixed_precision"]) == ("NotImplementedError: ember: DistributedDataParallel(mixed_precision=...) "
+                                               "is not supported")
+
+
+def test_buffer_flags_and_deprecations(ranks):
+    """broadcast_buffers / forward_sync_buffers / check_reduction as torch 2.13 reads them (its warnings)."""
+    for rank, r in enumerate(ranks):
+        def values(key, when):
+            return r[f"flags_{key}_{when}"].tolist()
+
+        assert values("default", "init") == [0.0, 0.0] and values("default", "forward") == [10.0, 10.0]
+        assert values("broadcast_false", "init") == [rank] * 2 and values("broadcast_false", "forward") == [10 + rank] * 2
+        assert values("forward_sync_false", "init") == [0.0, 0.0]
+        assert values("forward_sync_false", "forward") == [10 + rank] * 2
+        assert values("check_reduction", "forward") == [10.0, 10.0]
+        assert str(r["flags_default_warnings"][0]) == ""
+        assert str(r["flags_broadcast_false_warnings"][0]).startswith("FutureWarning: `broadcast_buffers` is deprecated.")
+        assert str(r["flags_check_reduction_warnings"][0]) == (
+            "FutureWarning: The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
+            "avoid using it.")
 
 
 def test_unfinished_reduction_raises_at_the_next_forward(ranks):

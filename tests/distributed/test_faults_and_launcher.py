@@ -70,6 +70,17 @@ def test_timeout_of_init_process_group_is_honoured(mpi_job):
         proc.stderr[-2000:]
 
 
+def test_timeout_of_barrier_is_honoured(mpi_job):
+    """barrier(timeout=2 s) in a group with the default (30 min) timeout: the waiting rank raises after 2 s."""
+    proc, _ = mpi_job(2, "agreement.py", "barrier_timeout", launcher="ember", check=False)
+    assert proc.returncode != 0
+    assert "ember.distributed.DistBackendError: Timed out waiting 2000ms for BARRIER operation" in proc.stderr, \
+        proc.stderr[-2000:]
+    assert "device_ids: Invalid function argument: device_ids type should be List[int]" in proc.stderr
+    assert "new_group: Distributed package doesn't have NCCL built in" in proc.stderr
+    assert "broadcast_object_list: Torch not compiled with CUDA enabled" in proc.stderr
+
+
 @pytest.mark.parametrize("mode", ["early_exit", "destroyed"])
 def test_a_rank_leaving_ends_the_ranks_waiting_for_it(mpi_job, mode):
     """A rank that finishes early (exit 0) or leaves the group: the others' waits end with gloo's "Connection closed

@@ -272,6 +272,22 @@ def test_conv_empty_batch_and_integer_input():
           np.ones((1, 1, 2, 2), np.int64), grad=False)
 
 
+@pytest.mark.parametrize("nd, transposed", [(1, False), (2, False), (3, False), (1, True), (2, True), (3, True)])
+def test_aten_convolution_entry(nd, transposed):
+    """torch.convolution (ATen's entry, all ranks, plain or transposed) against torch."""
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 2) + (4,) * nd)
+    w = rng.standard_normal((2, 3) + (2,) * nd) if transposed else rng.standard_normal((3, 2) + (2,) * nd)
+    pad, opad = [1] * nd, [1 if transposed else 0] * nd
+    check(lambda lib, a, b: lib.convolution(a, b, None, [2] * nd, pad, [1] * nd, transposed, opad, 1), x, w)
+
+
+def test_aten_convolution_errors():
+    same_error(lambda lib: lib.convolution(lib.ones(1, 1, 2, 2, 2, 2), lib.ones(1, 1, 1, 1, 1, 1), None, [1] * 4,
+                                           [0] * 4, [1] * 4, False, [0] * 4, 1))
+    same_error(lambda lib: lib.convolution(lib.ones(1, 1), lib.ones(1), None, [1], [0], [1], False, [0], 1))
+
+
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_conv_chunked_wide_columns(data):

@@ -208,6 +208,10 @@ ERRORS = [
     lambda lib: F(lib).gaussian_nll_loss(lib.randn(3, 2), lib.randn(3, 2), lib.ones(2, 2)),
     lambda lib: F(lib).gaussian_nll_loss(lib.randn(3, 2), lib.randn(3, 2), -lib.ones(3, 2)),
     lambda lib: F(lib).cross_entropy(lib.randn(3, 4), lib.tensor([0, 1, 2]), label_smoothing=1.5),
+    # a target of the input's shape holds probabilities: a float type is required before any kernel runs
+    lambda lib: F(lib).cross_entropy(lib.randn(3, 4), lib.zeros(3, 4, dtype=lib.int64)),
+    lambda lib: F(lib).cross_entropy(lib.randn(5), lib.ones(5, dtype=lib.int64)),
+    lambda lib: F(lib).cross_entropy(lib.randn(3, 4, dtype=lib.complex64), lib.randn(3, 4, dtype=lib.complex64)),
 ]
 
 

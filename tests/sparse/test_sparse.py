@@ -2,6 +2,8 @@
 functions, values and gradients (to the values, to dense operands, and a sparse leaf's sparse gradient)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,57 @@ def test_hybrid_and_to_sparse_round_trip() -> None:
         assert e._indices().tolist() == t._indices().tolist()
         assert_close(e._values(), t._values())
         assert_close(e.to_dense(), t.to_dense())
+
+
+# ---------------------------------------------------------------- arguments torch's sparse functions take
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - compared between the libraries
+        return type(e).__name__, str(e).split(". ")[0]
+    if hasattr(r, "layout"):
+        return str(r.layout), (r.to_dense() if r.is_sparse else r).tolist()
+    return r
+
+
+def _argument_cases(lib) -> dict:
+    s = lib.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+    d = lib.tensor([[1.0, 0.0], [2.0, 3.0]])
+    cases = {f"clone {f}": lambda f=f: s.clone(memory_format=getattr(lib, f))
+             for f in ("preserve_format", "contiguous_format", "channels_last")}
+    cases.update({
+        "to_sparse strided": lambda: d.to_sparse(layout=lib.strided),
+        "to_sparse coo": lambda: d.to_sparse(layout=lib.sparse_coo),
+        "to_sparse blocksize": lambda: d.to_sparse(blocksize=(1, 1)),
+        "to_sparse dense_dim": lambda: d.to_sparse(dense_dim=1)._indices().tolist(),
+        "to_sparse dense_dim 3": lambda: d.to_sparse(dense_dim=3),
+        "to_sparse sparse_dim 3": lambda: d.to_sparse(3),
+        "to_sparse sparse_dim and layout": lambda: d.to_sparse(1, layout=lib.sparse_coo),
+        "sparse to strided": lambda: s.to_sparse(layout=lib.strided),
+        "sparse to_sparse 1": lambda: s.to_sparse(1),
+        "sparse to_sparse blocksize": lambda: s.to_sparse(blocksize=(1, 1)),
+        "sparse to_sparse dense_dim": lambda: s.to_sparse(dense_dim=1),
+        "mm reduce": lambda: lib.sparse.mm(s, lib.ones(2, 2), "sum"),
+        "mm reduce keyword": lambda: lib.sparse.mm(s, lib.ones(2, 2), reduce="amax"),
+        "mm reduce None": lambda: lib.sparse.mm(s, lib.ones(2, 2), None),
+        "mm dense reduce": lambda: lib.sparse.mm(d, lib.ones(2, 2), "sum"),
+        "mm": lambda: lib.sparse.mm(s, lib.ones(2, 2)),
+        "pin_memory": lambda: lib.sparse_coo_tensor(lib.tensor([[0]]), lib.tensor([1.0]), (2,), pin_memory=True),
+    })
+    for masked in (None, True, False):
+        def grad(masked=masked):
+            x = lib.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse().requires_grad_()
+            (x.to_dense(masked_grad=masked) * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+            return x.grad
+        cases[f"to_dense masked_grad={masked}"] = grad
+    return cases
+
+
+def test_sparse_arguments_as_torch():
+    """clone's memory_format, to_sparse's layout/blocksize/dense_dim, sparse.mm's reduce, pin_memory and
+    to_dense's masked_grad: torch's results or torch's errors."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine = {k: _outcome(f) for k, f in _argument_cases(ember).items()}
+        theirs = {k: _outcome(f) for k, f in _argument_cases(torch).items()}
+    assert mine == theirs

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from oracle import ember, torch
+from oracle import ember, same_error, torch
 
 NAN, INF = math.nan, math.inf
 
@@ -124,3 +124,19 @@ def test_random_mismatches_report_like_torch(dtype: str, seed: int) -> None:
     if b.dtype.kind == "f" and seed % 2:
         flat[hit[0]] = 0.0  # a zero expected value: infinite relative difference
     _same(_close(lambda lib: _t(lib, a, dtype), lambda lib: _t(lib, b, dtype)))
+
+
+@pytest.mark.parametrize("pair", ["param-tensor", "tensor-param", "param-param", "list"])
+def test_assert_close_allow_subclasses(pair):
+    def call(lib):
+        p, t = lib.nn.Parameter(lib.ones(1)), lib.ones(1)
+        a, b = {"param-tensor": (p, t), "tensor-param": (t, p), "param-param": (p, lib.nn.Parameter(lib.ones(1))),
+                "list": ([p], [t])}[pair]
+        lib.testing.assert_close(a, b)  # subclasses allowed by default
+        lib.testing.assert_close(a, b, allow_subclasses=False)
+
+    if pair == "param-param":
+        call(ember)
+        call(torch)
+    else:
+        same_error(call, ["No comparison pair was able to handle inputs of type", "Parameter"])

@@ -86,3 +86,22 @@ def test_missing_tensorboardx_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboardX", None)
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'ember\[tensorboard\]'"):
         ember.utils.tensorboard.SummaryWriter()
+
+
+def test_new_style_scalars_as_torch_writes_them(tmp_path):
+    """add_scalar(new_style=True[, double_precision=True]): a tensor of the scalars plugin, as torch's writer."""
+    import torch.utils.tensorboard  # noqa: F401,PLC0415 - torch's writer is the oracle
+
+    for lib in (ember, torch):
+        with lib.utils.tensorboard.SummaryWriter(log_dir=str(tmp_path / lib.__name__)) as writer:
+            writer.add_scalar("plain", 0.25, 0)
+            writer.add_scalar("new", lib.tensor(1.5), 1, new_style=True)
+            writer.add_scalar("double", 1 / 3, 2, new_style=True, double_precision=True)
+    seen = {}
+    for lib in ("ember", "torch"):
+        acc = _read(tmp_path / lib)
+        protos = {tag: acc.Tensors(tag)[0] for tag in ("new", "double")}
+        seen[lib] = (acc.Tags()["scalars"], {t: (p.step, str(p.tensor_proto)) for t, p in protos.items()},
+                     acc.SummaryMetadata("new").plugin_data.plugin_name)
+    assert seen["ember"] == seen["torch"]
+    assert "double_val" in seen["torch"][1]["double"][1]

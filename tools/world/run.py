@@ -89,6 +89,14 @@ def _use_ember(rev):
     _EMBER.update(root=str(dest), label=f"{rev}@{commit[:10]}")
 
 
+def _label_working_tree():
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "ember", "ecosystem"],
+                           capture_output=True, text=True).stdout.strip()
+    _EMBER["label"] = f"working tree at {head}" + (" (with changes)" if dirty else "")
+
+
 def _env(side, urls):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PYTHONPATH=os.pathsep.join([str(_site()), str(ROOT)]), WORLD_SIDE=side, MPLBACKEND="Agg",
@@ -188,10 +196,9 @@ def run_model(model, repos):
             break
     cmp = out / "compare.json"
     if rec.get("ember", {}).get("rc") == 0 and cmp.exists():
-        report = json.loads(cmp.read_text())
-        rec["worst"] = max((v for v in report.values() if isinstance(v, float)), default=0.0)
-        rec["mismatched"] = [k for k, v in report.items() if not isinstance(v, float)]
-        rec["arrays"] = len(report)
+        from tools.world.models import summarize
+
+        rec.update(summarize(json.loads(cmp.read_text())))
     return rec
 
 
@@ -264,15 +271,18 @@ def report(results):
 def _model_cell(rec):
     t, e = rec.get("torch", {}), rec.get("ember")
     if t.get("rc") != 0:
-        return f"torch side fails: {t.get('exception')}"
+        return f"torch side fails: {t.get('exception')} | | | |"
     if e is None or e["rc"] != 0:
-        return f"ember fails: `{e and e['exception']}` at `{e and e['where']}`"
+        return f"fails: `{e and e['exception']}` at `{e and e['where']}` | | | |"
     extra = f"; mismatched {rec['mismatched']}" if rec.get("mismatched") else ""
-    return f"ok: worst relative error {rec['worst']:.2g} over {rec['arrays']} arrays{extra} ({e['seconds']:.0f}s)"
+    beyond = ", ".join(rec["beyond"]) if rec["beyond"] else "none"
+    return (f"ok ({e['seconds']:.0f} s){extra} | {rec['arrays']} | {rec['worst']:.2g} | {rec['ember64']:.2g} / "
+            f"{rec['torch64']:.2g} | {beyond}")
 
 
 def report_models(models):
-    lines = ["| model | ember vs torch, same weights and input |", "|---|---|"]
+    lines = ["| model | ember | arrays | worst error vs torch | worst error vs float64, ember / torch | "
+             "arrays beyond torch's own float32 error |", "|---|---|---:|---:|---:|---|"]
     lines += [f"| {name} | {_model_cell(rec)} |" for name, rec in models.items()]
     return "\n".join(lines)
 
@@ -289,6 +299,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.ember:
         _use_ember(args.ember)
+    else:
+        _label_working_tree()
     results = _load()
     if args.report:
         print(report(results))

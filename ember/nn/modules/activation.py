@@ -1,16 +1,23 @@
 """Activation layers and the softmax family; each wraps its functional form (ember.nn.functional)."""
 from __future__ import annotations
 
+import inspect
+import warnings
+
 from ... import _factories as F_
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
            "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh", "Tanhshrink", "Softmax",
            "LogSoftmax", "Softmin", "GLU", "Threshold", "CosineSimilarity", "PairwiseDistance"]
 __all__ += ["LogSigmoid", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"]
+
+
+_REQUIRED = object()  # a parameter without default
 
 
 def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = "", call: tuple | None = None,
@@ -33,6 +40,10 @@ def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = 
             if k not in values:
                 raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{k}'")
             values[k] = v
+        missing = [k for k in names if values[k] is _REQUIRED]
+        if missing:
+            raise TypeError(f"{name}.__init__() missing {len(missing)} required positional argument"
+                            f"{'s' if len(missing) > 1 else ''}: " + " and ".join(f"'{k}'" for k in missing))
         for k in names:
             setattr(self, k, values[k])
 
@@ -51,6 +62,10 @@ def _layer(name: str, fn, params: tuple, shown: tuple | None = None, doc: str = 
             parts.append(f"{v}" if bare else f"{k}={v!r}")
         return ", ".join(parts)
 
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                             default=inspect.Parameter.empty if d is _REQUIRED else d) for k, d in params])
     return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
                                   "__doc__": doc or f"Applies {fn.__name__} elementwise.", "__module__": __name__,
                                   "__constants__": list(names)})
@@ -63,7 +78,12 @@ LeakyReLU = _layer("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01),) + _INP
 ELU = _layer("ELU", F.elu, (("alpha", 1.0),) + _INPLACE)
 SELU = _layer("SELU", F.selu, _INPLACE)
 CELU = _layer("CELU", F.celu, (("alpha", 1.0),) + _INPLACE)
-GELU = _layer("GELU", F.gelu, (("approximate", "none"),))
+def _gelu(input: Tensor, approximate: str) -> Tensor:
+    return F.gelu(input, approximate=approximate)
+
+
+_gelu.__name__ = "gelu"
+GELU = _layer("GELU", _gelu, (("approximate", "none"),))
 SiLU = _layer("SiLU", F.silu, _INPLACE)
 Mish = _layer("Mish", F.mish, _INPLACE)
 Softplus = _layer("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)))
@@ -73,7 +93,7 @@ Hardswish = _layer("Hardswish", F.hardswish, _INPLACE, shown=())
 Sigmoid = _layer("Sigmoid", F.sigmoid, ())
 Tanh = _layer("Tanh", F.tanh, ())
 Tanhshrink = _layer("Tanhshrink", F.tanhshrink, ())
-Threshold = _layer("Threshold", F.threshold, (("threshold", None), ("value", None)) + _INPLACE)
+Threshold = _layer("Threshold", F.threshold, (("threshold", _REQUIRED), ("value", _REQUIRED)) + _INPLACE)
 GLU = _layer("GLU", F.glu, (("dim", -1),))
 Softmax = _layer("Softmax", F.softmax, (("dim", None),))
 LogSoftmax = _layer("LogSoftmax", F.log_softmax, (("dim", None),))
@@ -98,9 +118,19 @@ Softmax2d = _layer("Softmax2d", _softmax2d, (), doc="Softmax over the channels (
 class Hardtanh(Module):
     """Clamps its input into [min_val, max_val]."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
-        assert max_val > min_val, f"max_val ({max_val}) must be greater than min_val ({min_val})"
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+                          stacklevel=2)
+            max_val = max_value
+        if max_val <= min_val:
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
@@ -114,6 +144,7 @@ class PReLU(Module):
     """leaky_relu with a learned slope (one, or one per channel)."""
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

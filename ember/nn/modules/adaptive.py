@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ..._device import _check_device
 from ..._tensor import Tensor
 from ...ops.shape import cat as _cat
 from .. import functional as F
@@ -23,6 +24,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
     def __init__(self, in_features: int, n_classes: int, cutoffs, div_value: float = 4.0, head_bias: bool = False,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:

@@ -10,6 +10,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
+from ..._device import _check_device
 from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _expand
@@ -29,6 +30,7 @@ class _ConvNd(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", output_padding=0, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         nd = self._nd
         if groups <= 0:

@@ -9,6 +9,7 @@ from .. import functional as F
 from .. import init
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, UninitializedParameter
+from ..._device import _check_device
 from .lazy import LazyModuleMixin
 from .module import Module
 
@@ -29,6 +30,7 @@ class Linear(Module):
     """``y = x @ weight.T + bias`` with weight (out_features, in_features)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -59,6 +61,7 @@ class Bilinear(Module):
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features

@@ -21,6 +21,8 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = {}  # hook id -> True, as the module's own registries
+_global_forward_hooks_always_called: dict = {}
 _global_backward_hooks: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
 # hook(module, name, value) -> replacement or None, run when a buffer / submodule / parameter is registered
@@ -741,19 +743,32 @@ class Module:
             bw = BackwardHook(self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
                               [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
             args = bw.setup_input_hook(args)
-        result = self.forward(*args, **kwargs)
-        for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-            if hid in self._forward_hooks_with_kwargs:
-                r = hook(self, args, kwargs, result)
-            else:
-                r = hook(self, args, result)
-            if r is not None:
-                result = r
+        result, done = None, set()
+        try:
+            result = self.forward(*args, **kwargs)
+            for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                done.add(hid)
+                r = self._run_forward_hook(hid, hook, args, kwargs, result)
+                if r is not None:
+                    result = r
+        except Exception:  # the hooks registered with always_call=True run anyway (result None), as torch's
+            for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hid not in done and (hid in self._forward_hooks_always_called
+                                        or hid in _global_forward_hooks_always_called):
+                    r = self._run_forward_hook(hid, hook, args, kwargs, result)
+                    if r is not None:
+                        result = r
+            raise
         if bw is not None:
             result = bw.setup_output_hook(result)
         return result
 
     __call__ = _call_impl
+
+    def _run_forward_hook(self, hid, hook, args, kwargs, result):
+        if hid in self._forward_hooks_with_kwargs or hid in _global_forward_hooks_with_kwargs:
+            return hook(self, args, kwargs, result)
+        return hook(self, args, result)
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module in place (ember.compile, NOTE [compile] in ember/_compile): its ``forward`` runs
@@ -816,8 +831,14 @@ def register_module_forward_pre_hook(hook):
 
 
 def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False):
-    """A forward hook run for every module."""
-    return _global_hook(_global_forward_hooks, hook)
+    """A forward hook run for every module (``with_kwargs``: also given the keyword arguments; ``always_call``:
+    run even when forward raises)."""
+    h = _global_hook(_global_forward_hooks, hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[h.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[h.id] = True
+    return h
 
 
 def register_module_full_backward_hook(hook):

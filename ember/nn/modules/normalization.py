@@ -12,6 +12,7 @@ from ...ops import nn_ops as _N
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from ..._device import _check_device
 from .lazy import LazyModuleMixin
 from .module import Module
 
@@ -36,8 +37,6 @@ def _reset_affine(module: Module) -> None:
 class _NormBase(Module):
     """Per-channel affine parameters and running statistics shared by batch and instance norm."""
 
-    _default_affine = True
-    _default_track = True
     _version = 2  # version 2 added num_batches_tracked
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -48,11 +47,11 @@ class _NormBase(Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool | None = None,
-                 track_running_stats: bool | None = None, device=None, dtype=None, bias: bool = True) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        _check_device(device)
         super().__init__()
-        affine = self._default_affine if affine is None else affine
-        track = self._default_track if track_running_stats is None else track_running_stats
+        track = track_running_stats
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track
         if affine:
@@ -138,13 +137,9 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     """Normalise each channel of each sample over its spatial dims; the lower rank in ``_dims`` is unbatched."""
 
-    _default_affine = False
-    _default_track = False
-
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None, bias: bool | None = None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
-                         affine if bias is None else bias)
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -225,6 +220,7 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -246,6 +242,7 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
@@ -268,8 +265,9 @@ class RMSNorm(Module):
 class GroupNorm(Module):
     """Normalise groups of channels of each sample, with a per-channel affine."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
-                 device=None, dtype=None) -> None:
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True) -> None:
+        _check_device(device)
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
@@ -294,7 +292,7 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         # made with 0 features and nothing to learn or track, then given uninitialized ones, as torch
-        super().__init__(0, eps, momentum, False, False, device, dtype, False)
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = UninitializedParameter(dtype=dtype)

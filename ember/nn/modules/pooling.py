@@ -119,19 +119,24 @@ class _AdaptivePool(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
+class _AdaptiveAvgPool(_AdaptivePool):
+    def __init__(self, output_size) -> None:  # (no return_indices, as torch's)
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPool):
     """Mean over adaptive windows of (N, C, L) input."""
 
     _fn = staticmethod(F.adaptive_avg_pool1d)
 
 
-class AdaptiveAvgPool2d(_AdaptivePool):
+class AdaptiveAvgPool2d(_AdaptiveAvgPool):
     """Mean over adaptive windows of (N, C, H, W) input."""
 
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
-class AdaptiveAvgPool3d(_AdaptivePool):
+class AdaptiveAvgPool3d(_AdaptiveAvgPool):
     """Mean over adaptive windows of (N, C, D, H, W) input."""
 
     _fn = staticmethod(F.adaptive_avg_pool3d)

@@ -19,6 +19,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -94,6 +95,7 @@ class RNNBase(Module):
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
@@ -394,6 +396,7 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_ih = Parameter(F_.empty((num_chunks * hidden_size, input_size), dtype=dtype))

@@ -7,6 +7,7 @@ from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..._device import _check_device
 from .module import Module
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -19,6 +20,7 @@ class Embedding(Module):
                  max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
@@ -82,6 +84,7 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq

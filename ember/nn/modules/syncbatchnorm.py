@@ -16,8 +16,10 @@ class SyncBatchNorm(_BatchNorm):
     eval mode, or outside an initialized process group of more than one rank, it is a plain BatchNorm."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, process_group=None, device=None, dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input: Tensor) -> None:

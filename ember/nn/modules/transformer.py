@@ -17,6 +17,7 @@ from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
+from ..._device import _check_device
 from .module import Module
 from .normalization import LayerNorm
 
@@ -34,6 +35,7 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device=None, dtype=None) -> None:
+        _check_device(device)
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
@@ -154,8 +156,9 @@ class TransformerEncoderLayer(Module):
     when ``norm_first``, after the residual sum otherwise)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
+                 activation=F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         _build_layer(self, 1, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                      norm_first, bias, dtype)
@@ -188,8 +191,9 @@ class TransformerDecoderLayer(Module):
     in TransformerEncoderLayer)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
+                 activation=F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         _build_layer(self, 2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                      norm_first, bias, dtype)
@@ -315,10 +319,11 @@ class Transformer(Module):
     """Encoder-decoder Transformer: TransformerEncoder and TransformerDecoder with final LayerNorms."""
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation="relu",
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation=F.relu,
                  custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
                  bias: bool = True, device=None, dtype=None) -> None:
+        _check_device(device)
         super().__init__()
         kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
                   layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
@@ -356,4 +361,5 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
         """A float mask with -inf above the diagonal (position i attends to positions <= i)."""
+        _check_device(device)
         return _square_subsequent_mask(sz, dtype)

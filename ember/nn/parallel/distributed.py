@@ -1,6 +1,7 @@
 """DistributedDataParallel: one model replica per process; gradients averaged across processes during backward."""
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,6 +12,13 @@ from ..modules.module import Module
 from ._reducer import FIRST_BUCKET_BYTES, Reducer
 
 __all__ = ["DistributedDataParallel"]
+
+_BROADCAST_BUFFERS = ("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. IMPORTANT: unlike "
+                      "`broadcast_buffers=False`, `forward_sync_buffers=False` still syncs buffers at init. If you rely "
+                      "on buffers NOT being synced at init (e.g. rank-local buffers), keep using "
+                      "`broadcast_buffers=False` until `init_sync_buffers` is available.")
+_BOTH_BUFFER_FLAGS = ("Both `broadcast_buffers` and `forward_sync_buffers` were specified. `broadcast_buffers` is "
+                      "deprecated and its value is ignored when `forward_sync_buffers` is provided.")
 
 
 class DistributedDataParallel(Module):
@@ -25,10 +33,27 @@ class DistributedDataParallel(Module):
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
-                 broadcast_buffers: bool | None = True, init_sync: bool = True, process_group=None,
+                 broadcast_buffers: bool | None = None, init_sync: bool = True, process_group=None,
                  bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False,
-                 static_graph: bool = False, **kwargs: Any) -> None:
+                 static_graph: bool = False, delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
+                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params: bool = False,
+                 bucket_cap_mb_list: list | None = None, batched_grad_copy: bool = False,
+                 forward_sync_buffers: bool | None = None) -> None:
+        """torch's arguments. Those that only schedule the same averaging differently (``bucket_cap_mb_list``,
+        ``batched_grad_copy``, ``delay_all_reduce_named_params``/``param_to_hook_all_reduce``: every gradient is
+        averaged here, when its bucket is ready) change no result; ``mixed_precision``, ``device_mesh`` and
+        ``skip_all_reduce_unused_params=True`` are not implemented and raise."""
+        for name, value in (("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
+                            ("skip_all_reduce_unused_params", skip_all_reduce_unused_params or None)):
+            if value is not None:
+                raise NotImplementedError(f"ember: DistributedDataParallel({name}=...) is not supported")
+        if broadcast_buffers is not None:
+            warnings.warn(_BOTH_BUFFER_FLAGS if forward_sync_buffers is not None else _BROADCAST_BUFFERS,
+                          FutureWarning, stacklevel=2)
+        if check_reduction:
+            warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
+                          "avoid using it.", FutureWarning, stacklevel=2)
         super().__init__()
         from ... import distributed as dist  # noqa: PLC0415 - nn must not need the distributed package to import
         from ...distributed.process_group import _resolve  # noqa: PLC0415
@@ -48,7 +73,12 @@ class DistributedDataParallel(Module):
         self.process_group = _resolve(process_group)
         self.device_ids = None
         self.dim = dim
-        self.broadcast_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
+        if forward_sync_buffers is not None:
+            self.forward_sync_buffers, init_sync_buffers = bool(forward_sync_buffers), True
+        else:
+            self.forward_sync_buffers = init_sync_buffers = True if broadcast_buffers is None else bool(
+                broadcast_buffers)
+        self.broadcast_buffers = self.forward_sync_buffers
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
@@ -61,7 +91,7 @@ class DistributedDataParallel(Module):
         self._module_buffers = [b for _, b in module.named_buffers()]
         if init_sync:
             self._broadcast([p for p in module.parameters()]
-                            + (self._module_buffers if self.broadcast_buffers else []))
+                            + (self._module_buffers if init_sync_buffers else []))
         self.reducer = Reducer(params, self.process_group, self.bucket_bytes_cap, find_unused_parameters,
                                FIRST_BUCKET_BYTES if bucket_cap_mb is None else None)
 
@@ -88,7 +118,7 @@ class DistributedDataParallel(Module):
             w.wait()
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        if self.require_forward_param_sync and self.broadcast_buffers and self._module_buffers:
+        if self.require_forward_param_sync and self.forward_sync_buffers and self._module_buffers:
             self._broadcast(self._module_buffers)
         output = self.module(*inputs, **kwargs)
         if _mode.grad_enabled and self.require_backward_grad_sync:

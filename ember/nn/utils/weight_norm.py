@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from ... import _args
 from ..._tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
@@ -80,3 +81,6 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
             del module._forward_pre_hooks[k]
             return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
+
+
+_args.install(globals(), ("norm_except_dim", "_weight_norm"))

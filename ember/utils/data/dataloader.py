@@ -8,12 +8,12 @@ import queue
 import sys
 import warnings
 import weakref
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterable
 
 from ..._random import Generator, _rng
 from . import _worker
 from ._collate import default_collate, default_convert
-from .dataset import Dataset, IterableDataset
+from .dataset import Dataset, IterableDataset, T_co
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
@@ -27,7 +27,7 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterates over a dataset in batches (shuffling, samplers, collation, worker processes)."""
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,

@@ -7,6 +7,7 @@ import warnings
 from typing import Generic, Iterable, Sequence, TypeVar
 
 from ... import _factories as F
+from ..._random import default_generator
 from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
@@ -142,7 +143,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:
+def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=default_generator) -> list[Subset]:
     """Split into non-overlapping random subsets of the given lengths (or fractions summing to 1)."""
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []

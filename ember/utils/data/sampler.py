@@ -1,23 +1,22 @@
 """Samplers: which indices a DataLoader fetches, and in which order."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence, Sized
+from typing import Generic, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 
 from ... import _factories as F
 from ..._random import Generator, _rng
 from ..._tensor import Tensor
+from .dataset import T_co
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
 
 
-class Sampler:
-    """Base class: an iterable of indices (or of index lists, for batch samplers)."""
-
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
+class Sampler(Generic[T_co]):
+    """Base class: an iterable of indices (or of index lists, for batch samplers). It takes no arguments, as
+    torch's (whose ``data_source`` argument was removed)."""
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError

@@ -41,8 +41,20 @@ class SummaryWriter:
 
     def add_scalar(self, tag: str, scalar_value, global_step: int | None = None, walltime: float | None = None,
                    new_style: bool = False, double_precision: bool = False) -> None:
-        """Log one number under ``tag`` at ``global_step``."""
-        self._writer.add_scalar(tag, _scalar(scalar_value), global_step, walltime)
+        """Log one number under ``tag`` at ``global_step``; ``new_style``: as a tensor of the scalars plugin
+        (float64 with ``double_precision``), as torch's writer does, instead of a simple value."""
+        if not new_style:
+            self._writer.add_scalar(tag, _scalar(scalar_value), global_step, walltime)
+            return
+        from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata  # noqa: PLC0415 - optional dependency
+        from tensorboardX.proto.tensor_pb2 import TensorProto  # noqa: PLC0415
+
+        value = float(np.asarray(_np(scalar_value)).squeeze())
+        proto = (TensorProto(double_val=[value], dtype="DT_DOUBLE") if double_precision
+                 else TensorProto(float_val=[value], dtype="DT_FLOAT"))
+        meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+        summary = Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=meta)])
+        self._writer._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
                     walltime: float | None = None) -> None:

@@ -5,6 +5,7 @@ mismatch: runs collectives whose ranks disagree (shape, dtype, collective, root,
 timeout: init_process_group(timeout=2 s); rank 1 never joins the all-reduce rank 0 waits in.
 early_exit: rank 1 finishes its loop early and exits 0 while rank 0 goes on into another all-reduce.
 destroyed: rank 1 destroys the default group and exits while rank 0 waits in a barrier.
+barrier_timeout: barrier(timeout=2 s) in a group with the default timeout; rank 1 never joins.
 """
 import json
 import os
@@ -64,6 +65,22 @@ elif mode == "timeout":
 elif mode == "early_exit":
     for _step in range(3 if rank == 1 else 5):
         dist.all_reduce(ember.ones(3))
+elif mode == "barrier_timeout":
+    if rank == 1:
+        time.sleep(600)
+    try:
+        dist.barrier(device_ids=0)
+    except TypeError as e:
+        print(f"device_ids: {e}", file=sys.stderr)
+    try:
+        dist.broadcast_object_list([1], src=0, device="cuda")
+    except AssertionError as e:
+        print(f"broadcast_object_list: {e}", file=sys.stderr)
+    try:
+        dist.new_group(backend="nccl")
+    except RuntimeError as e:
+        print(f"new_group: {e}", file=sys.stderr)
+    dist.barrier(timeout=timedelta(seconds=2))
 elif mode == "destroyed":
     if rank == 1:
         dist.destroy_process_group()

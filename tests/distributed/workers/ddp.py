@@ -9,6 +9,7 @@ training on the global batch (ember and torch).
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -151,11 +152,31 @@ except RuntimeError as e:
 res["repr"] = np.array(repr(heads_model))
 res["state_dict_keys"] = np.array(list(heads_model.state_dict()))
 for key, fn in (("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
-                ("no_params", lambda: DDP(nn.ReLU()))):
+                ("no_params", lambda: DDP(nn.ReLU())),
+                ("unknown_keyword", lambda: DDP(nn.Linear(2, 2), bucket_size=1)),
+                ("mixed_precision", lambda: DDP(nn.Linear(2, 2), mixed_precision=object()))):
     try:
         fn()
         res[f"error_{key}"] = np.array("")
     except Exception as e:  # noqa: BLE001
         res[f"error_{key}"] = np.array(f"{type(e).__name__}: {e}")
+
+
+# buffer flags: broadcast_buffers (deprecated, warns) also skips the first sync; forward_sync_buffers=False still
+# syncs at construction, then never in forward
+for key, kwargs in (("default", {}), ("broadcast_false", {"broadcast_buffers": False}),
+                    ("forward_sync_false", {"forward_sync_buffers": False}), ("check_reduction",
+                                                                             {"check_reduction": True})):
+    net = nn.BatchNorm1d(2)
+    net.running_mean.fill_(float(rank))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        model = DDP(net, **kwargs)
+    res[f"flags_{key}_warnings"] = np.array([f"{w.category.__name__}: {w.message}" for w in seen] or [""])
+    res[f"flags_{key}_init"] = net.running_mean.numpy().copy()
+    net.running_mean.fill_(float(10 + rank))
+    model.eval()
+    model(ember.ones(3, 2))
+    res[f"flags_{key}_forward"] = net.running_mean.numpy().copy()
 
 np.savez(os.path.join(out, f"rank{rank}.npz"), **res)

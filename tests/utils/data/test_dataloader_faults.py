@@ -129,7 +129,7 @@ def test_a_failing_sampler_stops_the_started_workers():
         def __len__(self):
             return 4
 
-    loader = ember.utils.data.DataLoader(list(range(8)), sampler=Bad([]), num_workers=2)
+    loader = ember.utils.data.DataLoader(list(range(8)), sampler=Bad(), num_workers=2)
     before = set(p.pid for p in __import__("multiprocessing").active_children())
     with pytest.raises(ValueError, match="sampler broke"):
         iter(loader)

@@ -1,0 +1,243 @@
+"""The Tensor methods that are torch functions with the tensor first: ``t.sum(1)`` is ``torch.sum(t, 1)``,
+``t.add_(u)`` is ``torch.add(t, u)`` computed into ``t``.
+
+# NOTE [Tensor methods from functions]
+Most of torch's Tensor methods are a function of the same name called with the tensor as its first argument, or
+that function's in-place form. They are listed here once, by the op module defining the function, and made by
+``bind`` after the op modules are loaded (bottom of _tensor.py). Each method calls its function directly, refuses
+``out=`` as torch's methods do, takes the deprecated overloads torch's method takes (NOTE [torch's argument
+parser] in _args.py), and carries the function's signature with ``self`` first, which inspect.signature and the
+signature-parity test read. An entry ``"name"`` binds the module's function ``name``; ``"alias=name"`` binds the
+method ``alias`` to the function ``name``. Methods with logic of their own are written in _tensor.py.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from . import _args
+
+__all__ = ["bind"]
+
+# t.name(...) is module.name(t, ...)
+_PLAIN = {
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
+    "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
+    "ops.reduction": "sum mean prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
+                     "cummax cummin median all any nansum nanmean",
+    "ops.shape": "transpose t unsqueeze flatten clone narrow select unbind "
+                 "unflatten movedim repeat_interleave fliplr flipud roll rot90 chunk tensor_split tril triu "
+                 "diagonal diag_embed diag diagflat trace swapaxes "
+                 "swapdims=transpose moveaxis=movedim",
+    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
+                      "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
+    "ops.sorting": "sort argsort topk kthvalue unique",
+    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer",
+    "ops.decompositions": "inverse det logdet slogdet cholesky svd",
+    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
+                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
+                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
+                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
+                       "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite isreal "
+                       "signbit lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma "
+                       "igamma igammac frexp float_power",
+    "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
+                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere",
+    "_surface": "softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
+                "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
+                "nonzero_static as_strided_",
+    "ops.complex_numbers": "sgn conj conj_physical resolve_conj resolve_neg is_conj is_neg conj_physical_",
+    "ops.stft": "stft istft",
+    "ops.composites": "aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov "
+                      "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
+                      "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
+                      "triangular_solve qr lu lu_solve index_reduce_",
+}
+# t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
+_INPLACE = {
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
+    "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs",
+    "ops.complex_numbers": "sgn",
+    "ops.reduction": "cumsum cumprod",
+    "ops.shape": "tril triu",
+    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
+                      "bitwise_xor bitwise_not greater=gt greater_equal=ge less=lt less_equal=le not_equal=ne",
+    "ops.linalg": "addmm addbmm baddbmm addmv addr",
+    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
+                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
+                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
+                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
+                       "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
+                       "igammac",
+    # (scatter_reduce_: the form torch differentiates for complex inputs too)
+    "ops.indexing": "scatter scatter_add scatter_reduce=scatter_reduce_any index_add index_copy index_fill index_put "
+                    "masked_fill masked_scatter",
+    "ops.composites": "renorm put",
+}
+# t.name(*values) or t.name(values) or t.name(param=values): module.name(t, values) (torch's argument parser
+# takes a lone positional int list as separate arguments too); entries "name:param"
+_VARARGS = {
+    "ops.shape": "reshape:shape view:size permute:dims flip:dims expand:size repeat:repeats tile:dims squeeze:dim "
+                 "broadcast_to:size hsplit:indices vsplit:indices dsplit:indices",
+    "ops.reduction": "sum_to_size:size count_nonzero:dim",
+}
+# torch writes these methods in Python (torch/_tensor.py): no NumPy names, as there
+_PYTHON_METHODS = {"unflatten"}
+# the hand-written methods of Tensor that torch's argument parser reads: NumPy names for their parameters
+_HANDWRITTEN = ("size stride equal allclose view_as reshape_as expand_as type_as where copy_ map_ new_tensor new_zeros "
+                "new_ones new_empty new_full new_empty_strided is_contiguous contiguous cpu resize_ resize_as_").split()
+# t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (_surface._restride)
+_RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes"}  # name=view method
+
+
+def _entries(table: dict):
+    for module, names in table.items():
+        mod = importlib.import_module("." + module, __package__)
+        for entry in names.split():
+            alias, _, name = entry.partition("=")
+            fn = getattr(mod, name or alias)
+            if alias in _PYTHON_METHODS:
+                fn = getattr(fn, "__wrapped__", fn)
+            yield alias, name or alias, fn
+
+
+def _method_signature(fn) -> inspect.Signature:
+    """``fn``'s signature as a method's: its first parameter called ``self``, no ``out`` (nor ``out_dtype``, which
+    only torch's functions take), no other names for it."""
+    sig = inspect.signature(fn)
+    first = next(iter(sig.parameters))
+    ps = [p for p in sig.parameters.values() if p.name not in ("out", "out_dtype")
+          and not (isinstance(p.default, _args._AliasOf) and p.default.name == first)]
+    first = ps[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect.Parameter.empty)
+    return sig.replace(parameters=[first] + ps[1:])
+
+
+def _no_out(name: str) -> TypeError:
+    return TypeError(f"{name}() got an unexpected keyword argument 'out'")
+
+
+def _fewest(name: str) -> int:
+    """The fewest positional arguments (after self) of the deprecated overloads of method ``name`` (0: none)."""
+    forms = _args._DEPRECATED_FORMS.get((name, True))
+    return min(len(order) for order, _, _ in forms) if forms else 0
+
+
+def _plain(name: str, fn):
+    fewest = _fewest(name)
+    if fewest:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            if len(args) >= fewest:
+                args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
+            return fn(self, *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return fn(self, *args, **kwargs)
+    return method
+
+
+# in-place methods torch refuses for complex tensors (their result is real)
+_COMPLEX_REFUSED = {"abs": "In-place abs is not supported for complex tensors."}
+
+
+def _inplace(name: str, fn, inplace):
+    fewest = _fewest(name)
+    refusal = _COMPLEX_REFUSED.get(fn.__name__)
+    if refusal is not None:
+        def method(self, *args, **kwargs):
+            if self._dtype.is_complex:
+                raise RuntimeError(refusal)
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return inplace(self, fn, *args, **kwargs)
+    elif fewest:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            if len(args) >= fewest:
+                args, kwargs = _args.deprecated_overload(name, args, kwargs, True)
+            return inplace(self, fn, *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            if kwargs and "out" in kwargs:
+                raise _no_out(name)
+            return inplace(self, fn, *args, **kwargs)
+    return method
+
+
+def _varargs(name: str, fn, param: str):
+    def method(self, *values, **kwargs):
+        if kwargs and param in kwargs:
+            if values:
+                raise TypeError(f"{name}() got multiple values for argument '{param}'")
+            return fn(self, kwargs.pop(param), **kwargs)
+        if not values:
+            return fn(self, **kwargs)
+        return fn(self, values[0] if len(values) == 1 else values, **kwargs)
+    return method
+
+
+def _varargs_signature(fn, param: str) -> inspect.Signature:
+    sig = _method_signature(fn)
+    ps = list(sig.parameters.values())
+    rest = [p.replace(kind=p.KEYWORD_ONLY) if p.kind is p.POSITIONAL_OR_KEYWORD else p for p in ps[1:]
+            if p.kind is not p.VAR_POSITIONAL and p.name != param]
+    kw = [p for p in rest if p.kind is p.KEYWORD_ONLY] + [p for p in rest if p.kind is p.VAR_KEYWORD]
+    return sig.replace(parameters=[ps[0], inspect.Parameter(param + "s", inspect.Parameter.VAR_POSITIONAL),
+                                   inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None)] + kw)
+
+
+def _restride(name: str, view, restride):
+    def method(self, *args, **kwargs):
+        return restride(self, view(self, *args, **kwargs))
+    return method
+
+
+def bind(cls) -> None:
+    """Add the methods of the tables to ``cls`` (Tensor); a name it already defines is an error (write it in one
+    place)."""
+    from .ops._inplace import inplace
+    from ._surface import _restride as restride
+
+    made = {}
+    for name, fname, fn in _entries(_PLAIN):
+        made[name] = (_plain(name, fn), _method_signature(fn), f"See torch.{fname}.")
+    for name, _fname, fn in _entries(_INPLACE):
+        made[name + "_"] = (_inplace(name + "_", fn, inplace), _method_signature(fn),
+                            f"In-place version of Tensor.{name}.")
+    for module, names in _VARARGS.items():
+        mod = importlib.import_module("." + module, __package__)
+        for entry in names.split():
+            name, param = entry.split(":")
+            fn = getattr(mod, name)
+            made[name] = (_varargs(name, fn, param), _varargs_signature(fn, param), f"See torch.{name}.")
+    for names in _RESTRIDE.values():  # through the view method of the same name (its arguments)
+        for entry in names.split():
+            name, _, view = entry.partition("=")
+            method, sig, _ = made[view or name]
+            made[name + "_"] = (_restride(name + "_", method, restride), sig,
+                                f"In-place version of Tensor.{name}: changes this tensor's view in place.")
+    for name, (method, sig, doc) in made.items():
+        if name in cls.__dict__:
+            raise RuntimeError(f"Tensor.{name} is both written in the class and listed in ember/_methods.py")
+        method.__name__, method.__qualname__, method.__doc__ = name, f"{cls.__name__}.{name}", doc
+        method.__signature__ = sig
+        setattr(cls, name, method)
+    for name in _HANDWRITTEN:
+        setattr(cls, name, _args.builtin(cls.__dict__[name], name=name))
+    _function_forms(cls)
+
+
+def _function_forms(cls) -> None:
+    """torch.exp_(t) ... (_surface.INPLACE_FORMS) call t's method: they take its parameters, ``input`` first."""
+    from . import _surface
+
+    for name in _surface.INPLACE_FORMS:
+        fn = getattr(_surface, name)
+        sig = inspect.signature(getattr(cls, name))
+        ps = list(sig.parameters.values())
+        fn.__signature__ = sig.replace(parameters=[ps[0].replace(name="input")] + ps[1:])
+    _args.install(vars(_surface), _surface.INPLACE_FORMS)
