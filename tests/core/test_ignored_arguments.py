@@ -440,6 +440,8 @@ ACCEL = "used only with accelerator tensors or devices, which raise torch's erro
 DDP_ARGS = "documented in DistributedDataParallel.__init__: " + SCHEDULE
 
 UNREAD = {
+    "ember.hub._Faketqdm.__init__": {"unit": TORCH, "args": TORCH, "kwargs": TORCH},
+    "ember.hub._Faketqdm.set_description": {"args": TORCH, "kwargs": TORCH},
     "ember._dynamo.mark_static": {"t": EAGER, "index": EAGER},
     "ember._dynamo.mark_static_address": {"t": EAGER, "guard": EAGER},
     "ember._dynamo.maybe_mark_dynamic": {"t": EAGER, "index": EAGER},
@@ -607,6 +609,11 @@ def _unread_parameters(fn) -> list:
 def _public_callables():
     from ember.autograd.graph import Node  # ops are graph nodes: their forward/backward/jvp take fixed arguments
 
+    import ember.hub
+
+    # torch.hub.tqdm is tqdm when installed, else the fallback class: scan the fallback either way (CI has no tqdm)
+    yield from ((f"ember.hub._Faketqdm.{m}", f, ()) for m, f in vars(ember.hub._Faketqdm).items()
+                if m in ("__init__", "set_description"))
     for mod in _modules():
         for name, obj in list(vars(mod).items()):
             if name.startswith("_") or not (getattr(obj, "__module__", None) or "").startswith("ember"):
