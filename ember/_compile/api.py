@@ -190,6 +190,7 @@ class CompiledFunction:
     def _trace(self, args, kwargs, state, pending=None):
         """Run the call eagerly under a tracer; returns (result, tracer, program or None, new entry or None)."""
         t0 = time.perf_counter()
+        before = _tensor_meta(args, kwargs)  # an eager entry's guard sees the arguments the call was given
         roots = _guards.Roots(self._fn, args, kwargs, self._module)
         snap = _guards.snapshot(roots, args, kwargs)
         py_state = _pyrandom.getstate()
@@ -245,9 +246,9 @@ class CompiledFunction:
         times["total"] = time.perf_counter() - t0
         if tr.broken is not None:
             self._note(tr.broken)
-            if tr.broken.permanent or self._bump_attempts(state, args) >= _TRIES:
+            if tr.broken.permanent or self._bump_attempts(state, before) >= _TRIES:
                 e = _Entry("eager", state)
-                e.guard, e.reasons = _coarse_guard(args, kwargs)
+                e.guard, e.reasons = _coarse_guard(args, kwargs, before)
                 e.why = tr.broken
                 e.times.append(times)
                 return result, tr, None, e
@@ -260,8 +261,8 @@ class CompiledFunction:
         prog.release()
         return result, tr, prog, e
 
-    def _bump_attempts(self, state, args) -> int:
-        key = (state, tuple(tuple(a.shape) if isinstance(a, Tensor) else type(a) for a in args))
+    def _bump_attempts(self, state, before: list) -> int:
+        key = (state, tuple(m[1:] for m in before))
         n = self._attempts.get(key, 0) + 1
         self._attempts[key] = n
         return n
@@ -687,18 +688,23 @@ def _certify(new: _Entry, first: _Entry) -> None:
     new.guard, new.reasons, new.code = p.guard, p.guard_reasons, p.guard_code
 
 
-def _coarse_guard(args, kwargs):
-    """An eager entry's guard: the same argument structure, tensor shapes, dtypes and requires_grad."""
+def _tensor_meta(args, kwargs) -> list:
+    """(path, shape, dtype, requires_grad) of each argument tensor, taken before the call (an out= argument may
+    be resized by it)."""
+    return [(expr, tuple(t._data.shape), t._dtype, t._requires_grad) for expr, t in _tensor_paths(args, kwargs)]
+
+
+def _coarse_guard(args, kwargs, before: list):
+    """An eager entry's guard: the same argument structure, and the tensor shapes, dtypes and requires_grad
+    ``before`` the call (``_tensor_meta``)."""
     namespace: dict = {}
     bind = _binder(namespace)
     lines: list = []
     _guards._struct("args", args, lines, bind, 0)
     _guards._struct("kwargs", kwargs, lines, bind, 0)
-    leaves, _ = tree_flatten((args, kwargs))
-    paths = _tensor_paths(args, kwargs)
-    for expr, t in paths:
-        lines.append(f"if not isinstance({expr}, Tensor) or {expr}.shape != {tuple(t.shape)!r} or {expr}._dtype is "
-                     f"not {bind(t._dtype, t._dtype.name)} or {expr}._requires_grad is not {t._requires_grad!r}: "
+    for expr, shape, dtype, requires_grad in before:
+        lines.append(f"if not isinstance({expr}, Tensor) or {expr}.shape != {shape!r} or {expr}._dtype is "
+                     f"not {bind(dtype, dtype.name)} or {expr}._requires_grad is not {requires_grad!r}: "
                      "return None")
     lines.append("return []")
     g, reasons, _ = _make_guard(lines, namespace)

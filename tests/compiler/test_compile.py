@@ -355,6 +355,36 @@ def test_writes_into_arguments_under_no_grad_bump_versions_as_eager() -> None:
     assert kinds(c) == ["compiled"]
 
 
+def test_out_arguments_are_replayed_and_a_resize_breaks() -> None:
+    def f(x, w, buf):
+        h = ember.mm(x, w)
+        ember.tanh(ember.mm(x, w.detach()), out=buf)  # into an argument
+        tmp = ember.add(buf, x.sum(), out=ember.empty(3, 4))  # into a tensor made inside
+        return ember.sum(tmp * h), tmp
+
+    c = ember.compile(f)
+    for i in range(5):
+        x, w, w2 = _leaf(3, 2, seed=i, grad=False), _leaf(2, 4, seed=9), _leaf(2, 4, seed=9)
+        bufs = [ember.zeros(3, 4), ember.zeros(3, 4)]
+        a, b = f(x, w, bufs[0]), c(x, w2, bufs[1])
+        a[0].backward()
+        b[0].backward()
+        assert_same(arrays_of((*a, bufs[0], w.grad)), arrays_of((*b, bufs[1], w2.grad)))
+        assert bufs[0]._version == bufs[1]._version
+    assert kinds(c) == ["compiled"] and "_copyto(buf" in c.code
+
+    g = ember.compile(lambda x, out: ember.exp(x, out=out))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(4):  # the out= tensor of shape (2,) is resized to (3,): eager, and one entry for all calls
+            outs = [ember.zeros(2), ember.zeros(2)]
+            ember.exp(ember.full((3,), float(i)), out=outs[0])
+            g(ember.full((3,), float(i)), outs[1])
+            assert_same(arrays_of(outs[0]), arrays_of(outs[1]))
+    assert kinds(g) == ["eager"] and "an out= tensor was resized" in g.explain()
+    assert sum("ember.compile" in str(w.message) for w in caught) == 1
+
+
 def test_retain_graph_and_the_freed_graph_error() -> None:
     c = ember.compile(lambda x: (x.exp() * x).sum())
     for _ in range(3):
