@@ -18,6 +18,7 @@ from .. import _dtype as D
 from .._tensor import Size, Tensor, _wrap
 from ..autograd import _interpose
 from ..autograd import anomaly_mode as _anomaly
+from ..autograd._fast import NUMPY_QUIET as _QUIET, reset_numpy_errors as _reset_np, set_numpy_errors as _set_np
 from ..autograd.grad_mode import _mode
 from ..utils._pytree import tree_flatten
 from . import guards as _guards
@@ -606,14 +607,12 @@ def _verify(prog, tr: Tracer, leaves: list, patterns: dict) -> str | None:
         clones.append((gen, gen._rng, clone))
         gen._rng = clone
     try:
-        from ..autograd.engine import _quiet_numpy, _restore_numpy
-
-        token = _quiet_numpy()
+        token = _set_np(_QUIET)
         try:
             outs, saved = prog.forward(*ins, *[c for _, _, c in clones],
                                        [_wrap(a, v.edt) for a, v in zip(ins, prog.inputs)])
         finally:
-            _restore_numpy(token)
+            _reset_np(token)
         for _gen, real, clone in clones:
             if clone.bit_generator.state != real.bit_generator.state:
                 return "random numbers drawn outside the recorded steps"
@@ -631,11 +630,11 @@ def _verify(prog, tr: Tracer, leaves: list, patterns: dict) -> str | None:
             return f"the final values of {v.src.label} differ"
     for key, pat in prog.patterns.items():
         check, grads = patterns[key][3]
-        token = _quiet_numpy()
+        token = _set_np(_QUIET)
         try:
             res = pat.fn(saved, grads)
         finally:
-            _restore_numpy(token)
+            _reset_np(token)
         for v, arr in zip(prog.grad_inputs, res):
             want = check.get(v)
             if (want is None) != (arr is None) or (want is not None and not same_array(arr, want)):

@@ -254,12 +254,14 @@ class _Gen:
 
     def _kernel(self, cls) -> str:
         fn = next(c.__dict__["forward"] for c in cls.__mro__ if "forward" in c.__dict__)
+        # a silent kernel's own function: the program runs in one quiet region (other wrappers, such as the one
+        # keeping an op's named attrs on its ctx, stay)
         if isinstance(fn, classmethod):  # bound to the op's own class, as cls.forward is
             raw = fn.__func__
-            fn = getattr(raw, "__wrapped__", raw).__get__(cls)
+            fn = getattr(raw, "_quiet_kernel", raw).__get__(cls)
         else:
             fn = getattr(fn, "__func__", fn)
-            fn = getattr(fn, "__wrapped__", fn)
+            fn = getattr(fn, "_quiet_kernel", fn)
         stem = cls._name.rsplit("::", 1)[-1]
         for suffix in ("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backward"):
             if stem.endswith(suffix) and len(stem) > len(suffix):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import _new, _wrap, _wrap_out
 from ..autograd import graph as G
-from ..autograd.engine import _quiet_numpy, _restore_numpy
+from ..autograd._fast import NUMPY_QUIET as _QUIET, reset_numpy_errors as _restore_numpy, set_numpy_errors as _set_np
 from ..autograd.grad_mode import _mode
 from ..ops._op import _link_view
 from ..utils._pytree import tree_unflatten
@@ -42,7 +42,7 @@ class CompiledFunctionBackward(G.Node):
                       zip(grads, ((s, dt.np) for s, dt in prog.meta_out))]
         else:
             arrays = [g._data for g in grads if g is not None]
-        token = _quiet_numpy()
+        token = _set_np(_QUIET)  # NOTE [NumPy error state]
         try:
             res = pat.fn(saved, arrays)
         finally:
@@ -101,7 +101,7 @@ def run(p, tensors: list):
     arrays = [t._data for t in tensors]
     for g in p.rngs:
         arrays.append(g.gen._rng)
-    token = _quiet_numpy()
+    token = _set_np(_QUIET)  # NOTE [NumPy error state]
     try:
         outs, saved = p.forward(*arrays, tensors)
     finally:

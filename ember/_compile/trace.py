@@ -78,7 +78,8 @@ def user_site(depth: int = 2):
 def _own_attrs(cls) -> tuple:
     attrs = cls.__dict__.get("_compile_attrs")
     if attrs is None:
-        attrs = tuple(a for a in getattr(cls, "attrs", ()) if a not in _NODE_SLOTS and a != "__weakref__")
+        # what a forward kernel keeps on its ctx: the op's own __slots__ and its named attrs (NOTE [declaring an op])
+        attrs = tuple(a for a in getattr(cls, "_attr_names", ()) if a not in _NODE_SLOTS and a != "__weakref__")
         cls._compile_attrs = attrs
     return attrs
 
