@@ -22,6 +22,8 @@ class _Mode(threading.local):
     profiler = None
     # the ember.compile tracer recording this thread's eager run (NOTE [compile]); None in ordinary code
     tracer = None
+    # the engine is running backward formulas (NOTE [device check] in ember/ops/_op.py)
+    in_backward = False
 
 
 _mode = _Mode()

@@ -531,7 +531,7 @@ def _check_p(p: float) -> None:
 
 
 def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
-    return (_F.rand(shape, dtype=input._dtype)._data >= p).astype(input._data.dtype)
+    return (_F.rand(shape, dtype=input._dtype, device=input.device)._data >= p).astype(input._data.dtype)
 
 
 @_replayable  # draws random numbers: NOTE [replayable steps]
