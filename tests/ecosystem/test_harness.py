@@ -100,6 +100,6 @@ def test_diagnosed_tests_name_their_cause_for_their_library_only():
     tid = "tests.norm_tests.TestNorms::test_seminorm"
     reason = "AssertionError: 67 not less than or equal to 54"
     cause, area = classify(reason, ("torchdiffeq", tid))
-    assert area == "none" and cause.startswith("random weights")
+    assert area == "none" and cause.startswith("random draws")
     assert classify(reason, ("another-library", tid)) == classify(reason) == (
         "AssertionError: # not less than or equal to #", "eco")
