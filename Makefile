@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: test demo bench lint clean viz compat ecosystem
+.PHONY: test demo bench lint clean viz compat ecosystem stub
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ ecosystem:
 
 compat: $(STAMP)  # regenerate docs/compat.md (every torch name: supported / partial / not supported)
 	$(PY) tools/compat.py
+
+stub: $(STAMP)  # regenerate ember/_tensor.pyi (every Tensor method's signature, for editors)
+	$(PY) tools/tensor_stub.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ember tests bench tools ecosystem

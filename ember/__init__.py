@@ -12,7 +12,7 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: A001
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: A001
-from ._dtype import complex32, complex64, complex128  # complex dtypes (h-cplx)
+from ._dtype import complex32, complex64, complex128  # complex dtypes
 from ._dtype import complex32 as chalf, complex64 as cfloat, complex128 as cdouble
 from ._device import device
 from ._layout import (layout, strided, memory_format, contiguous_format, preserve_format, channels_last,
@@ -63,7 +63,7 @@ __getattr__, __dir__ = _lazy.attach(__name__, {
     # torch.amp / torch.cpu and torch.autocast (= torch.amp.autocast)
     "amp": ".amp", "cpu": ".cpu", "autocast": ".amp.autocast_mode:autocast", "GradScaler": ".amp.grad_scaler:GradScaler"})
 
-from ._tensor import LEGACY_CLASSES as _LEGACY  # noqa: E402
+from ._conversions import LEGACY_CLASSES as _LEGACY  # noqa: E402
 
 # Legacy typed constructors: FloatTensor([1, 2]), LongTensor(3), isinstance(t, FloatTensor)
 (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
@@ -153,7 +153,7 @@ def get_num_threads() -> int:
     return _num_threads[0] if _num_threads else builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
 
-# ---- torch.* surface (h-surface): ATen spellings, in-place and *_copy forms, queries, process-wide switches
+# torch.* names beyond the ops: ATen spellings, in-place and *_copy forms, queries, process-wide switches
 from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__
 from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
 from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__

@@ -237,6 +237,8 @@ _OUT_DTYPE = {
 # linalg kernels that cast each output where torch's canCast allows it, with their own message otherwise:
 # name -> (torch's name in the message, the outputs' names)
 _SAFE_CAST = {"geqrf": ("torch.geqrf", ("a", "tau")),
+              "eig": ("torch.linalg.eig", ("eigenvalues", "eigenvectors")),
+              "eigvals": ("torch.linalg.eigvals", ("eigenvalues",)),
               **dict.fromkeys(("householder_product", "orgqr"), ("torch.linalg.householder_product", ("result",)))}
 # the Fourier transforms: ``out`` must be complex (or, for the complex-to-real ones, floating point), of any
 # precision; name -> (the name torch's message gives, the kind)
@@ -250,11 +252,12 @@ _QUIET_RESIZE = {"bernoulli", "multinomial", "narrow_copy", "poisson", "addbmm"}
 # else copied) and returns None; split_copy always copies (``out`` must have the pieces' shapes)
 _PIECES = {"split_copy", "unbind_copy", "split_with_sizes_copy"}
 # torch's composites whose out= form copies the result into ``out`` (CopyBackwards): an input requiring grad is
-# no error there, ``out`` joins the graph
+# no error there, ``out`` joins the graph (eigvals: torch's ``out`` requires grad but its backward is not
+# implemented; ember's differentiates)
 _OUT_JOINS_GRAPH = set("""alias_copy conj_physical diag diagonal_copy expand_copy floor_divide heaviside inner
 matrix_norm norm log_softmax nanquantile quantile nuclear_norm permute_copy select_copy slice_copy slice_scatter
 softmax ndtr squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy ifft ihfft
-view_as_real_copy view_as_complex_copy""".split())
+view_as_real_copy view_as_complex_copy eigvals""".split())
 # functions whose out= form runs another op that refuses inputs requiring grad (its name in torch's error)
 _GRAD_FROM_INPUTS = {"argsort": "sort"}
 

@@ -135,10 +135,19 @@ def to_array(data, default_float: D.dtype, dtype: D.dtype | None = None) -> np.n
             raise ValueError("Overflow when unpacking long long")
         raise _ragged_error(data)
     if arr.dtype != target.np:
+        if arr.dtype.kind == "c" and target._kind in (1, 2) and _has_py_complex(data):  # (Python's own conversion)
+            raise TypeError("'complex' object cannot be interpreted as an integer" if target._kind == 1 else
+                            "must be real number, not complex")
         if target._kind == 1 and arr.size:
             _check_int_range(arr, target)
         arr = _astype(arr, target.np)
     return arr
+
+
+def _has_py_complex(data) -> bool:
+    if isinstance(data, _SEQ):
+        return any(_has_py_complex(x) for x in data)
+    return type(data) is complex
 
 
 _F32 = np.dtype(np.float32)

@@ -99,7 +99,7 @@ def _load_bfloat16():
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
 
-# ---- complex dtypes (h-cplx) ---------------------------------------------------------------------------------
+# ---- complex dtypes ------------------------------------------------------------------------------------------
 # NOTE [complex dtypes]: complex64/complex128 are NumPy's complex64/complex128 (pairs of float32/float64).
 # complex32 (torch's experimental ComplexHalf) has no NumPy counterpart: it exists as a dtype (name, itemsize,
 # to_real, promotion), but no tensor can hold it (``_no_complex32`` raises where one would be made).
@@ -342,3 +342,20 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# C++ element type names in torch's "value cannot be converted to type ... without overflow"
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+def scalar_into(value, dtype: "dtype"):
+    """A number as torch converts a Scalar into ``dtype``: a complex number into a real dtype only when its imaginary
+    part is 0 (bool: its truth), torch's overflow error otherwise."""
+    if isinstance(value, (complex, np.complexfloating)) and not dtype.is_complex:
+        if dtype._kind == 0:  # bool
+            return value != 0
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
+        return value.real
+    return value

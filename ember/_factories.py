@@ -178,6 +178,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
     if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()  # a number: its dtype is not kept (as torch's Scalar)
     d = D.to_dtype(dtype) if dtype is not None else D._scalar_dtype(fill_value)
+    fill_value = D.scalar_into(fill_value, d)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     return _finish(np.full(_size((size,), "full"), fill_value, d.np), d, requires_grad, device, out)
@@ -186,7 +187,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:
     d = _float_dtype(dtype)
-    return _finish(np.asarray(s, d.np), d, requires_grad, device)
+    return _finish(np.asarray(D.scalar_into(s, d), d.np), d, requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
@@ -252,21 +253,42 @@ def range(start, end, step=1, *, out=None, dtype=None, device=None, requires_gra
     return _finish((start + np.arange(n) * step).astype(d.np), d, requires_grad, device, out)
 
 
+def _number(v):
+    """A Python number, or a 0-d tensor's value."""
+    return v._data.item() if isinstance(v, Tensor) else v
+
+
+def _spaced_dtype(fname: str, start, end, dtype) -> D.dtype:
+    """linspace/logspace's dtype: a complex end point (number or tensor) infers the default dtype's complex form,
+    which a real ``dtype`` cannot hold."""
+    if not any(isinstance(v, complex) or (isinstance(v, Tensor) and v._dtype.is_complex) for v in (start, end)):
+        return _float_dtype(dtype)
+    inferred = D.get_default_dtype().to_complex()
+    if dtype is None:
+        return inferred
+    d = D.to_dtype(dtype)
+    if not d.is_complex:
+        raise RuntimeError(f"torch.{fname}(): inferred dtype {_CPP_NAMES[inferred.name][0]} can't be safely cast to "
+                           f"passed dtype {d._scalar_name}")
+    return d
+
+
 def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dtype = _out_dtype(out, dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    d = _float_dtype(dtype)
-    return _finish(np.linspace(start, end, steps).astype(d.np), d, requires_grad, device, out)
+    d = _spaced_dtype("linspace", start, end, dtype)
+    return _finish(np.linspace(_number(start), _number(end), steps).astype(d.np), d, requires_grad, device, out)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, layout=None, device=None,
              pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end`` inclusive."""
-    d = _float_dtype(_out_dtype(out, dtype))
-    return _finish(np.logspace(start, end, steps, base=base).astype(d.np), d, requires_grad, device, out)
+    d = _spaced_dtype("logspace", start, end, _out_dtype(out, dtype))
+    return _finish(np.logspace(_number(start), _number(end), steps, base=base).astype(d.np), d, requires_grad, device,
+                   out)
 
 
 def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
@@ -383,7 +405,7 @@ def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> T
 
 def _fill_value(v):
     def fill(out):
-        out[...] = v
+        out[...] = D.scalar_into(v, D.from_numpy_dtype(out.dtype))
     return fill
 
 
@@ -458,3 +480,54 @@ _translate_allocation_errors()
 
 _args.install(globals(), __all__, own_out=("zeros", "ones", "empty", "full", "eye", "arange", "range", "linspace",
                                            "logspace", "rand", "randn", "randint", "randperm"))
+
+
+# ------------------------------------------------------------------ Tensor.new_* (bound by ember/_methods.py)
+# new_* take torch's factory options; ember/_args.py checks layout and pin_memory (_methods._HANDWRITTEN)
+def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
+    return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+
+
+def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    return zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                     requires_grad=requires_grad)
+
+
+def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    return ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                    requires_grad=requires_grad)
+
+
+def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    return empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+                     requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu",
+                    requires_grad=requires_grad)
+
+
+def new(self, *args, **kwargs) -> "Tensor":
+    """Legacy constructor of this dtype: new(2, 3) (uninitialised), new([1, 2]) (data), new() (empty)."""
+    if kwargs.pop("device", None) not in (None, "cpu"):
+        raise RuntimeError("ember tensors live on the CPU")
+    from ._conversions import _legacy_array, _tensor_options  # noqa: PLC0415 - the legacy constructors live there
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0]._dtype is not self._dtype:
+            raise TypeError(f"expected {_tensor_options(self._dtype)} (got {_tensor_options(args[0]._dtype)})")
+        return args[0]
+
+    return _wrap(_legacy_array(args, self._dtype), self._dtype)
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                      requires_grad=False):
+    from ._surface import empty_strided  # noqa: PLC0415 - _surface imports this module
+
+    return empty_strided(size, stride, dtype=dtype or self._dtype, device=device, requires_grad=requires_grad)

@@ -1,6 +1,13 @@
 """torch.layout and torch.memory_format values (only strided tensors exist here)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # the Tensor methods below are bound to it (this module loads before ember._tensor)
+    from ._tensor import Tensor
+
 __all__ = ["layout", "strided", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
 
@@ -49,8 +56,6 @@ def _order(fmt: memory_format, ndim: int) -> tuple | None:
 
 def empty(shape: tuple, dtype, fmt=None):
     """An uninitialised array of ``shape`` laid out in memory format ``fmt`` (contiguous when None)."""
-    import numpy as np
-
     order = None if fmt is None or fmt is preserve_format else _order(fmt, len(shape))
     if order is None:
         return np.empty(shape, dtype)
@@ -60,8 +65,6 @@ def empty(shape: tuple, dtype, fmt=None):
 def empty_like(arr, dtype, fmt=None):
     """An uninitialised array like ``arr`` in ``fmt``; preserve_format (None) keeps the strides of a dense,
     non-overlapping ``arr``, else row-major, as torch's *_like and clone do."""
-    import numpy as np
-
     if fmt is None or fmt is preserve_format:
         return np.empty_like(arr, dtype=dtype, order=_keep_order(arr))
     return empty(arr.shape, dtype, fmt)
@@ -152,3 +155,72 @@ def _stride_order(shape, strides) -> list:
             elif c < 0:
                 break
     return order
+
+
+# ------------------------------------------------------------------ Tensor methods (bound by ember/_methods.py)
+def _dim_order_method(self, *, ambiguity_check: bool | list = False) -> tuple:
+    """Dims from outermost to innermost in memory (NOTE [dim order])."""
+    return dim_order(self, ambiguity_check)
+
+
+def const_data_ptr(self) -> int:
+    return self.data_ptr()
+
+
+def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+    """The tensor itself (strided tensors are dense)."""
+    return self if dtype is None or dtype is self._dtype else self.to(dtype)
+
+
+def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """The nonzero entries as a sparse COO tensor (NOTE [sparse COO over dense storage])."""
+    from .sparse import to_sparse as sparse_of  # noqa: PLC0415 - ember.sparse loads on first use
+
+    return sparse_of(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+
+def to_sparse_coo(self) -> Tensor:
+    return self.to_sparse()
+
+
+# A strided tensor has no COO parts: torch's refusals (ember.sparse.SparseTensor overrides these)
+def indices(self) -> Tensor:
+    raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+
+def values(self) -> Tensor:
+    raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+
+def coalesce(self) -> Tensor:
+    raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+
+def is_coalesced(self) -> bool:
+    raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+
+def sparse_dim(self) -> int:
+    return 0
+
+
+def dense_dim(self) -> int:
+    return self.dim()
+
+
+def is_set_to(self, tensor: Tensor) -> bool:
+    """Same storage, offset, sizes and strides."""
+    return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
+            and self._data.strides == tensor._data.strides and _storage(self) is _storage(tensor))
+
+
+def is_distributed(self) -> bool:
+    return False
+
+
+def _storage(t) -> np.ndarray:
+    """The ndarray owning ``t``'s memory (its storage)."""
+    base = t._data
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base

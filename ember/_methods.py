@@ -8,7 +8,9 @@ that function's in-place form. They are listed here once, by the op module defin
 ``out=`` as torch's methods do, takes the deprecated overloads torch's method takes (NOTE [torch's argument
 parser] in _args.py), and carries the function's signature with ``self`` first, which inspect.signature and the
 signature-parity test read. An entry ``"name"`` binds the module's function ``name``; ``"alias=name"`` binds the
-method ``alias`` to the function ``name``. Methods with logic of their own are written in _tensor.py.
+method ``alias`` to the function ``name``. Methods with logic of their own are functions of ``self`` written in
+the module of their domain (conversions in _conversions.py, fills in ops/fill.py, samplers in ops/random.py, new_* in
+_factories.py ...) and listed in ``_WRITTEN``; only the tensor's own state and metadata stay in _tensor.py.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import importlib
 import inspect
 
 from . import _args
+from ._dtype import NotAScalar
 
 __all__ = ["bind"]
 
@@ -33,7 +36,8 @@ _PLAIN = {
                       "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
     "ops.sorting": "sort argsort topk kthvalue unique",
     "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer",
-    "ops.decompositions": "inverse det logdet slogdet cholesky svd",
+    "ops.decompositions": "inverse det logdet slogdet cholesky svd matrix_power pinverse",
+    "ops.random": "bernoulli multinomial",
     "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
                        "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
                        "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
@@ -42,7 +46,7 @@ _PLAIN = {
                        "signbit lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma "
                        "igamma igammac frexp float_power",
     "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
-                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere",
+                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere unfold",
     "_surface": "softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
                 "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
                 "nonzero_static as_strided_",
@@ -52,6 +56,49 @@ _PLAIN = {
                       "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
                       "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
                       "triangular_solve qr lu lu_solve index_reduce_",
+}
+# Python's operators: name -> (module, function or an Op's apply, how it is called): "checked" is
+# ``function(self, other)`` answering NotImplemented to an operand that is neither a tensor nor a number (Python then
+# raises its usual TypeError, and ``t == 'a'`` is False, as torch does; the try costs nothing unless raised);
+# "alpha" the same with Add's or Sub's alpha of 1; "reflected" ``function(other, self)``; "plain" ``function(self,
+# other)``; "inplace" the function computed into self.
+_OPERATORS = {
+    "__add__": ("ops.arithmetic", "Add.apply", "alpha"), "__radd__": ("ops.arithmetic", "Add.apply", "alpha"),
+    "__sub__": ("ops.arithmetic", "Sub.apply", "alpha"), "__rsub__": ("ops.arithmetic", "Rsub.apply", "alpha"),
+    "__mul__": ("ops.arithmetic", "Mul.apply", "checked"), "__rmul__": ("ops.arithmetic", "Mul.apply", "checked"),
+    "__truediv__": ("ops.arithmetic", "Div.apply", "checked"),
+    "__rtruediv__": ("ops.arithmetic", "rdiv", "checked"),
+    "__pow__": ("ops.arithmetic", "pow", "checked"), "__rpow__": ("ops.arithmetic", "RPow.apply", "reflected checked"),
+    "__iadd__": ("ops.arithmetic", "add", "inplace"), "__isub__": ("ops.arithmetic", "sub", "inplace"),
+    "__imul__": ("ops.arithmetic", "mul", "inplace"), "__itruediv__": ("ops.arithmetic", "div", "inplace"),
+    **{f"__{n}__": ("ops.comparison", n, "checked") for n in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{f"__{p}{n}__": ("ops.comparison", "bitwise_" + n, "checked") for n in ("and", "or", "xor") for p in ("", "r")},
+    **{f"__{n}__": ("ops.elementwise", f, "plain") for n, f in (
+        ("floordiv", "floor_divide"), ("mod", "remainder"), ("lshift", "bitwise_left_shift"),
+        ("rshift", "bitwise_right_shift"))},
+    **{f"__r{n}__": ("ops.elementwise", f, "reflected") for n, f in (
+        ("floordiv", "floor_divide"), ("mod", "remainder"), ("lshift", "bitwise_left_shift"),
+        ("rshift", "bitwise_right_shift"))},
+    **{f"__i{n}__": ("ops.elementwise", f, "inplace") for n, f in (
+        ("floordiv", "floor_divide"), ("mod", "remainder"), ("lshift", "bitwise_left_shift"),
+        ("rshift", "bitwise_right_shift"))},
+}
+# Methods with logic of their own, written as functions of ``self`` in the module of their domain and bound as they
+# are (``"name=function"`` when the function has another name: a builtin's, or one the module defines otherwise).
+_WRITTEN = {
+    "_conversions": "item tolist numpy __array__ __len__ __iter__ __contains__ __bool__ __float__ __int__ __index__ "
+                    "__complex__ __format__ __repr__ __deepcopy__ to type=to_type type_as cpu cuda xpu ipu mtia "
+                    "float=_to_float32 double=_to_float64 half=_to_float16 bfloat16=_to_bfloat16 long=_to_int64 "
+                    "int=_to_int32 short=_to_int16 char=_to_int8 byte=_to_uint8 bool=_to_bool cfloat=_to_complex64 "
+                    "cdouble=_to_complex128 chalf=_to_complex32 pin_memory share_memory_ is_shared untyped_storage "
+                    "storage is_pinned get_device",
+    "_factories": "new_tensor new_zeros new_ones new_empty new_full new new_empty_strided",
+    "_layout": "dim_order=_dim_order_method const_data_ptr to_dense to_sparse to_sparse_coo indices values coalesce "
+               "is_coalesced sparse_dim dense_dim is_set_to is_distributed",
+    "ops.fill": "zero_ fill_ copy_ fill_diagonal_ apply_ map_ map2_ resize_ resize_as_ resize resize_as",
+    "ops.random": "uniform_ normal_ log_normal_ cauchy_ exponential_ geometric_ random_ bernoulli_",
+    "ops.elementwise": "polygamma=_polygamma_method polygamma_=_polygamma_inplace float_power_",
+    "utils.dlpack": "__dlpack__ __dlpack_device__",
 }
 # t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
 _INPLACE = {
@@ -196,6 +243,37 @@ def _restride(name: str, view, restride):
     return method
 
 
+def _operator(fn, how: str, inplace, not_a_scalar):
+    if how == "alpha":
+        def method(self, other):
+            try:
+                return fn(self, other, 1)
+            except not_a_scalar:
+                return NotImplemented
+    elif how == "checked":
+        def method(self, other):
+            try:
+                return fn(self, other)
+            except not_a_scalar:
+                return NotImplemented
+    elif how == "reflected checked":
+        def method(self, other):
+            try:
+                return fn(other, self)
+            except not_a_scalar:
+                return NotImplemented
+    elif how == "reflected":
+        def method(self, other):
+            return fn(other, self)
+    elif how == "plain":
+        def method(self, other):
+            return fn(self, other)
+    else:  # inplace
+        def method(self, other):
+            return inplace(self, fn, other)
+    return method
+
+
 def bind(cls) -> None:
     """Add the methods of the tables to ``cls`` (Tensor); a name it already defines is an error (write it in one
     place)."""
@@ -203,6 +281,13 @@ def bind(cls) -> None:
     from ._surface import _restride as restride
 
     made = {}
+    for name, (module, fname, how) in _OPERATORS.items():
+        fn = importlib.import_module("." + module, __package__)
+        for part in fname.split("."):
+            fn = getattr(fn, part)
+        made[name] = (_operator(fn, how, inplace, NotAScalar), None, f"Python's operator: see torch.{fname}.")
+    for name, _fname, fn in _entries(_WRITTEN):
+        made[name] = (fn, inspect.signature(fn), fn.__doc__)
     for name, fname, fn in _entries(_PLAIN):
         made[name] = (_plain(name, fn), _method_signature(fn), f"See torch.{fname}.")
     for name, _fname, fn in _entries(_INPLACE):
@@ -224,7 +309,8 @@ def bind(cls) -> None:
         if name in cls.__dict__:
             raise RuntimeError(f"Tensor.{name} is both written in the class and listed in ember/_methods.py")
         method.__name__, method.__qualname__, method.__doc__ = name, f"{cls.__name__}.{name}", doc
-        method.__signature__ = sig
+        if sig is not None:
+            method.__signature__ = sig
         setattr(cls, name, method)
     for name in _HANDWRITTEN:
         setattr(cls, name, _args.builtin(cls.__dict__[name], name=name))

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _args
 from . import _layout
+from ._layout import _storage
 from . import _dtype as D
 from ._tensor import Tensor, _wrap
 
@@ -370,14 +371,6 @@ def fill_(input: Tensor, value) -> Tensor:
 
 def zero_(input: Tensor) -> Tensor:
     return input.zero_()
-
-
-def _storage(t: Tensor) -> np.ndarray:
-    """The ndarray owning ``t``'s memory (its storage)."""
-    base = t._data
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    return base
 
 
 def _as_strided_view(input: Tensor, size, stride, storage_offset) -> np.ndarray:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "cummax", "cummin"]
-__all__ += ["frexp", "aminmax", "mode", "nanmedian", "histogram", "lu_unpack", "triangular_solve", "qr"]  # h-surface
+__all__ += ["frexp", "aminmax", "mode", "nanmedian", "histogram", "lu_unpack", "triangular_solve", "qr"]
 __all__ += ["linalg_cholesky_ex"]
 
 
@@ -46,12 +46,12 @@ slogdet = _make("slogdet", ("sign", "logabsdet"))
 linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
 linalg_qr = _make("linalg_qr", ("Q", "R"))
 linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))
 linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
 svd = _make("svd", ("U", "S", "V"))
 geqrf = _make("geqrf", ("a", "tau"))
-__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_svd", "svd", "geqrf"]
+__all__ += ["slogdet", "linalg_slogdet", "linalg_qr", "linalg_eigh", "linalg_eig", "linalg_svd", "svd", "geqrf"]
 
-# h-surface
 frexp = _make("frexp", ("mantissa", "exponent"))
 aminmax = _make("aminmax", ("min", "max"))
 mode = _make("mode")

@@ -47,7 +47,7 @@ _STORAGE_NAMES = {"FloatStorage": D.float32, "DoubleStorage": D.float64, "HalfSt
                   "LongStorage": D.int64, "IntStorage": D.int32, "ShortStorage": D.int16,
                   "CharStorage": D.int8, "ByteStorage": D.uint8, "BoolStorage": D.bool,
                   "BFloat16Storage": D.bfloat16}
-_STORAGE_NAMES.update(ComplexFloatStorage=D.complex64, ComplexDoubleStorage=D.complex128)  # complex dtypes (h-cplx)
+_STORAGE_NAMES.update(ComplexFloatStorage=D.complex64, ComplexDoubleStorage=D.complex128)  # complex dtypes
 _STORAGE_OF = {d: name for name, d in _STORAGE_NAMES.items()}
 
 

@@ -114,7 +114,7 @@ def dot_lines(var, params=None, show_attrs: bool = False, show_saved: bool = Fal
             continue
         label = fn.name().rsplit("::", 1)[-1]
         if show_attrs:
-            for a in getattr(type(fn), "attrs", ()):
+            for a in getattr(type(fn), "_attr_names", ()):
                 if a.startswith("_"):
                     continue
                 try:

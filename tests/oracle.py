@@ -1,13 +1,22 @@
 """The oracle: run the same expression in ember and in real torch and compare.
 
-``check(fn, *arrays)`` calls ``fn(lib, *tensors)`` once with ``lib=ember`` and once with
-``lib=torch`` on tensors made from the same NumPy arrays (float and complex arrays require grad),
-then compares outputs (values, dtype, shape), first gradients for a random upstream gradient, and,
-with ``gradgrad=True``, second gradients (the gradient of <grads, v> w.r.t. the inputs; its real
-part for complex gradients, since only a real scalar can seed a backward).
+Every test imports it as ``from oracle import ...`` (tests/conftest.py puts tests/ on sys.path).
+
+- ``check(fn, *arrays)`` calls ``fn(lib, *tensors)`` once with ``lib=ember`` and once with ``lib=torch`` on tensors
+  made from the same NumPy arrays (float and complex arrays require grad), then compares outputs (values, dtype,
+  shape), first gradients for a random upstream gradient, and, with ``gradgrad=True``, second gradients (the
+  gradient of <grads, v> w.r.t. the inputs; its real part for complex gradients, since only a real scalar can seed
+  a backward).
+- ``compare(fn, *args)``: ``fn(lib, *args)`` in both libraries gives the same results (nested tuples, lists, dicts,
+  tensors, numbers); ``run_both`` runs it without comparing, ``assert_same`` compares two results.
+- ``same(fn)``: the same results, or the same error with torch's whole message.
+- ``same_error(fn)``: both raise the same exception type, ember's message sharing torch's gist.
+- ``same_outcome(fn)``: API surface: plain values equal, or the same exception and message; the same warnings.
+- ``assert_close(e, t)``: one ember tensor against one torch tensor.
 """
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 
 import ml_dtypes
@@ -16,7 +25,8 @@ import torch
 
 import ember
 
-__all__ = ["check", "to_np", "assert_close", "same_error", "torch", "ember", "BF16", "lib_tensor"]
+__all__ = ["check", "compare", "run_both", "assert_same", "same", "same_error", "same_outcome", "plain_outcome",
+           "to_np", "assert_close", "torch", "ember", "BF16", "lib_tensor", "torch_graph_ops"]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)  # NumPy's bfloat16 (ember.bfloat16's storage)
 
@@ -181,3 +191,97 @@ def torch_graph_ops(fn) -> Counter:
             seen.add(f)
             stack.extend(n for n, _ in f.next_functions)
     return Counter(type(f).__name__ for f in seen if type(f).__name__ != "AccumulateGrad")
+
+
+# ----------------------------------------------------------------------------- one call in both libraries
+def run_both(fn, *args, catch: bool = False) -> tuple:
+    """``(fn(ember, *args), fn(torch, *args))``, each NumPy array in ``args`` made a tensor of that library (no
+    grad); nothing is compared. ``catch``: an exception raised by ``fn`` becomes that library's result."""
+    out = []
+    for lib in (ember, torch):
+        largs = [lib_tensor(lib, a) if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            out.append(fn(lib, *largs))
+        except Exception as e:  # noqa: BLE001 - with catch, the exception is the result under comparison
+            if not catch:
+                raise
+            out.append(e)
+    return tuple(out)
+
+
+def assert_same(e, t, rtol=None, atol=None, what: str = "result", requires_grad: bool = True) -> None:
+    """ember's result ``e`` matches torch's ``t``, recursively: tensors by ``assert_close`` and ``requires_grad``
+    (unless ``requires_grad=False``),
+    tuples and lists item by item, dicts key by key, dtypes by name, floats within ``rtol``/``atol`` (default 1e-6
+    and 1e-7), anything else by ``==``. An exception matches one of the same type whose message starts with
+    torch's (ember may append a hint of its own)."""
+    if isinstance(t, BaseException):
+        assert isinstance(e, BaseException), f"{what}: torch raised {type(t).__name__}: {t}; ember returned {e!r}"
+        assert type(e).__name__ == type(t).__name__, f"{what}: {type(e).__name__}: {e} vs torch {type(t).__name__}"
+        assert str(e).startswith(str(t)), f"{what}: message\n  ember: {e}\n  torch: {t}"
+        return
+    assert not isinstance(e, BaseException), f"{what}: ember raised {type(e).__name__}: {e}; torch gave {t!r}"
+    if isinstance(t, torch.Tensor):
+        assert isinstance(e, ember.Tensor), f"{what}: ember gave {type(e).__name__}"
+        if requires_grad:
+            assert e.requires_grad == t.requires_grad, f"{what}: requires_grad {e.requires_grad} vs {t.requires_grad}"
+        assert_close(e, t, rtol, atol, what=what)
+    elif isinstance(t, (tuple, list)):
+        assert isinstance(e, (tuple, list)) and len(e) == len(t), f"{what}: {e!r} vs torch {t!r}"
+        for i, (a, b) in enumerate(zip(e, t)):
+            assert_same(a, b, rtol, atol, f"{what}[{i}]", requires_grad)
+    elif isinstance(t, dict):
+        assert e.keys() == t.keys(), f"{what}: keys {e.keys()} vs {t.keys()}"
+        for k in t:
+            assert_same(e[k], t[k], rtol, atol, f"{what}[{k!r}]", requires_grad)
+    elif isinstance(t, torch.dtype):
+        assert str(e) == str(t), f"{what}: {e} vs torch {t}"
+    elif isinstance(t, float):
+        np.testing.assert_allclose(e, t, rtol=1e-6 if rtol is None else rtol, atol=1e-7 if atol is None else atol,
+                                   err_msg=what)
+    else:
+        assert e == t, f"{what}: ember {e!r} vs torch {t!r}"
+
+
+def compare(fn, *args, rtol=None, atol=None, requires_grad: bool = True) -> tuple:
+    """``fn(lib, *args)`` (arrays made tensors) gives the same results in ember and torch (``assert_same``);
+    returns the pair."""
+    e, t = run_both(fn, *args)
+    assert_same(e, t, rtol, atol, requires_grad=requires_grad)
+    return e, t
+
+
+def same(fn, rtol=None, atol=None, requires_grad: bool = True) -> tuple:
+    """``fn(lib)`` gives the same results with ember and torch, or raises the same error (type, and torch's whole
+    message as the start of ember's); returns the pair of results or exceptions."""
+    e, t = run_both(fn, catch=True)
+    assert_same(e, t, rtol, atol, requires_grad=requires_grad)
+    return e, t
+
+
+_PLAIN = (type(None), bool, int, float, str, bytes, tuple, list, dict)
+
+
+def plain_outcome(fn, lib) -> tuple:
+    """("ok", value, warnings) or ("raise", exception type name, message, warnings) of ``fn(lib)``; a value that is
+    not a plain Python value is its type's name."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(lib)
+        except Exception as e:  # noqa: BLE001 - the outcome under comparison
+            result = ("raise", type(e).__name__, str(e).replace("ember", "torch"))
+        else:
+            result = ("ok", value if isinstance(value, _PLAIN) else type(value).__name__)
+    # torch's C++ warnings end with where they were raised; the text before is the message
+    return (*result, [(w.category.__name__, str(w.message).split(" (Triggered internally at")[0]) for w in caught])
+
+
+def same_outcome(fn, message: bool = True) -> tuple:
+    """API surface: ember and torch agree on ``fn(lib)``: plain values equal (others: the same type name), or the
+    same exception type and (with ``message``) message; the same warnings either way."""
+    e, t = plain_outcome(fn, ember), plain_outcome(fn, torch)
+    if not message and e[0] == t[0] == "raise":
+        e, t = e[:2] + e[3:], t[:2] + t[3:]
+    assert e == t, f"ember {e!r}\ntorch {t!r}"
+    return e

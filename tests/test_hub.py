@@ -14,8 +14,7 @@ import zipfile
 
 import pytest
 
-from oracle import assert_close, ember, torch
-from outcome import same_outcome
+from oracle import assert_close, ember, torch, same_outcome
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

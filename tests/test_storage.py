@@ -5,8 +5,7 @@ import pickle
 
 import pytest
 
-from oracle import ember, torch
-from outcome import same_outcome
+from oracle import ember, torch, same_outcome
 
 
 def _fresh(lib):

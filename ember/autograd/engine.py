@@ -1,56 +1,121 @@
-"""The backward engine: dependency counts, then a ready queue ordered by sequence number.
+"""The backward engine: count dependencies, then run each node once its gradients are complete.
 
 # NOTE [engine walk]
-1. From the root edges, an iterative DFS counts, for every reachable node, how many edges enter
-   it (``deps``). No recursion: a chain of a million nodes is fine.
-2. When only some inputs are asked for (``autograd.grad`` or ``backward(inputs=...)``), nodes
-   that cannot reach one of them are pruned (``needed``), as torch's exec_info does. The walk of
-   step 1 is a post-order (one root at a time), so one pass over it decides ``needed``.
-   ``backward(inputs=)`` makes each input retain its grad and runs the inputs' own nodes;
-   ``autograd.grad`` only captures an input's gradient as its node is reached.
-3. A heap holds the nodes whose gradients are complete, highest sequence number first (the most
-   recently created node runs first, as in torch). Each node's incoming gradients are summed
-   in its input buffer; when its count drops to zero it is ready. A node that is the only one
-   made ready by a step, with the heap empty, runs next without the heap (straight chains).
-   Without ``create_graph`` the buffer sums are NumPy sums of same-shape, same-dtype arrays,
-   exactly what ``Add`` computes; with it they are ``Add`` ops, so the sum is differentiable.
-   The cyclic GC is paused during the walk (it creates no cycles; the collector's passes over
-   a large live graph only cost time).
-4. Running a node: tensor pre-hooks (then retain_grad hooks), capture for ``autograd.grad``,
-   node pre-hooks, the backward formula (grad mode on only with ``create_graph``), post hooks, the
-   saved tensors freed unless ``retain_graph``, and each gradient added to its input's buffer. Each
-   gradient is made to match its input's shape and dtype (broadcast gradients are summed here, once,
-   for every op): as it is added, in the same pass over the edges, or before the post hooks and the
-   anomaly nan check when there are any (they see valid gradients).
+``run_backward`` reads as the plain algorithm, in named steps (the fast paths that keep it quick, each
+exact, are in ember/autograd/_fast.py):
+1. ``_dependencies``: from the root edges, an iterative walk counts, for every reachable node, how many
+   edges enter it (``deps``). No recursion: a chain of a million nodes is fine. When only some inputs
+   are asked for (``autograd.grad`` or ``backward(inputs=...)``), nodes that cannot reach one of them
+   are pruned (``needed``), as torch's exec_info does: the walk is then a post-order (one root at a
+   time), so one pass over it decides ``needed``. ``backward(inputs=)`` makes each input retain its
+   grad and runs the inputs' own nodes; ``autograd.grad`` only captures an input's gradient as its
+   node is reached.
+2. ``_seed``: the root gradients go into their nodes' input buffers (one slot per node output).
+3. ``_execute``: a heap holds the nodes whose gradients are complete, highest sequence number first
+   (the most recently created node runs first, as in torch). Each step takes the next node's buffer,
+   runs the node, and passes its gradients on (NOTE [chain bypass] for straight chains). The cyclic
+   GC is paused and NumPy's floating-point warnings are off meanwhile (NOTE [paused collector],
+   NOTE [NumPy error state]).
+4. ``_run_node``: tensor pre-hooks (then retain_grad hooks) and the capture for ``autograd.grad`` (in
+   ``_execute``), node pre-hooks, the backward formula (grad mode on only with ``create_graph``),
+   post hooks and the anomaly nan check; then the saved tensors are freed unless ``retain_graph``.
+5. ``_accumulate``: each gradient is made to match its input's shape and dtype (broadcast gradients
+   are summed here, once, for every op: NOTE [array reductions]) and added to the input buffer of the
+   node it flows to; that node's count drops by one, and at zero it is ready. Without
+   ``create_graph`` the buffer sums are NumPy sums of same-shape, same-dtype arrays, exactly what
+   ``Add`` computes (NOTE [in-place gradient sums]); with it they are ``Add`` ops, so the sum is
+   differentiable. Gradients are checked as they are added, in the same pass over the edges, or
+   before the post hooks and the anomaly nan check when there are any (they see valid gradients).
 """
 from __future__ import annotations
 
-import gc
-import heapq
 import threading
-from heapq import heappop, heappush
+from heapq import heapify, heappush
 
 import numpy as np
 
-from .. import _kernels
-from .._tensor import Tensor, Size, _wrap
+from .._tensor import Tensor, Size
+from . import _fast
 from . import anomaly_mode as _anomaly
-from .graph import AccumulateGrad, _ref_counts
+from .graph import AccumulateGrad
 from .grad_mode import _mode
 
 __all__ = ["run_backward", "queue_callback"]
 
-_nd = np.ndarray
-_asarray = np.asarray
-_fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
-_np_add = np.add
+_next_node = _fast.next_node
+_sum_grads = _fast.sum_grads
 
 
+def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, inputs=None,
+                 accumulate: bool = True, allow_unused: bool = True):
+    """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not
+    accumulating (autograd.grad). Returns the captured gradients (or None)."""
+    root_edges = _root_edges(outputs)
+    target_nodes, capture = _targets(inputs, accumulate) if inputs is not None else (None, None)
+    deps, needed = _dependencies([fn for fn, _ in root_edges], target_nodes, accumulate)
+    buffers = _seed(root_edges, grad_outputs)
+    captured = [None] * len(inputs) if capture is not None else None
+
+    prev_mode = _mode.grad_enabled
+    _mode.grad_enabled = create_graph
+    paused = _fast.pause()
+    callbacks = _push_task()
+    try:
+        _execute(buffers, deps, needed, capture, captured, keep_graph, create_graph)
+        _run_callbacks(callbacks)
+    finally:
+        _tasks.stack.pop()
+        _mode.grad_enabled = prev_mode
+        _fast.resume(paused)
+    return captured
+
+
+# ----------------------------------------------------------------------------- 1-2. dependencies and roots
 def _root_edge(t: Tensor):
     fn = t._grad_fn
     if fn is not None:
         return fn, t._output_nr
     return t._grad_accumulator(), 0
+
+
+def _root_edges(outputs) -> list:
+    """The (node, output number) each output's gradient enters the graph at."""
+    edges = []
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        edges.append(_root_edge(t))
+    return edges
+
+
+def _targets(inputs, accumulate: bool):
+    """The nodes of ``inputs`` and, for ``autograd.grad``, ``{edge: [result slots]}`` where their gradients are
+    captured (None under ``backward(inputs=)``)."""
+    target_nodes = set()
+    if accumulate:
+        # backward(inputs=...): as torch, every input retains its grad (raising for one that does not
+        # require grad; a no-op on leaves) and the node of each input runs.
+        for t in inputs:
+            t.retain_grad()
+            target_nodes.add(_root_edge(t)[0])
+        return target_nodes, None
+    capture = {}
+    for k, t in enumerate(inputs):
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edge = _root_edge(t)
+        target_nodes.add(edge[0])
+        capture.setdefault(edge, []).append(k)
+    return target_nodes, capture
+
+
+def _dependencies(roots, target_nodes, accumulate: bool):
+    """``(deps, needed)``: how many edges enter each node reachable from ``roots``, and the nodes that must
+    run to reach a target (None: every node)."""
+    if target_nodes is None:
+        return _count_deps(roots), None
+    deps, order = _discover(roots)
+    return deps, _needed_nodes(order, target_nodes, accumulate)
 
 
 def _discover(roots):
@@ -115,6 +180,110 @@ def _needed_nodes(order, target_nodes, accumulate: bool) -> set:
     return needed
 
 
+def _seed(root_edges, grad_outputs) -> dict:
+    """The input buffers (one gradient slot per node output) holding the root gradients."""
+    buffers: dict = {}
+    for (fn, nr), g in zip(root_edges, grad_outputs):
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * len(fn._meta_out)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    return buffers
+
+
+# ----------------------------------------------------------------------------- 3. the walk
+def _execute(buffers, deps, needed, capture, captured, keep_graph: bool, create_graph: bool) -> None:
+    """Run each node once every gradient it waits for is in its buffer, the most recently created first."""
+    heap = [(-fn._seq, id(fn), fn) for fn in buffers if deps.get(fn, 0) == 0]
+    heapify(heap)
+    profiler = _mode.profiler  # NOTE [profiler]: read once per backward
+    check_nan = _anomaly._enabled and _anomaly._check_nan
+    fn = _next_node(heap, None)
+    while fn is not None:
+        grads = buffers.pop(fn)
+        hooks = fn._hooks
+        if hooks is not None or (type(fn) is AccumulateGrad and fn.variable._ext is not None):
+            grads = _call_tensor_hooks(fn, grads)
+        if capture is not None:
+            _capture(fn, grads, capture, captured)
+        if needed is not None and fn not in needed:
+            fn = _next_node(heap, None)
+            continue
+        # (the result is not bound here: a leaf may take a gradient nobody else holds, NOTE [stolen gradients])
+        fn = _accumulate(fn, _run_node(fn, grads, hooks, profiler, check_nan, keep_graph), buffers, deps, heap,
+                         create_graph)
+
+
+def _capture(fn, grads, capture, captured) -> None:
+    """``autograd.grad``: an input's gradient is what arrives at its edge."""
+    for nr, g in enumerate(grads):
+        slots = capture.get((fn, nr))
+        if slots:
+            for k in slots:
+                captured[k] = g
+
+
+# ----------------------------------------------------------------------------- 4. one node
+def _run_node(fn, grads, hooks, profiler, check_nan: bool, keep_graph: bool):
+    """``fn``'s backward formula on its input gradients, between its hooks: one gradient (or None) per edge."""
+    if hooks is not None and hooks.pre:
+        grads = _call_pre_hooks(hooks, grads)
+    edges = fn._next
+    try:
+        result = fn._apply(grads) if profiler is None else profiler.evaluate(fn, grads)
+        if edges and len(result) != len(edges):
+            _validate(fn, result, edges)  # raises
+        if hooks is not None and hooks.post:
+            result = _call_post_hooks(fn, hooks, result, grads)
+        if check_nan:
+            if edges:
+                result = _validate(fn, result, edges)
+            _nan_check(fn, result)
+    except Exception:
+        if _anomaly._enabled:
+            _anomaly._warn_error_in(fn)
+        raise
+    if not keep_graph and fn._saved:
+        fn._release()
+    return result
+
+
+# ----------------------------------------------------------------------------- 5. passing gradients on
+def _accumulate(fn, result, buffers, deps, heap, create_graph: bool):
+    """Add each gradient of ``result`` to the buffer of the node its edge leads to, and count that node's
+    dependency down. Returns the node to run next (None when none is left)."""
+    edges = fn._next
+    ready = None
+    for (nxt, nr), g in zip(edges, result):
+        if nxt is None:
+            continue
+        if g is not None:
+            # (each gradient must have its input's shape and dtype: checked here, fixed in the rare case)
+            shape, dt = nxt._meta_out[nr]
+            if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
+                g = _fixed(fn, result, edges, nxt, nr, g)
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * len(nxt._meta_out)
+            old = buf[nr]
+            if old is None:
+                buf[nr] = g
+            elif create_graph or _mode.interpose is not None:  # NOTE [raw backward]
+                buf[nr] = old + g
+            else:
+                buf[nr] = _sum_grads(old, g)  # NOTE [in-place gradient sums]
+        elif nxt not in buffers:
+            buffers[nxt] = [None] * len(nxt._meta_out)
+        d = deps[nxt] - 1
+        deps[nxt] = d
+        if d == 0:
+            if ready is None:
+                ready = nxt
+            else:
+                heappush(heap, (-nxt._seq, id(nxt), nxt))
+    return _next_node(heap, ready)  # NOTE [chain bypass]
+
+
 def _validate(fn, grads, edges):
     """Sum broadcast gradients back to each input's shape; cast to its dtype."""
     if len(grads) != len(edges):
@@ -145,10 +314,7 @@ def _validate(fn, grads, edges):
 def _conform(g: Tensor, shape, dt) -> Tensor:
     """A valid gradient (a Tensor of a shape that expands to ``shape``) summed to ``shape`` and cast to ``dt``."""
     if g._data.shape != shape:
-        # (on arrays only without a graph and without forward-AD / vmap levels: NOTE [raw backward])
-        # (a 16-bit float sums in float32 through the op: NOTE [reduced precision] in ops/_op.py)
-        g = (_sum_to_arr(g, shape) if not _mode.grad_enabled and _mode.interpose is None and not g._dtype._reduced
-             else g.sum_to_size(shape))
+        g = _fast.sum_to(g, shape)  # NOTE [array reductions]
     if g._dtype is not dt:
         if g._dtype.is_complex and not dt.is_complex:  # a real input's share of a complex gradient: its real part
             g = g.real
@@ -173,62 +339,6 @@ def _fixed(fn, result, edges, nxt, nr, g):
     raise AssertionError("unreachable: the gradient is in the result")  # pragma: no cover
 
 
-def _sum_to_arr(g: Tensor, shape) -> Tensor:
-    """``g.sum_to_size(shape)`` on arrays, for create_graph=False: the same NumPy sum ``Sum`` computes."""
-    arr = g._data
-    lead = arr.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and arr.shape[lead + i] != 1)
-    if len(dims) == lead:  # only leading dims (a bias): the sum has the shape and owns its memory
-        out = _fsum(arr, dims)
-    else:
-        out = _fsum(arr, dims, True).reshape(shape)
-    return _wrap(out, g._dtype)
-
-
-def _sum_grads(old, g):
-    """``old + g`` for two gradients of one input without a graph (create_graph=False).
-
-    Both already have the input's shape and dtype, so NumPy's sum is exactly what ``Add`` computes;
-    anything else (a hook's odd result) goes through the op. When nothing but the engine's buffer sees
-    ``old`` (NOTE [stolen gradients]: the same reference counts), the sum is written into its array."""
-    if type(old) is Tensor and type(g) is Tensor and old._dtype is g._dtype:
-        a = old._data
-        b = g._data
-        if a.shape == b.shape:
-            if a.base is None and type(a) is _nd and a.flags.writeable and a.ndim:
-                del a
-                if _ref_counts((old,)) == _BUFFER_COUNTS:
-                    a = old._data
-                    _np_add(a, b, out=a)
-                    return old
-                a = old._data
-            out = a + b
-            if type(out) is not _nd:  # 0-d arrays sum to NumPy scalars
-                out = _asarray(out, a.dtype)
-            return _wrap(out, old._dtype)
-    return old + g
-
-
-def _calibrate_buffer_counts() -> tuple:
-    """The reference counts ``_sum_grads`` sees for a gradient that only the engine's buffer holds: the
-    buffer list, the loop's ``old`` and ``_sum_grads``'s parameter (as NOTE [stolen gradients])."""
-    class Probe:
-        __slots__ = ("_data",)
-
-    def sum_grads(old):  # stands for _sum_grads
-        return _ref_counts((old,))
-
-    t = Probe()
-    t._data = np.empty(1, np.float32)
-    buf = [t]
-    del t
-    old = buf[0]
-    return sum_grads(old)
-
-
-_BUFFER_COUNTS = _calibrate_buffer_counts()
-
-
 def _expandable(shape, to) -> bool:
     if len(shape) > len(to):
         return False
@@ -238,6 +348,7 @@ def _expandable(shape, to) -> bool:
     return True
 
 
+# ----------------------------------------------------------------------------- hooks
 def _checked(hook, old, new):
     """A tensor hook's replacement gradient, refused when its type or size differs (as torch)."""
     if not isinstance(new, Tensor):
@@ -262,6 +373,26 @@ def _checked_all(hook, old, new) -> list:
     return [g if g is None else _checked(hook, o, g) for o, g in zip(old, new)]
 
 
+def _call_pre_hooks(hooks, grads):
+    for hook in list(hooks.pre.values()):
+        r = hook(tuple(grads))
+        if r is not None:
+            grads = _checked_all(hook, grads, r)
+    return grads
+
+
+def _call_post_hooks(fn, hooks, result, grads):
+    edges = fn._next
+    if edges:
+        # as torch, hooks see None for an input that needs no gradient (a constant)
+        result = [None if e[0] is None else g for e, g in zip(edges, _validate(fn, result, edges))]
+    for hook in list(hooks.post.values()):
+        r = hook(tuple(result), tuple(grads))
+        if r is not None:
+            result = _checked_all(hook, result, r)
+    return result
+
+
 def _call_tensor_hooks(fn, grads):
     hooks = fn._tensor_pre_hooks()
     if hooks is None:
@@ -282,157 +413,10 @@ def _call_tensor_hooks(fn, grads):
     return grads
 
 
-def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, inputs=None,
-                 accumulate: bool = True, allow_unused: bool = True):
-    """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not
-    accumulating (autograd.grad). Returns the captured gradients (or None)."""
-    root_edges = []
-    for i, t in enumerate(outputs):
-        if not t._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        root_edges.append(_root_edge(t))
-
-    capture = None  # (node, nr) -> list of result slots (autograd.grad)
-    target_nodes = None
-    if inputs is not None:
-        target_nodes = set()
-        if accumulate:
-            # backward(inputs=...): as torch, every input retains its grad (raising for one that does not
-            # require grad; a no-op on leaves) and the node of each input runs.
-            for t in inputs:
-                t.retain_grad()
-                target_nodes.add(_root_edge(t)[0])
-        else:
-            capture = {}
-            for k, t in enumerate(inputs):
-                if not t._requires_grad:
-                    raise RuntimeError("One of the differentiated Tensors does not require grad")
-                edge = _root_edge(t)
-                target_nodes.add(edge[0])
-                capture.setdefault(edge, []).append(k)
-
-    needed = None
-    if target_nodes is not None:
-        deps, order = _discover([e[0] for e in root_edges])
-        needed = _needed_nodes(order, target_nodes, accumulate)
-    else:
-        deps = _count_deps([e[0] for e in root_edges])
-
-    buffers: dict = {}
-    for (fn, nr), g in zip(root_edges, grad_outputs):
-        buf = buffers.get(fn)
-        if buf is None:
-            buf = buffers[fn] = [None] * len(fn._meta_out)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-
-    captured = [None] * len(inputs) if capture is not None else None
-    heap = []
-    for fn in buffers:
-        if deps.get(fn, 0) == 0:
-            heap.append((-fn._seq, id(fn), fn))
-    heapq.heapify(heap)
-
-    prev_mode = _mode.grad_enabled
-    _mode.grad_enabled = create_graph
-    check_nan = _anomaly._enabled and _anomaly._check_nan
-    # The walk creates no reference cycles, so the cyclic collector has nothing to find here; its
-    # passes over a large live graph would make backward superlinear in the graph size.
-    gc_was_enabled = gc.isenabled()
-    if gc_was_enabled:
-        gc.disable()
-    fp_token = _quiet_numpy()  # backward formulas meet inf/nan as torch's do: no NumPy RuntimeWarnings
-    callbacks = _push_task()
-    profiler = _mode.profiler  # NOTE [profiler]: read once per backward
-    pending = None  # the single node made ready by the last step: run next without the heap (chains)
-    try:
-        while True:
-            if pending is not None:
-                fn = pending
-                pending = None
-            elif heap:
-                fn = heappop(heap)[2]
-            else:
-                break
-            grads = buffers.pop(fn)
-            h = fn._hooks
-            if h is not None or (type(fn) is AccumulateGrad and fn.variable._ext is not None):
-                grads = _call_tensor_hooks(fn, grads)
-            if capture is not None:
-                for nr, g in enumerate(grads):
-                    slots = capture.get((fn, nr))
-                    if slots:
-                        for k in slots:
-                            captured[k] = g
-            if needed is not None and fn not in needed:
-                continue
-            if h is not None and h.pre:
-                for hook in list(h.pre.values()):
-                    r = hook(tuple(grads))
-                    if r is not None:
-                        grads = _checked_all(hook, grads, r)
-            edges = fn._next
-            try:
-                result = fn._apply(grads) if profiler is None else profiler.evaluate(fn, grads)
-                if edges and len(result) != len(edges):
-                    _validate(fn, result, edges)  # raises
-                if h is not None and h.post:
-                    if edges:
-                        # as torch, hooks see None for an input that needs no gradient (a constant)
-                        result = [None if e[0] is None else g for e, g in zip(edges, _validate(fn, result, edges))]
-                    for hook in list(h.post.values()):
-                        r = hook(tuple(result), tuple(grads))
-                        if r is not None:
-                            result = _checked_all(hook, result, r)
-                if check_nan:
-                    if edges:
-                        result = _validate(fn, result, edges)
-                    _nan_check(fn, result)
-            except Exception:
-                if _anomaly._enabled:
-                    _anomaly._warn_error_in(fn)
-                raise
-            if not keep_graph and fn._saved:
-                fn._release()
-            for (nxt, nr), g in zip(edges, result):
-                if nxt is None:
-                    continue
-                if g is not None:
-                    # (each gradient must have its input's shape and dtype: checked here, fixed in the rare case)
-                    shape, dt = nxt._meta_out[nr]
-                    if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
-                        g = _fixed(fn, result, edges, nxt, nr, g)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * len(nxt._meta_out)
-                    old = buf[nr]
-                    if old is None:
-                        buf[nr] = g
-                    elif create_graph or _mode.interpose is not None:  # NOTE [raw backward]
-                        buf[nr] = old + g
-                    else:
-                        buf[nr] = _sum_grads(old, g)
-                elif nxt not in buffers:
-                    buffers[nxt] = [None] * len(nxt._meta_out)
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                if d == 0:
-                    if pending is None:
-                        pending = nxt
-                    else:
-                        heappush(heap, (-nxt._seq, id(nxt), nxt))
-            g = result = None  # no stale references: a leaf may take an unshared gradient (NOTE [stolen gradients])
-            if pending is not None and heap:  # the heap decides when other nodes are ready too
-                heappush(heap, (-pending._seq, id(pending), pending))
-                pending = None
-        _run_callbacks(callbacks)
-    finally:
-        _tasks.stack.pop()
-        _mode.grad_enabled = prev_mode
-        _restore_numpy(fp_token)
-        if gc_was_enabled:
-            gc.enable()
-
-    return captured
+def _nan_check(fn, grads) -> None:
+    for i, g in enumerate(grads):
+        if g is not None and g._dtype._differentiable and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
 
 
 # ----------------------------------------------------------------------------- final callbacks
@@ -465,30 +449,6 @@ def queue_callback(callback) -> None:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     stack[-1].append(callback)
 
-
-def _quiet_numpy():
-    return _fp_state.set(_FP_IGNORE) if _fp_state is not None else np.seterr(all="ignore")
-
-
-def _restore_numpy(token) -> None:
-    if _fp_state is not None:
-        _fp_state.reset(token)
-    else:
-        np.seterr(**token)
-
-
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state, _make_extobj
-
-    _FP_IGNORE = _make_extobj(all="ignore")
-except ImportError:  # pragma: no cover - another NumPy layout
-    _fp_state = _FP_IGNORE = None
-
-
-def _nan_check(fn, grads) -> None:
-    for i, g in enumerate(grads):
-        if g is not None and g._dtype._differentiable and np.isnan(g._data).any():
-            raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
 
 
 def _make_grads(outputs, grads, is_grads_batched: bool = False):

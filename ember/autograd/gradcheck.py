@@ -79,14 +79,14 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
 def _analytical_jacobian(out, diff_inputs):
     """Reverse mode: one backward per output element. (jacobians, dtypes all right)."""
     from . import grad as autograd_grad
-    from .. import _factories as F
+    from .. import _factories as _F
 
     jacs = [np.zeros((i._data.size, out._data.size)) for i in diff_inputs]
     types_ok = True
     for j in range(out._data.size):
         g = np.zeros(out._data.size, out._data.dtype)
         g[j] = 1
-        grads = autograd_grad(out, diff_inputs, F.tensor(g.reshape(out._data.shape)), retain_graph=True,
+        grads = autograd_grad(out, diff_inputs, _F.tensor(g.reshape(out._data.shape)), retain_graph=True,
                               allow_unused=True)
         for k, (gr, inp) in enumerate(zip(grads, diff_inputs)):
             if gr is None:
@@ -114,7 +114,7 @@ def _reverse_jacobian(out, diff_inputs, nondet_tol: float, check_grad_dtypes: bo
 def _forward_jacobians(func, inputs, outputs_wanted, check_grad_dtypes: bool):
     """Forward mode: one jvp per input element; [output][input] -> (input.numel, out.numel)."""
     from . import forward_ad as fwAD
-    from .. import _factories as F
+    from .. import _factories as _F
 
     diff = [i for i, x in enumerate(inputs) if _needs_grad(x)]
     jacs = None
@@ -124,7 +124,7 @@ def _forward_jacobians(func, inputs, outputs_wanted, check_grad_dtypes: bool):
             tangent = np.zeros(inp._data.size, inp._data.dtype)
             tangent[k] = 1
             with fwAD.dual_level():
-                args = [fwAD.make_dual(x.detach(), F.tensor(tangent.reshape(x.shape), dtype=x.dtype)) if n == i
+                args = [fwAD.make_dual(x.detach(), _F.tensor(tangent.reshape(x.shape), dtype=x.dtype)) if n == i
                         else x.detach() if isinstance(x, Tensor) else x for n, x in enumerate(inputs)]
                 outs = [o for n, o in enumerate(_as_tuple(func(*args))) if n in outputs_wanted]
                 if jacs is None:
@@ -167,14 +167,14 @@ def _check_inputs(inputs) -> None:
 def _batched_grad(inputs, output, out_i: int) -> None:
     """vmap over two output gradients equals the two vector-Jacobian products one by one."""
     from . import grad as autograd_grad
-    from .. import _factories as F, allclose, randn_like, stack
+    from .. import _factories as _F, allclose, randn_like, stack
     from ..func import vmap
 
     diff = [x for x in inputs if _needs_grad(x)]
 
     def vjp(v):
         grads = autograd_grad(output, diff, v, retain_graph=True, allow_unused=True)
-        return tuple(g if g is not None else F.zeros(x.shape, dtype=x.dtype) for g, x in zip(grads, diff))
+        return tuple(g if g is not None else _F.zeros(x.shape, dtype=x.dtype) for g, x in zip(grads, diff))
 
     grad_outputs = [randn_like(output) for _ in range(2)]
     expected = [stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]

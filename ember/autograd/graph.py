@@ -177,8 +177,7 @@ class Node:
             if s is not None and 0 <= type(self)._save_idx[k] < len(self._next) and _wrap_number is not None:
                 return _wrap_number(s)  # a number in a tensor slot: torch's wrapped-number tensor
             return s
-        attr = getattr(type(self), "attrs", ())
-        if key in attr:
+        if key in getattr(type(self), "_attr_names", ()):
             return object.__getattribute__(self, key)
         raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{key}'")
 

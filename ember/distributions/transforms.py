@@ -14,7 +14,7 @@ from functools import reduce
 from .. import _factories as _F
 from .._dtype import finfo
 from .._tensor import Size
-from ..nn import functional as _NF
+from ..nn import functional as F
 from ..ops.shape import broadcast_shapes, cat as _cat, stack as _stack
 from . import constraints
 from .utils import _Number, _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
@@ -461,7 +461,7 @@ class SigmoidTransform(_SameType, Transform):
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
-        return -_NF.softplus(-x) - _NF.softplus(x)
+        return -F.softplus(-x) - F.softplus(x)
 
 
 class SoftplusTransform(_SameType, Transform):
@@ -473,13 +473,13 @@ class SoftplusTransform(_SameType, Transform):
     sign = +1
 
     def _call(self, x):
-        return _NF.softplus(x)
+        return F.softplus(x)
 
     def _inverse(self, y):
         return (-y).expm1().neg().log() + y
 
     def log_abs_det_jacobian(self, x, y):
-        return -_NF.softplus(-x)
+        return -F.softplus(-x)
 
 
 class TanhTransform(_SameType, Transform):
@@ -498,7 +498,7 @@ class TanhTransform(_SameType, Transform):
         return y.atanh()
 
     def log_abs_det_jacobian(self, x, y):
-        return 2.0 * (math.log(2.0) - x - _NF.softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
 class AbsTransform(_SameType, Transform):
@@ -600,18 +600,18 @@ class CorrCholeskyTransform(Transform):
         # row i: y_ij = r_ij * prod_{k<j} sqrt(1 - r_ik^2), with r_ii = 1
         remaining = (1 - r ** 2).sqrt().cumprod(-1)
         r = r + _F.eye(r.shape[-1], dtype=r.dtype)
-        return r * _NF.pad(remaining[..., :-1], [1, 0], value=1)
+        return r * F.pad(remaining[..., :-1], [1, 0], value=1)
 
     def _inverse(self, y):
         left = 1 - (y * y).cumsum(-1)  # 1 - (squared norm of each row so far)
-        left_before = _NF.pad(left[..., :-1], [1, 0], value=1)
+        left_before = F.pad(left[..., :-1], [1, 0], value=1)
         t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_before, diag=-1).sqrt()
         return (t.log1p() - t.neg().log1p()) / 2  # atanh
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
         left = 1 - (y * y).cumsum(-1)
         stick_breaking = 0.5 * tril_matrix_to_vec(left, diag=-2).log().sum(-1)
-        tanh = -2 * (x + _NF.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        tanh = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(-1)
         return stick_breaking + tanh
 
     def forward_shape(self, shape):
@@ -673,7 +673,7 @@ class StickBreakingTransform(_SameType, Transform):
     def _call(self, x):
         z = _clipped_sigmoid(x - _stick_offset(x, x.shape[-1] + 1))
         left = (1 - z).cumprod(-1)
-        return _NF.pad(z, [0, 1], value=1) * _NF.pad(left, [1, 0], value=1)
+        return F.pad(z, [0, 1], value=1) * F.pad(left, [1, 0], value=1)
 
     def _inverse(self, y):
         pieces = y[..., :-1]
@@ -682,7 +682,7 @@ class StickBreakingTransform(_SameType, Transform):
 
     def log_abs_det_jacobian(self, x, y):
         x = x - _stick_offset(x, x.shape[-1] + 1)
-        return (-x + _NF.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
         return _at_least_1d(shape)[:-1] + (shape[-1] + 1,)

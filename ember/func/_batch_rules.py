@@ -498,7 +498,7 @@ for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.V
 for _n, _fn in _ADD_PRODUCT_DECOMPOSITIONS.items():
     _register(_n, _decompose(_fn))
 RULES[linalg.Einsum] = _einsum_rule
-# complex numbers and FFTs (h-cplx): the parts are elementwise or act on the trailing pair; transforms act on dims
+# complex numbers and FFTs: the parts are elementwise or act on the trailing pair; transforms act on dims
 _register("ConjBackward0 ConjPhysicalBackward0 ComplexBackward0 PolarBackward0 SgnBackward0", _EW)
 _register("ViewAsRealBackward0 ViewAsComplexBackward0", _passthrough)
 for _c in (_fft.FftC2C, _fft.FftR2C, _fft.FftC2R):
@@ -904,7 +904,7 @@ def _register_late() -> None:
     RULES[indexing.MaskedSelect] = _masked_select_rule
     RULES[_shape.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
-              dec.LinalgSvd):
+              dec.LinalgSvd, dec.LinalgEig):
         RULES[c] = _linalg_rule
     _CACHE.clear()
 

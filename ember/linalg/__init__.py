@@ -1,15 +1,15 @@
 """ember.linalg: the ``torch.linalg`` namespace (matrix functions, decompositions, norms)."""
 from __future__ import annotations
 
-from ..ops.decompositions import (LinAlgError, inv, solve, qr, eigh, eigvalsh, svdvals, vector_norm,
+from ..ops.decompositions import (LinAlgError, inv, solve, qr, eigh, eigvalsh, eig, eigvals, svdvals, vector_norm,
                                   matrix_norm, norm, pinv, matrix_power, multi_dot, householder_product)
 from ..ops.decompositions import _linalg_det as det, _linalg_slogdet as slogdet, _cholesky as cholesky, _svd as svd
 from .. import _args
 from ..ops.linalg import matmul, vecdot, cross as _cross
 
-__all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-           "vector_norm", "matrix_norm", "norm", "pinv", "matrix_power", "multi_dot", "matmul", "vecdot", "cross",
-           "cholesky_ex", "solve_triangular", "householder_product"]
+__all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "eig", "eigvals",
+           "svd", "svdvals", "vector_norm", "matrix_norm", "norm", "pinv", "matrix_power", "multi_dot", "matmul",
+           "vecdot", "cross", "cholesky_ex", "solve_triangular", "householder_product"]
 
 
 def cross(input, other, *, dim: int = -1, out=None):

@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from .. import _args
-from .._tensor import Tensor, _all_examples
+from .._tensor import _CPP_NAMES, Tensor, _all_examples, _type_string
 from ..ops import conv as _C, pooling as _P, resample as _R
-from .. import _factories as _fac
+from .. import _factories as _F
 from ..ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ..ops.shape import stack as _stack
 from ..ops._inplace import _title
@@ -48,6 +48,9 @@ def _conv_checks(input: Tensor, weight: Tensor, nd: int, groups: int, transposed
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
                            f"size: {_shape_str(input)}")
+    if input.dtype.is_complex and weight.dtype != input.dtype:  # (torch's complex convolution checks this first)
+        raise RuntimeError(f"Input type ({_type_string(input.dtype)}) and weight type ({_type_string(weight.dtype)}) "
+                           "should be the same")
     if weight.dim() != nd + 2:
         raise RuntimeError("weight should have at least three dimensions" if nd == 1 and weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight {_shape_str(weight)}, "
@@ -102,6 +105,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"Given weight of size {_shape_str(weight)}, expected bias to be 1-dimensional with "
                            f"{weight.shape[0]} elements, but got bias of size {_shape_str(bias)} instead")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_CPP_NAMES[input.dtype.name][0]}) and bias type "
+                           f"({_CPP_NAMES[bias.dtype.name][0]}) should be the same")
     y = _C.convolution(x, weight, bias, stride, padding, dilation, False, (0,) * nd, groups)
     return y if batched else y.squeeze(0)
 
@@ -120,6 +126,13 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     x, batched = _conv_checks(input, weight, nd, groups, True, name)
+    if bias is not None and bias.dtype != input.dtype:
+        if input.dtype.is_complex:
+            raise RuntimeError(f"Input type ({_type_string(input.dtype)}) and bias type ({_type_string(bias.dtype)}) "
+                               "should be the same")
+        if bias.dtype.is_complex:  # a real bias of another dtype is cast to the input's
+            raise RuntimeError(f"result type {_title(bias.dtype)} can't be cast to the desired output type "
+                               f"{_title(input.dtype)}")
     stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
     dilation, opad = _tuple(dilation, nd, "dilation"), _tuple(output_padding, nd, "output_padding")
     if any(opad[i] >= stride[i] and opad[i] >= dilation[i] for i in range(nd)):
@@ -454,6 +467,8 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)//2 dims: pad = (left_last, right_last, left_2nd_last, ...)."""
+    if isinstance(value, complex):  # (torch's signature: a float, also for complex inputs)
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -473,6 +488,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode != "circular" and 0 in input.shape[nd - k - 1:]:  # only a batch dim may be empty
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_shape_str(input)}")
     maps = []
     for i in range(k):  # axis nd-k+i is padded by pad[2*(k-1-i)], pad[2*(k-1-i)+1]
         ax = nd - k + i
@@ -483,8 +501,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                                f"but got: padding ({lo}, {hi}) at dimension {ax} of input {_shape_str(input)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if mode == "replicate" and n == 0 and (lo or hi):
-            raise RuntimeError(f"Expected input's padded dimensions to be non-empty, got {_shape_str(input)}")
         maps.append(_R.Take(_pad_index(n, lo, hi, mode), n) if lo or hi else None)
     name = _PAD_NAMES[mode] + ("" if mode == "circular" else f"{k}D")
     return _R.axis_map(name, input, tuple(maps))
@@ -800,7 +816,7 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         if input.dim() < nd + 1:  # (torch reads the channel count off dim -(nd+1) first)
             raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, "
                              f"{input.dim() - 1}], but got {-nd - 1})")
-        samples = _fac.rand(1 if input.dim() == nd + 1 else input.shape[0], input.shape[-nd - 1], nd,
+        samples = _F.rand(1 if input.dim() == nd + 1 else input.shape[0], input.shape[-nd - 1], nd,
                                dtype=input.dtype)
     where = f"{name}()" if nd == 2 else f"{name}_out()"
     if input.dim() not in (nd + 1, nd + 2):

@@ -232,6 +232,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
+    _no_complex("glu_cpu", input)
     a, b = input.split(n // 2, dim)
     return a * b.sigmoid()
 

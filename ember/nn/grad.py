@@ -2,7 +2,7 @@
 (``conv2d_input(input_size, weight, grad_output, ...)``, ``conv2d_weight(input, weight_size, grad_output, ...)``)."""
 from __future__ import annotations
 
-from .. import _factories as F_
+from .. import _factories as _F
 from .._tensor import Tensor
 from ..autograd import grad as _grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
@@ -26,7 +26,7 @@ def _vjp(conv, input: Tensor, weight: Tensor, grad_output: Tensor, wrt: int, **g
 
 def _input_fn(conv, nd: int):
     def grad_input(input_size, weight: Tensor, grad_output: Tensor, stride=1, padding=0, dilation=1, groups=1):
-        stand_in = F_.zeros(tuple(input_size), dtype=grad_output.dtype)
+        stand_in = _F.zeros(tuple(input_size), dtype=grad_output.dtype)
         return _vjp(conv, stand_in, weight, grad_output, 0, stride=stride, padding=padding, dilation=dilation,
                     groups=groups)
 
@@ -38,7 +38,7 @@ def _input_fn(conv, nd: int):
 
 def _weight_fn(conv, nd: int):
     def grad_weight(input: Tensor, weight_size, grad_output: Tensor, stride=1, padding=0, dilation=1, groups=1):
-        stand_in = F_.zeros(tuple(weight_size), dtype=grad_output.dtype)
+        stand_in = _F.zeros(tuple(weight_size), dtype=grad_output.dtype)
         return _vjp(conv, input, stand_in, grad_output, 1, stride=stride, padding=padding, dilation=dilation,
                     groups=groups)
 

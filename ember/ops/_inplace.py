@@ -51,6 +51,20 @@ def _cast_check(result_dtype: D.dtype, self: Tensor) -> None:
                            f"{_title(self._dtype)}")
 
 
+def _complex_into_real(self: Tensor, args, kwargs) -> None:
+    """torch checks that an in-place result fits ``self`` before the kernel runs: a complex operand of a real
+    ``self`` fails on the cast even where the kernel has no complex version (clamp_, gcd_, xlogy_ ...)."""
+    if self._dtype.is_complex:
+        return
+    for a in (*args, *kwargs.values()):
+        if (isinstance(a, Tensor) and a._dtype.is_complex) or isinstance(a, complex):
+            from .arithmetic import _rt
+
+            result = D.from_numpy_dtype(_rt(self._data, a._data if isinstance(a, Tensor) else a))
+            raise RuntimeError(f"result type {_title(result)} can't be cast to the desired output type "
+                               f"{_title(self._dtype)}") from None
+
+
 def _title(d: D.dtype) -> str:
     """The dtype as torch's messages name it ("Float", "ComplexDouble")."""
     return d._scalar_name
@@ -94,7 +108,11 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
             uf = _IN_PLACE_UFUNCS.get(fn)
             if uf is not None and _ufunc_in_place(self, uf, args[0]):
                 return self
-        out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
+        try:
+            out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
+        except NotImplementedError:
+            _complex_into_real(self, args, kwargs)
+            raise
         _cast_check(out._dtype, self)
         _shape_check(out, self)
         _write(self._data, out._data)
@@ -104,7 +122,11 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     if self._base is not None:
         return _inplace_on_view(self, fn, args, kwargs)
     alias = _alias(self)
-    out = fn(alias, *args, **kwargs)
+    try:
+        out = fn(alias, *args, **kwargs)
+    except NotImplementedError:
+        _complex_into_real(self, args, kwargs)
+        raise
     _cast_check(out._dtype, self)
     _shape_check(out, self)
     node = out._grad_fn
@@ -334,7 +356,11 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
 
     base = self._base
     alias = _alias(self)
-    out = fn(alias, *args, **kwargs)
+    try:
+        out = fn(alias, *args, **kwargs)
+    except NotImplementedError:
+        _complex_into_real(self, args, kwargs)
+        raise
     _cast_check(out._dtype, self)
     _shape_check(out, self)
     _protect_saved(out._grad_fn, alias)
@@ -419,6 +445,8 @@ def _setitem(self: Tensor, key, value) -> None:
         if _is_batched(value):
             raise _vmap_write_error("inplace arithmetic")
 
+    if not isinstance(value, Tensor):
+        value = D.scalar_into(value, self._dtype)
     k, basic = _convert_key(key, stacklevel=5)  # user -> __setitem__ -> setitem -> _setitem -> here
     node = setitem_node(k, basic, self._data.shape)
     if not basic:

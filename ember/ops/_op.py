@@ -16,7 +16,8 @@ An op is a subclass of ``Op`` (itself a graph ``Node``: one instance per recorde
 ``Mul.apply(a, b)`` decides once whether a graph is needed (grad mode on and some input requires
 grad). If not, it only runs ``forward(None, ...)`` and wraps the array. Otherwise it creates the
 node, links ``next_functions``, runs forward with the node as ``ctx`` (where it may keep
-attributes declared in ``__slots__``), saves what ``save`` names, and wraps the outputs.
+attributes declared in ``__slots__``), saves what ``save`` names, and wraps
+the outputs.
 
 ``save_for = {"self": ("other",), "other": ("self",)}`` says which inputs' gradients use a saved value: it
 is saved only when one of them requires grad (None in its place otherwise, and ``grad_fn._saved_<name>`` is
@@ -26,8 +27,12 @@ sees only what backward will use, as torch's. ``inputs`` names the tensor slots 
 formulas do (``("self", "mat2")`` for mm), so the ``_saved_*`` attributes have torch's names.
 
 Inputs: the first ``len(args) - nattrs`` arguments are tensor slots (a Python number there is a
-constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes.
-Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape.
+constant with an empty edge, as torch's wrapped scalars); the trailing ``nattrs`` are attributes. Naming them,
+``attrs = ("dim", "keepdim")``, declares them once: ``forward(ctx, ...)`` keeps them on the node and backward
+reads ``ctx.dim``.
+Backward formulas never unbroadcast: the engine sums each gradient back to its input's shape. A backward may
+skip the gradients nobody needs: ``ctx.needs_input_grad[i]`` (torch's name) is False for a slot whose input
+does not require grad, and None takes its place.
 
 # NOTE [raw backward]
 A backward formula is written in ember ops so that create_graph=True differentiates it again. Without a
@@ -76,6 +81,7 @@ from .._tensor import Tensor, _wrap, _wrap_out, _new
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
 from ..autograd import anomaly_mode as _anomaly
+from ..autograd._fast import NUMPY_QUIET as _NUMPY_QUIET, set_numpy_errors as _set_np_err, reset_numpy_errors as _reset_np_err
 from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
@@ -100,7 +106,11 @@ def _dtype_of(arr) -> D.dtype:
 class Op(G.Node):
     """Base of built-in ops: see NOTE [declaring an op] in this module."""
 
-    __slots__ = ()
+    __slots__ = ("_attrs",)
+    # The trailing arguments of ``apply`` that are attributes, by name (NOTE [declaring an op]): ``forward`` keeps
+    # them on its ctx (a recorded node) and backward reads ``ctx.<name>``. ``nattrs`` (their count) follows; an op that keeps derived values
+    # instead sets ``nattrs`` and its own ``__slots__``.
+    attrs: tuple = ()
     nattrs = 0
     save: tuple = ()
     inputs: tuple = ("self", "other", "third", "fourth")
@@ -140,7 +150,17 @@ class Op(G.Node):
             need = [tuple(cls.inputs.index(i) for i in cls.save_for[n]) if n in cls.save_for else None
                     for n in cls.save]
             cls._save_need = tuple(w[0] if w is not None and len(w) == 1 else w for w in need)
-        cls.attrs = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()))
+        if "attrs" in cls.__dict__:
+            cls.nattrs = len(cls.attrs)
+            for i, name in enumerate(cls.attrs):
+                setattr(cls, name, property(_attr_getter(i), doc=f"The attribute ``{name}`` of this call."))
+        if cls.attrs and "forward" in cls.__dict__:
+            if not isinstance(cls.__dict__["forward"], staticmethod):
+                raise TypeError(f"{cls.__name__}: an op with named attrs declares a static forward")
+            cls.forward = staticmethod(_keeping_attrs(cls.__dict__["forward"].__func__, cls.nattrs))
+        # what ``grad_fn._saved_<name>`` reads besides the saved values (as torch's saved attributes)
+        slots = tuple(a for c in cls.__mro__ for a in getattr(c, "__slots__", ()) if a != "_attrs")
+        cls._attr_names = slots + cls.attrs
         if cls.is_view:
             cls.reduced_native = True
         fwd = cls.__dict__.get("forward")
@@ -187,21 +207,6 @@ class Op(G.Node):
                         return _apply_reduced(cls, args)
                     a = a._data
                 out = cls.forward(None, a)
-            elif n == 3:
-                a, b, c = args
-                if isinstance(a, Tensor):
-                    if a._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    a = a._data
-                if isinstance(b, Tensor):
-                    if b._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    b = b._data
-                if isinstance(c, Tensor):
-                    if c._dtype._reduced:
-                        return _apply_reduced(cls, args)
-                    c = c._data
-                out = cls.forward(None, a, b, c)
             else:
                 vals = []
                 for a in args:
@@ -222,6 +227,12 @@ class Op(G.Node):
         if cls.is_view:
             _link_view(t, args[0])
         return t
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        """Per tensor slot, whether its gradient is needed (torch's ``ctx.needs_input_grad``): a backward returns None
+        for the others. (The hot arithmetic formulas read the edges, ``self._next``, directly.)"""
+        return tuple([e[0] is not None for e in self._next])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -290,6 +301,12 @@ def _raw_saved(node) -> list:
         else:
             out.append(s)
     return out
+
+
+def const(arr) -> Tensor:
+    """A constant (no history) tensor around an array (or anything ``np.asarray`` takes), of its dtype."""
+    arr = np.asarray(arr)
+    return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
 
 
 def wrap_raw(arr) -> Tensor:
@@ -405,23 +422,8 @@ def _record(cls, args):
         node._next = tuple(edges)
         out = cls.forward(node, *vals) if not reduced else _forward_reduced(cls, node, vals)
     if type(out) is tuple:
-        outs = []
-        metas = []
-        diff = cls.differentiable_outputs
-        for i, o in enumerate(out):
-            dt = _BY_DT.get(o.dtype) or _dtype_of(o)
-            if dt.is_complex and cls.no_complex_grad and (diff is None or i in diff):
-                raise RuntimeError(f"{cls.no_complex_grad} does not support automatic differentiation for outputs "
-                                   "with complex dtype.")
-            if dt._differentiable and (diff is None or i in diff):
-                t = _wrap_out(o, dt, node, i)
-            else:
-                t = _wrap(o, dt)
-            outs.append(t)
-            metas.append((o.shape, dt))
-        node._meta_out = tuple(metas)
-        result = tuple(outs)
-        first = outs[0]
+        result = _wrap_outputs(cls, node, out)
+        first = result[0]
     else:
         dt = _BY_DT.get(out.dtype) or _dtype_of(out)
         if dt.is_complex and cls.no_complex_grad:
@@ -438,29 +440,72 @@ def _record(cls, args):
         if cls.is_view:
             _link_view(result, args[0])
     if cls._save_idx:
-        saved = []
-        need = cls._save_need
-        if need is None:
-            for i in cls._save_idx:
-                if i < 0:
-                    saved.append(_make_saved(first, True, 0))
-                else:
-                    a = args[i]
-                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        else:
-            nxt = node._next
-            for i, w in zip(cls._save_idx, need):
-                if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
-                    saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
-                elif i < 0:
-                    saved.append(_make_saved(first, True, 0))
-                else:
-                    a = args[i]
-                    saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
-        node._saved = saved  # (a list: backward frees its values in place)
+        node._saved = _save(cls, node, args, first)
     if _anomaly._enabled:
         _anomaly._on_record(node, args, result)
     return result
+
+
+def _wrap_outputs(cls, node, out: tuple) -> tuple:
+    """The outputs of a multi-output node: floating ones (those ``differentiable_outputs`` names) with history."""
+    outs = []
+    metas = []
+    diff = cls.differentiable_outputs
+    for i, o in enumerate(out):
+        dt = _BY_DT.get(o.dtype) or _dtype_of(o)
+        if dt.is_complex and cls.no_complex_grad and (diff is None or i in diff):
+            raise RuntimeError(f"{cls.no_complex_grad} does not support automatic differentiation for outputs "
+                               "with complex dtype.")
+        if dt._differentiable and (diff is None or i in diff):
+            t = _wrap_out(o, dt, node, i)
+        else:
+            t = _wrap(o, dt)
+        outs.append(t)
+        metas.append((o.shape, dt))
+    node._meta_out = tuple(metas)
+    return tuple(outs)
+
+
+def _save(cls, node, args, first) -> list:
+    """What ``cls.save`` names, for ``node``'s backward (a list: backward frees its values in place); None in
+    place of a value no grad-requiring input needs (``save_for``)."""
+    saved = []
+    need = cls._save_need
+    if need is None:
+        for i in cls._save_idx:
+            if i < 0:
+                saved.append(_make_saved(first, True, 0))
+            else:
+                a = args[i]
+                saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+        return saved
+    nxt = node._next
+    for i, w in zip(cls._save_idx, need):
+        if w is not None and (nxt[w][0] is None if type(w) is int else not _needed(nxt, w)):
+            saved.append(None)  # no input whose gradient uses it requires grad (``save_for``)
+        elif i < 0:
+            saved.append(_make_saved(first, True, 0))
+        else:
+            a = args[i]
+            saved.append(_make_saved(a, False) if isinstance(a, Tensor) else a)
+    return saved
+
+
+def _keeping_attrs(forward, n: int):
+    """``forward`` that first keeps its trailing ``n`` arguments on ``ctx`` (a recorded node: ``Op.attrs``)."""
+    def run(ctx, *vals):
+        if ctx is not None:
+            ctx._attrs = vals[-n:]
+        return forward(ctx, *vals)
+    run.__name__ = run.__qualname__ = getattr(forward, "__name__", "forward")
+    run.__wrapped__ = forward
+    return run
+
+
+def _attr_getter(i: int):
+    def get(node):
+        return node._attrs[i]
+    return get
 
 
 def _public_name(cls) -> str:
@@ -578,29 +623,20 @@ def _set_inference(t: Tensor) -> None:
 
 # NOTE [silent kernels]: torch computes x/0, log(0), 0*inf, exp(1000) ... to inf/nan without a word;
 # NumPy warns (RuntimeWarning). ``silent(kernel)`` runs a kernel with NumPy's floating-point error
-# reporting off. It sets NumPy's error-state context variable directly (~0.2 µs, thread- and
-# async-safe like np.errstate, which costs ~1 µs per use); without it, the public np.errstate.
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state, _make_extobj
+# reporting off, through the engine's switch of NumPy's error state (NOTE [NumPy error state] in
+# ember/autograd/_fast.py).
+def silent(kernel):
+    """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
+    set_state, reset_state = _set_np_err, _reset_np_err
 
-    _FP_IGNORE = _make_extobj(all="ignore")
-
-    def silent(kernel):
-        """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
-        set_state, reset_state = _fp_state.set, _fp_state.reset
-
-        def run(*args):
-            token = set_state(_FP_IGNORE)
-            try:
-                return kernel(*args)
-            finally:
-                reset_state(token)
-        run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
-        return run
-except ImportError:  # pragma: no cover - another NumPy layout
-    def silent(kernel):
-        """``kernel`` computing without NumPy's floating-point RuntimeWarnings."""
-        return np.errstate(all="ignore")(kernel)
+    def run(*args):
+        token = set_state(_NUMPY_QUIET)
+        try:
+            return kernel(*args)
+        finally:
+            reset_state(token)
+    run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
+    return run
 
 
 _round_back = silent(_round_back_kernel)
@@ -611,4 +647,4 @@ def cast_to(arr, dtype: D.dtype):
     return arr if arr.dtype == dtype.np else arr.astype(dtype.np)
 
 
-__all__ = ["Op", "cast_to", "silent", "np", "linear", "multilinear", "unsupported", "wrap_raw"]
+__all__ = ["Op", "cast_to", "const", "silent", "np", "linear", "multilinear", "unsupported", "wrap_raw"]

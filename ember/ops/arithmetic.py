@@ -493,16 +493,33 @@ class RPow(Pow):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion."""
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(input, other, alpha)
     return _out(Add.apply(input, other, alpha), out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(input, other, alpha)
     return _out(Sub.apply(input, other, alpha), out)
+
+
+def _alpha_check(input, other, alpha) -> None:
+    """torch's alpha_check: alpha must fit the result's kind (no complex alpha for real tensors, no floating alpha
+    for integral ones)."""
+    if isinstance(alpha, (complex, float)):
+        dt = D.result_type(input, other)
+        if isinstance(alpha, complex) and not dt.is_complex:
+            raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+        if isinstance(alpha, float) and dt._kind < 2:
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def subtract(input, other, alpha=1, *, out=None):
     """``input - alpha * other`` (torch's subtract also takes ``alpha`` positionally)."""
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(input, other, alpha)
     return _out(Sub.apply(input, other, alpha), out)
 
 
@@ -523,9 +540,9 @@ def div(input, other, *, rounding_mode=None, out=None):
     """Elementwise true division (``rounding_mode`` 'trunc' / 'floor' round the quotient)."""
     if rounding_mode is None:
         return _out(Div.apply(input, other), out)
-    from . import elementwise as E
+    from . import elementwise as _E
 
-    return _out(E.div_rounding(input, other, rounding_mode), out)
+    return _out(_E.div_rounding(input, other, rounding_mode), out)
 
 
 divide = div

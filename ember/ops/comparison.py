@@ -7,6 +7,7 @@ from .. import _args
 from .. import _dtype as D
 from . import _inplace as _IP
 from .._malloc import translate_errors_of as _translate_errors_of
+from .._tensor import Tensor
 from ._op import Op
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -126,10 +127,10 @@ def _bitwise(name):
     def fn(input, other):
         for x in (input, other):
             d = getattr(x, "_dtype", None)
-            if d is not None and d.is_complex:
-                raise NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
-            if (d is not None and d.is_floating_point) or isinstance(x, float):
-                raise RuntimeError(f'"{name.lower()}_cpu" not implemented for \'Float\'')
+            if (d is not None and (d.is_complex or d.is_floating_point)) or isinstance(x, (float, complex)):
+                dt = _rt(input._data if isinstance(input, Tensor) else input,
+                         other._data if isinstance(other, Tensor) else other)
+                raise NotImplementedError(f'"{kernel}" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
         return _OPS[name].apply(input, other)
     return fn
 

@@ -17,9 +17,10 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
-from .._tensor import Tensor, _all_examples, _wrap, _wrap_dim
+from .._tensor import _CPP_NAMES, Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
 from ._op import Op, refuse_tangents
+from ._op import const as _const
 from . import reduction as _R
 from .complex_numbers import complex as _complex, refuse_complex_grad
 
@@ -33,15 +34,11 @@ __all__ = [
 ]
 
 
-def _const(arr: np.ndarray) -> Tensor:
-    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
-
-
 def _long(arr) -> Tensor:
     return _wrap(np.asarray(arr, np.int64), D.int64)
 
 
-def _E():
+def _ember():
     import ember
 
     return ember
@@ -144,7 +141,7 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim: bool, interpolation: st
     if interpolation == "nearest":
         pos = pos.round()
     bad = (nan_count == n) if ignore_nan else (nan_count > 0)
-    pos = _E().where(bad, float(n - 1), pos)  # a slice giving NaN takes its last (NaN) element, as torch's does
+    pos = _ember().where(bad, float(n - 1), pos)  # a slice giving NaN takes its last (NaN) element, as torch's does
     pos = pos.expand((nq,) + rest + (1,))
     lo = pos.floor().long().clamp(0, n - 1)
     hi = pos.ceil().long().clamp(0, n - 1)
@@ -238,7 +235,7 @@ def corrcoef(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------- scans, differences, integration
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, stable for any finite input (a log-add scan)."""
-    E = _E()
+    em = _ember()
     d = _wrap_dim(dim, input.dim())
     x = input.movedim(d, -1) if input.dim() else input.reshape(1)
     n = x.shape[-1]
@@ -247,7 +244,7 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
         return x.movedim(-1, d) if input.dim() else x.reshape(())
     shift = 1
     while shift < n:
-        x = E.cat([x[..., :shift], E.logaddexp(x[..., shift:], x[..., :-shift])], -1)
+        x = em.cat([x[..., :shift], em.logaddexp(x[..., shift:], x[..., :-shift])], -1)
         shift *= 2
     return x.movedim(-1, d)
 
@@ -255,12 +252,12 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None,
          *, out=None) -> Tensor:
     """n-th forward difference along ``dim`` (after prepending/appending)."""
-    E = _E()
+    em = _ember()
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = _wrap_dim(dim, input.dim())
     parts = [t for t in (prepend, input, append) if t is not None]
-    x = E.cat(parts, d) if len(parts) > 1 else input
+    x = em.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         m = x.shape[d]
         if m == 0:
@@ -302,13 +299,13 @@ def gradient(input: Tensor, *, spacing=None, dim=None, edge_order: int = 1) -> t
         else:
             first = (-1.5 * nar(d, 0, 1) + 2 * nar(d, 1, 1) - 0.5 * nar(d, 2, 1)) / h
             last = (0.5 * nar(d, n - 3, 1) - 2 * nar(d, n - 2, 1) + 1.5 * nar(d, n - 1, 1)) / h
-        out.append(_E().cat([first, interior, last], d))
+        out.append(_ember().cat([first, interior, last], d))
     return tuple(out)
 
 
 def _gradient_coords(x: Tensor, d: int, coords: Tensor, edge_order: int) -> Tensor:
     """Non-uniform spacing given by coordinates along ``d`` (second-order interior formula)."""
-    E = _E()
+    em = _ember()
     n = x.shape[d]
     shape = [1] * x.dim()
     shape[d] = -1
@@ -322,7 +319,7 @@ def _gradient_coords(x: Tensor, d: int, coords: Tensor, edge_order: int) -> Tens
         raise NotImplementedError("torch.gradient with coordinate spacing and edge_order=2 is not implemented in ember")
     first = (nar(d, 1, 1) - nar(d, 0, 1)) / hs[0]
     last = (nar(d, n - 1, 1) - nar(d, n - 2, 1)) / hs[-1]
-    return E.cat([first, interior, last], d)
+    return em.cat([first, interior, last], d)
 
 
 def _spacing(x: Tensor, ndim: int, d: int, dim: int) -> Tensor:
@@ -367,16 +364,16 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, d
 # ---------------------------------------------------------------- combinatorics
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one element of each 1-d tensor, as rows."""
-    E = _E()
+    em = _ember()
     if len(tensors) == 1:
         return tensors[0]
-    grids = E.meshgrid(*tensors, indexing="ij")
-    return E.stack([g.reshape(-1) for g in grids], 1)
+    grids = em.meshgrid(*tensors, indexing="ij")
+    return em.stack([g.reshape(-1) for g in grids], 1)
 
 
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """All length-``r`` combinations of the elements of a 1-d tensor, as rows."""
-    E = _E()
+    em = _ember()
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -388,13 +385,13 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if idx.shape[0] == 0:
         return _wrap(np.empty((0, r), input._data.dtype), input._dtype) if r > 1 else \
             _wrap(np.empty((0,), input._data.dtype), input._dtype)
-    out = E.stack([input[_long(idx[:, k])] for k in range(r)], 1)
+    out = em.stack([input[_long(idx[:, k])] for k in range(r)], 1)
     return out.reshape(-1) if r == 1 else out
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix of the given 0-d, 1-d and 2-d tensors."""
-    E = _E()
+    em = _ember()
     mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:
@@ -412,18 +409,18 @@ def block_diag(*tensors: Tensor) -> Tensor:
         r, c = m.shape
         parts = []
         if left:
-            parts.append(E.zeros(r, left, dtype=dt))
+            parts.append(em.zeros(r, left, dtype=dt))
         parts.append(m.to(dt))
         if cols - left - c:
-            parts.append(E.zeros(r, cols - left - c, dtype=dt))
-        rows.append(E.cat(parts, 1) if len(parts) > 1 else parts[0])
+            parts.append(em.zeros(r, cols - left - c, dtype=dt))
+        rows.append(em.cat(parts, 1) if len(parts) > 1 else parts[0])
         left += c
-    return E.cat(rows, 0)
+    return em.cat(rows, 0)
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """Columns x**(N-1) ... x**0 (or increasing powers)."""
-    E = _E()
+    em = _ember()
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -432,8 +429,8 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     xx = x if x._dtype is not D.bool else x.to(D.int64)
     if n == 0:
         return _wrap(np.empty((x.shape[0], 0), xx._data.dtype), xx._dtype)
-    ones = E.ones(x.shape[0], 1, dtype=xx.dtype)
-    cols = E.cat([ones, xx.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1) if n > 1 else ones
+    ones = em.ones(x.shape[0], 1, dtype=xx.dtype)
+    cols = em.cat([ones, xx.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1) if n > 1 else ones
     return cols if increasing else cols.flip(1)
 
 
@@ -463,10 +460,10 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in a 1-d tensor."""
-    if input._dtype.is_complex:
-        raise _R.complex_refused("bincount_cpu", input._data.dtype)
     a = input._data
-    if a.ndim != 1 or a.dtype.kind not in "iu":
+    if a.dtype.kind not in "iu":  # (the kernel's dispatch: integers only, before its shape check)
+        raise _R.complex_refused("bincount_cpu", a.dtype)
+    if a.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -501,10 +498,8 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     return _wrap(counts.astype(input._dtype.np), input._dtype)
 
 
-# C++ type names of torch's histogramdd messages
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+def _cpp(dt: D.dtype) -> str:
+    return _CPP_NAMES[dt.name][0]
 
 
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
@@ -514,12 +509,12 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
     dt = input._dtype
     if isinstance(bins, Tensor) and bins._dtype != dt:
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
-                           f"input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
-                           f"{_CPP_NAMES[bins._dtype.name]}")
+                           f"input with dtype {_cpp(dt)} and bins for dimension 0 with dtype "
+                           f"{_cpp(bins._dtype)}")
     if weight is not None and weight._dtype != dt:
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
-                           f"weight({_CPP_NAMES[weight._dtype.name]})")
+                           f"have the same dtype, but got input({_cpp(dt)}), and "
+                           f"weight({_cpp(weight._dtype)})")
     if range is None and not isinstance(bins, Tensor):  # the range's kernel: float and double only
         if dt not in (D.float32, D.float64):
             raise _R.complex_refused("histogramdd", input._data.dtype)
@@ -630,13 +625,13 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     d = _wrap_dim(dim, input.dim())
     others = [k for k in range(input.dim()) if k != d]
     norm = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
-    factor = _E().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    factor = _ember().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * factor
 
 
 def matrix_exp(input: Tensor) -> Tensor:
     """e**A of square matrices A (batched): scaling and squaring around a degree-18 Taylor polynomial."""
-    E = _E()
+    em = _ember()
     if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
                            f"{input.shape[-2] if input.dim() >= 2 else 1} by {input.shape[-1] if input.dim() else 1} matrices")
@@ -645,7 +640,7 @@ def matrix_exp(input: Tensor) -> Tensor:
     norm = float(np.max(np.abs(_all_examples(input)).sum(-1))) if input.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
     X = input / (2.0 ** s) if s else input
-    eye = E.eye(n, dtype=input.dtype)
+    eye = em.eye(n, dtype=input.dtype)
     term, total = eye, eye
     for k in range(1, 19):
         term = term @ X / k
@@ -801,7 +796,7 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     T = A.triu() if upper else A.tril()
     if unitriangular:
         n = A.shape[-1]
-        eye = _E().eye(n, dtype=A.dtype)
+        eye = _ember().eye(n, dtype=A.dtype)
         T = T * (1 - eye) + eye
     return T
 
@@ -821,7 +816,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
 def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
     """X with T X = b for triangular T by forward/back substitution, one row of ember ops at a time (a zero on the
     diagonal gives inf/nan as torch's, no error)."""
-    E = _E()
+    em = _ember()
     n = T.shape[-1]
     batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(T.shape[:-2]))
     T = T.expand(*batch, n, n)
@@ -832,12 +827,12 @@ def _substitute(T: Tensor, b: Tensor, lower: bool) -> Tensor:
         acc = b[..., i, :]
         done = [j for j in (range(i) if lower else range(i + 1, n))]
         if done:
-            xs = E.stack([rows[j] for j in done], -2)  # (..., k, m)
+            xs = em.stack([rows[j] for j in done], -2)  # (..., k, m)
             acc = acc - (T[..., i, done].unsqueeze(-2) @ xs).squeeze(-2)
         rows[i] = acc / T[..., i, i].unsqueeze(-1)
     if n == 0:
         return b * 1
-    return E.stack(rows, -2)
+    return em.stack(rows, -2)
 
 
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -947,7 +942,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """(LU, pivots[, infos]): L (unit lower, below the diagonal) and U in one matrix with P^T A = L U, pivots as
     LAPACK's 1-based interchanges. Pivots come from NumPy; L and U are computed by ember ops (Doolittle), so the
     factors are differentiable."""
-    E = _E()
+    em = _ember()
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
                   "removed in a future PyTorch release.", UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
     if not pivot:
@@ -963,54 +958,54 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     for j in range(k):
         u = PA[..., j, j:]
         if j:
-            Lj = E.stack([c[..., j] for c in l_cols], -1)  # L[j, :j]
+            Lj = em.stack([c[..., j] for c in l_cols], -1)  # L[j, :j]
             Uj = _u_block(u_rows, j, j)  # U[:j, j:]
             u = u - (Lj.unsqueeze(-2) @ Uj).squeeze(-2)
-        u_rows.append(E.cat([E.zeros(*batch, j, dtype=A.dtype), u], -1) if j else u)
+        u_rows.append(em.cat([em.zeros(*batch, j, dtype=A.dtype), u], -1) if j else u)
         below = PA[..., j + 1:, j]
         if j:
-            Lb = E.stack([c[..., j + 1:] for c in l_cols], -1)  # L[j+1:, :j]
-            Uc = E.stack([r[..., j] for r in u_rows[:j]], -1)  # U[:j, j]
+            Lb = em.stack([c[..., j + 1:] for c in l_cols], -1)  # L[j+1:, :j]
+            Uc = em.stack([r[..., j] for r in u_rows[:j]], -1)  # U[:j, j]
             below = below - (Lb @ Uc.unsqueeze(-1)).squeeze(-1)
         col = below / u[..., :1]
-        l_cols.append(E.cat([E.zeros(*batch, j + 1, dtype=A.dtype), col], -1))
-    U = E.stack(u_rows, -2) if k else E.zeros(*batch, 0, n, dtype=A.dtype)  # (k, n)
-    L = E.stack(l_cols, -1) if k else E.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
-    LU = (E.cat([L, E.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
-        (E.cat([U, E.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
+        l_cols.append(em.cat([em.zeros(*batch, j + 1, dtype=A.dtype), col], -1))
+    U = em.stack(u_rows, -2) if k else em.zeros(*batch, 0, n, dtype=A.dtype)  # (k, n)
+    L = em.stack(l_cols, -1) if k else em.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
+    LU = (em.cat([L, em.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
+        (em.cat([U, em.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
     result = (LU, piv, _wrap(np.zeros(batch, np.int32), D.int32)) if get_infos else (LU, piv)
     return result if out is None else _args.write_out(out, result, "lu")
 
 
 def _u_block(u_rows: list, j: int, start: int) -> Tensor:
     """U[:j, start:] from the rows built so far."""
-    return _E().stack([r[..., start:] for r in u_rows[:j]], -2)
+    return _ember().stack([r[..., start:] for r in u_rows[:j]], -2)
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
               out=None):
     """(P, L, U) with A = P L U from ``lu``'s packed factors (torch.return_types.lu_unpack)."""
-    E = _E()
+    em = _ember()
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     if unpack_data:
-        L = LU_data.tril(-1)[..., :, :k] + E.eye(m, k, dtype=LU_data.dtype)
+        L = LU_data.tril(-1)[..., :, :k] + em.eye(m, k, dtype=LU_data.dtype)
         U = LU_data.triu()[..., :k, :]
     else:
-        L = U = E.zeros(0, dtype=LU_data.dtype)
+        L = U = em.zeros(0, dtype=LU_data.dtype)
     if unpack_pivots:
         perm = LuPermutation.apply(LU_pivots, m)
         # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
-        P = (perm.unsqueeze(-1) == E.arange(m)).to(LU_data.dtype).mT.contiguous()
+        P = (perm.unsqueeze(-1) == em.arange(m)).to(LU_data.dtype).mT.contiguous()
     else:
-        P = E.zeros(0, dtype=LU_data.dtype)
+        P = em.zeros(0, dtype=LU_data.dtype)
     return RT.lu_unpack(P, L, U)
 
 
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
     """X with A X = input from ``lu``'s factors of A (substitution in ember ops: differentiable in input and
     LU_data)."""
-    E = _E()
+    em = _ember()
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
                   "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.", UserWarning,
                   stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
@@ -1019,7 +1014,7 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> 
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
     batch = np.broadcast_shapes(tuple(input.shape[:-2]), tuple(LU_data.shape[:-2]))
     Pb = _rows(input.expand(*batch, *input.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
-    L = LU_data.tril(-1) + E.eye(n, dtype=LU_data.dtype)
+    L = LU_data.tril(-1) + em.eye(n, dtype=LU_data.dtype)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)
 

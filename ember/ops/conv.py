@@ -24,10 +24,6 @@ _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.
 _matmul = np.matmul
 
 
-def _need(ctx, i: int) -> bool:
-    return ctx._next[i][0] is not None
-
-
 def _out_len(n: int, k: int, s: int, p: int, d: int) -> int:
     return (n + 2 * p - d * (k - 1) - 1) // s + 1
 
@@ -282,18 +278,19 @@ class Convolution(Op):
         x, w = ctx.saved_tensors
         s, p, d, transposed, opad, groups = ctx.geo
         gx = gw = gb = None
+        need = ctx.needs_input_grad
         if transposed:
-            if _need(ctx, 0):
+            if need[0]:
                 gx = _crop(Convolution.apply(grad, w, None, s, p, d, False, (0,) * len(s), groups), x.shape)
-            if _need(ctx, 1):
+            if need[1]:
                 gw = ConvolutionBackwardBackward.apply(grad, x, s, p, d, groups, tuple(w.shape[2:]))
         else:
-            if _need(ctx, 0):
+            if need[0]:
                 op = _opad_for(x.shape[2:], grad.shape[2:], w.shape[2:], s, p, d)
                 gx = Convolution.apply(grad, w, None, s, p, d, True, op, groups)
-            if _need(ctx, 1):
+            if need[1]:
                 gw = ConvolutionBackwardBackward.apply(x, grad, s, p, d, groups, tuple(w.shape[2:]))
-        if _need(ctx, 2):
+        if need[2]:
             gb = grad.sum((0,) + tuple(range(2, grad.dim())))
         return gx, gw, gb
 
@@ -318,10 +315,11 @@ class ConvolutionBackwardBackward(Op):
         x, g = ctx.saved_tensors
         s, p, d, groups = ctx.geo
         gx = gg = None
-        if _need(ctx, 0):
+        need = ctx.needs_input_grad
+        if need[0]:
             op = _opad_for(x.shape[2:], g.shape[2:], h.shape[2:], s, p, d)
             gx = Convolution.apply(g, h, None, s, p, d, True, op, groups)
-        if _need(ctx, 1):
+        if need[1]:
             gg = _crop(Convolution.apply(x, h, None, s, p, d, False, (0,) * len(s), groups), g.shape)
         return gx, gg
 

@@ -12,9 +12,10 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .. import return_types as _RT
-from .._tensor import Tensor, _wrap, _rewrap
+from .._tensor import Tensor, _rewrap
 from ..autograd.grad_mode import _mode
 from ._op import Op, unsupported
+from ._op import const as _const
 from .indexing import where
 from .reduction import Norm
 from .shape import cat
@@ -35,10 +36,6 @@ LinAlgError = _LinAlgError
 
 
 # ------------------------------------------------------------------ helpers
-def _const(arr: np.ndarray) -> Tensor:
-    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
-
-
 def _eye(n: int, dt) -> Tensor:
     return _const(np.eye(n, dtype=dt))
 
@@ -298,9 +295,9 @@ class LinalgSolveEx(Op):
         a, x = ctx.saved_tensors
         if not ctx.left:
             gb = LinalgSolveEx.apply(a.mT, grad, False, False)
-            return (-(x.mT @ gb) if ctx._next[0][0] is not None else None), gb
+            return (-(x.mT @ gb) if ctx.needs_input_grad[0] else None), gb
         gb = LinalgSolveEx.apply(a.mT, grad, ctx.vec, True)
-        if ctx._next[0][0] is None:
+        if not ctx.needs_input_grad[0]:
             return None, gb
         ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2)) if ctx.vec else -(gb @ x.mT)
         return ga, gb
@@ -336,15 +333,13 @@ def _not_pd_error(a: np.ndarray, fname: str) -> _LinAlgError:
 class LinalgCholeskyEx(Op):
     """A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi = lower triangle with the diagonal halved"""
 
-    __slots__ = ("upper",)
+    __slots__ = ()
     save = ("result",)
-    nattrs = 1
+    attrs = ("upper",)
     _fname = "linalg.cholesky"
 
     @staticmethod
     def forward(ctx, self, upper):
-        if ctx is not None:
-            ctx.upper = upper
         _square_check(self, "linalg.cholesky")
         try:
             # as LAPACK's uplo: the lower factor reads the lower triangle, the upper one the upper triangle
@@ -517,6 +512,87 @@ def eigh(input: Tensor, UPLO: str = "L", *, out=None):
 def eigvalsh(input: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """Eigenvalues (ascending) of symmetric matrices."""
     return LinalgEigh.apply(input, _uplo(UPLO))[0]
+
+
+# ------------------------------------------------------------------ eig
+_EIG_PHASE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by "
+              "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.")
+
+
+class LinalgEig(Op):
+    """A = V diag(L) V^-1, L and V complex (V's columns of unit norm, LAPACK's):
+    gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H, E_ij = L_j - L_i (real A: its real
+    part)"""
+
+    __slots__ = ("outs",)
+    save = ("self",)
+    nattrs = 1
+
+    @staticmethod
+    def forward(ctx, self, values_only):
+        cd = np.result_type(self.dtype, np.complex64)  # (NumPy returns real arrays when every eigenvalue is real)
+        finite = np.isfinite(self).all((-2, -1))
+        if not finite.all():
+            if not values_only:
+                raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+            # NOTE [eigvals of non-finite matrices]: torch's eigvals (no gradient wanted) hands them to LAPACK, whose
+            # results vary (NaNs, some finite values, or a crash); ember gives such a matrix NaN eigenvalues
+            w = np.full(self.shape[:-1], np.nan + 1j * np.nan, cd)
+            w[finite] = np.linalg.eigvals(self[finite]) if finite.any() else w[finite]
+            return w, np.full(self.shape, np.nan, cd)
+        w, v = np.linalg.eig(self)
+        w, v = w.astype(cd, copy=False), v.astype(cd, copy=False)
+        if ctx is not None:
+            ctx.outs = (w, v)
+        return w, v
+
+    def backward(ctx, gl, gv):
+        a, = ctx.saved_tensors
+        w, v = _outputs(ctx, LinalgEig, a, False)
+        vh = v.mH
+        if gv is None:
+            inner = _diag_embed(gl)
+        else:
+            j = vh @ gv
+            _phase_check(_diag(j).imag, None, _EIG_PHASE)
+            inner = (j - vh @ (v * _diag(j).real.unsqueeze(-2))) / _gaps(w).conj()
+            if gl is not None:  # the diagonal becomes gL
+                inner = inner - _diag_embed(_diag(inner)) + _diag_embed(gl)
+        ga = solve(vh, inner @ vh)
+        return ga if a._dtype.is_complex else ga.real
+
+    @staticmethod
+    def jvp(args, out, tangents):  # dL = diag(V^-1 dA V); dV = V X - V Re(diag(V^H V X)), X = (V^-1 dA V) / E
+        w, v = out
+        da = tangents[0]
+        p = solve(v, (da if da._dtype.is_complex else da.to(v._dtype)) @ v)
+        vx = v @ (p * _inv_gaps(w))
+        return _diag(p), vx - v * (v.conj() * vx).sum(-2).real.unsqueeze(-2)
+
+
+def _eig_check(A: Tensor, fname: str) -> None:
+    if A.dim() < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    dt = A._dtype
+    if dt._reduced:
+        raise NotImplementedError(f'"linalg_eig_out_cpu" not implemented for \'{dt._scalar_name}\'')
+    dt.to_complex()  # integers: torch's "Unknown Complex ScalarType" error
+
+
+def eig(input: Tensor, *, out=None):
+    """Eigenvalues and eigenvectors (columns of unit norm) of square matrices, both complex, in LAPACK's order."""
+    _eig_check(input, "linalg.eig")
+    return _RT.linalg_eig(*LinalgEig.apply(input, False))
+
+
+def eigvals(input: Tensor, *, out=None) -> Tensor:
+    """Eigenvalues (complex, in LAPACK's order) of square matrices."""
+    _eig_check(input, "linalg.eigvals")
+    wanted = (input._requires_grad and _mode.grad_enabled) or (input._ext is not None and bool(input._ext.get("fw")))
+    return LinalgEig.apply(input, not wanted)[0]  # (a derivative needs eig's eigenvectors, and finite values)
 
 
 # ------------------------------------------------------------------ svd
@@ -774,7 +850,7 @@ def multi_dot(tensors) -> Tensor:
     return result
 
 # torch has no 16-bit kernels for these: their forwards see the stored arrays and raise its errors (_float_check)
-for _cls in (LinalgInvEx, LinalgDet, LinalgSlogdet, LinalgCholeskyEx, LinalgQr, LinalgEigh, LinalgSvd):
+for _cls in (LinalgInvEx, LinalgDet, LinalgSlogdet, LinalgCholeskyEx, LinalgQr, LinalgEigh, LinalgSvd, LinalgEig):
     _cls.reduced_native = True
 
 
@@ -837,7 +913,8 @@ def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
 
 
 _args.install(globals(), ("inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "inv",
-                          "_linalg_det", "_linalg_slogdet", "solve", "_cholesky", "qr", "eigh", "eigvalsh", "_svd",
+                          "_linalg_det", "_linalg_slogdet", "solve", "_cholesky", "qr", "eigh", "eigvalsh", "eig",
+                          "eigvals", "_svd",
                           "svdvals", "vector_norm", "matrix_norm", "norm", "pinv", "multi_dot", "geqrf",
                           "householder_product", "orgqr"),
               out=("inverse", "slogdet", "matrix_power", "inv", "_linalg_det", "multi_dot"))

@@ -23,6 +23,7 @@ from ._inplace import _title
 from . import arithmetic as _A
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
+from ._inplace import inplace as _inplace
 
 __all__ = [
     "exp", "log", "tanh", "sigmoid", "sqrt", "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
@@ -52,10 +53,6 @@ def _default_float():
 def _zeros(grad: Tensor) -> Tensor:
     """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
     return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
-
-
-def _need(ctx, i: int) -> bool:
-    return ctx._next[i][0] is not None
 
 
 def _saved(ctx) -> tuple:
@@ -188,7 +185,7 @@ def _angle_backward(g, x):
 _CANNOT_WARN = frozenset(("Tanh", "Floor", "Ceil", "Trunc"))  # no NumPy floating-point warning for any input
 
 
-# ---- complex inputs (h-cplx) --------------------------------------------------------------------------------
+# complex inputs
 # Op names of the rows that compute on complex inputs (their backward formulas serve complex gradients as they
 # are: NOTE [holomorphic formulas] in _op.py); every other row refuses a complex input with torch's error.
 _COMPLEX_ROWS = frozenset("Exp Log Tanh Sigmoid Sqrt Square Rsqrt Reciprocal Exp2 Expm1 Log2 Log10 Log1p Sin Cos Tan "
@@ -223,7 +220,6 @@ def _complex_refused(name: str, fwd):
             raise _not_implemented(kernel, x.dtype)
         return fwd(x, *attrs)
     return run
-# ---- end complex inputs --------------------------------------------------------------------------------------
 
 
 def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str = ""):
@@ -298,7 +294,7 @@ _UNARY = {
     "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
     "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
     "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
-    # ---- h-surface rows
+    # special functions and conversions
     "angle": ("Angle", _to_float(_angle), _angle_backward, _X, 0, ""),
     "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
     "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
@@ -453,7 +449,7 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
     return forward
 
 
-# kernels whose complex error is a sentence of its own (h-cplx)
+# kernels whose complex error is a sentence of its own
 _COMPLEX_BINARY_ERRORS = {f"{n}_cpu": f"{n} not implemented for complex tensors." for n in ("maximum", "minimum", "fmax",
                                                                                            "fmin")}
 _COMPLEX_BINARY_ERRORS["heaviside_cpu"] = "heaviside is not yet implemented for complex tensors."
@@ -578,7 +574,6 @@ _BINARY = {
                  (lambda g, a, r: g * _ratio_or_zero(r, a), lambda g, a, r: _zeros(g)), ("self", "result"), ""),
     "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
     "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
-    # ---- h-surface rows
     "heaviside": ("Heaviside", np.heaviside, "biuf", False, "heaviside_cpu", _no_derivative("heaviside"), _NONE,
                   "torch::autograd::NotImplemented"),
     "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),
@@ -613,7 +608,8 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
 
         def backward(ctx, grad):
             saved = _saved(ctx)
-            return (ga(grad, *saved) if _need(ctx, 0) else None, gb(grad, *saved) if _need(ctx, 1) else None)
+            need = ctx.needs_input_grad
+            return ga(grad, *saved) if need[0] else None, gb(grad, *saved) if need[1] else None
     else:
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
@@ -647,7 +643,7 @@ def _renamed(cls: type, node_name: str) -> type:
     """``cls`` recorded under another node name (same forward and backward)."""
     if not node_name:
         return cls
-    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": __name__})
+    return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": cls.__module__})
 
 
 _SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in names) for pub, names in _SCALAR_NAMES.items()}
@@ -708,6 +704,8 @@ _heaviside = _binary_function("heaviside", "")
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes required)."""
     if isinstance(input, Tensor) and isinstance(values, Tensor) and input._dtype is not values._dtype:
+        if input._dtype.is_complex or values._dtype.is_complex:
+            raise RuntimeError(_COMPLEX_BINARY_ERRORS["heaviside_cpu"])
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return _heaviside(input, values, out=out)
 
@@ -841,7 +839,7 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
 
     def backward(ctx, grad):
         args = ctx.saved_tensors + tuple(getattr(ctx, n) for n in attrs)
-        return tuple(f(grad, *args) if _need(ctx, i) else None for i, f in enumerate(bwds))
+        return tuple(f(grad, *args) if need else None for need, f in zip(ctx.needs_input_grad, bwds))
 
     ns = {"__slots__": attrs, "inputs": inputs, "save": save, "save_for": save_for, "nattrs": len(attrs),
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
@@ -894,6 +892,8 @@ def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Te
         raise RuntimeError(f"expected dtype {_dtype_name(input)} for `weight` but got dtype {_dtype_name(weight)}")
     if isinstance(weight, Tensor) and weight._dtype is not input._dtype:
         weight = weight.to(input._dtype)
+    elif not isinstance(weight, Tensor):
+        weight = D.scalar_into(weight, input._dtype)
     return _out((_Lerp if isinstance(weight, Tensor) else _LerpScalar).apply(input, end, weight), out)
 
 
@@ -916,9 +916,30 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 
 def _value_for(*args):
     *tensors, value = args
-    if D.result_type(*tensors)._kind < 2 and isinstance(value, float):
+    dt = D.result_type(*tensors)
+    if dt._kind < 2 and isinstance(value, float):
         return int(value)  # torch casts the scalar to the integer result type
-    return value
+    return D.scalar_into(value, dt)
 
 
 _args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))
+
+
+# ------------------------------------------------------------------ Tensor methods of their own (bound by ember/_methods.py)
+# t.polygamma(n) is torch.polygamma(n, t): the order of the function's arguments is not the method's
+def _polygamma_method(self, n: int) -> "Tensor":
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n: int) -> "Tensor":
+    return _inplace(self, lambda t: polygamma(n, t))
+
+
+def float_power_(self, exponent) -> "Tensor":
+    cplx = self._dtype.is_complex or (exponent._dtype.is_complex if isinstance(exponent, Tensor)
+                                      else type(exponent) is complex)
+    want = D.complex128 if cplx else D.float64
+    if self._dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_title(self._dtype)} but the "
+                           f"operation's result requires dtype {want._scalar_name}")
+    return _inplace(self, float_power, exponent)

@@ -129,9 +129,15 @@ class FftC2R(Op):
 
 
 # ------------------------------------------------------------------ arguments as torch checks them
-def _float_input(x: Tensor, fname: str, real: bool = False) -> Tensor:
+def _tensor_arg(x, fname: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _float_input(x: Tensor, fname: str, real: bool = False) -> Tensor:
+    """The input in a dtype the kernels take (torch's dtype errors). The 1-d functions check it first, the n-d ones
+    after their dims and sizes (rfftn's real-input check comes first there too)."""
+    _tensor_arg(x, fname)
     d = x._dtype
     if real and d.is_complex:
         if fname == "ihfftn":
@@ -168,9 +174,9 @@ def _dims_shape(x: Tensor, s, dim, fname: str, default_all: bool = True):
     else:
         dims = list(range(nd)) if default_all else []
     if s is not None:
-        shape = [x.shape[d] if n == -1 else _check_n(n) for d, n in zip(dims, s)]
+        shape = [_check_n(x.shape[d] if n == -1 else n) for d, n in zip(dims, s)]
     else:
-        shape = [x.shape[d] for d in dims]
+        shape = [_check_n(x.shape[d]) for d in dims]
     return tuple(dims), shape
 
 
@@ -197,11 +203,12 @@ def _resize(x: Tensor, dims, shape) -> Tensor:
     return x
 
 
-def _one_dim(x: Tensor, n, dim: int) -> tuple:
+def _one_dim(x: Tensor, n, dim: int, check: bool = True) -> tuple:
+    """((dim,), [signal size]): ``n`` or the input's size (``check``: at least 1; irfft/hfft derive theirs)."""
     if x.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, x.dim())
-    return (d,), [x.shape[d] if n is None else _check_n(n)]
+    return (d,), [(_check_n(x.shape[d]) if check else x.shape[d]) if n is None else _check_n(n)]
 
 
 def _out(result: Tensor, out: Tensor | None) -> Tensor:
@@ -210,6 +217,11 @@ def _out(result: Tensor, out: Tensor | None) -> Tensor:
     from ._inplace import copy_out
 
     return copy_out(out, result)
+
+
+def _two_dims(dim, fname: str) -> None:
+    if dim is None:
+        raise TypeError(f"fft_{fname}(): argument 'dim' must be tuple of ints, not NoneType")
 
 
 # ------------------------------------------------------------------ the transforms
@@ -273,25 +285,29 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 
 def fftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The n-d discrete Fourier transform over ``dim`` (all dims, or the last len(s))."""
+    _tensor_arg(input, "fftn")
+    dims, shape = _dims_shape(input, s, dim, "fftn")
     x = _float_input(input, "fftn")
-    dims, shape = _dims_shape(x, s, dim, "fftn")
     return _out(_c2c(x, dims, shape, norm, True, "fftn"), out)
 
 
 def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The n-d inverse discrete Fourier transform."""
+    _tensor_arg(input, "ifftn")
+    dims, shape = _dims_shape(input, s, dim, "ifftn")
     x = _float_input(input, "ifftn")
-    dims, shape = _dims_shape(x, s, dim, "ifftn")
     return _out(_c2c(x, dims, shape, norm, False, "ifftn"), out)
 
 
 def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """The 2-d discrete Fourier transform over ``dim`` (the last two by default)."""
+    _two_dims(dim, "fft2")
     return fftn(input, s, dim, norm, out=out)
 
 
 def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """The 2-d inverse discrete Fourier transform."""
+    _two_dims(dim, "ifft2")
     return ifftn(input, s, dim, norm, out=out)
 
 
@@ -305,25 +321,29 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out=None) -> Tensor:
     """The real signal of length ``n`` (default 2 * (m - 1)) whose rfft is ``input``."""
     x = _float_input(input, "irfft")
-    dims, (m,) = _one_dim(x, None, dim)
+    dims, (m,) = _one_dim(x, None, dim, False)
     return _out(_c2r(x, dims, [_check_n(2 * (m - 1) if n is None else n)], norm, False, "irfft"), out)
 
 
 def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The n-d Fourier transform of a real signal, the last transformed dim halved."""
-    x = _float_input(input, "rfftn", real=True)
-    dims, shape = _dims_shape(x, s, dim, "rfftn")
+    _tensor_arg(input, "rfftn")
+    if input._dtype.is_complex:
+        _float_input(input, "rfftn", real=True)
+    dims, shape = _dims_shape(input, s, dim, "rfftn")
     if not dims:
         raise RuntimeError("rfftn must transform at least one axis")
+    x = _float_input(input, "rfftn", real=True)
     return _out(_r2c(x, dims, shape, norm, True, "rfftn"), out)
 
 
 def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The real n-d signal whose rfftn is ``input`` (the last output size defaults to 2 * (m - 1))."""
-    x = _float_input(input, "irfftn")
-    dims, shape = _dims_shape(x, s, dim, "irfftn")
+    _tensor_arg(input, "irfftn")
+    dims, shape = _dims_shape(input, s, dim, "irfftn")
     if not dims:
         raise RuntimeError("irfftn must transform at least one axis")
+    x = _float_input(input, "irfftn")
     if s is None or s[-1] == -1:
         shape[-1] = _check_n(2 * (x.shape[dims[-1]] - 1))
     return _out(_c2r(x, dims, shape, norm, False, "irfftn"), out)
@@ -331,18 +351,20 @@ def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None
 
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """rfftn over two dims (the last two by default)."""
+    _two_dims(dim, "rfft2")
     return rfftn(input, s, dim, norm, out=out)
 
 
 def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """irfftn over two dims (the last two by default)."""
+    _two_dims(dim, "irfft2")
     return irfftn(input, s, dim, norm, out=out)
 
 
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out=None) -> Tensor:
     """The Fourier transform of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     x = _float_input(input, "hfft")
-    dims, (m,) = _one_dim(x, None, dim)
+    dims, (m,) = _one_dim(x, None, dim, False)
     return _out(_c2r(x, dims, [_check_n(2 * (m - 1) if n is None else n)], norm, True, "hfft"), out)
 
 
@@ -355,10 +377,11 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
 
 def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The n-d hfft: C2C over all transformed dims but the last, then a Hermitian C2R over the last."""
-    x = _float_input(input, "hfftn")
-    dims, shape = _dims_shape(x, s, dim, "hfftn")
+    _tensor_arg(input, "hfftn")
+    dims, shape = _dims_shape(input, s, dim, "hfftn")
     if not dims:
         raise RuntimeError("hfftn must transform at least one axis")
+    x = _float_input(input, "hfftn")
     if s is None or s[-1] == -1:
         shape[-1] = _check_n(2 * (x.shape[dims[-1]] - 1))
     if not x._dtype.is_complex:
@@ -370,10 +393,11 @@ def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None)
 
 def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None) -> Tensor:
     """The inverse of hfftn: a real signal's half spectrum (inverse sign) over ``dim``."""
-    x = _float_input(input, "ihfftn", real=True)
-    dims, shape = _dims_shape(x, s, dim, "ihfftn")
+    _tensor_arg(input, "ihfftn")
+    dims, shape = _dims_shape(input, s, dim, "ihfftn")
     if not dims:
         raise RuntimeError("ihfftn must transform at least one axis")
+    x = _float_input(input, "ihfftn", real=True)
     if len(dims) == 1:
         return _out(_r2c(x, dims, shape, norm, False, "ihfftn"), out)
     from .complex_numbers import conj_physical
@@ -386,11 +410,13 @@ def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None, *, out=None
 
 def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """hfftn over two dims (the last two by default)."""
+    _two_dims(dim, "hfft2")
     return hfftn(input, s, dim, norm, out=out)
 
 
 def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out=None) -> Tensor:
     """ihfftn over two dims (the last two by default)."""
+    _two_dims(dim, "ihfft2")
     return ihfftn(input, s, dim, norm, out=out)
 
 

@@ -265,11 +265,11 @@ class _GridSampler(Op):
         gl = grad.reshape(n, c, 1, -1)
         gx = gg = None
         per_axis = [_axis_weights(f, mode) for f in fe]
-        if ctx._next[0][0] is not None:
+        if ctx.needs_input_grad[0]:
             w = _tap_products(per_axis, combos, ok, stk)  # (N, K, L)
             parts = (gl * w.unsqueeze(1)).reshape(n, c, -1)
             gx = TapScatter.apply(parts, idx, size).reshape(x.shape)
-        if ctx._next[1][0] is not None:
+        if ctx.needs_input_grad[1]:
             vals = TapGather.apply(x.reshape(n, c, size), idx, size).reshape(n, c, len(combos), -1)
             gv = (gl * vals).sum(1)  # (N, K, L): d out / d (tap weight), summed over channels
             cols = []

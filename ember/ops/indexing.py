@@ -9,8 +9,10 @@ import numpy as np
 from .. import _args
 from .. import _dtype as D
 from .. import _kernels
+from .._layout import _storage
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
+from ._op import const as _const
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
 
@@ -385,13 +387,11 @@ def _check_mask_shapes(arr, key):
 class SliceScatter(Op):
     """d (zeros with grad at basic key) = grad2[key]"""
 
-    __slots__ = ("key",)
-    nattrs = 2
+    __slots__ = ()
+    attrs = ("key", "shape")
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        if ctx is not None:
-            ctx.key = key
         out = np.zeros(shape, self.dtype)
         out[key] = self
         return out
@@ -403,14 +403,12 @@ class SliceScatter(Op):
 class IndexPutZeros(Op):
     """d (zeros with grad accumulated at advanced key) = grad2[key]"""
 
-    __slots__ = ("key",)
+    __slots__ = ()
     _name = "IndexPutBackward0"
-    nattrs = 2
+    attrs = ("key", "shape")
 
     @staticmethod
     def forward(ctx, self, key, shape):
-        if ctx is not None:
-            ctx.key = key
         out = np.zeros(shape, self.dtype)
         _kernels.scatter_add(out, key, self)  # NOTE [flat scatter-add]
         return out
@@ -467,14 +465,12 @@ def getitem(input: Tensor, key) -> Tensor:
 class Where(Op):
     """d where(c, x, y) = where(c, grad, 0), where(c, 0, grad)"""
 
-    __slots__ = ("cond",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("cond",)
     jvp = linear  # the condition is an attribute
 
     @staticmethod
     def forward(ctx, self, other, cond):
-        if ctx is not None:
-            ctx.cond = cond
         if cond.dtype != np.bool_:
             if cond.dtype == np.uint8:
                 cond = cond.astype(bool)
@@ -496,9 +492,9 @@ class Where(Op):
 
     def backward(ctx, grad):
         c = _wrap_any(ctx.cond)
-        n0, n1 = ctx._next
-        return (Where.apply(grad, 0.0, c) if n0[0] is not None else None,
-                Where.apply(0.0, grad, c) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (Where.apply(grad, 0.0, c) if need[0] else None,
+                Where.apply(0.0, grad, c) if need[1] else None)
 
 
 def where(condition, input=None, other=None):
@@ -512,14 +508,12 @@ def where(condition, input=None, other=None):
 class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
-    __slots__ = ("key", "flat", "vshape")
+    __slots__ = ("vshape",)
     _name = "torch::autograd::CopySlices"
-    nattrs = 2
+    attrs = ("key", "flat")
 
     @staticmethod
     def forward(ctx, self, value, key, flat):
-        if ctx is not None:
-            ctx.key, ctx.flat = key, flat
         out = self.copy()
         target = out.reshape(-1) if flat else out
         v = value if not isinstance(value, np.ndarray) else value.astype(out.dtype, copy=False)
@@ -532,15 +526,15 @@ class CopySlices(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         key, flat = ctx.key, ctx.flat
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
-        if n0[0] is not None:
+        if need[0]:
             mask = np.ones(g.shape, bool)
             mask[key] = False
             gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
-        if n1[0] is not None:
+        if need[1]:
             gv = index(g, key, _is_basic(key))
         return gb, gv
 
@@ -558,8 +552,8 @@ class Copy(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad * 0 if n0[0] is not None else None), (grad if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad * 0 if need[0] else None), (grad if need[1] else None)
 
 
 class IndexPut(CopySlices):
@@ -608,8 +602,8 @@ class _FillTensor(Op):
         return np.full_like(self, value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad * 0 if n0[0] is not None else None), (grad.sum() if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad * 0 if need[0] else None), (grad.sum() if need[1] else None)
 
 
 def fill_value(self: Tensor, value) -> Tensor:
@@ -619,7 +613,7 @@ def fill_value(self: Tensor, value) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         return _FillTensor.apply(self, value)
-    return _FillScalar.apply(self, value)
+    return _FillScalar.apply(self, D.scalar_into(value, self._dtype))
 
 
 def copy_value(self: Tensor, src: Tensor) -> Tensor:
@@ -668,7 +662,7 @@ class AsStrided(Op):
     @staticmethod
     def forward(ctx, self, geom, view):
         if ctx is not None:
-            ctx.geom = geom
+            ctx.geom = geom  # (not the view array: the node keeps no array it does not need)
         return view
 
     def backward(ctx, grad):
@@ -684,7 +678,7 @@ class AsStrided(Op):
         """The same view of the tangent when it is laid out as the input (a write through the view then reaches
         the input's tangent), else its elements at the view's positions."""
         from ._inplace import flat_positions, view_geometry
-        from .._surface import _storage, strided_view
+        from .._surface import strided_view
 
         t, (offset, shape, strides, _, bstrides) = tangents[0], args[1]
         if t is None:
@@ -712,10 +706,6 @@ def _wdim(dim: int, ndim: int) -> int:
     from .._tensor import _wrap_dim
 
     return _wrap_dim(dim, ndim)
-
-
-def _const(arr) -> Tensor:
-    return _wrap_any(np.asarray(arr))
 
 
 def _dim_key(d: int, idx) -> tuple:
@@ -800,14 +790,12 @@ class Gather(Op):
 class _PutAlongDim(Op):
     """d (zeros of shape with x added at idx along dim) = gather(grad, dim, idx)"""
 
-    __slots__ = ("idx", "dim")
+    __slots__ = ()
     _name = "ScatterAddBackward0"
-    nattrs = 3
+    attrs = ("idx", "dim", "shape")
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape):
-        if ctx is not None:
-            ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, self.dtype)
         if idx.size:
             _kernels.scatter_add(out, _along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
@@ -870,23 +858,21 @@ class Scatter(Op):
         return _scatter_forward(self, src, dim, idx, None)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None) if n0[0] is not None else None
-        gsrc = _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = ScatterValue.apply(grad, ctx.dim, ctx.idx, 0.0, None) if need[0] else None
+        gsrc = _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if need[1] else None
         return gs, gsrc
 
 
 class ScatterValue(Op):
     """d scatter(x, dim, idx, value) = grad with idx positions zeroed"""
 
-    __slots__ = ("idx", "dim")
+    __slots__ = ()
     _name = "ScatterBackward1"
-    nattrs = 4
+    attrs = ("dim", "idx", "value", "reduce")
 
     @staticmethod
     def forward(ctx, self, dim, idx, value, reduce):
-        if ctx is not None:
-            ctx.idx, ctx.dim = idx, dim
         return _scatter_forward(self, value, dim, idx, reduce)
 
     def backward(ctx, grad):
@@ -922,9 +908,9 @@ class ScatterAdd(Op):
         return _scatter_forward(self, src, dim, idx, "add")
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        return (grad if n0[0] is not None else None,
-                _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (grad if need[0] else None,
+                _pad_to(Gather.apply(grad, ctx.dim, ctx.idx), ctx.src_shape) if need[1] else None)
 
 
 def _scatter_args(input: Tensor, dim: int, index: Tensor, src, fname: str):
@@ -948,6 +934,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     d, idx = _scatter_args(input, dim, index, src, "scatter")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if not isinstance(src, Tensor):
+        src = D.scalar_into(src, input._dtype)
     if reduce is not None:
         return ScatterReduceLegacy.apply(input, src, d, idx, reduce)
     if isinstance(src, Tensor):
@@ -967,15 +955,13 @@ _SCATTER_REDUCE = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin
 class ScatterReduce(Op):
     """d scatter_reduce(x, dim, idx, src, reduce, include_self): by reduce (ties of amax/amin share the grad)"""
 
-    __slots__ = ("idx", "dim", "reduce", "include_self")
+    __slots__ = ()
     save = ("self", "other", "result")
-    nattrs = 4
+    attrs = ("dim", "idx", "reduce", "include_self")
     quiet = True  # products/means of inf and nan: no NumPy warnings
 
     @staticmethod
     def forward(ctx, self, src, dim, idx, reduce, include_self):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.reduce, ctx.include_self = idx, dim, reduce, include_self
         if reduce in ("amax", "amin") and self.dtype.kind == "c":
             from .reduction import complex_refused
 
@@ -1008,7 +994,7 @@ class ScatterReduce(Op):
         self, src, result = ctx.saved_tensors
         d, idx, red = ctx.dim, ctx.idx, ctx.reduce
         shape = tuple(self.shape) or (1,)
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         hit = np.zeros(shape, bool)
         if idx.size:
             hit[_along_key(_as_nd(idx) % shape[d], d)] = True
@@ -1052,8 +1038,8 @@ class ScatterReduce(Op):
             gm = grad / cnt.clamp_min(1)
             gs = gm * eq_self
             gsrc = Gather.apply(gm, d, idx) * eq_src
-        return (gs if n0[0] is not None else None,
-                _pad_to(gsrc, tuple(src.shape)) if n1[0] is not None else None)
+        return (gs if need[0] else None,
+                _pad_to(gsrc, tuple(src.shape)) if need[1] else None)
 
 
 def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
@@ -1180,13 +1166,13 @@ class IndexAdd(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         gsrc = None
-        if n1[0] is not None:
+        if need[1]:
             gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape)
             if ctx.alpha != 1:
                 gsrc = gsrc * ctx.alpha
-        return (grad if n0[0] is not None else None), gsrc
+        return (grad if need[0] else None), gsrc
 
 
 class IndexCopy(Op):
@@ -1204,9 +1190,9 @@ class IndexCopy(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
-        gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape) if n1[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if need[0] else None
+        gsrc = IndexSelect.apply(grad, ctx.dim, ctx.idx).reshape(ctx.src_shape) if need[1] else None
         return gs, gsrc
 
 
@@ -1240,10 +1226,10 @@ class IndexFillTensor(Op):
         return IndexFill.forward(ctx, self, dim, idx, value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = IndexFill.apply(grad, ctx.dim, ctx.idx, 0.0) if need[0] else None
         # (each filled slice once, however often its index repeats, as torch)
-        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if n1[0] is not None else None
+        gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.idx)).sum() if need[1] else None
         return gs, gv
 
 
@@ -1285,20 +1271,20 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return IndexFillTensor.apply(input, value, d, idx)
+    if isinstance(value, complex) and not input._dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     return IndexFill.apply(input, d, idx, value)
 
 
 class IndexPutFunctional(Op):
     """d index_put(x, indices, v, accumulate) = grad (indices zeroed unless accumulating), grad[indices]"""
 
-    __slots__ = ("key", "accumulate")
+    __slots__ = ()
     _name = "IndexPutBackward0"
-    nattrs = 2
+    attrs = ("key", "accumulate")
 
     @staticmethod
     def forward(ctx, self, values, key, accumulate):
-        if ctx is not None:
-            ctx.key, ctx.accumulate = key, accumulate
         out = self.copy()
         v = values.astype(out.dtype, copy=False) if isinstance(values, np.ndarray) else values
         region = np.shape(_index_array(out, key))
@@ -1314,11 +1300,11 @@ class IndexPutFunctional(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
+        need = ctx.needs_input_grad
         gs = gv = None
-        if n0[0] is not None:
+        if need[0]:
             gs = grad if ctx.accumulate else IndexPutFunctional.apply(grad, 0.0, ctx.key, False)
-        if n1[0] is not None:
+        if need[1]:
             gv = Index.apply(grad, ctx.key)
         return gs, gv
 
@@ -1334,8 +1320,8 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     key = tuple(np.asarray(k) if isinstance(k, int) else k for k in key)
     if isinstance(values, Tensor) and values._dtype != input._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{input._dtype.name.capitalize()} for the destination and "
-                           f"{values._dtype.name.capitalize()} for the source.")
+                           f"{input._dtype._scalar_name} for the destination and "
+                           f"{values._dtype._scalar_name} for the source.")
     _check_mask_shapes(input._data, key)
     return IndexPutFunctional.apply(input, values, key, bool(accumulate))
 
@@ -1392,10 +1378,10 @@ class MaskedFillTensor(Op):
         return MaskedFill.forward(ctx, self, mask, value.astype(self.dtype) if value.dtype != self.dtype else value)
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if need[0] else None
         gv = Where.apply(grad, 0.0, _const(np.broadcast_to(ctx.mask, tuple(grad.shape)))).sum() \
-            if n1[0] is not None else None
+            if need[1] else None
         return gs, gv
 
 
@@ -1407,7 +1393,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return MaskedFillTensor.apply(input, value, m)
-    return MaskedFill.apply(input, m, value)
+    return MaskedFill.apply(input, m, D.scalar_into(value, input._dtype))
 
 
 class MaskedSelect(Op):
@@ -1455,10 +1441,10 @@ class MaskedScatter(Op):
         return out
 
     def backward(ctx, grad):
-        n0, n1 = ctx._next
-        gs = MaskedFill.apply(grad, ctx.mask, 0) if n0[0] is not None else None
+        need = ctx.needs_input_grad
+        gs = MaskedFill.apply(grad, ctx.mask, 0) if need[0] else None
         gsrc = None
-        if n1[0] is not None:
+        if need[1]:
             size = int(np.prod(ctx.src_shape))
             picked = Index.apply(grad, (ctx.mask,))
             gsrc = IndexPutZeros.apply(picked, (np.arange(picked.shape[0]),), (size,)).reshape(ctx.src_shape)
@@ -1469,8 +1455,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``input`` with the masked positions filled, in order, from ``source``'s elements."""
     m = _mask_array(mask, "masked_scatter_")
     if source._dtype != input._dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
-                           f"{input._dtype.name.capitalize()} and {source._dtype.name.capitalize()}")
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"  # (sic)
+                           f"{input._dtype._scalar_name} and {source._dtype._scalar_name}")
     return MaskedScatter.apply(input, source, m)
 
 
@@ -1626,7 +1612,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-# ---------------------------------------------------------------- strided views (h-surface): as_strided, unfold
+# ---------------------------------------------------------------- strided views: as_strided, unfold
 __all__ += ["unfold"]
 
 
@@ -1670,7 +1656,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         shape[d], strides[d] = windows, st * step
     else:
         shape, strides = [], []
-    from .._surface import _storage, strided_view
+    from .._surface import strided_view
 
     store = _storage(input)
     at = a.__array_interface__["data"][0] - store.__array_interface__["data"][0]

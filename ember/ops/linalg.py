@@ -374,12 +374,12 @@ def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
     f1, f2 = factors
 
     class AddProduct(Op):
-        __slots__ = ("beta", "alpha")
+        __slots__ = ()
         _name = name.capitalize() + "Backward0"
         inputs = ("self", f1, f2)
         save = factors
         save_for = {f1: (f2,), f2: (f1,)}  # each factor only for the other's gradient
-        nattrs = 2
+        attrs = ("beta", "alpha")
         holomorphic = True  # NOTE [holomorphic formulas] (a complex beta or alpha is conjugated with the rest)
         __doc__ = f"d {name}: grad * beta for self; alpha times the product's gradients for the factors"
 
@@ -387,8 +387,6 @@ def _make_add_product(name: str, prod, grads, factors: tuple) -> type:
         def forward(ctx, self, m1, m2, beta, alpha):
             if not (self.dtype == m1.dtype == m2.dtype):
                 raise RuntimeError(_add_product_dtype_msg(name, self, m1, m2))
-            if ctx is not None:
-                ctx.beta, ctx.alpha = beta, alpha
             return _beta_alpha(self, prod(m1, m2), beta, alpha)
 
         def backward(ctx, grad):
@@ -487,7 +485,7 @@ class Einsum(Op):
         subs, out, sizes = ctx.subs, ctx.out, ctx.sizes
         res = []
         for i, sub in enumerate(subs):
-            if ctx._next[i][0] is None:
+            if not ctx.needs_input_grad[i]:
                 res.append(None)
                 continue
             others = [s for j, s in enumerate(subs) if j != i]
@@ -514,15 +512,11 @@ class Einsum(Op):
 
 
 def _const_eye(n, dt):
-    from .._tensor import _wrap
-
     a = np.eye(n, dtype=dt)
     return _wrap(a, D.from_numpy_dtype(a.dtype))
 
 
 def _const_ones(n, dt):
-    from .._tensor import _wrap
-
     a = np.ones(n, dtype=dt)
     return _wrap(a, D.from_numpy_dtype(a.dtype))
 
@@ -684,23 +678,21 @@ def kron(input, other):
 class LinalgCross(Op):
     """d (a x b) = b x grad, grad x a"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     save = ("self", "other")
     save_for = {"self": ("other",), "other": ("self",)}
-    nattrs = 1
+    attrs = ("dim",)
     holomorphic = True  # bilinear: NOTE [holomorphic formulas]
 
     @staticmethod
     def forward(ctx, self, other, dim):
-        if ctx is not None:
-            ctx.dim = dim
         return np.cross(self, other, axis=dim)
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        n0, n1 = ctx._next
-        return (LinalgCross.apply(b, grad, ctx.dim) if n0[0] is not None else None,
-                LinalgCross.apply(grad, a, ctx.dim) if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return (LinalgCross.apply(b, grad, ctx.dim) if need[0] else None,
+                LinalgCross.apply(grad, a, ctx.dim) if need[1] else None)
 
 
 def cross(input, other, dim=None):
@@ -721,6 +713,10 @@ def cross(input, other, dim=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {given} must have length 3. Got {input.shape[dim]} and "
                            f"{other.shape[dim]}")
+    if input._dtype is not other._dtype:  # (no promotion: torch's kernel reads both in the first's dtype)
+        raise RuntimeError(f"expected scalar type {_dt_title(input)} but found {_dt_title(other)}")
+    if input._dtype is D.bool:
+        raise NotImplementedError('"cross" not implemented for \'Bool\'')
     if tuple(input.shape) != shape:
         input = input.expand(shape)
     if tuple(other.shape) != shape:

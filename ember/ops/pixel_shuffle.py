@@ -29,13 +29,11 @@ def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
 class PixelShuffle(Op):
     """d pixel_shuffle(x, r) = pixel_unshuffle(grad, r)"""
 
-    __slots__ = ("r",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("r",)
 
     @staticmethod
     def forward(ctx, self, r):
-        if ctx is not None:
-            ctx.r = r
         return _shuffle(self, r)
 
     def backward(ctx, grad):
@@ -45,13 +43,11 @@ class PixelShuffle(Op):
 class PixelUnshuffle(Op):
     """d pixel_unshuffle(x, r) = pixel_shuffle(grad, r)"""
 
-    __slots__ = ("r",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("r",)
 
     @staticmethod
     def forward(ctx, self, r):
-        if ctx is not None:
-            ctx.r = r
         return _unshuffle(self, r)
 
     def backward(ctx, grad):

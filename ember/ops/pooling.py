@@ -172,7 +172,7 @@ class _MaxPoolWithIndices(Op):
 
 def _zeros_for(ctx, i: int, t: Tensor):
     """The zero gradient torch gives the original input of a pooling backward (None when not needed)."""
-    if ctx._next[i][0] is None:
+    if not ctx.needs_input_grad[i]:
         return None
     return _wrap(np.zeros(t.shape, t._data.dtype), t._dtype)
 

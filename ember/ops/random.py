@@ -17,6 +17,7 @@ from .._tensor import Tensor, _wrap, _CPP_NAMES
 from ._op import NOT_YET, Op, unsupported
 from ._inplace import _title
 from .arithmetic import _out as _arith_out
+from ._inplace import inplace as _inplace
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad",
            "_sample_dirichlet"]
@@ -30,7 +31,7 @@ def _fmt(x) -> str:
 def _zero_grads(ctx, grad):
     """A draw ignores its tensor inputs' values: the gradient of each is zero."""
     z = _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)  # no history, as torch's zeros
-    return tuple(z if edge[0] is not None else None for edge in ctx._next)
+    return tuple(z if need else None for need in ctx.needs_input_grad)
 
 
 def _as(arr, like) -> np.ndarray:
@@ -662,3 +663,40 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
 
 _args.install(globals(), __all__)
+
+
+# ------------------------------------------------------------------ the in-place samplers, as Tensor methods
+# (bound by ember/_methods.py: NOTE [Tensor methods from functions])
+def uniform_(self, from_: float = 0, to: float = 1, *, generator=None, **kwargs):
+    """Fill with uniform samples from [from, to)."""
+    return _inplace(self, uniform_value, kwargs.pop("from", from_), to, generator=generator, **kwargs)
+
+
+def normal_(self, mean: float = 0, std: float = 1, *, generator=None):
+    return _inplace(self, normal_value, mean, std, generator=generator)
+
+
+def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None):
+    return _inplace(self, log_normal_value, mean, std, generator=generator)
+
+
+def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None):
+    return _inplace(self, cauchy_value, median, sigma, generator=generator)
+
+
+def exponential_(self, lambd: float = 1, *, generator=None):
+    return _inplace(self, exponential_value, lambd, generator=generator)
+
+
+def geometric_(self, p: float, *, generator=None):
+    return _inplace(self, geometric_value, p, generator=generator)
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """Fill with integers from [from, to) (default: [0, 2**mantissa digits or the dtype's max])."""
+    return _inplace(self, random_value, *args, generator=generator, **kwargs)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with ones with probability ``p`` (a number or a tensor broadcast to this shape), else zeros."""
+    return _inplace(self, bernoulli_value, p, generator=generator)

@@ -8,6 +8,7 @@ from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
 from .. import _args
 from ._op import Op, linear, silent
+from ._op import const as _const
 from ._inplace import _title
 
 __all__ = ["sum", "mean", "sum_to_size"]
@@ -159,7 +160,7 @@ def sum_to_size(input, *size):
 import warnings  # noqa: E402
 
 from .. import return_types as _RT  # noqa: E402
-from .._tensor import Tensor, _as_dim, _wrap, _wrap_dim  # noqa: E402
+from .._tensor import Tensor, _as_dim, _wrap_dim  # noqa: E402
 from .indexing import where as _where  # noqa: E402
 from .shape import cat as _cat, Flip as _Flip  # noqa: E402
 from ._op import _registry  # noqa: E402
@@ -170,11 +171,6 @@ __all__ += ["prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "st
             "count_nonzero", "nansum", "nanmean"]
 
 _builtin_max, _builtin_min, _builtin_all, _builtin_any = max, min, all, any
-
-
-def _const(arr: np.ndarray) -> Tensor:
-    """A constant (no-grad) tensor around ``arr``."""
-    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 
 
 def _as_1d(a: np.ndarray, dim: int):
@@ -233,14 +229,12 @@ class _TakeAlong(Op):
 class _PutAlong(Op):
     """d (zeros of shape with x added at idx along dim) = grad taken at idx"""
 
-    __slots__ = ("idx", "dim", "unique")
+    __slots__ = ()
     _name = "PutAlongDimBackward0"
-    nattrs = 4
+    attrs = ("idx", "dim", "shape", "unique")
 
     @staticmethod
     def forward(ctx, self, idx, dim, shape, unique):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.unique = idx, dim, unique
         out = np.zeros(shape, self.dtype)
         if unique:
             np.put_along_axis(out, idx, self, dim)

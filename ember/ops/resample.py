@@ -59,16 +59,14 @@ class _AxisMap(Op):
     """d f(x) = f^T(grad), f a linear map along each of the trailing axes"""
     _abstract = True
 
-    __slots__ = ("maps",)
-    nattrs = 1
+    __slots__ = ()
+    attrs = ("maps",)
     inputs = ("self", "input")
     _pair: type = None  # the adjoint's class (and back)
     _is_adjoint = False
 
     @staticmethod
     def forward(ctx, self, input, maps):
-        if ctx is not None:
-            ctx.maps = maps
         nd = self.ndim
         out = self
         for k, m in enumerate(maps):
@@ -81,7 +79,7 @@ class _AxisMap(Op):
         maps_t = tuple(None if m is None else m.T for m in ctx.maps)
         saved = ctx.saved_tensors[0] if cls.save else None
         if cls._is_adjoint:  # torch's adjoint takes the original input too; its gradient there is zero
-            zero = None if ctx._next[1][0] is None else _wrap(np.zeros(saved.shape, saved._data.dtype), saved._dtype)
+            zero = _wrap(np.zeros(saved.shape, saved._data.dtype), saved._dtype) if ctx.needs_input_grad[1] else None
             return cls._pair.apply(grad, None, maps_t), zero
         return cls._pair.apply(grad, saved, maps_t), None
 
@@ -132,13 +130,11 @@ def axis_map(name: str, input: Tensor, maps: tuple) -> Tensor:
 class ConstantPadNd(Op):
     """d pad(x, p, value) = pad(grad, -p) (negative padding crops)"""
 
-    __slots__ = ("pad",)
-    nattrs = 2
+    __slots__ = ()
+    attrs = ("pad", "value")
 
     @staticmethod
     def forward(ctx, self, pad, value):
-        if ctx is not None:
-            ctx.pad = pad
         nd = self.ndim
         shape = list(self.shape)
         src, dst = [slice(None)] * nd, [slice(None)] * nd

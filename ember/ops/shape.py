@@ -544,23 +544,19 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def _zeros_for(ctx, grads):
     """The incoming grads of a multi-output node with zeros for outputs that got none."""
-    from .._tensor import _wrap
-
     return [g if g is not None else _wrap(np.zeros(shape, dt.np), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
 
 
 class Split(Op):
     """d split(x, size, dim) = cat(grads, dim) (zeros for unused pieces)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("dim", "sizes")
     is_view = True
 
     @staticmethod
     def forward(ctx, self, dim, sizes):
-        if ctx is not None:
-            ctx.dim = dim
         out, start = [], 0
         pre = (slice(None),) * dim
         for n in sizes:
@@ -597,15 +593,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
 class Unbind(Op):
     """d unbind(x, dim) = stack(grads, dim) (zeros for unused slices)"""
 
-    __slots__ = ("dim",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 1
+    attrs = ("dim",)
     is_view = True
 
     @staticmethod
     def forward(ctx, self, dim):
-        if ctx is not None:
-            ctx.dim = dim
         pre = (slice(None),) * dim
         return tuple(self[pre + (i,)] for i in range(self.shape[dim]))
 
@@ -785,14 +779,12 @@ def _repeat_indices(index: np.ndarray, counts: np.ndarray, output_size) -> np.nd
 class Flip(Op):
     """d flip(x, dims) = flip(grad, dims)"""
 
-    __slots__ = ("dims",)
+    __slots__ = ()
     jvp = linear
-    nattrs = 1
+    attrs = ("dims",)
 
     @staticmethod
     def forward(ctx, self, dims):
-        if ctx is not None:
-            ctx.dims = dims
         if self.ndim == 0:
             return self.copy()
         return np.flip(self, dims).copy()
@@ -827,14 +819,12 @@ def flipud(input: Tensor) -> Tensor:
 class Roll(Op):
     """d roll(x, shifts, dims) = roll(grad, -shifts, dims)"""
 
-    __slots__ = ("shifts", "dims")
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("shifts", "dims")
 
     @staticmethod
     def forward(ctx, self, shifts, dims):
-        if ctx is not None:
-            ctx.shifts, ctx.dims = shifts, dims
         if dims is None:
             return np.roll(self.reshape(-1), shifts).reshape(self.shape)
         return np.roll(self, shifts, dims)
@@ -860,14 +850,12 @@ def roll(input: Tensor, shifts, dims=()) -> Tensor:
 class Rot90(Op):
     """d rot90(x, k, dims) = rot90(grad, -k, dims)"""
 
-    __slots__ = ("k", "dims")
+    __slots__ = ()
     jvp = linear
-    nattrs = 2
+    attrs = ("k", "dims")
 
     @staticmethod
     def forward(ctx, self, k, dims):
-        if ctx is not None:
-            ctx.k, ctx.dims = k, dims
         return np.rot90(self, k, dims).copy()
 
     def backward(ctx, grad):
@@ -1196,8 +1184,6 @@ def meshgrid(*tensors, indexing: str | None = None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
-
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=3)  # (2: the wrapper of NOTE [foreign errors])
         indexing = "ij"

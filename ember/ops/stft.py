@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _args
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _type_string, _wrap
 from .fft import FftC2C, FftC2R, FftR2C, _BY_N, _BY_ROOT_N, _NONE
 from .shape import Squeeze, Transpose
 
@@ -36,7 +36,7 @@ class SqueezeInplace(Squeeze):
 
 
 def _type_str(t: Tensor) -> str:
-    return f"torch.{t._dtype._scalar_name}Tensor"
+    return _type_string(t._dtype)
 
 
 def _fmt(v) -> str:
@@ -82,7 +82,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     err = lambda msg: _stft_error(input, n_fft, hop, win, window, normalized, onesided, return_complex,  # noqa: E731
                                   align_to_window, msg)
     complex_input = input._dtype.is_complex or (window is not None and window._dtype.is_complex)
-    if not return_complex and not complex_input:
+    as_complex = complex_input if return_complex is None else return_complex
+    if not as_complex:
         if return_complex is None:
             raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                                "require that return_complex=True in a future PyTorch release.")
@@ -132,7 +133,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     out = TransposeInplace.apply(out, 1, 2)
     if input.dim() == 1:
         out = SqueezeInplace.apply(out, (0,))
-    if not return_complex and not complex_input:
+    if not as_complex:
         from .complex_numbers import view_as_real
 
         return view_as_real(out)

@@ -191,7 +191,7 @@ class ClampTensor(Op):
     def backward(ctx, grad):
         names = type(ctx).save
         saved = dict(zip(names, ctx.saved_tensors))
-        need = {n: e[0] is not None for n, e in zip(names, ctx._next)}
+        need = dict(zip(names, ctx.needs_input_grad))
         x, lo, hi = saved["self"], saved.get("min"), saved.get("max")
         from .indexing import where
 
@@ -284,7 +284,17 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
             raise _clamp_args_error("clamp", input, min, max)
         _complex_bounds(input, min, max, input._dtype.is_complex)
         return ClampTensor.apply(input, min, max)
+    if isinstance(min, complex) or isinstance(max, complex):
+        min, max = _complex_scalar_bounds(input, min, max, True)
     return Clamp.apply(input, min, max)
+
+
+def _complex_scalar_bounds(input, lo, hi, clamp: bool) -> tuple:
+    """A complex number bound of a real input: clamp's floating kernels read it as a double (its imaginary part
+    must be 0); integer inputs and clamp_min / clamp_max refuse it as clamp does complex inputs."""
+    if not clamp or not input._dtype.is_floating_point:
+        raise NotImplementedError("clamp is not supported for complex types")
+    return tuple(D.scalar_into(b, D.float64) for b in (lo, hi))
 
 
 clip = clamp
@@ -306,6 +316,8 @@ def clamp_min(input, min):  # noqa: A002
     if isinstance(min, Tensor):
         _complex_bounds(input, min, None, False)
         return ClampMinTensor.apply(input, min)
+    if isinstance(min, complex):
+        _complex_scalar_bounds(input, min, None, False)
     return ClampMin.apply(input, min, None)
 
 
@@ -313,6 +325,8 @@ def clamp_max(input, max):  # noqa: A002
     if isinstance(max, Tensor):
         _complex_bounds(input, None, max, False)
         return ClampMaxTensor.apply(input, max)
+    if isinstance(max, complex):
+        _complex_scalar_bounds(input, None, max, False)
     return ClampMax.apply(input, None, max)
 
 

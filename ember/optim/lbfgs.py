@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _factories as F
+from .. import _factories as _F
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, _to_array
@@ -115,7 +115,7 @@ def _as_tensor(v: Any) -> Any:
     if isinstance(v, list):
         return [_as_tensor(x) for x in v]
     if isinstance(v, (np.ndarray, np.generic)):
-        return F.from_numpy(np.array(v))
+        return _F.from_numpy(np.array(v))
     return v
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factories as F
+from .. import _factories as _F
 from .optimizer import (Optimizer, _bump_step, _commit, _grad_of, _lerp_, _no_differentiable, _params_with_grad,
                         _step_tensor, _validate, _zeros_state, _check)
 
@@ -32,7 +32,7 @@ class NAdam(Optimizer):
             state = self.state[p]
             if not state:
                 state["step"] = _step_tensor()
-                state["mu_product"] = F.tensor(1.0)
+                state["mu_product"] = _F.tensor(1.0)
                 state["exp_avg"] = _zeros_state(p)
                 state["exp_avg_sq"] = _zeros_state(p)
             step = _bump_step(state)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .. import _factories as F
+from .. import _factories as _F
 from .._tensor import Tensor
 from ..autograd import graph as _graph
 from ..autograd import _stale
@@ -284,7 +284,7 @@ class Optimizer:
         arr = np.array(_to_array(value), copy=True)
         if key != "step" and param._data.dtype.kind == "f":
             arr = arr.astype(param._data.dtype)
-        return F.from_numpy(arr)
+        return _F.from_numpy(arr)
 
 
 _SIGNATURE_DEFAULTS: dict[type, dict] = {}
@@ -337,20 +337,20 @@ def _no_differentiable(differentiable: bool) -> None:
 
 def _step_tensor() -> Tensor:
     """A fresh float32 0-d ``step`` counter, as torch keeps it."""
-    return F.tensor(0.0)
+    return _F.tensor(0.0)
 
 
 def _bump_step(state: dict) -> float:
     """Increment the float32 ``step`` tensor of a parameter's state; return its value."""
     step = state.get("step")
     if step is None:
-        step = state["step"] = F.tensor(0.0)
+        step = state["step"] = _F.tensor(0.0)
     step._data += np.float32(1)
     return float(step._data)
 
 
 def _zeros_state(p: Tensor) -> Tensor:
-    return F.from_numpy(np.zeros_like(p._data))
+    return _F.from_numpy(np.zeros_like(p._data))
 
 
 def _lerp_(a: np.ndarray, b: np.ndarray, w: float) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factories as F
+from .. import _factories as _F
 from .optimizer import Optimizer, _check, _commit, _grad_of, _no_differentiable, _params_with_grad, _validate
 
 __all__ = ["SGD"]
@@ -31,7 +31,7 @@ class SGD(Optimizer):
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = state["momentum_buffer"] = F.from_numpy(np.array(g, copy=True))
+                    buf = state["momentum_buffer"] = _F.from_numpy(np.array(g, copy=True))
                 else:
                     b = buf._data
                     b *= momentum

@@ -110,3 +110,15 @@ def to_dlpack(tensor: Tensor):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack(): argument 'data' (position 1) must be Tensor, not {type(tensor).__name__}")
     return _export(tensor)
+
+
+# Tensor.__dlpack__ and Tensor.__dlpack_device__ (bound by ember/_methods.py)
+def __dlpack__(self, *args, **kwargs):
+    """Export as a DLPack capsule (through NumPy's exporter); tensors requiring grad are refused."""
+    if self._requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    return _export(self, *args, **kwargs)
+
+
+def __dlpack_device__(self):
+    return _cpu_device()

@@ -6,8 +6,7 @@ import warnings
 
 import pytest
 
-from _compare import same
-from oracle import ember, torch
+from oracle import same, ember, torch
 
 
 def _nan_custom(lib):

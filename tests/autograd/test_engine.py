@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, same_error, torch
+from oracle import assert_close, compare, ember, run_both, same_error, torch
 
 LIBS = (ember, torch)
 rng = np.random.default_rng(0)
@@ -15,17 +15,6 @@ def leaves(lib, *arrays):
     return [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
 
 
-def both(fn):
-    """``fn(lib)`` for ember and torch; returns the two results."""
-    return fn(ember), fn(torch)
-
-
-def close_all(es, ts, what="value"):
-    assert len(es) == len(ts)
-    for i, (e, t) in enumerate(zip(es, ts)):
-        assert_close(e, t, what=f"{what} {i}")
-
-
 # ----------------------------------------------------------------- backward / grad basics
 def test_backward_scalar_and_gradient_argument():
     def run(lib):
@@ -35,7 +24,7 @@ def test_backward_scalar_and_gradient_argument():
         (x * x).sum().backward()
         return x.grad, w.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_tensor_used_several_times_and_diamond():
@@ -48,7 +37,7 @@ def test_tensor_used_several_times_and_diamond():
         d.backward()
         return (x.grad,)
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_grads_accumulate_across_calls_and_retain_graph():
@@ -60,7 +49,7 @@ def test_grads_accumulate_across_calls_and_retain_graph():
         y.backward()
         return g1, x.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_autograd_grad_multiple_outputs_and_inputs():
@@ -74,7 +63,7 @@ def test_autograd_grad_multiple_outputs_and_inputs():
         assert x.grad is None and w.grad is None
         return gs + gs2
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_autograd_grad_nonleaf_input():
@@ -84,7 +73,7 @@ def test_autograd_grad_nonleaf_input():
         z = (h * 3).sum() + h.mean()
         return lib.autograd.grad(z, h)
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_autograd_backward_multiple_roots():
@@ -95,7 +84,7 @@ def test_autograd_backward_multiple_roots():
         lib.autograd.backward([y1, y2], [lib.ones(3, 2), lib.tensor([1.0, 2.0, 3.0])])
         return x.grad, w.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_multiple_roots_one_depending_on_the_other():
@@ -111,7 +100,7 @@ def test_multiple_roots_one_depending_on_the_other():
         gs = lib.autograd.grad([z1, z2], [x], [lib.ones(4), None])
         return g1, gs[0]
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_same_root_twice():
@@ -121,7 +110,7 @@ def test_same_root_twice():
         lib.autograd.backward([y, y])
         return (x.grad,)
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 # ----------------------------------------------------------------- inputs= of backward
@@ -139,7 +128,7 @@ def test_backward_inputs_accumulates_only_into_those():
         assert x.grad is None
         return w.grad, hg, h.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_backward_inputs_nonleaf_without_retain_grad():
@@ -149,7 +138,7 @@ def test_backward_inputs_nonleaf_without_retain_grad():
         (h * h).sum().backward(inputs=[h, x])
         return x.grad, h.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_backward_inputs_empty_raises():
@@ -209,7 +198,7 @@ def test_pruned_custom_function_does_not_run():
         y.backward()
         return n_pruned, len(calls), g
 
-    (ne, ce, ge), (nt, ct, gt) = both(run)
+    (ne, ce, ge), (nt, ct, gt) = run_both(run)
     assert (ne, ce) == (nt, ct) == (0, 1)
     assert_close(ge, gt)
 
@@ -232,7 +221,7 @@ def _order(lib):
 
 
 def test_execution_order_matches_torch():
-    e, t = both(_order)
+    e, t = run_both(_order)
     assert e == t
 
 
@@ -287,7 +276,7 @@ def test_retain_graph_then_free():
             return g, str(e)[:40]
         raise AssertionError("third backward did not raise")
 
-    (ge, me), (gt, mt) = both(run)
+    (ge, me), (gt, mt) = run_both(run)
     assert_close(ge, gt)
     assert me == mt
 
@@ -310,7 +299,7 @@ def test_allow_unused_and_materialize_grads():
         m = lib.autograd.grad(y, [x, u], materialize_grads=True)
         return g[0], m[0], m[1]
 
-    close_all(*both(run), "grad")
+    compare(run)
     same_error(lambda lib: lib.autograd.grad(leaves(lib, V)[0].sum(), leaves(lib, V), allow_unused=False,
                                              materialize_grads=True))
 
@@ -356,7 +345,7 @@ def test_number_of_grad_tensors_mismatch():
         g, = lib.autograd.grad([(x * x).sum()], x, [lib.tensor(0.5), lib.tensor(3.0)])
         return x.grad, g
 
-    close_all(*both(extra), "grad")
+    compare(extra)
 
 
 def test_empty_inputs_of_grad_and_backward_inputs_not_requiring_grad():
@@ -377,7 +366,7 @@ def test_grad_wrt_output_itself_and_repeated_inputs():
         g2 = lib.autograd.grad((y * y).sum(), [x, x, y])
         return (g1,) + g2
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_grad_output_dtype_and_python_number_root():
@@ -389,7 +378,7 @@ def test_grad_output_dtype_and_python_number_root():
         s.backward()
         return g, x.grad, s.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_nonleaf_grad_access_warns_and_retain_grad_fills():
@@ -454,7 +443,7 @@ def _interleaved_order(lib):
 
 
 def test_execution_order_interleaved_branches_and_roots():
-    e, t = both(_interleaved_order)
+    e, t = run_both(_interleaved_order)
     assert e == t
 
 
@@ -551,7 +540,7 @@ def test_backward_inputs_nonleaf_retains_grad_and_runs_its_node():
         (h * h).sum().backward(inputs=[h])
         return h.retains_grad, len(ran), x.grad is None, h.grad
 
-    (*fe, ge), (*ft, gt) = both(run)
+    (*fe, ge), (*ft, gt) = run_both(run)
     assert fe == ft == [True, 1, True]
     assert_close(ge, gt)
 
@@ -598,7 +587,7 @@ def test_leaf_grads_never_alias_each_other_or_the_incoming_gradient():
             y1.grad.mul_(7)
         return x1.grad, x2.grad, y1.grad, y2.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def test_edge_shapes_and_gradient_layouts():
@@ -614,7 +603,7 @@ def test_edge_shapes_and_gradient_layouts():
         (nc.t() * 2).backward(lib.ones(3, 2).t().contiguous().t())  # non-contiguous float32 gradient
         return e.grad, ge, gs, one.grad, nc.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
     same_error(lambda lib: (lib.zeros(0, 3, requires_grad=True) * 2).backward())
 
 
@@ -648,7 +637,7 @@ def test_reentrant_backward_in_function_and_in_hook():
         (h * h).sum().backward()
         return x.grad, w.grad, aux.grad
 
-    close_all(*both(run), "grad")
+    compare(run)
 
 
 def _run_graph_second_order(lib, n_leaves, steps, roots, wrt, mode, seed):

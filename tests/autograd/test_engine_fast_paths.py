@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, check, ember, torch
+from oracle import assert_close, check, ember, torch
 
 
 def _fan_out(lib, x, y):
@@ -129,14 +129,14 @@ def test_second_gradient_of_an_input_is_added_in_place() -> None:
     seen = []
     for _ in range(5):
         h = (h @ w).tanh()
-    from ember.autograd import engine as E
+    from ember.autograd import _fast
 
-    orig = E._np_add
-    E._np_add = lambda a, b, out=None: seen.append(out is a) or orig(a, b, out=out)
+    orig = _fast._np_add
+    _fast._np_add = lambda a, b, out=None: seen.append(out is a) or orig(a, b, out=out)
     try:
         (h * h).sum().backward()
     finally:
-        E._np_add = orig
+        _fast._np_add = orig
     assert seen == [True] * 4
 
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from _compare import same
+from oracle import same
 
 
 def test_context_managers_nesting_and_results():

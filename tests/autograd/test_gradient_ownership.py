@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember.autograd.graph as G
-from tests.oracle import assert_close, ember, torch
+from oracle import assert_close, ember, torch
 
 R = np.random.default_rng(0)
 A = R.uniform(-1, 1, (4, 3)).astype(np.float32)

@@ -2,27 +2,12 @@
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, same_error, torch
+from oracle import compare, ember, same_error, torch
 
 LIBS = (ember, torch)
 rng = np.random.default_rng(1)
 V = rng.standard_normal(5).astype(np.float32)
 M = rng.standard_normal((3, 5)).astype(np.float32)
-
-
-def both(fn):
-    return fn(ember), fn(torch)
-
-
-def close_all(es, ts):
-    assert len(es) == len(ts)
-    for i, (e, t) in enumerate(zip(es, ts)):
-        if isinstance(t, (list, tuple)):
-            close_all(e, t)
-        elif hasattr(t, "shape"):
-            assert_close(e, t, what=f"item {i}")
-        else:
-            assert e == t, f"item {i}: {e!r} vs {t!r}"
 
 
 def leaf(lib, a=V):
@@ -40,7 +25,7 @@ def test_leaf_hook_sees_and_replaces_gradient():
         (x.exp() * x).sum().backward()
         return seen, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_nonleaf_hook_replaces_gradient_flowing_on():
@@ -52,7 +37,7 @@ def test_nonleaf_hook_replaces_gradient_flowing_on():
         (h * h).sum().backward()
         return (x.grad,)
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_hook_remove_and_order():
@@ -69,7 +54,7 @@ def test_hook_remove_and_order():
         h.sum().backward()
         return calls, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_hook_on_tensor_without_grad_raises():
@@ -86,7 +71,7 @@ def test_retain_grad_reflects_hooks_registered_before_and_after():
         (h * x).sum().backward()
         return h.grad, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_hook_on_output_used_by_several_consumers_sees_sum():
@@ -98,7 +83,7 @@ def test_hook_on_output_used_by_several_consumers_sees_sum():
         (h.exp() + h * h).sum().backward()
         return seen, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_hooks_on_multi_output_node():
@@ -109,7 +94,7 @@ def test_hooks_on_multi_output_node():
         (a * b + c).sum().backward()
         return (x.grad,)
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_post_accumulate_grad_hook():
@@ -128,7 +113,7 @@ def test_post_accumulate_grad_hook():
         x.sum().backward()
         return seen, x.grad
 
-    close_all(*both(run))
+    compare(run)
     same_error(lambda lib: (leaf(lib) * 2).register_post_accumulate_grad_hook(lambda t: None))
 
 
@@ -142,7 +127,7 @@ def test_hooks_run_with_autograd_grad_but_no_accumulation():
         g, = lib.autograd.grad((x * x).sum(), x)
         return seen, g, len(acc), x.grad is None
 
-    close_all(*both(run))
+    compare(run)
 
 
 # ----------------------------------------------------------------- node hooks
@@ -160,7 +145,7 @@ def test_node_post_hook_gets_grad_inputs_and_outputs_and_may_replace():
         (y * 2).sum().backward()
         return got, x.grad, w.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_node_prehook_may_replace_grad_outputs_and_remove():
@@ -176,7 +161,7 @@ def test_node_prehook_may_replace_grad_outputs_and_remove():
         y.sum().backward()
         return seen, g1, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_accumulate_grad_node_hooks():
@@ -190,7 +175,7 @@ def test_accumulate_grad_node_hooks():
         y.sum().backward()
         return got, x.grad
 
-    close_all(*both(run))
+    compare(run)
 
 
 def test_tensor_hooks_run_before_node_prehooks():
@@ -204,7 +189,7 @@ def test_tensor_hooks_run_before_node_prehooks():
         (h * 2).sum().backward()
         return (order,)
 
-    close_all(*both(run))
+    compare(run)
 
 
 @pytest.mark.parametrize("where", ["tensor", "leaf", "prehook", "posthook"])

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from _compare import outcome, same
-from oracle import ember
+from oracle import assert_same, ember, run_both, same
 
 RNG = np.random.default_rng(0)
 
@@ -462,7 +461,5 @@ def _program(lib, steps, xa, oa):
 @given(st.lists(st.sampled_from(_STEPS), min_size=1, max_size=6))
 def test_random_in_place_programs_match_torch(steps):
     xa, oa = _arr(3, 3, dtype=np.float64), _arr(3, 3, dtype=np.float64)
-    e, t = outcome(lambda lib: _program(lib, steps, xa, oa))
-    from _compare import _compare
-
-    _compare(e, t, f"steps {steps}", None, None)
+    e, t = run_both(lambda lib: _program(lib, steps, xa, oa), catch=True)
+    assert_same(e, t, what=f"steps {steps}")

@@ -5,7 +5,7 @@ import weakref
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, same_error, torch
+from oracle import assert_close, ember, run_both, same_error, torch
 
 LIBS = (ember, torch)
 V = np.random.default_rng(2).standard_normal(5).astype(np.float32)
@@ -14,9 +14,6 @@ V = np.random.default_rng(2).standard_normal(5).astype(np.float32)
 def leaf(lib):
     return lib.tensor(V.copy(), requires_grad=True)
 
-
-def both(fn):
-    return fn(ember), fn(torch)
 
 
 def test_saved_self_is_the_input_itself():
@@ -63,7 +60,7 @@ def test_retain_graph_keeps_saved_tensors():
         y.sum().backward(retain_graph=True)
         return y.grad_fn._saved_result, x.grad
 
-    (re, ge), (rt, gt) = both(run)
+    (re, ge), (rt, gt) = run_both(run)
     assert_close(re, rt)
     assert_close(ge, gt)
 
@@ -87,7 +84,7 @@ def test_raw_saved_register_hooks_pack_unpack():
         y.sum().backward()
         return log, x.grad
 
-    (le, ge), (lt, gt) = both(run)
+    (le, ge), (lt, gt) = run_both(run)
     assert le == lt
     assert_close(ge, gt)
 
@@ -137,7 +134,7 @@ def test_saved_tensors_hooks_context_manager():
         outside.sum().backward()
         return n_packed, log, x.grad
 
-    (ne, le, ge), (nt, lt, gt) = both(run)
+    (ne, le, ge), (nt, lt, gt) = run_both(run)
     assert (ne, le) == (nt, lt)
     assert_close(ge, gt)
 
@@ -163,7 +160,7 @@ def test_nested_saved_tensors_hooks_innermost_wins():
         (z * 1).sum().backward()
         return log, x.grad
 
-    (le, ge), (lt, gt) = both(run)
+    (le, ge), (lt, gt) = run_both(run)
     assert le == lt
     assert_close(ge, gt)
 
@@ -372,6 +369,6 @@ def test_saved_tensors_hooks_are_per_thread_while_open_elsewhere():
         (y + z).backward()
         return log, x.grad
 
-    (le, ge), (lt, gt) = both(run)
+    (le, ge), (lt, gt) = run_both(run)
     assert le == lt == []
     assert_close(ge, gt)

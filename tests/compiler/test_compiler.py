@@ -7,8 +7,7 @@ import importlib
 
 import pytest
 
-from oracle import ember
-from outcome import same_outcome
+from oracle import ember, same_outcome
 
 
 def double(x):

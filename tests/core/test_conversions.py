@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.oracle import assert_close, check, ember, same_error, to_np, torch
+from oracle import assert_close, check, ember, same_error, to_np, torch
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 METHODS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",

@@ -3,17 +3,15 @@
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, same_error, torch
+from oracle import assert_close, compare, ember, same_error, torch
 
 LIBS = (ember, torch)
 NP_DTYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
 
 
-def both(fn):
-    """fn(lib) for ember and torch; asserts equal dtype, shape and values; returns the pair."""
-    e, t = fn(ember), fn(torch)
-    assert_close(e, t, rtol=0, atol=0)
-    return e, t
+def exact(fn):
+    """``compare`` with no tolerance: a factory gives torch's dtype, shape and values to the bit."""
+    return compare(fn, rtol=0, atol=0)
 
 
 # ----------------------------------------------------------------------------- tensor()
@@ -42,22 +40,22 @@ def both(fn):
     ],
 )
 def test_tensor_python_data(data):
-    both(lambda lib: lib.tensor(data))
+    exact(lambda lib: lib.tensor(data))
 
 
 @pytest.mark.parametrize("dt", NP_DTYPES)
 def test_tensor_from_numpy_arrays_and_scalars_keep_dtype(dt):
     a = (np.arange(6).reshape(2, 3) % 2).astype(dt)
-    both(lambda lib: lib.tensor(a))
-    both(lambda lib: lib.tensor(a[0, 1]))  # NumPy scalar
-    both(lambda lib: lib.tensor([a[0, 0], a[0, 1]]))  # list of NumPy scalars
-    both(lambda lib: lib.as_tensor(a))
-    both(lambda lib: lib.from_numpy(a))
+    exact(lambda lib: lib.tensor(a))
+    exact(lambda lib: lib.tensor(a[0, 1]))  # NumPy scalar
+    exact(lambda lib: lib.tensor([a[0, 0], a[0, 1]]))  # list of NumPy scalars
+    exact(lambda lib: lib.as_tensor(a))
+    exact(lambda lib: lib.from_numpy(a))
 
 
 @pytest.mark.parametrize("kw", [{"dtype": "float64"}, {"dtype": "int32"}, {"dtype": "bool"}, {"dtype": "float16"}])
 def test_tensor_dtype_argument(kw):
-    both(lambda lib: lib.tensor([[0, 1.5], [2, -3]], dtype=getattr(lib, kw["dtype"])))
+    exact(lambda lib: lib.tensor([[0, 1.5], [2, -3]], dtype=getattr(lib, kw["dtype"])))
 
 
 def test_tensor_copies_and_lists_of_0d_tensors():
@@ -65,12 +63,12 @@ def test_tensor_copies_and_lists_of_0d_tensors():
     t = ember.tensor(a)
     a[0] = 5
     assert t[0].item() == 1
-    both(lambda lib: lib.tensor([lib.tensor(1.5), lib.tensor(2.0)]))
-    both(lambda lib: lib.tensor([lib.tensor(1), lib.tensor(2)]))
-    both(lambda lib: lib.tensor([lib.tensor(1, dtype=lib.int32), lib.tensor(2, dtype=lib.int32)]))
-    both(lambda lib: lib.tensor([lib.tensor(1.0, dtype=lib.float64), 2]))
-    both(lambda lib: lib.tensor([[lib.tensor(1, dtype=lib.float16)], [lib.tensor(2, dtype=lib.int32)]]))
-    both(lambda lib: lib.tensor([lib.tensor([1.5])]))
+    exact(lambda lib: lib.tensor([lib.tensor(1.5), lib.tensor(2.0)]))
+    exact(lambda lib: lib.tensor([lib.tensor(1), lib.tensor(2)]))
+    exact(lambda lib: lib.tensor([lib.tensor(1, dtype=lib.int32), lib.tensor(2, dtype=lib.int32)]))
+    exact(lambda lib: lib.tensor([lib.tensor(1.0, dtype=lib.float64), 2]))
+    exact(lambda lib: lib.tensor([[lib.tensor(1, dtype=lib.float16)], [lib.tensor(2, dtype=lib.int32)]]))
+    exact(lambda lib: lib.tensor([lib.tensor([1.5])]))
     same_error(lambda lib: lib.tensor([lib.tensor([1, 2]), lib.tensor([3, 4])]))
     same_error(lambda lib: lib.tensor([lib.tensor([1.0, 2.0])]))
 
@@ -93,7 +91,7 @@ def test_tensor_copies_and_lists_of_0d_tensors():
     ],
 )
 def test_tensor_mixed_leaves_promote_like_torch(make):
-    both(lambda lib: lib.tensor(make()))
+    exact(lambda lib: lib.tensor(make()))
 
 
 def test_tensor_overflow_and_range_errors():
@@ -101,7 +99,7 @@ def test_tensor_overflow_and_range_errors():
     same_error(lambda lib: lib.tensor(2**70))
     same_error(lambda lib: lib.tensor([-1, 300], dtype=lib.uint8))
     same_error(lambda lib: lib.tensor([None]))
-    both(lambda lib: lib.tensor([1.7, -2.7], dtype=lib.int64))
+    exact(lambda lib: lib.tensor([1.7, -2.7], dtype=lib.int64))
 
 
 @pytest.mark.filterwarnings("error")
@@ -109,7 +107,7 @@ def test_tensor_overflow_and_range_errors():
                                   lambda lib: lib.tensor(np.array([1e6, 2.0]), dtype=lib.float16),
                                   lambda lib: lib.as_tensor([[1e300], [3.0]], dtype=lib.float32)])
 def test_tensor_float_overflow_becomes_inf_silently(make):
-    both(make)
+    exact(make)
 
 
 def test_tensor_requires_grad_argument():
@@ -131,13 +129,13 @@ def test_default_dtype_changes_float_inference():
     try:
         for lib in LIBS:
             lib.set_default_dtype(lib.float64)
-        both(lambda lib: lib.tensor([1.5]))
-        both(lambda lib: lib.tensor(2.5))
-        both(lambda lib: lib.tensor([1, 2]) / lib.tensor([2, 4]))
-        both(lambda lib: lib.zeros(2))
-        both(lambda lib: lib.arange(0.0, 1.0, 0.25))
-        both(lambda lib: lib.full((2,), 1.5))
-        both(lambda lib: lib.tensor(np.float32(1.5)))
+        exact(lambda lib: lib.tensor([1.5]))
+        exact(lambda lib: lib.tensor(2.5))
+        exact(lambda lib: lib.tensor([1, 2]) / lib.tensor([2, 4]))
+        exact(lambda lib: lib.zeros(2))
+        exact(lambda lib: lib.arange(0.0, 1.0, 0.25))
+        exact(lambda lib: lib.full((2,), 1.5))
+        exact(lambda lib: lib.tensor(np.float32(1.5)))
     finally:
         for lib in LIBS:
             lib.set_default_dtype(lib.float32)
@@ -175,8 +173,8 @@ def test_as_tensor_shares_when_it_can():
     assert t2[1].item() == 1 and t2.dtype is ember.float64
     x = ember.ones(2)
     assert ember.as_tensor(x) is x
-    both(lambda lib: lib.as_tensor([1, 2.5]))
-    both(lambda lib: lib.asarray([[1, 2], [3, 4]], dtype=lib.float64))
+    exact(lambda lib: lib.as_tensor([1, 2.5]))
+    exact(lambda lib: lib.asarray([[1, 2], [3, 4]], dtype=lib.float64))
     y = ember.asarray(a, copy=True)
     a[2] = 11
     assert y[2].item() == 1
@@ -200,13 +198,13 @@ def test_fill_factories_shapes_and_dtypes(name, size):
 
 @pytest.mark.parametrize("fill", [1, 2.5, True, -7, np.float64(1.5), np.int32(3), float("nan")])
 def test_full_infers_dtype_from_fill_value(fill):
-    both(lambda lib: lib.full((2, 3), fill))
-    both(lambda lib: lib.full((2,), fill, dtype=lib.float64))
-    both(lambda lib: lib.full([], fill))
+    exact(lambda lib: lib.full((2, 3), fill))
+    exact(lambda lib: lib.full((2,), fill, dtype=lib.float64))
+    exact(lambda lib: lib.full([], fill))
 
 
 def test_full_with_tensor_fill_and_size_errors():
-    both(lambda lib: lib.full((2,), lib.tensor(3)))
+    exact(lambda lib: lib.full((2,), lib.tensor(3)))
     for name in ("zeros", "ones", "empty", "rand", "randn"):
         same_error(lambda lib: getattr(lib, name)(-1, 2))
         same_error(lambda lib: getattr(lib, name)(2.5))
@@ -219,8 +217,8 @@ def test_full_with_tensor_fill_and_size_errors():
 
 @pytest.mark.parametrize("args", [(3,), (2, 4), (4, 2), (0,), (1, 0)])
 def test_eye(args):
-    both(lambda lib: lib.eye(*args))
-    both(lambda lib: lib.eye(*args, dtype=lib.int64))
+    exact(lambda lib: lib.eye(*args))
+    exact(lambda lib: lib.eye(*args, dtype=lib.int64))
 
 
 # ----------------------------------------------------------------------------- ranges
@@ -253,11 +251,11 @@ def test_arange_matches_torch(args):
 
 
 def test_arange_dtypes_and_errors():
-    both(lambda lib: lib.arange(5, dtype=lib.float64))
-    both(lambda lib: lib.arange(0, 3, 0.5, dtype=lib.float64))
-    both(lambda lib: lib.arange(lib.tensor(4)))
+    exact(lambda lib: lib.arange(5, dtype=lib.float64))
+    exact(lambda lib: lib.arange(0, 3, 0.5, dtype=lib.float64))
+    exact(lambda lib: lib.arange(lib.tensor(4)))
     for args in [(0.0, 5.5, 1.5), (0.5, 5.5, 1.5), (-2.5, 3.7, 1.2)]:  # integer dtypes truncate float bounds
-        both(lambda lib: lib.arange(*args, dtype=lib.int64))
+        exact(lambda lib: lib.arange(*args, dtype=lib.int64))
     same_error(lambda lib: lib.arange(0.0, 1.0, 0.3, dtype=lib.int64))
     same_error(lambda lib: lib.arange(0, 5, 0))
     same_error(lambda lib: lib.arange(5, 0, 1))
@@ -356,10 +354,10 @@ def test_like_factories(dt):
             except Exception as e:  # noqa: BLE001
                 res.append(type(e).__name__)
         assert res[0] == res[1], (name, res)
-    both(lambda lib: lib.zeros_like(src[lib]))
-    both(lambda lib: lib.ones_like(src[lib], dtype=lib.float64))
-    both(lambda lib: lib.full_like(src[lib], 7))
-    both(lambda lib: lib.full_like(src[lib], 2.5, dtype=lib.float16))
+    exact(lambda lib: lib.zeros_like(src[lib]))
+    exact(lambda lib: lib.ones_like(src[lib], dtype=lib.float64))
+    exact(lambda lib: lib.full_like(src[lib], 7))
+    exact(lambda lib: lib.full_like(src[lib], 2.5, dtype=lib.float16))
     if dt == "bool":
         same_error(lambda lib: lib.randint_like(src[lib], 3, 9))
         return
@@ -390,23 +388,39 @@ def test_requires_grad_argument_everywhere():
 
 # ----------------------------------------------------------------------------- legacy constructors
 def test_legacy_tensor_constructor():
-    both(lambda lib: lib.Tensor(2, 3).zero_())
-    both(lambda lib: lib.Tensor([1, 2]))
-    both(lambda lib: lib.Tensor([[1.5, 2], [3, 4]]))
-    both(lambda lib: lib.Tensor())
-    both(lambda lib: lib.FloatTensor([1, 2]))
-    both(lambda lib: lib.LongTensor([1, 2]))
-    both(lambda lib: lib.DoubleTensor([1, 2]))
-    both(lambda lib: lib.BoolTensor([1, 0]))
-    both(lambda lib: lib.IntTensor(2).zero_())
+    exact(lambda lib: lib.Tensor(2, 3).zero_())
+    exact(lambda lib: lib.Tensor([1, 2]))
+    exact(lambda lib: lib.Tensor([[1.5, 2], [3, 4]]))
+    exact(lambda lib: lib.Tensor())
+    exact(lambda lib: lib.FloatTensor([1, 2]))
+    exact(lambda lib: lib.LongTensor([1, 2]))
+    exact(lambda lib: lib.DoubleTensor([1, 2]))
+    exact(lambda lib: lib.BoolTensor([1, 0]))
+    exact(lambda lib: lib.IntTensor(2).zero_())
     for lib in LIBS:
         assert isinstance(lib.FloatTensor([1.0]), lib.Tensor)
         assert isinstance(lib.ones(2), lib.FloatTensor) and not isinstance(lib.ones(2), lib.LongTensor)
         assert isinstance(lib.arange(2), lib.LongTensor)
         assert lib.ones(2).type() == "torch.FloatTensor" and lib.arange(2).type() == "torch.LongTensor"
-    both(lambda lib: lib.ones(2).type("torch.LongTensor"))
-    both(lambda lib: lib.ones(2).type(lib.float64))
-    both(lambda lib: lib.Tensor(lib.Size([2, 1])).zero_())
+    exact(lambda lib: lib.ones(2).type("torch.LongTensor"))
+    exact(lambda lib: lib.ones(2).type(lib.float64))
+    exact(lambda lib: lib.Tensor(lib.Size([2, 1])).zero_())
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "float64", "int32", "float32"])
+def test_legacy_constructor_of_a_tensor_is_an_alias(dtype):
+    """torch.Tensor(t) keeps t's dtype (a complex t keeps its imaginary part) and memory, as an AliasBackward0
+    view when t requires grad; a typed constructor takes only its own dtype."""
+    for lib in LIBS:
+        x = lib.ones(3, dtype=getattr(lib, dtype))
+        y = lib.Tensor(x)
+        assert y.dtype == x.dtype and y is not x and y.data_ptr() == x.data_ptr()
+        if x.is_floating_point() or x.is_complex():
+            z = lib.Tensor(x.requires_grad_())
+            assert z.grad_fn.name().rsplit("::", 1)[-1] == "AliasBackward0" and z._base is x
+    same_error(lambda lib: lib.FloatTensor(lib.ones(2, dtype=lib.complex64)))
+    same_error(lambda lib: lib.LongTensor(lib.ones(2)))
+    same_error(lambda lib: lib.ones(2).new(lib.ones(2, dtype=lib.complex64)))
 
 
 # ----------------------------------------------------------------------------- a table of small cases

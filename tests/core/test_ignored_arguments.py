@@ -469,10 +469,9 @@ UNREAD = {
     "ember._surface.instance_norm": {"cudnn_enabled": CPU},
     "ember._surface.layer_norm": {"cudnn_enable": CPU},
     "ember._surface.is_distributed": {"input": TORCH},
-    "ember._tensor.Tensor.__new__": {"args": ALIAS, "kwargs": ALIAS},
-    "ember._tensor.Tensor.copy_": {"non_blocking": CPU},
-    "ember._tensor.Tensor.to_dense": {"masked_grad": DENSE},
-    "ember._tensor.Tensor.type": {"non_blocking": CPU},
+    "ember.ops.fill.Tensor.copy_": {"non_blocking": CPU},
+    "ember._layout.Tensor.to_dense": {"masked_grad": DENSE},
+    "ember._conversions.Tensor.type": {"non_blocking": CPU},
     "ember.storage.TypedStorage.copy_": {"non_blocking": CPU},
     "ember.storage.TypedStorage.is_pinned": {"device": CPU},
     "ember.storage.TypedStorage.type": {"non_blocking": CPU},
@@ -512,7 +511,7 @@ UNREAD = {
     "ember.nn.utils.prune.Identity.compute_mask": {"t": TORCH},
     "ember.ops.composites.isin": {"assume_unique": HINT},
     "ember.nn.parallel.comm.reduce_add_coalesced": {"buffer_size": HINT},
-    **{f"ember._tensor.Tensor.{m}": {"non_blocking": ACCEL, "memory_format": ACCEL} for m in ("cuda", "xpu", "ipu",
+    **{f"ember._conversions.Tensor.{m}": {"non_blocking": ACCEL, "memory_format": ACCEL} for m in ("cuda", "xpu", "ipu",
                                                                                                "mtia")},
     "ember.nn.parallel.scatter_gather.gather": {"dim": ACCEL, "target_device": ACCEL},
     "ember.nn.parallel.scatter_gather.scatter": {"dim": ACCEL},
@@ -622,13 +621,19 @@ def _public_callables():
             if name.startswith("_") or not (getattr(obj, "__module__", None) or "").startswith("ember"):
                 continue
             if isinstance(obj, types.FunctionType):
+                if obj.__qualname__ != name and "." in obj.__qualname__:
+                    continue  # a Tensor method written as a function of self: scanned as the method (its wrapper)
                 yield f"{obj.__module__}.{obj.__qualname__}", obj, ()
             elif isinstance(obj, type) and not issubclass(obj, Node):
                 for mname, m in vars(obj).items():
                     f = m.__func__ if isinstance(m, (staticmethod, classmethod)) else m
                     if isinstance(f, types.FunctionType) and (not mname.startswith("_") or mname in (
                             "__init__", "__new__", "__call__")):
-                        yield f"{obj.__module__}.{obj.__qualname__}.{mname}", f, ()
+                        # a method written as a function of self elsewhere (bound from a table: NOTE [Tensor methods
+                        # from functions]) is named where it is written
+                        own = f"{f.__module__}.{f.__qualname__}" if f.__qualname__ == f"{obj.__qualname__}.{mname}" \
+                            else f"{obj.__module__}.{obj.__qualname__}.{mname}"
+                        yield own, f, ()
 
 
 def _handled_by_wrapper(fn, param: str) -> bool:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle import ember, torch
-from outcome import same_outcome
+from oracle import ember, torch, same_outcome
 
 
 def _ctx(cm):

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from oracle import ember, same_error, torch
-from func_util import compare, rand
+from oracle import ember, same_error, torch, compare
+from func_util import rand
 
 X, W, V = rand(3), rand(3, 4, seed=1), rand(3, seed=2)
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from oracle import ember, same_error, torch
-from func_util import compare, rand
+from oracle import ember, same_error, torch, compare
+from func_util import rand
 
 A, B, C = rand(4, 3), rand(3, 5, seed=1), rand(4, 5, seed=2)
 

@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import assert_close, check, ember, same_error, torch
-from func_util import compare, rand
+from oracle import assert_close, check, ember, same_error, torch, compare
+from func_util import rand
 
 
 def _no_fallback(fn, *arrays, **kw):

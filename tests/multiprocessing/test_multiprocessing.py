@@ -9,8 +9,7 @@ import pytest
 
 import ember
 import ember.multiprocessing as mp
-from oracle import torch
-from outcome import same_outcome
+from oracle import torch, same_outcome
 import mp_workers
 
 

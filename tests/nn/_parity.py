@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, ember, torch
+from oracle import assert_close, ember, torch
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.oracle import check, same_error, ember, torch
-from tests.nn._parity import module_parity, reseeding
+from oracle import check, same_error, ember, torch
+from nn._parity import module_parity, reseeding
 
 rng = np.random.default_rng(0)
 _reseed = reseeding(rng, 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.nn._parity import module_parity, reseeding
-from tests.oracle import check, same_error, ember, torch
+from nn._parity import module_parity, reseeding
+from oracle import check, same_error, ember, torch
 
 rng = np.random.default_rng(7)
 _reseed = reseeding(rng, 7)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
-from tests.oracle import assert_close, check, ember, same_error, torch
+from nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
+from oracle import assert_close, check, ember, same_error, torch
 
 rng = np.random.default_rng(2)
 pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),

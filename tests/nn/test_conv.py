@@ -272,6 +272,31 @@ def test_conv_empty_batch_and_integer_input():
           np.ones((1, 1, 2, 2), np.int64), grad=False)
 
 
+@pytest.mark.parametrize("fn", [
+    # complex input: torch's complex convolution compares the weight's type first, before its shape
+    lambda F, t: F.conv1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(2, 3, 2)),
+    lambda F, t: F.conv1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(2, 3)),
+    lambda F, t: F.conv1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(2, 2, 2)),
+    lambda F, t: F.conv2d(t.ones(1, 3, 4, 4, dtype=t.complex128), t.ones(2, 3, 2, 2, dtype=t.complex64)),
+    lambda F, t: F.conv3d(t.ones(1, 3, 2, 2, 2, dtype=t.complex64), t.ones(2, 3, 1, 1, 1, dtype=t.bfloat16)),
+    lambda F, t: F.conv_transpose1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(3, 2, 2)),
+    lambda F, t: F.conv1d(t.ones(1, 3, 4), t.ones(2, 3, 2, dtype=t.complex64)),
+    # bias of another dtype
+    lambda F, t: F.conv1d(t.ones(1, 3, 4), t.ones(2, 3, 2), t.ones(2, dtype=t.float64)),
+    lambda F, t: F.conv1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(2, 3, 2, dtype=t.complex64), t.ones(2)),
+    lambda F, t: F.conv_transpose1d(t.ones(1, 3, 4, dtype=t.complex64), t.ones(3, 2, 2, dtype=t.complex64),
+                                    t.ones(2, dtype=t.complex128)),
+    lambda F, t: F.conv_transpose1d(t.ones(1, 3, 4), t.ones(3, 2, 2), t.ones(2, dtype=t.complex64)),
+])
+def test_dtype_mismatch_errors_like_torch(fn):
+    same_error(lambda lib: fn(lib.nn.functional, lib))
+
+
+def test_transposed_conv_casts_a_real_bias_of_another_dtype():
+    check(lambda lib, x, w, b: lib.nn.functional.conv_transpose1d(x, w, b.double()),
+          *(np.random.default_rng(0).standard_normal(s).astype(np.float32) for s in ((1, 3, 4), (3, 2, 2), (2,))))
+
+
 @pytest.mark.parametrize("nd, transposed", [(1, False), (2, False), (3, False), (1, True), (2, True), (3, True)])
 def test_aten_convolution_entry(nd, transposed):
     """torch.convolution (ATen's entry, all ranks, plain or transposed) against torch."""

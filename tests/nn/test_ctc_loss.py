@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.oracle import check, ember, same_error, to_np, torch
+from oracle import check, ember, same_error, to_np, torch
 
 
 def _ctc(red="mean", zi=False, blank=0, layout=None):

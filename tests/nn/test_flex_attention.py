@@ -9,8 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.oracle import BF16, check, ember, same_error, torch
-from tests.outcome import same_outcome
+from oracle import BF16, check, ember, same_error, same_outcome, torch
 
 
 def FA(lib):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from _parity import module_parity
+from nn._parity import module_parity
 from oracle import assert_close, check, ember, same_error, torch
 
 SHAPES = [((5, 2), (5, 3)), ((3, 4, 2), (3, 4, 3)), ((2,), (3,)), ((0, 2), (0, 3))]

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.nn._parity import reseeding
-from tests.oracle import check, same_error, ember, torch
+from nn._parity import reseeding
+from oracle import check, same_error, ember, torch
 
 rng = np.random.default_rng(11)
 _reseed = reseeding(rng, 11)

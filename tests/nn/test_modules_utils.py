@@ -4,8 +4,7 @@ from collections import OrderedDict
 
 import pytest
 
-from oracle import ember, torch
-from outcome import same_outcome
+from oracle import ember, same_outcome, torch
 
 import ember.nn.modules.utils as E
 import torch.nn.modules.utils as T

@@ -9,7 +9,7 @@ import sys
 import warnings
 import pytest
 
-from tests.oracle import ember, same_error, torch
+from oracle import ember, same_error, torch
 
 # module path -> the private names real code imports from it, beside its __all__
 PATHS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracle import ember, torch
+from oracle import ember, torch
 
 NN_MODULES = """
 AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveMaxPool1d AdaptiveMaxPool2d AlphaDropout AvgPool1d AvgPool2d BCELoss

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, check, ember, same_error, torch
+from oracle import assert_close, check, ember, same_error, torch
 
 
 # ---------------------------------------------------------------------------------------------- conv_tbc

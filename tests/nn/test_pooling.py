@@ -499,3 +499,16 @@ def _cx(lib, *shape, grad=False):
 ])
 def test_complex_inputs_raise_torchs_kernel_errors(fn):
     same_error(fn)
+
+
+@pytest.mark.parametrize("shape,pad", [((1, 1, 0), (4, 4)), ((1, 0), (1, 1)), ((2, 0, 3), (1, 1)),
+                                       ((1, 1, 2, 0), (1, 1, 1, 1)), ((1, 0, 3), (1, 1, 1, 1)),
+                                       ((1, 1, 1, 1, 0), (1, 1, 1, 1, 1, 1))])
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_reflect_and_replicate_pads_refuse_empty_dims_but_the_batch(shape, pad, mode):
+    same_error(lambda lib: lib.nn.functional.pad(lib.ones(shape), pad, mode=mode))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pads_of_an_empty_batch(mode):
+    check(lambda lib, x: lib.nn.functional.pad(x, (1, 1), mode=mode), np.ones((0, 2, 3)), grad=False)

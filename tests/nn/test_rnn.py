@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
-from tests.oracle import assert_close, ember, same_error, torch
+from nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
+from oracle import assert_close, ember, same_error, torch
 
 rng = np.random.default_rng(0)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections")

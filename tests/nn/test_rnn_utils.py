@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
-from tests.oracle import assert_close, ember, same_error, torch
+from nn._parity import copy_state, one_torch_thread  # noqa: F401 - autouse fixture
+from oracle import assert_close, ember, same_error, torch
 
 rng = np.random.default_rng(1)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections")
@@ -17,7 +17,8 @@ def _seqs(lengths, feat=(3,)):
     return [rng.standard_normal((n, *feat)).astype(np.float32) for n in lengths]
 
 
-def _both(arrays):
+def _leaves(arrays):
+    """The same leaves made from ``arrays`` in ember and in torch."""
     return [[lib.tensor(a.copy(), requires_grad=True) for a in arrays] for lib in (ember, torch)]
 
 
@@ -33,7 +34,7 @@ def _backward_and_compare(eo, to, ein, tin):
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("lengths", [[3, 1, 4], [2], [0, 2]])
 def test_pad_sequence(batch_first, side, lengths):
-    (es, ts) = _both(_seqs(lengths, (2,)))
+    (es, ts) = _leaves(_seqs(lengths, (2,)))
     eo = ember.nn.utils.rnn.pad_sequence(es, batch_first=batch_first, padding_value=-1.5, padding_side=side)
     to = torch.nn.utils.rnn.pad_sequence(ts, batch_first=batch_first, padding_value=-1.5, padding_side=side)
     assert_close(eo, to)
@@ -45,7 +46,7 @@ def test_pad_sequence(batch_first, side, lengths):
 def test_pack_and_pad_packed_round_trip(batch_first, lengths, enforce):
     T, B = max(lengths), len(lengths)
     x = rng.standard_normal((B, T, 2) if batch_first else (T, B, 2)).astype(np.float32)
-    (ex,), (tx,) = _both([x])
+    (ex,), (tx,) = _leaves([x])
     ep = ember.nn.utils.rnn.pack_padded_sequence(ex, lengths, batch_first=batch_first, enforce_sorted=enforce)
     tp = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, batch_first=batch_first, enforce_sorted=enforce)
     assert isinstance(ep, ember.nn.utils.rnn.PackedSequence) and isinstance(ep, tuple)
@@ -65,7 +66,7 @@ def test_pack_and_pad_packed_round_trip(batch_first, lengths, enforce):
 
 def test_pack_sequence_and_unpack():
     arrays = _seqs([2, 5, 3])
-    (es, ts) = _both(arrays)
+    (es, ts) = _leaves(arrays)
     ep = ember.nn.utils.rnn.pack_sequence(es, enforce_sorted=False)
     tp = torch.nn.utils.rnn.pack_sequence(ts, enforce_sorted=False)
     assert_close(ep.data, tp.data)

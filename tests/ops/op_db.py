@@ -639,6 +639,16 @@ def _decomposition_entries():
         OpInfo("linalg.eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a), sym, **T),
         OpInfo("linalg.eigvalsh UPLO=U", lambda lib, a: lib.linalg.eigvalsh(a, UPLO="U"),
                fixed(_mk(_r, (3, 3), dtype=F64)), grad=False),
+        # eig: eigenvalues in LAPACK's order (torch's for double and complex input; its float32 runs can order and
+        # sign differently, so those samples see order- and gauge-invariant functions), eigenvectors up to a phase
+        OpInfo("linalg.eig", lambda lib, a: _eig_inv(lib.linalg.eig(a)),
+               fixed(_mk(_r, (3, 3), dtype=F64), _mk(_r, (2, 4, 4), dtype=F64), _mk(_r, (1, 1), dtype=F64),
+                     _mk(_r, (3, 3), dtype=F64, nc=True)), check_grad_fn=False, **T),
+        OpInfo("linalg.eig grad_fn", lambda lib, a: lib.linalg.eig(a)[0], fixed(_mk(_r, (3, 3), dtype=F64))),
+        OpInfo("linalg.eigvals", lambda lib, a: lib.linalg.eigvals(a),
+               fixed(_mk(_r, (3, 3), dtype=F64), _mk(_r, (2, 3, 3), dtype=F64)), **T),
+        OpInfo("linalg.eig float32 invariants", lambda lib, a: _eig_symmetric(lib.linalg.eig(a)),
+               fixed(_mk(W, (3, 3)), _mk(_r, (2, 4, 4))), check_grad_fn=False, **T),
         OpInfo("linalg.svd", lambda lib, a: _svd_inv(lib.linalg.svd(a, full_matrices=False)),
                fixed(*tall, *wide), check_grad_fn=False, **T),
         OpInfo("linalg.svd full_matrices", lambda lib, a: _svd_inv(lib.linalg.svd(a), k=True),
@@ -699,6 +709,17 @@ def _quiet(fn):
 def _eigh_inv(res):
     w, v = res
     return w, v.abs(), (v * w.unsqueeze(-2)) @ v.mT
+
+
+def _eig_inv(res):
+    w, v = res
+    return w, v.abs(), (v * w.unsqueeze(-2)) @ v.inverse()
+
+
+def _eig_symmetric(res):
+    """Functions of eig's results that depend on neither the eigenvalues' order nor the eigenvectors' phases."""
+    w, v = res
+    return w.sum(-1), (w * w).sum(-1), (v.abs() ** 2 * w.unsqueeze(-2)).sum(-1), (v * w.unsqueeze(-2)) @ v.inverse()
 
 
 def _u_s_vh(res):

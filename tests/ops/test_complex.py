@@ -143,10 +143,31 @@ FACTORIES = [
     lambda lib: lib.ones(2).cfloat(), lambda lib: lib.ones(2).cdouble(),
 ]
 
+# complex end points infer a complex dtype (NumPy's spacing: last bits may differ from torch's kernel)
+SPACED = [
+    lambda lib: lib.linspace(1j, 3 + 2j, 5), lambda lib: lib.linspace(0, 1 + 1j, 3, dtype=lib.complex128),
+    lambda lib: lib.linspace(lib.tensor(1j, dtype=lib.complex128), 2, 4), lambda lib: lib.logspace(0, 1j, 3),
+    lambda lib: lib.logspace(0, 1 + 1j, 3, base=2, dtype=lib.complex128),
+]
+
 
 @pytest.mark.parametrize("make", FACTORIES)
 def test_factories(make):
     assert_close(make(ember), make(torch), 0, 0)
+
+
+@pytest.mark.parametrize("make", SPACED)
+def test_spaced_factories_infer_complex(make):
+    assert_close(make(ember), make(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linspace(0, 1 + 1j, 3, dtype=lib.float32),
+    lambda lib: lib.linspace(lib.tensor(1j), 2, 3, dtype=lib.float64),
+    lambda lib: lib.logspace(0, 1j, 3, dtype=lib.int64),
+])
+def test_spaced_factories_refuse_a_real_dtype_for_complex_ends(call):
+    same_error(call)
 
 
 @pytest.mark.parametrize("make", [
@@ -211,6 +232,59 @@ def test_random_complex_samples_have_torchs_moments(make):
     lambda lib: lib.special.spherical_bessel_j0(lib.ones(2, dtype=lib.complex64)),
     lambda lib: lib.special.chebyshev_polynomial_t(lib.ones(2, dtype=lib.complex64), 2),
     lambda lib: lib.special.hermite_polynomial_h(lib.ones(2), lib.ones(2, dtype=lib.complex64)),
+    # a complex operand of a real in-place target fails on the cast before the kernel's complex error
+    lambda lib: lib.ones(2).clamp_(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.ones(2, dtype=lib.float64).xlogy_(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.ones(2).fmod_(1j),
+    lambda lib: lib.ones(4)[::2].atan2_(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.ones(2, requires_grad=True).clone().clamp_(max=lib.ones(2, dtype=lib.complex64)),
+    # dtypes that differ: torch does not promote
+    lambda lib: lib.allclose(lib.ones(2, dtype=lib.complex64), lib.ones(2)),
+    lambda lib: lib.ones(2).allclose(lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.cross(lib.ones(2, 3, dtype=lib.complex64), lib.ones(2, 3), dim=1),
+    lambda lib: lib.linalg.cross(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    lambda lib: lib.linalg.cross(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
+    lambda lib: lib.heaviside(lib.ones(2, dtype=lib.complex64), lib.ones(2)),
+    lambda lib: lib.heaviside(lib.ones(2), lib.ones(2, dtype=lib.complex128)),
+    lambda lib: lib.bitwise_and(lib.ones(2, dtype=lib.complex64), lib.ones(2)),
+    lambda lib: lib.bitwise_or(lib.ones(2), lib.tensor([1])),
+    lambda lib: lib.ones(2) ^ True,
+    lambda lib: lib.bitwise_xor(lib.tensor([1]), 1j),
+    lambda lib: lib.bincount(lib.ones(2)),
+    lambda lib: lib.bincount(lib.ones(2, 2)),
+    lambda lib: lib.bincount(lib.tensor([True])),
+    lambda lib: lib.bincount(lib.ones(2, dtype=lib.complex64)),
+    # a complex number into a real tensor: torch's Scalar conversion (its imaginary part must be 0)
+    lambda lib: lib.zeros(2).fill_(1j),
+    lambda lib: lib.zeros(2, requires_grad=True).clone().fill_(1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).fill_(2j),
+    lambda lib: lib.zeros(2).masked_fill(lib.tensor([True, False]), 1j),
+    lambda lib: lib.full((2,), 1j, dtype=lib.float16),
+    lambda lib: lib.full((2,), 1j, dtype=lib.uint8),
+    lambda lib: lib.full_like(lib.zeros(2), 1j),
+    lambda lib: lib.zeros(2, dtype=lib.float64).new_full((2,), 1j),
+    lambda lib: lib.scalar_tensor(1j),
+    lambda lib: lib.zeros(2).__setitem__(0, 1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).__setitem__(0, 1j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1j, reduce="add"),
+    lambda lib: lib.zeros(2).index_fill(0, lib.tensor([0]), 1 + 0j),
+    lambda lib: lib.lerp(lib.zeros(2), lib.ones(2), 1j),
+    lambda lib: lib.addcmul(lib.zeros(2), lib.ones(2), lib.ones(2), value=1j),
+    lambda lib: lib.addcdiv(lib.zeros(2), lib.ones(2), lib.ones(2), value=2j),
+    lambda lib: lib.add(lib.zeros(2), lib.ones(2), alpha=1 + 0j),
+    lambda lib: lib.zeros(2).sub_(lib.ones(2), alpha=1j),
+    lambda lib: lib.add(lib.zeros(2, dtype=lib.int64), 2, alpha=1.5),
+    lambda lib: lib.zeros(2).clamp(1j),
+    lambda lib: lib.zeros(2, dtype=lib.float64).clamp(max=2j),
+    lambda lib: lib.zeros(2).clamp_min(1j),
+    lambda lib: lib.zeros(2, dtype=lib.int64).clamp(1j),
+    lambda lib: lib.tensor([1.5, 2j], dtype=lib.float32),
+    lambda lib: lib.tensor([[1, 2j]], dtype=lib.int32),
+    lambda lib: lib.zeros(2).index_put((lib.tensor([0]),), lib.tensor(5j)),
+    lambda lib: lib.zeros(2).masked_scatter(lib.tensor([True, False]), lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.nn.functional.pad(lib.ones(2, dtype=lib.complex64), (1, 1), value=1j),
+    lambda lib: lib.nn.functional.glu(lib.ones(4, dtype=lib.complex64)),
 ], ids=lambda f: "")
 def test_errors_match_torch(call):
     same_error(call)
@@ -353,3 +427,17 @@ def test_histograms_of_half_precision_values(dtype):
     x = np.array([0.1, 0.5, 0.7, 2.0, 0.3], np.float32)
     check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3), x, grad=False)
     check(lambda lib, a: lib.histc(a.to(getattr(lib, dtype)), 3, 0, 1), x, grad=False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.full((2,), 1 + 0j, dtype=lib.float32), lambda lib: lib.full((2,), 2j, dtype=lib.bool),
+    lambda lib: lib.zeros(2).fill_(3 + 0j), lambda lib: lib.zeros(2).clamp(1 + 0j),
+    lambda lib: lib.lerp(lib.zeros(2), lib.ones(2), 0.5 + 0j), lambda lib: lib.addcmul(lib.zeros(2), lib.ones(2),
+                                                                                        lib.ones(2), value=2 + 0j),
+    lambda lib: lib.zeros(2, 2).scatter(0, lib.tensor([[1, 0]]), 1 + 0j),
+    lambda lib: lib.add(lib.zeros(2, dtype=lib.complex64), lib.ones(2), alpha=1j),
+    lambda lib: lib.ones(2, dtype=lib.complex64).masked_fill(lib.tensor([True, False]), 2j),
+    lambda lib: lib.ones(2, dtype=lib.complex64).index_fill(0, lib.tensor([1]), 1j),
+])
+def test_complex_numbers_with_a_zero_imaginary_part_convert(make):
+    assert_close(make(ember), make(torch), 0, 0)

@@ -15,7 +15,7 @@ import pytest
 
 import oracle
 from oracle import check, ember, torch
-from op_db import OPS, OpInfo, Sample, call, complex_samples
+from ops.op_db import OPS, OpInfo, Sample, call, complex_samples
 
 CASES = [pytest.param(op, sample, id=f"{op.name}-{i}-{sample.desc}")
          for op in OPS if op.complex for i, sample in enumerate(complex_samples(op))]

@@ -86,6 +86,23 @@ def test_out_argument():
     lambda lib: lib.fft.fft(lib.ones(3, dtype=lib.float16)),
     lambda lib: lib.fft.rfft(lib.ones(3, dtype=lib.float16)),
     lambda lib: lib.fft.fft([1.0, 2.0]),
+    # an empty transformed dim, before the norm's check
+    lambda lib: lib.fft.fft(lib.ones(0), norm="bad"),
+    lambda lib: lib.fft.rfft(lib.ones(2, 0)),
+    lambda lib: lib.fft.fftn(lib.ones(0, 3, dtype=lib.complex64)),
+    lambda lib: lib.fft.irfft2(lib.ones(0, 3), dim=(0,)),
+    lambda lib: lib.fft.irfft(lib.ones(0)),
+    # the n-d functions check dims and sizes before dtypes
+    lambda lib: lib.fft.fft2(lib.ones(3, 4, dtype=lib.float16), dim=(0, 0)),
+    lambda lib: lib.fft.fftn(lib.ones(4, dtype=lib.float16), s=(2, 3)),
+    lambda lib: lib.fft.rfft2(lib.ones(3, 4, dtype=lib.float16), dim=()),
+    lambda lib: lib.fft.ihfft2(lib.ones(3, 4, dtype=lib.complex128), s=(0, 3)),
+    lambda lib: lib.fft.ihfftn(lib.ones(3, 4, dtype=lib.complex128), dim=(0, 0)),
+    lambda lib: lib.fft.rfftn(lib.ones(3, 4, dtype=lib.complex128), dim=(0, 0)),
+    lambda lib: lib.fft.fft(lib.ones(3, 4, dtype=lib.float16), dim=5),
+    # the 2-d functions' dims are a tuple
+    lambda lib: lib.fft.fft2(lib.ones(3, 4), s=(3, 3), dim=None),
+    lambda lib: lib.fft.ihfft2(lib.ones(3, 4), dim=None),
 ], ids=lambda f: "")
 def test_errors_match_torch(call):
     same_error(call)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, check, ember, torch
+from oracle import assert_close, check, ember, torch
 
 
 @pytest.mark.parametrize("name", ["tanh", "sigmoid"])

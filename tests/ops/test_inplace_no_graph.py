@@ -8,7 +8,7 @@ import operator
 import numpy as np
 import pytest
 
-from tests.oracle import assert_close, ember, torch
+from oracle import assert_close, ember, torch
 
 OPS = {"iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul,
        "add_": lambda a, b: a.add_(b), "sub_": lambda a, b: a.sub_(b), "mul_": lambda a, b: a.mul_(b)}

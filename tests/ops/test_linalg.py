@@ -85,6 +85,16 @@ ERRORS = {
     "det int": lambda lib: lib.linalg.det(_t(lib, np.eye(2, dtype=np.int64))),
     "matrix_norm int": lambda lib: lib.linalg.matrix_norm(_t(lib, np.eye(2, dtype=np.int64))),
     "cross length": lambda lib: lib.linalg.cross(_t(lib, np.ones((2, 4))), _t(lib, np.ones((2, 4)))),
+    "eig 1-d": lambda lib: lib.linalg.eig(_t(lib, np.ones(3))),
+    "eig non-square": lambda lib: lib.linalg.eig(_t(lib, np.ones((2, 3)))),
+    "eigvals non-square": lambda lib: lib.linalg.eigvals(_t(lib, np.ones((2, 3)))),
+    "eig int": lambda lib: lib.linalg.eig(_t(lib, np.eye(2, dtype=np.int64))),
+    "eigvals bool": lambda lib: lib.linalg.eigvals(_t(lib, np.eye(2, dtype=bool))),
+    "eig half": lambda lib: lib.linalg.eig(_t(lib, np.eye(2, dtype=np.float16))),
+    "eig nan": lambda lib: lib.linalg.eig(_t(lib, np.diag([np.nan, 1.0]))),
+    "eigvals inf with grad": lambda lib: lib.linalg.eigvals(_t(lib, np.diag([np.inf, 1.0])).requires_grad_()),
+    "eig phase-dependent loss": lambda lib: lib.linalg.eig(
+        _t(lib, [[0.0, -1.0], [1.0, 0.0]]).requires_grad_())[1].sum().real.backward(),
 }
 
 
@@ -183,6 +193,7 @@ def test_qr_mode_r_backward_error_and_complete_tall() -> None:
 def test_return_types_and_names() -> None:
     a = np.eye(3)
     for fname, fields in (("slogdet", ("sign", "logabsdet")), ("eigh", ("eigenvalues", "eigenvectors")),
+                          ("eig", ("eigenvalues", "eigenvectors")),
                           ("qr", ("Q", "R")), ("svd", ("U", "S", "Vh"))):
         e, t = getattr(ember.linalg, fname)(ember.tensor(a)), getattr(torch.linalg, fname)(torch.tensor(a))
         assert type(e).__name__ == type(t).__name__
@@ -247,3 +258,32 @@ def test_det_gradient_at_singular_matrices(dtype) -> None:
 def test_geqrf_householder_errors(fn):
     e, t = same_error(fn)
     assert str(e) == str(t)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, np.complex64, np.complex128])
+def test_eig_reconstructs_and_is_complex(dtype) -> None:
+    """A V = V diag(L) with complex L and V (also for real A, and for a real spectrum), unit-norm eigenvectors; empty
+    and 1 x 1 matrices."""
+    rng = np.random.default_rng(5)
+    for a in (rng.standard_normal((2, 4, 4)).astype(dtype), np.diag([1.0, 2.0, 3.0]).astype(dtype),
+              np.ones((2, 0, 0), dtype), np.full((1, 1), 2.0, dtype)):
+        w, v = ember.linalg.eig(ember.tensor(a))
+        tw = torch.linalg.eigvals(torch.tensor(a))
+        assert w.dtype == getattr(ember, str(tw.dtype).replace("torch.", "")) and v.dtype == w.dtype
+        assert tuple(w.shape) == tuple(tw.shape)
+        tol = 1e-4 if dtype in (F32, np.complex64) else 1e-10
+        np.testing.assert_allclose((ember.tensor(a).to(v.dtype) @ v).numpy(), (v * w.unsqueeze(-2)).numpy(),
+                                   atol=tol)
+        np.testing.assert_allclose(np.linalg.norm(v.numpy(), axis=-2), 1.0, atol=tol)
+        pairs = zip(w.numpy().reshape(-1, a.shape[-1]), tw.numpy().reshape(-1, a.shape[-1])) if a.size else ()
+        for e_vals, t_vals in pairs:
+            gaps = np.abs(e_vals[:, None] - t_vals[None, :])  # the same spectrum, in whatever order
+            assert (gaps.min(0) < tol * 10).all() and (gaps.min(1) < tol * 10).all()
+
+
+def test_eigvals_of_a_non_finite_matrix_without_gradient_is_nan() -> None:
+    """torch hands the matrix to LAPACK (NaNs here; other inputs vary, some crash): ember's eigenvalues are NaN."""
+    a = np.stack([np.diag([np.inf, 1.0]), np.eye(2) * 3])
+    e, t = ember.linalg.eigvals(ember.tensor(a)).numpy(), torch.linalg.eigvals(torch.tensor(a)).numpy()
+    assert np.isnan(e[0]).all() and np.isnan(t[0]).all()
+    np.testing.assert_allclose(e[1], t[1])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from oracle import BF16 as oracle_bf16, check, ember, lib_tensor, torch
-from op_db import OPS, call
+from ops.op_db import OPS, call
 
 NO_EXTREMES: set[str] = set()
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from oracle import check, ember, torch
-from op_db import BF16, OPS, BROADCAST_BINARY, OpInfo, Sample, call
+from ops.op_db import BF16, OPS, BROADCAST_BINARY, OpInfo, Sample, call
 
 from ember.ops import _op
 

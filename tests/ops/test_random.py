@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.oracle import ember, same_error, to_np, torch
+from oracle import ember, same_error, to_np, torch
 
 N = 200_000
 

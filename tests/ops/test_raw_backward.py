@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.oracle import check, ember
+from oracle import check, ember
 
 # name -> (fn(lib, *tensors), shapes of the inputs)
 CASES = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracle import ember, same_error, torch
+from oracle import assert_close, ember, same_error, torch
 
 
 def _points() -> np.ndarray:
@@ -14,25 +14,17 @@ def _points() -> np.ndarray:
                            np.arange(-10, 11) + 0.5, np.arange(-5, 8.0), [0.0, -0.0, np.inf, -np.inf, np.nan]])
 
 
-def _compare(e, t, rtol: float, atol: float) -> None:
-    e, t = e.numpy(), t.numpy()
-    assert np.array_equal(np.isnan(e), np.isnan(t)), "NaN positions"
-    assert np.array_equal(np.isposinf(e), np.isposinf(t)) and np.array_equal(np.isneginf(e), np.isneginf(t))
-    f = np.isfinite(t)
-    np.testing.assert_allclose(e[f], t[f], rtol=rtol, atol=atol)
-
-
 @pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "sinc"])
 def test_unary_special_wide_range_float64(name: str) -> None:
     x = _points()
     if name == "i0":
         x = x[~np.isinf(x)]  # torch: i0(+-inf) is nan; ember follows, compared below
-    _compare(getattr(ember, name)(ember.tensor(x)), getattr(torch, name)(torch.tensor(x)), 1e-12, 1e-13)
+    assert_close(getattr(ember, name)(ember.tensor(x)), getattr(torch, name)(torch.tensor(x)), 1e-12, 1e-13)
 
 
 def test_i0_i1_at_infinity_and_overflow() -> None:
     x = np.array([np.inf, -np.inf, 700.0, 720.0, -720.0])
-    _compare(ember.i0(ember.tensor(x)), torch.i0(torch.tensor(x)), 1e-12, 0)
+    assert_close(ember.i0(ember.tensor(x)), torch.i0(torch.tensor(x)), 1e-12, 0)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
@@ -41,7 +33,7 @@ def test_polygamma_wide_range_float64(n: int) -> None:
     x = x[(np.abs(x) < 1e3) & ~((x <= 0) & (x == np.floor(x)))]  # torch's values at poles are rounding artefacts
     # torch's trigamma keeps three terms of its asymptotic series: it is good to ~1e-9 only (ember's: ~1e-13, see
     # test_against_arbitrary_precision)
-    _compare(ember.polygamma(n, ember.tensor(x)), torch.polygamma(n, torch.tensor(x)), 2e-9 if n == 1 else 1e-10,
+    assert_close(ember.polygamma(n, ember.tensor(x)), torch.polygamma(n, torch.tensor(x)), 2e-9 if n == 1 else 1e-10,
              1e-13)
 
 
@@ -100,7 +92,7 @@ def test_incomplete_gamma() -> None:
     x = np.concatenate([rng.uniform(0, 30, 2000), 10 ** rng.uniform(-3, 4, 500), [0, 1, 0, 30, 1, -1, 1, np.inf]])
     for name in ("igamma", "igammac"):
         # torch's own values are good to ~3e-10 here (ember's to ~1e-15 against mpmath below)
-        _compare(getattr(ember, name)(ember.tensor(a), ember.tensor(x)),
+        assert_close(getattr(ember, name)(ember.tensor(a), ember.tensor(x)),
                  getattr(torch, name)(torch.tensor(a), torch.tensor(x)), 1e-8, 1e-9)
     mpmath = pytest.importorskip("mpmath")
     for k in range(0, 2500, 97):
@@ -151,7 +143,7 @@ def _probabilities() -> np.ndarray:
     ("entr", _wide, 1e-14, 0), ("i0e", _wide, 1e-13, 0), ("i1e", _wide, 1e-13, 0), ("ndtri", _probabilities, 1e-13, 1e-15)])
 def test_special_ops_wide_range_float64(name: str, points, rtol: float, atol: float) -> None:
     x = points()
-    _compare(getattr(ember.special, name)(ember.tensor(x)), getattr(torch.special, name)(torch.tensor(x)), rtol, atol)
+    assert_close(getattr(ember.special, name)(ember.tensor(x)), getattr(torch.special, name)(torch.tensor(x)), rtol, atol)
 
 
 @pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "erfcx", "entr", "i0e", "i1e", "ndtri"])
@@ -162,12 +154,12 @@ def test_special_ops_float32_and_ints(name: str) -> None:
         getattr(torch.special, name)(torch.tensor(x, dtype=torch.float32))
     assert str(e.dtype) == str(t.dtype)
     # torch computes float32 in float32 (ndtr via erf: absolute error ~1e-8 in the tails); ember in float64
-    _compare(e.double(), t.double(), 1e-5, 1e-7 if name == "ndtr" else 1e-30)
+    assert_close(e.double(), t.double(), 1e-5, 1e-7 if name == "ndtr" else 1e-30)
     if name != "ndtri":
         k = np.arange(-3, 4)
         e, t = getattr(ember.special, name)(ember.tensor(k)), getattr(torch.special, name)(torch.tensor(k))
         assert str(e.dtype) == str(t.dtype)
-        _compare(e.double(), t.double(), 1e-5, 1e-7 if name == "ndtr" else 1e-30)
+        assert_close(e.double(), t.double(), 1e-5, 1e-7 if name == "ndtr" else 1e-30)
 
 
 POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
@@ -185,14 +177,14 @@ def test_polynomials_match_torch(name: str) -> None:
     # NaN x is not compared: torch's results there differ by family (0, NaN, or uninitialised memory for legendre)
     n = np.concatenate([rng.integers(-2, 25, x.size - 5), [np.nan, 3.0, -0.5, 300.0, 2.7]])
     f_e, f_t = getattr(ember.special, name), getattr(torch.special, name)
-    _compare(f_e(ember.tensor(x), ember.tensor(n)), f_t(torch.tensor(x), torch.tensor(n)), 1e-10, 1e-12)
+    assert_close(f_e(ember.tensor(x), ember.tensor(n)), f_t(torch.tensor(x), torch.tensor(n)), 1e-10, 1e-12)
     # float32 / integer operands, Python numbers on either side, broadcasting
     x32, k = x[:50].reshape(5, 10).astype(np.float32), rng.integers(0, 9, (10,))
     for args in ((x32, k), (x32, 4), (0.25, n[:30]), (rng.integers(-2, 3, (3, 1)), k.astype(np.float64))):
         e = f_e(*(ember.tensor(a) if isinstance(a, np.ndarray) else a for a in args))
         t = f_t(*(torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args))
         assert str(e.dtype) == str(t.dtype) and e.shape == t.shape
-        _compare(e.double(), t.double(), 1e-5, 1e-6)
+        assert_close(e.double(), t.double(), 1e-5, 1e-6)
 
 
 BESSEL_NO_GRAD = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0", "modified_bessel_k0",
@@ -202,12 +194,12 @@ BESSEL_NO_GRAD = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_
 @pytest.mark.parametrize("name", BESSEL_NO_GRAD)
 def test_bessel_without_gradient_match_torch(name: str) -> None:
     x = np.concatenate([_wide(), 10 ** np.random.default_rng(8).uniform(-12, 2.5, 2000), [1e-300, 2.0, 30.0]])
-    _compare(getattr(ember.special, name)(ember.tensor(x)), getattr(torch.special, name)(torch.tensor(x)), 1e-12,
+    assert_close(getattr(ember.special, name)(ember.tensor(x)), getattr(torch.special, name)(torch.tensor(x)), 1e-12,
              1e-300)
     k = np.arange(-3, 4)
     e, t = getattr(ember.special, name)(ember.tensor(k)), getattr(torch.special, name)(torch.tensor(k))
     assert str(e.dtype) == str(t.dtype)
-    _compare(e.double(), t.double(), 1e-6, 0)
+    assert_close(e.double(), t.double(), 1e-6, 0)
 
 
 @pytest.mark.parametrize("name", [*BESSEL_NO_GRAD, "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai",
@@ -230,7 +222,7 @@ def test_zeta_matches_torch() -> None:
     x = np.where(q < 0, np.round(rng.uniform(1, 30, 3000)), rng.uniform(1, 30, 3000))  # q < 0 needs integer x
     x = np.concatenate([x, [1.0, 0.5, 2, 2, 3, 2.5, 4, 2, 50, 1.0001, 3, 2, np.nan, 2, np.inf, 1.5]])
     q = np.concatenate([q, [1.0, 1, 0, -1, -1.5, -1.5, -2.5, 1e9, 0.3, 1e-3, -7.25, np.inf, 1, np.nan, 2, 1e5]])
-    _compare(ember.special.zeta(ember.tensor(x), ember.tensor(q)), torch.special.zeta(torch.tensor(x), torch.tensor(q)),
+    assert_close(ember.special.zeta(ember.tensor(x), ember.tensor(q)), torch.special.zeta(torch.tensor(x), torch.tensor(q)),
              1e-12, 0)
     same_error(lambda lib: lib.special.zeta(2.0, 3.0))
     same_error(lambda lib: lib.special.zeta(lib.ones(2, dtype=lib.float16), lib.ones(2, dtype=lib.float16)))
@@ -258,7 +250,7 @@ def test_bessel_j_y_match_torch_and_arbitrary_precision(kind: str, nu: int) -> N
     # torch's kernels are good to ~1e-6 absolute only (J near x = 5, Y1 between 5 and 25): mpmath decides below
     np.testing.assert_allclose(e[f], t[f], rtol=1e-12, atol=2e-6)
     for special in (np.inf, -np.inf, np.nan):
-        _compare(getattr(ember.special, name)(ember.tensor([special])),
+        assert_close(getattr(ember.special, name)(ember.tensor([special])),
                  getattr(torch.special, name)(torch.tensor([special])), 0, 0)
     mpmath = pytest.importorskip("mpmath")
     pts = x[::20]
@@ -279,7 +271,7 @@ def test_airy_ai_matches_torch_and_arbitrary_precision() -> None:
     scale = np.where(x < 0, np.minimum(1.0, np.abs(np.minimum(x, -1e-300)) ** -0.25), np.abs(t) + 1e-300)
     assert np.all(np.abs(e - t) <= 5e-6 * scale)  # torch is ~4e-6 off near x = -2
     for special in (np.inf, -np.inf, np.nan):
-        _compare(ember.special.airy_ai(ember.tensor([special])), torch.special.airy_ai(torch.tensor([special])), 0, 0)
+        assert_close(ember.special.airy_ai(ember.tensor([special])), torch.special.airy_ai(torch.tensor([special])), 0, 0)
     mpmath = pytest.importorskip("mpmath")
     pts = np.concatenate([x[::10], np.linspace(-10, 5, 61)])
     want = np.array([float(mpmath.airyai(v)) for v in pts])

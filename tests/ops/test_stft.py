@@ -36,6 +36,10 @@ STFT = {
     "circular pad": (lambda l, a: l.stft(a, 12, pad_mode="circular", return_complex=True), X),
     "return_complex=False": (lambda l, a: l.stft(a, 16, window=hann(l, 16, a), return_complex=False), X),
     "complex signal": (lambda l, a: l.stft(a, 16, window=hann(l, 16, a)), Z),
+    "complex signal return_complex=False": (lambda l, a: l.stft(a, 16, window=hann(l, 16, a), return_complex=False),
+                                            Z),
+    "complex window return_complex=False": (lambda l, a: l.stft(a, 16, window=hann(l, 16, a).to(l.complex128),
+                                                                return_complex=False), X),
     "Tensor.stft": (lambda l, a: a.stft(16, 4, return_complex=True), X),
     "log-mel style": (lambda l, a: (l.stft(a, 16, 4, window=hann(l, 16, a), return_complex=True).abs() ** 2
                                     + 1e-6).log(), X),
@@ -135,6 +139,8 @@ SPEC = lambda l: l.stft(l.ones(2, 40), 16, window=W16(l), return_complex=True)  
     lambda l: l.stft(l.ones(2, 4, 10), 4, return_complex=True),
     lambda l: l.stft(l.ones(40, dtype=l.int64), 16, return_complex=True),
     lambda l: l.stft(l.ones(40, dtype=l.complex64), 16, onesided=True, return_complex=True),
+    lambda l: l.stft(l.ones(40, dtype=l.complex64), 50, center=False, window=l.ones(50)),  # the types as torch prints
+    lambda l: l.stft(l.ones(0), 8, return_complex=True),  # the reflection pad of an empty signal
     lambda l: l.stft(l.ones(2, 40), 16, return_complex=True, pad_mode="bogus"),
     lambda l: l.stft(l.ones(2, 40), 16, return_complex=True, align_to_window=True),
     lambda l: l.istft(l.view_as_real(SPEC(l)), 16, window=W16(l)),

@@ -11,8 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import ember, torch
-from outcome import same_outcome
+from oracle import ember, torch, same_outcome
 from ember.autograd.grad_mode import _mode
 
 A = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)

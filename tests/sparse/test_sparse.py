@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import assert_close, ember, torch
-from outcome import same_outcome
+from oracle import assert_close, ember, torch, same_outcome
 
 I = [[0, 1, 1, 0], [2, 0, 2, 2]]
 V = [3.0, 4.0, 5.0, 1.0]

@@ -11,7 +11,8 @@ from oracle import ember, same_error, torch
 N = 4000
 
 
-def _both(dtype: str, *shape, **kw):
+def _made(dtype: str, *shape, **kw):
+    """``make_tensor`` of ember and of torch with the same arguments."""
     return tuple(lib.testing.make_tensor(*shape, dtype=getattr(lib, dtype), device="cpu", **kw) for lib in (ember, torch))
 
 
@@ -23,7 +24,7 @@ def _values(t) -> np.ndarray:
     ("bool", None, None), ("uint8", None, None), ("int8", None, None), ("int16", -2.5, 2.5), ("int32", 3, 7),
     ("int64", None, None), ("uint8", -5, 3), ("int8", 100, 1000), ("int64", -1.2, 0.7)])
 def test_integer_value_sets(dtype: str, low, high) -> None:
-    e, t = _both(dtype, N, low=low, high=high)
+    e, t = _made(dtype, N, low=low, high=high)
     assert str(e.dtype) == str(t.dtype)
     assert set(np.unique(_values(e))) == set(np.unique(_values(t)))
 
@@ -34,7 +35,7 @@ def test_integer_value_sets(dtype: str, low, high) -> None:
 def test_float_ranges(dtype: str, low, high) -> None:
     if low == 1e300:
         high = 1.5e308
-    e, t = _both(dtype, N, low=low, high=high)
+    e, t = _made(dtype, N, low=low, high=high)
     ev, tv = _values(e), _values(t)
     assert str(e.dtype) == str(t.dtype) and np.all(np.isfinite(ev))
     width = tv.max() - tv.min()
@@ -46,7 +47,7 @@ def test_float_ranges(dtype: str, low, high) -> None:
 @pytest.mark.parametrize("shape", [((2, 3),), (2, 3), ((),), (), ((0, 4),), ((5,),), ([3, 1, 2],)])
 def test_shape_and_contiguity(dtype: str, shape) -> None:
     for kw in ({}, dict(noncontiguous=True)):
-        e, t = _both(dtype, *shape, **kw)
+        e, t = _made(dtype, *shape, **kw)
         assert tuple(e.shape) == tuple(t.shape)
         if t.numel():  # ember gives every empty tensor zero strides (a core difference, not make_tensor's)
             assert e.stride() == t.stride()
@@ -54,10 +55,10 @@ def test_shape_and_contiguity(dtype: str, shape) -> None:
 
 
 def test_requires_grad_and_exclude_zero() -> None:
-    e, t = _both("float64", 3, 4, requires_grad=True)
+    e, t = _made("float64", 3, 4, requires_grad=True)
     assert e.requires_grad and t.requires_grad and e.is_leaf and t.is_leaf
     for dtype, low, high in (("int8", -1, 2), ("bool", None, None), ("float16", -1e-8, 1e-8)):
-        e, t = _both(dtype, 500, low=low, high=high, exclude_zero=True)
+        e, t = _made(dtype, 500, low=low, high=high, exclude_zero=True)
         assert set(np.unique(_values(e))) == set(np.unique(_values(t)))
 
 

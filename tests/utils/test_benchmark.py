@@ -7,8 +7,7 @@ import re
 import pytest
 import torch.utils.benchmark  # noqa: F401 - torch loads it on request
 
-from oracle import ember
-from outcome import same_outcome
+from oracle import ember, same_outcome
 
 RAW = {
     "one": [2.5e-4],

@@ -6,8 +6,7 @@ import collections
 
 import pytest
 
-from oracle import ember, torch
-from outcome import same_outcome
+from oracle import ember, torch, same_outcome
 
 NT = collections.namedtuple("NT", "a b")
 

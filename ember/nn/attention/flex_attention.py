@@ -24,7 +24,7 @@ from typing import Literal, NamedTuple, TypedDict
 import numpy as np
 
 from ... import _dtype as D
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor, _wrap
 from ...func import vmap
 
@@ -374,7 +374,7 @@ def and_masks(*mask_mods):
 
 
 def _indices(B: int, H: int, Q_LEN: int, KV_LEN: int, device) -> tuple:
-    return tuple(F_.arange(0, n, device=device) for n in (B, H, Q_LEN, KV_LEN))
+    return tuple(_F.arange(0, n, device=device) for n in (B, H, Q_LEN, KV_LEN))
 
 
 def create_mask(mod_fn, B: int | None, H: int | None, Q_LEN: int, KV_LEN: int, device=None) -> Tensor:
@@ -384,7 +384,7 @@ def create_mask(mod_fn, B: int | None, H: int | None, Q_LEN: int, KV_LEN: int, d
     B, H = 1 if B is None else B, 1 if H is None else H
     b, h, m, n = _indices(B, H, Q_LEN, KV_LEN, device)
     if _get_mod_type(mod_fn) == _ModificationType.SCORE_MOD:
-        out = _vmap_for_bhqkv(mod_fn, prefix=(0,))(F_.zeros(B, H, Q_LEN, KV_LEN, device=device), b, h, m, n)
+        out = _vmap_for_bhqkv(mod_fn, prefix=(0,))(_F.zeros(B, H, Q_LEN, KV_LEN, device=device), b, h, m, n)
         return ~out.isneginf()
     return _vmap_for_bhqkv(mod_fn, prefix=())(b, h, m, n)
 
@@ -439,8 +439,8 @@ def create_block_mask(mask_mod, B: int | None, H: int | None, Q_LEN: int, KV_LEN
 
 def _create_empty_block_mask(query: Tensor, key: Tensor) -> BlockMask:
     """The mask flex_attention uses without one: one block covering everything."""
-    return BlockMask.from_kv_blocks(kv_num_blocks=F_.ones([1, 1, 1], dtype=D.int32),
-                                    kv_indices=F_.zeros([1, 1, 1, 1], dtype=D.int32),
+    return BlockMask.from_kv_blocks(kv_num_blocks=_F.ones([1, 1, 1], dtype=D.int32),
+                                    kv_indices=_F.zeros([1, 1, 1, 1], dtype=D.int32),
                                     BLOCK_SIZE=_LARGE_SPARSE_BLOCK_SIZE, seq_lengths=(1, 1))
 
 

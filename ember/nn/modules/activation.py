@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
@@ -148,7 +148,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(F_.empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(_F.empty(num_parameters, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

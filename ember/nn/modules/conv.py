@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -64,9 +64,9 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
         shape = ((in_channels, out_channels // groups) if self.transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(F_.empty(shape, dtype=dtype))
+        self.weight = Parameter(_F.empty(shape, dtype=dtype))
         if bias:
-            self.bias = Parameter(F_.empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -34,9 +34,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(F_.empty((out_features, in_features), dtype=dtype))
+        self.weight = Parameter(_F.empty((out_features, in_features), dtype=dtype))
         if bias:
-            self.bias = Parameter(F_.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_features, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -66,9 +66,9 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(F_.empty((out_features, in1_features, in2_features), dtype=dtype))
+        self.weight = Parameter(_F.empty((out_features, in1_features, in2_features), dtype=dtype))
         if bias:
-            self.bias = Parameter(F_.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_features, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -6,7 +6,7 @@ import numbers
 import warnings
 
 from ... import _dtype as D
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from ...ops import nn_ops as _N
 from .. import functional as F
@@ -24,8 +24,8 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNo
 
 def _affine_parameters(module: Module, shape, affine: bool, bias: bool, dtype) -> None:
     """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None entries, as torch's norm layers register them."""
-    module.register_parameter("weight", Parameter(F_.ones(shape, dtype=dtype)) if affine else None)
-    module.register_parameter("bias", Parameter(F_.zeros(shape, dtype=dtype)) if affine and bias else None)
+    module.register_parameter("weight", Parameter(_F.ones(shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(_F.zeros(shape, dtype=dtype)) if affine and bias else None)
 
 
 def _reset_affine(module: Module) -> None:
@@ -55,18 +55,18 @@ class _NormBase(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track
         if affine:
-            self.weight = Parameter(F_.empty(num_features, dtype=dtype))
+            self.weight = Parameter(_F.empty(num_features, dtype=dtype))
             if bias:
-                self.bias = Parameter(F_.empty(num_features, dtype=dtype))
+                self.bias = Parameter(_F.empty(num_features, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track:
-            self.register_buffer("running_mean", F_.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", F_.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", F_.tensor(0, dtype=D.int64))
+            self.register_buffer("running_mean", _F.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _F.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _F.tensor(0, dtype=D.int64))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -248,7 +248,7 @@ class RMSNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(F_.ones(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_F.ones(self.normalized_shape, dtype=dtype))
         else:
             self.register_parameter("weight", None)
 
@@ -302,7 +302,7 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(dtype=dtype)
             self.running_var = UninitializedBuffer(dtype=dtype)
-            self.num_batches_tracked = F_.tensor(0, dtype=D.int64)
+            self.num_batches_tracked = _F.tensor(0, dtype=D.int64)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.num_features != 0:

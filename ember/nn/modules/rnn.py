@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ... import _factories as F_, _state
+from ... import _factories as _F, _state
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _mode
 from ...ops import rnn as _R, shape as _S
@@ -133,7 +133,7 @@ class RNNBase(Module):
                 if proj_size:
                     shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
-                    setattr(self, name + sfx, Parameter(F_.empty(shape, dtype=dtype)))
+                    setattr(self, name + sfx, Parameter(_F.empty(shape, dtype=dtype)))
                     self._flat_weights_names.append(name + sfx)
         self.reset_parameters()
 
@@ -246,7 +246,7 @@ class RNNBase(Module):
         if not batch_sizes:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if hx is None:
-            states = [F_.zeros(shape, dtype=data.dtype) for shape in self._state_shapes(batch)]
+            states = [_F.zeros(shape, dtype=data.dtype) for shape in self._state_shapes(batch)]
         else:
             states = list(hx) if lstm else [hx]
             if sorted_idx is not None:
@@ -399,11 +399,11 @@ class RNNCellBase(Module):
         _check_device(device)
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(F_.empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(F_.empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(_F.empty((num_chunks * hidden_size, input_size), dtype=dtype))
+        self.weight_hh = Parameter(_F.empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
         if bias:
-            self.bias_ih = Parameter(F_.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(F_.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(_F.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_hh = Parameter(_F.empty(num_chunks * hidden_size, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -442,7 +442,7 @@ class RNNCellBase(Module):
         if input.shape[1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}")
         if hx is None:
-            hx = tuple(F_.zeros((input.shape[0], self.hidden_size), dtype=input.dtype) for _ in range(n_states))
+            hx = tuple(_F.zeros((input.shape[0], self.hidden_size), dtype=input.dtype) for _ in range(n_states))
         for i, h in enumerate(hx):
             if h.shape[0] != input.shape[0]:
                 raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} batch size "

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype as _D
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor, _wrap
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
@@ -49,23 +49,23 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(F_.empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.in_proj_weight = Parameter(_F.empty((3 * embed_dim, embed_dim), dtype=dtype))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         else:
-            self.q_proj_weight = Parameter(F_.empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(F_.empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(F_.empty((embed_dim, self.vdim), dtype=dtype))
+            self.q_proj_weight = Parameter(_F.empty((embed_dim, embed_dim), dtype=dtype))
+            self.k_proj_weight = Parameter(_F.empty((embed_dim, self.kdim), dtype=dtype))
+            self.v_proj_weight = Parameter(_F.empty((embed_dim, self.vdim), dtype=dtype))
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(F_.empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(_F.empty(3 * embed_dim, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if add_bias_kv:
-            self.bias_k = Parameter(F_.empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(F_.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_k = Parameter(_F.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(_F.empty((1, 1, embed_dim), dtype=dtype))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn

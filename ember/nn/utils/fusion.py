@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from ..parameter import Parameter
 
@@ -33,11 +33,11 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
     w_dtype = conv_w.dtype
     b_dtype = conv_b.dtype if conv_b is not None else w_dtype
     if conv_b is None:
-        conv_b = F_.zeros_like(bn_rm)
+        conv_b = _F.zeros_like(bn_rm)
     if bn_w is None:
-        bn_w = F_.ones_like(bn_rm)
+        bn_w = _F.ones_like(bn_rm)
     if bn_b is None:
-        bn_b = F_.zeros_like(bn_rm)
+        bn_b = _F.zeros_like(bn_rm)
     rsqrt = (bn_rv + bn_eps).rsqrt()
     shape = ([1, -1] if transpose else [-1, 1]) + [1] * (conv_w.dim() - 2)
     fused_w = (conv_w * (bn_w * rsqrt).reshape(shape)).to(dtype=w_dtype)
@@ -66,7 +66,7 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Ten
     w_dtype = linear_w.dtype
     b_dtype = linear_b.dtype if linear_b is not None else w_dtype
     if linear_b is None:
-        linear_b = F_.zeros_like(bn_rm)
+        linear_b = _F.zeros_like(bn_rm)
     scale = bn_w * (bn_rv + bn_eps).rsqrt()
     fused_w = linear_w * scale.unsqueeze(-1).to(dtype=w_dtype)
     fused_b = ((linear_b - bn_rm) * scale + bn_b).to(dtype=b_dtype)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .convert_parameters import parameters_to_vector
@@ -79,7 +79,7 @@ class BasePruningMethod(ABC):
         if first:
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = F_.ones_like(orig)
+            default_mask = _F.ones_like(orig)
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
         try:
@@ -103,7 +103,7 @@ class BasePruningMethod(ABC):
                                      f"{importance_scores.shape} vs {t.shape}")
         else:
             importance_scores = t
-        default_mask = default_mask if default_mask is not None else F_.ones_like(t)
+        default_mask = default_mask if default_mask is not None else _F.ones_like(t)
         with no_grad():
             mask = self.compute_mask(importance_scores, default_mask=default_mask)
         return t * mask
@@ -163,7 +163,7 @@ class PruningContainer(BasePruningMethod):
         new_mask = default_mask.to(dtype=t.dtype).clone()
         if method.PRUNING_TYPE == "unstructured":
             where = (default_mask == 1)._data
-            part = method.compute_mask(t[F_.tensor(where)], default_mask=default_mask[F_.tensor(where)])
+            part = method.compute_mask(t[_F.tensor(where)], default_mask=default_mask[_F.tensor(where)])
             _set_entries(new_mask, where, part.to(dtype=new_mask.dtype)._data)
             return new_mask
         if method.PRUNING_TYPE == "structured":
@@ -176,8 +176,8 @@ class PruningContainer(BasePruningMethod):
                 raise IndexError(f"Index is out of bounds for tensor with dimensions {n}")
             keep = (default_mask.sum(dim=[d for d in range(n) if d != dim]) != 0)._data
             where = (slice(None),) * dim + (keep,)
-            part = method.compute_mask(F_.tensor(t._data[where], dtype=t.dtype),
-                                       default_mask=F_.tensor(default_mask._data[where], dtype=default_mask.dtype))
+            part = method.compute_mask(_F.tensor(t._data[where], dtype=t.dtype),
+                                       default_mask=_F.tensor(default_mask._data[where], dtype=default_mask.dtype))
             _set_entries(new_mask, where, part.to(dtype=new_mask.dtype)._data)
             return new_mask
         if method.PRUNING_TYPE == "global":
@@ -239,7 +239,7 @@ def _channel_mask(t: Tensor, dim: int, keep) -> Tensor:
     """Ones on the channels ``keep`` (a boolean mask or indices) along ``dim``, zeros elsewhere."""
     arr = np.zeros(t.shape, t._data.dtype)
     arr[(slice(None),) * (dim % t.dim()) + (keep,)] = 1
-    return F_.tensor(arr, dtype=t.dtype)
+    return _F.tensor(arr, dtype=t.dtype)
 
 
 class RandomUnstructured(BasePruningMethod):
@@ -253,7 +253,7 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         k = _how_many(self.amount, t.numel())
-        return _zero_smallest(default_mask, F_.rand_like(t), k, largest=True)
+        return _zero_smallest(default_mask, _F.rand_like(t), k, largest=True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -293,7 +293,7 @@ class RandomStructured(BasePruningMethod):
         k = _how_many(self.amount, size)
         if k == 0:
             return default_mask
-        prob = F_.rand(size)
+        prob = _F.rand(size)
         threshold = prob.kthvalue(k).values
         return _channel_mask(t, self.dim, (prob > threshold)._data) * default_mask.to(dtype=t.dtype)
 
@@ -387,7 +387,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
     with no_grad():
         scores = parameters_to_vector([importance_scores.get((m, n), getattr(m, n)) for m, n in parameters])
-        default_mask = parameters_to_vector([getattr(m, n + "_mask", F_.ones_like(getattr(m, n)))
+        default_mask = parameters_to_vector([getattr(m, n + "_mask", _F.ones_like(getattr(m, n)))
                                              for m, n in parameters])
     container = PruningContainer()
     container._tensor_name = "temp"

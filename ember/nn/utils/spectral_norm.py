@@ -2,7 +2,7 @@
 the newer form)."""
 from __future__ import annotations
 
-from ... import _factories as F_
+from ... import _factories as _F
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -77,8 +77,8 @@ class SpectralNorm:
                              "the dummy forward before applying spectral normalization")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = F.normalize(F_.randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
-            v = F.normalize(F_.randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
+            u = F.normalize(_F.randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
+            v = F.normalize(_F.randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
         delattr(module, name)
         module.register_parameter(name + "_orig", weight)
         setattr(module, name, weight.detach())
@@ -120,7 +120,7 @@ class SpectralNormLoadStateDictPreHook:
 
 
 def _tensor(x) -> Tensor:
-    return x if isinstance(x, Tensor) else F_.tensor(x)
+    return x if isinstance(x, Tensor) else _F.tensor(x)
 
 
 class SpectralNormStateDictHook:

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ... import _factories as F
+from ... import _factories as _F
 from ..._tensor import Tensor
 from ...ops.shape import stack
 
@@ -23,9 +23,9 @@ def default_convert(data):
     if isinstance(data, np.ndarray):
         if _np_str_obj.search(data.dtype.str) is not None:
             return data
-        return F.as_tensor(data)
+        return _F.as_tensor(data)
     if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
-        return F.as_tensor(data)
+        return _F.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         try:
             return type(data)({k: default_convert(v) for k, v in data.items()})
@@ -51,15 +51,15 @@ def default_collate(batch):
     if isinstance(elem, np.ndarray) and type(elem).__module__ == "numpy":
         if _np_str_obj.search(elem.dtype.str) is not None:
             raise TypeError(_ERR.format(elem.dtype))
-        return stack([F.as_tensor(b) for b in batch], 0)
+        return stack([_F.as_tensor(b) for b in batch], 0)
     if isinstance(elem, np.generic):
         if _np_str_obj.search(elem.dtype.str) is not None:
             raise TypeError(_ERR.format(elem.dtype))
-        return F.as_tensor(np.array(batch))
+        return _F.as_tensor(np.array(batch))
     if isinstance(elem, float):
-        return F.tensor(batch, dtype=np.float64)
+        return _F.tensor(batch, dtype=np.float64)
     if isinstance(elem, int):
-        return F.tensor(batch)
+        return _F.tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):

@@ -6,7 +6,7 @@ import math
 import warnings
 from typing import Generic, Iterable, Sequence, TypeVar
 
-from ... import _factories as F
+from ... import _factories as _F
 from ..._random import default_generator
 from ..._tensor import Tensor
 
@@ -161,7 +161,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=def
                               stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = F.randperm(sum(lengths), generator=generator).tolist()
+    indices = _F.randperm(sum(lengths), generator=generator).tolist()
     out, offset = [], 0
     for n in lengths:
         out.append(Subset(dataset, indices[offset:offset + n]))

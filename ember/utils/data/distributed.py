@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Iterator, Sized
 
-from ... import _factories as F
+from ... import _factories as _F
 from ..._random import Generator
 from .sampler import Sampler
 
@@ -50,7 +50,7 @@ class DistributedSampler(Sampler):
         if self.shuffle:
             g = Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = F.randperm(n, generator=g).tolist()
+            indices = _F.randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:

@@ -5,7 +5,7 @@ from typing import Generic, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 
-from ... import _factories as F
+from ... import _factories as _F
 from ..._random import Generator, _rng
 from ..._tensor import Tensor
 from .dataset import T_co
@@ -71,8 +71,8 @@ class RandomSampler(Sampler):
             yield from g._rng.integers(0, n, self.num_samples % 32).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from F.randperm(n, generator=g).tolist()
-        yield from F.randperm(n, generator=g).tolist()[: self.num_samples % n]
+            yield from _F.randperm(n, generator=g).tolist()
+        yield from _F.randperm(n, generator=g).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -86,7 +86,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in F.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _F.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -105,7 +105,7 @@ class WeightedRandomSampler(Sampler):
         w = np.asarray(weights._data if isinstance(weights, Tensor) else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
-        self.weights = F.tensor(w)
+        self.weights = _F.tensor(w)
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
