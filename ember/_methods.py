@@ -60,15 +60,16 @@ _PLAIN = {
 # Python's operators: name -> (module, function or an Op's apply, how it is called): "checked" is
 # ``function(self, other)`` answering NotImplemented to an operand that is neither a tensor nor a number (Python then
 # raises its usual TypeError, and ``t == 'a'`` is False, as torch does; the try costs nothing unless raised);
-# "alpha" the same with Add's or Sub's alpha of 1; "reflected" ``function(other, self)``; "plain" ``function(self,
-# other)``; "inplace" the function computed into self.
+# "checked exponent" the same with __pow__'s parameter name in torch; "alpha" the same with Add's or Sub's alpha of
+# 1; "reflected" ``function(other, self)``; "plain" ``function(self, other)``; "inplace" the function computed into
+# self.
 _OPERATORS = {
     "__add__": ("ops.arithmetic", "Add.apply", "alpha"), "__radd__": ("ops.arithmetic", "Add.apply", "alpha"),
     "__sub__": ("ops.arithmetic", "Sub.apply", "alpha"), "__rsub__": ("ops.arithmetic", "Rsub.apply", "alpha"),
     "__mul__": ("ops.arithmetic", "Mul.apply", "checked"), "__rmul__": ("ops.arithmetic", "Mul.apply", "checked"),
     "__truediv__": ("ops.arithmetic", "Div.apply", "checked"),
     "__rtruediv__": ("ops.arithmetic", "rdiv", "checked"),
-    "__pow__": ("ops.arithmetic", "pow", "checked"), "__rpow__": ("ops.arithmetic", "RPow.apply", "reflected checked"),
+    "__pow__": ("ops.arithmetic", "pow", "checked exponent"), "__rpow__": ("ops.arithmetic", "RPow.apply", "reflected checked"),
     "__iadd__": ("ops.arithmetic", "add", "inplace"), "__isub__": ("ops.arithmetic", "sub", "inplace"),
     "__imul__": ("ops.arithmetic", "mul", "inplace"), "__itruediv__": ("ops.arithmetic", "div", "inplace"),
     **{f"__{n}__": ("ops.comparison", n, "checked") for n in ("eq", "ne", "lt", "le", "gt", "ge")},
@@ -254,6 +255,12 @@ def _operator(fn, how: str, inplace, not_a_scalar):
         def method(self, other):
             try:
                 return fn(self, other)
+            except not_a_scalar:
+                return NotImplemented
+    elif how == "checked exponent":  # torch's parameter name for __pow__
+        def method(self, exponent):
+            try:
+                return fn(self, exponent)
             except not_a_scalar:
                 return NotImplemented
     elif how == "reflected checked":

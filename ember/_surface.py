@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 
+from . import _backend as _B
+
 from . import _args
 from . import _layout
 from ._layout import _storage
@@ -407,7 +409,7 @@ def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes, strides and offset (in elements)."""
     _tensor_arg("as_strided", input)
-    if type(input._data) is not np.ndarray:  # batched under vmap: one more leading dim over the physical storage
+    if type(input._data) not in _B.ARRAYS:  # batched under vmap: one more leading dim over the physical storage
         p = input._phys  # (torch's rule: each example's view starts at its own offset, a batch stride apart)
         off = p.storage_offset() if storage_offset is None else storage_offset
         return input._rewrap(as_strided(p, (p.shape[0],) + tuple(size), (p.stride(0),) + tuple(stride), off))
@@ -428,7 +430,7 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
     from .ops import _inplace as _IP
 
     _IP.check_inplace(t)
-    if type(t._data) is not np.ndarray:  # a batched tensor under vmap: it takes over the view's physical value
+    if type(t._data) not in _B.ARRAYS:  # a batched tensor under vmap: it takes over the view's physical value
         return t._take_over(new)
     t._data = new._data
     if new._grad_fn is not None:

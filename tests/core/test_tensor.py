@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from oracle import ember, torch
+from oracle import ember, same_outcome, torch
 
 
 def mk(L):
@@ -247,3 +247,10 @@ def test_iteration_under_grad_keeps_graph():
         assert rows[0].grad_fn is not None
         sum(r.sum() for r in rows).backward()
         assert x.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("name", sorted(__import__("ember._methods", fromlist=["_OPERATORS"])._OPERATORS))
+def test_operator_keywords_as_torch(name: str) -> None:
+    """Python's operators called as methods with a keyword: torch's parameter names (``__pow__`` takes exponent)."""
+    keyword = "exponent" if name == "__pow__" else "other"
+    same_outcome(lambda lib: getattr(lib.tensor([2, 3]), name)(**{keyword: 2}).tolist())
