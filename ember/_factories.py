@@ -439,11 +439,11 @@ def _fill_value(v):
 
 def _fill_random(draw, generator):
     def fill(out):
-        if out.dtype.kind not in "fc":
+        d = D.from_numpy_dtype(out.dtype)
+        if not d._differentiable:  # floating and complex, bfloat16 too (NumPy's kind "V" for it)
             name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
-            raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
-        out[...] = _like_array(out, _draw(getattr(_rng(generator), draw), out.shape, D.from_numpy_dtype(out.dtype),
-                                          normal=draw != "random"))
+            raise NotImplementedError(f'"{name}" not implemented for \'{d._scalar_name}\'')
+        out[...] = _like_array(out, _draw(getattr(_rng(generator), draw), out.shape, d, normal=draw != "random"))
     return fill
 
 
