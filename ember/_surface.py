@@ -21,6 +21,7 @@ from . import _layout
 from ._layout import _storage
 from . import _dtype as D
 from ._tensor import Tensor, _wrap
+from .autograd.grad_mode import _mode
 
 __all__ = [
     "softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
@@ -135,9 +136,7 @@ def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tenso
         return input.mul_(0) if inplace else input * 0
     alpha = F._SELU_ALPHA * F._SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = F._keep_mask(input, p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
-    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
-    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    m, b = F._alpha_masks(input.detach(), p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2), a, alpha)
     return input.mul_(m).add_(b) if inplace else input * m + b
 
 
@@ -437,6 +436,8 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
                 _set_tangent(t, level, tangent)
             else:
                 _restride(old, tangent)
+    if _mode.tracer is not None:  # ember.compile: the tensor now holds the view op's result (a recorded value)
+        _mode.tracer.restrided(t)
     t._bump()
     return t
 
@@ -646,16 +647,16 @@ def init_num_threads() -> None:
     """Nothing to set up: NumPy's BLAS owns its threads."""
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None, name=None,
-            disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
+            name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
             shapes_spec=None):  # noqa: A001 - torch's name
-    """ember runs eagerly: ``compile`` returns ``model`` unchanged (or a decorator doing so); the compiler's
-    options change nothing."""
-    if model is None:
-        return lambda fn: fn
-    if not callable(model):
-        raise RuntimeError("torch.compile() expects a callable, got " + type(model).__name__)
-    return model
+    """Trace ``model`` (a function or module) once per guard set and replay it as a flat NumPy program with the
+    same results (NOTE [compile] in ember/_compile); with no model, a decorator."""
+    from ._compile.api import compile as _compile
+
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    name=name, disable=disable, recompile_limit=recompile_limit,
+                    isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
 
 
 def cond(pred, true_fn, false_fn, operands=()):

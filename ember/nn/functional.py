@@ -41,8 +41,9 @@ from .._tensor import _all_examples, _wrap, _wrap_dim as _tensor_wrap_dim  # noq
 from ..ops import _inplace as _IP  # noqa: E402
 from ..ops import nn_ops as _N  # noqa: E402
 from ..ops import norms as _NORM  # noqa: E402
-from ..autograd.grad_mode import _mode, is_grad_enabled as _is_grad_enabled  # noqa: E402
+from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled  # noqa: E402
 from ..ops import indexing as _I, unary as _U, elementwise as _E  # noqa: E402
+from ..autograd._interpose import fused_ok as _fused_ok, replayable as _replayable  # noqa: E402
 from ._reduction import legacy_get_string as _legacy_reduction  # noqa: E402
 
 __all__ += [
@@ -316,7 +317,7 @@ def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
 def _fused_norm(input: Tensor, *params) -> bool:
     """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
     outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
-    return (_mode.interpose is None and input._dtype.is_floating_point and input.numel() > 0
+    return (_fused_ok() and input._dtype.is_floating_point and input.numel() > 0
             and type(input._data) is np.ndarray
             and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
 
@@ -325,6 +326,7 @@ def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
+@_replayable  # updates a buffer on arrays: NOTE [replayable steps]
 def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * value, in place, outside autograd."""
     if running is not None:
@@ -418,15 +420,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         batch = use_input_stats or running_mean is None
         x = input.reshape(1, n * c, *input.shape[2:])
         layout, axes, wshape = _NORM.norm_layout("batch", tuple(x.shape), 0)
-        running = None if batch else (np.tile(running_mean._data, n), np.tile(running_var._data, n))
+        running = None if batch else (running_mean.repeat(n)._data, running_var.repeat(n)._data)
         out, mean, var = _NORM.NativeBatchNorm.apply(x, None if weight is None else weight.repeat(n),
                                                      None if bias is None else bias.repeat(n), layout, axes, wshape,
                                                      eps, running)
         if batch:
-            m = math.prod(input.shape[2:])
-            _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
-            _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
-                            momentum)
+            _update_running_instance(running_mean, running_var, mean, var, n, c, math.prod(input.shape[2:]), momentum)
         return out.view(input.shape)
     if use_input_stats or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
@@ -436,6 +435,15 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     else:
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     return _affine(out, weight, bias, shape)
+
+
+@_replayable  # updates buffers on arrays: NOTE [replayable steps]
+def _update_running_instance(running_mean, running_var, mean: Tensor, var: Tensor, n: int, c: int, m: int,
+                             momentum: float) -> None:
+    """Instance norm's running statistics: the per-(sample, channel) batch statistics averaged over the samples."""
+    _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
+    _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
+                    momentum)
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
@@ -527,8 +535,23 @@ def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
     return (_F.rand(shape, dtype=input._dtype, device=input.device)._data >= p).astype(input._data.dtype)
 
 
-def _masked(input: Tensor, mask: np.ndarray, scale: float, inplace: bool) -> Tensor:
-    m = _wrap(mask * input._data.dtype.type(scale), input._dtype)
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _dropout_mask(input: Tensor, p: float, shape: tuple, scale: float) -> Tensor:
+    """1 / (1 - p) where an element is kept (probability 1 - p), else 0, in ``input``'s dtype."""
+    return _wrap(_keep_mask(input, p, shape) * input._data.dtype.type(scale), input._dtype)
+
+
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _alpha_masks(input: Tensor, p: float, shape: tuple, a: float, alpha: float) -> tuple:
+    """alpha dropout's multiplier and offset (one draw per element of ``shape``)."""
+    keep = _keep_mask(input, p, shape)
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    return m, b
+
+
+def _masked(input: Tensor, p: float, shape: tuple, inplace: bool) -> Tensor:
+    m = _dropout_mask(input.detach(), p, shape, 1 / (1 - p))
     return input.mul_(m) if inplace else input * m
 
 
@@ -539,7 +562,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
+    return _masked(input, p, tuple(input.shape), inplace)
 
 
 _CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated and will result in an error in a "
@@ -573,7 +596,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: 
     # treat any rank but the batched one as unbatched (torch adds a batch dim of one)
     lead = 2 if k == 2 or d == hi else 1
     shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
-    return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
+    return _masked(input, p, shape, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -601,9 +624,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, lead:
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     shape = tuple(input.shape) if lead is None else tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    keep = _keep_mask(input, p, shape)
-    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
-    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    m, b = _alpha_masks(input.detach(), p, shape, a, alpha)
     if inplace:
         return input.mul_(m).add_(b)
     return input * m + b
@@ -809,10 +830,9 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     return c, valid
 
 
-def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
-    _check_reduction(reduction)
-    if type(input._data) not in _B.ARRAYS or type(target._data) is not type(input._data):  # (vmap, mixed devices)
-        return _nll_composite(input, target, weight, ignore_index, reduction)
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> tuple:
+    """(class index per target as int64, weight per target) of nll_loss, with torch's target checks."""
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
     every = bool(valid.all())  # the common case: no target is ignored
@@ -828,6 +848,14 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
             # the total is 0; counted targets of weight 0 over a total of 0 get 0/0 = nan, as torch's
             with np.errstate(invalid="ignore", divide="ignore"):
                 w = np.where(valid, w / w.sum(), 0).astype(w.dtype, copy=False)
+    return tt, w
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    _check_reduction(reduction)
+    if type(input._data) not in _B.ARRAYS or type(target._data) is not type(input._data):  # (vmap, mixed devices)
+        return _nll_composite(input, target, weight, ignore_index, reduction)
+    tt, w = _nll_weights(input.detach(), target, weight, ignore_index, reduction)
     if input.dim() <= 2:
         return _N.NllLoss.apply(input, tt[:, None] if input.dim() > 1 else tt[None], w, reduction)
     if input.dim() == 4:
@@ -911,7 +939,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
 def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
     """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
     / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
-    return (_mode.interpose is None and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
+    return (_fused_ok() and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
             and type(input._data) in _B.ARRAYS and type(target._data) is type(input._data) and not target._requires_grad
             and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
                                     and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
@@ -920,12 +948,28 @@ def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
 def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
                          eps: float) -> Tensor:
     """cross_entropy as one fused node: the target weights of NOTE [fused cross-entropy], then the op."""
+    probs = target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)  # class probabilities
+    if probs:
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
+    out = _N.cross_entropy_node(name).apply(input, _ce_spec(input, target, weight, ignore_index, reduction, eps,
+                                                            probs))
+    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and not probs and eps == 0:
+        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
+    return out
+
+
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, eps: float,
+             probs: bool) -> tuple:
+    """The CrossEntropy node's ``spec`` (NOTE [fused cross-entropy]), with torch's target checks."""
     cdim = 1 if input.dim() > 1 else 0
     c = input.shape[cdim]
     acc = np.float32 if input._dtype._reduced else input._data.dtype  # 16-bit floats: float32 (torch)
     w = None if weight is None else weight._data.astype(acc, copy=False)
     idx = pick = smooth = q = None
-    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):  # class probabilities
+    if probs:
         q = target._data.astype(acc)  # (a copy: later changes of the target stay out)
         if eps > 0:
             q = q * (1 - eps) + eps / c
@@ -933,7 +977,6 @@ def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, i
             q = q * _N._class_row(w, cdim, input.dim())
         s = _kernels.fsum(q, (cdim,))
         scale = 1.0 / (input.numel() // c) if reduction == "mean" else 1.0
-        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
     else:
         _, valid = _class_targets(input, target, ignore_index)
         t = target._data
@@ -947,12 +990,7 @@ def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, i
         idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
         total = float(wt.sum()) if reduction == "mean" else 1.0
         scale = 1.0 / total if total else math.nan
-        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
-    spec = (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
-    out = _N.cross_entropy_node(name).apply(input, spec)
-    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and q is None and eps == 0:
-        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
-    return out
+    return (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
 
 
 # NOTE [linear_cross_entropy's options]: torch 2.13's linear_cross_entropy with ``options`` runs a chunked kernel

@@ -22,6 +22,7 @@ from .._factories import _finish
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import _CPP_NAMES, Tensor, _all_examples, _wrap, _wrap_dim
 from .. import return_types as RT
+from ..autograd._interpose import data_shaped, replayable
 from ._op import Op, refuse_tangents
 from ._op import const as _const
 from . import reduction as _R
@@ -453,6 +454,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, layout=None
 
 
 # ---------------------------------------------------------------- counting
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
     for x in (elements, test_elements):
@@ -470,6 +472,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise _R.complex_refused("bincount_cpu", a.dtype)
     if a.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    data_shaped("bincount")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if a.size and a.min() < 0:
@@ -483,6 +486,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _const(np.bincount(a, w.astype(np.float64), minlength=minlength).astype(out_dt))
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (data range when equal); outside values are ignored."""
     a = input._data
@@ -507,6 +511,7 @@ def _cpp(dt: D.dtype) -> str:
     return _CPP_NAMES[dt.name][0]
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
               out=None):
     """(hist, bin_edges): counts (or weights, or density) in ``bins`` (a count or the edges tensor)."""
@@ -539,6 +544,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
     if input._dtype.is_complex:
         raise _R.complex_refused("unique" if dim is None else "unique_dim", input._data.dtype)
+    data_shaped("unique_consecutive")
     a = input._data
     if dim is None:
         flat = a.reshape(-1)
