@@ -224,3 +224,16 @@ def _storage(t) -> np.ndarray:
     while isinstance(base.base, np.ndarray):
         base = base.base
     return base
+
+
+def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -> np.ndarray:
+    """An ndarray over ``store``'s memory (``offset`` and ``strides`` in bytes) whose ``.base`` chain leads to it."""
+    try:
+        return np.ndarray(shape, store.dtype, buffer=store, offset=offset, strides=strides)
+    except (TypeError, ValueError):  # a store NumPy cannot use as a buffer (dense, but neither C nor F order, as a
+        # ufunc's result on a permuted input): its memory in address order from its first element (no negative
+        # strides), which a reshape would have copied
+        item = store.itemsize
+        extent = 1 + sum((n - 1) * st for n, st in zip(store.shape, store.strides)) // item if store.size else 0
+        flat = np.lib.stride_tricks.as_strided(store, (extent,), (item,), writeable=True)
+        return np.lib.stride_tricks.as_strided(flat[offset // item:], shape, strides, writeable=True)

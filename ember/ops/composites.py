@@ -669,7 +669,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
 
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
                   step: int = 1) -> Tensor:
-    from .._surface import _slice
+    from .._aten import _slice
 
     refuse_complex_grad("slice_scatter", input, src)
     return _scatter_through(input, src, lambda t: _slice(t, dim, start, end, step))
@@ -680,7 +680,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
-    from .._surface import as_strided
+    from .strided import as_strided
 
     if not input.is_contiguous():
         input = input.contiguous()

@@ -3,13 +3,15 @@ einsum, tensordot, kron, cross."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from .. import _dtype as D
 from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
-from .._tensor import _wrap, _CPP_NAMES
+from .._tensor import Tensor, _wrap, _CPP_NAMES
 from ..autograd.grad_mode import _mode
 from .complex_numbers import conj_if_complex as _conj, conj_array as _conj_array
 
@@ -733,3 +735,48 @@ _args.install(globals(), ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "
                           "baddbmm", "addbmm", "kron", "cross", "vecdot"),
               out=("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
                    "baddbmm", "addbmm", "kron", "cross"))
+
+
+# ---------------------------------------------------------------- norms of differences and matrices, chained products
+__all__ += ["dist", "frobenius_norm", "nuclear_norm", "chain_matmul"]
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast)."""
+    _tensor_arg("dist", input)
+    from ..linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """Deprecated in torch for linalg.vector_norm(input, 2, dim, keepdim)."""
+    from ..linalg import vector_norm
+
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    return vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    from ..linalg import matrix_norm
+
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
+
+
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
+    """The product of the matrices (deprecated in torch for linalg.multi_dot)."""
+    from ..linalg import multi_dot
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    result = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return result if out is None else _args.write_out(out, result, "chain_matmul")
+
+
+_args.install(globals(), ("dist", "frobenius_norm", "nuclear_norm", "chain_matmul"), python=("chain_matmul",),
+              out=("frobenius_norm", "nuclear_norm"))
