@@ -216,6 +216,11 @@ from .ops.pixel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: 
 from .ops.indexing import nonzero_static  # noqa: E402,F401
 from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
 from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__
+from .ops.statistics import *  # noqa: E402,F401,F403 - see ops/statistics.__all__
+from .ops.windows import *  # noqa: E402,F401,F403 - see ops/windows.__all__
+from .ops.solve import *  # noqa: E402,F401,F403 - see ops/solve.__all__
+from .ops.sorting import msort, isin, unique_consecutive  # noqa: E402,F401
+from .ops.linalg import cdist, pdist, renorm, matrix_exp  # noqa: E402,F401
 
 from . import _args as _args  # noqa: E402
 from ._args import tensor_arg as _tensor_arg  # noqa: E402 - get_device

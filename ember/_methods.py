@@ -35,8 +35,8 @@ _PLAIN = {
                  "unsafe_chunk narrow_copy is_same_size",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
                       "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
-    "ops.sorting": "sort argsort topk kthvalue unique",
-    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer dist",
+    "ops.sorting": "sort argsort topk kthvalue unique msort unique_consecutive",
+    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer dist renorm matrix_exp",
     "ops.decompositions": "inverse det logdet slogdet cholesky svd matrix_power pinverse",
     "ops.random": "bernoulli multinomial",
     "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
@@ -53,10 +53,10 @@ _PLAIN = {
     "ops.complex_numbers": "sgn conj conj_physical resolve_conj resolve_neg is_conj is_neg conj_physical_ "
                            "adjoint",
     "ops.stft": "stft istft",
-    "ops.composites": "aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov "
-                      "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
-                      "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
-                      "triangular_solve qr lu lu_solve index_reduce_",
+    "ops.composites": "logcumsumexp diff select_scatter slice_scatter diagonal_scatter as_strided_scatter "
+                      "index_reduce put index_reduce_",
+    "ops.statistics": "aminmax mode nanmedian quantile nanquantile cov corrcoef bincount histc histogram",
+    "ops.solve": "cholesky_solve cholesky_inverse triangular_solve qr lu lu_solve",
 }
 # Python's operators: name -> (module, function or an Op's apply, how it is called): "checked" is
 # ``function(self, other)`` answering NotImplemented to an operand that is neither a tensor nor a number (Python then
@@ -111,7 +111,7 @@ _INPLACE = {
     "ops.shape": "tril triu",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
                       "bitwise_xor bitwise_not greater=gt greater_equal=ge less=lt less_equal=le not_equal=ne",
-    "ops.linalg": "addmm addbmm baddbmm addmv addr",
+    "ops.linalg": "addmm addbmm baddbmm addmv addr renorm",
     "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
                        "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
                        "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
@@ -121,7 +121,7 @@ _INPLACE = {
     # (scatter_reduce_: the form torch differentiates for complex inputs too)
     "ops.indexing": "scatter scatter_add scatter_reduce=scatter_reduce_any index_add index_copy index_fill index_put "
                     "masked_fill masked_scatter",
-    "ops.composites": "renorm put",
+    "ops.composites": "put",
 }
 # t.name(*values) or t.name(values) or t.name(param=values): module.name(t, values) (torch's argument parser
 # takes a lone positional int list as separate arguments too); entries "name:param"

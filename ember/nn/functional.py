@@ -1314,7 +1314,7 @@ __getattr__, __dir__ = _attach(__name__, {
     "scaled_dot_product_attention": "._functional_attention:scaled_dot_product_attention",
     "multi_head_attention_forward": "._functional_attention:multi_head_attention_forward",
     "ctc_loss": "._functional_ctc:ctc_loss",
-    "pdist": "..ops.composites:pdist", "channel_shuffle": "..ops.pixel_shuffle:channel_shuffle",
+    "pdist": "..ops.linalg:pdist", "channel_shuffle": "..ops.pixel_shuffle:channel_shuffle",
     "native_channel_shuffle": "..ops.pixel_shuffle:native_channel_shuffle", "celu_": ".._aten:celu_",
     "selu_": ".._aten:selu_"})
 

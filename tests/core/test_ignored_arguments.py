@@ -509,7 +509,7 @@ UNREAD = {
     "ember.nn.utils.prune.BasePruningMethod.__call__": {"inputs": HOOK},
     "ember.nn.utils.prune.CustomFromMask.compute_mask": {"t": TORCH},
     "ember.nn.utils.prune.Identity.compute_mask": {"t": TORCH},
-    "ember.ops.composites.isin": {"assume_unique": HINT},
+    "ember.ops.sorting.isin": {"assume_unique": HINT},
     "ember.nn.parallel.comm.reduce_add_coalesced": {"buffer_size": HINT},
     **{f"ember._conversions.Tensor.{m}": {"non_blocking": ACCEL, "memory_format": ACCEL} for m in ("cuda", "xpu", "ipu",
                                                                                                "mtia")},
