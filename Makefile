@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: test demo bench lint clean viz compat ecosystem stub
+.PHONY: test demo bench lint clean viz compat ecosystem stub gpu-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ bench: $(BENCH_STAMP)
 ECO_LIBS ?=
 ecosystem:
 	$(PYTHON) -m ecosystem.run $(if $(ECO_LIBS),--libs $(ECO_LIBS)) $(ECO_ARGS)
+
+# On a machine with CuPy and a CUDA torch (no install: ember runs from the checkout): op_db on cuda against torch's
+# CUDA, the demo's network trained on the GPU, bench W2/W3/W5/W6 against torch CUDA eager; summary in $$OUT (or
+# gpu_check_out/). GPU_ARGS=--dry-run checks the script itself on the NumPy stand-in device (tools/gpu_check.py).
+gpu-check:
+	PYTHONUNBUFFERED=1 PYTHONPATH=. $(PYTHON) tools/gpu_check.py $(GPU_ARGS)
 
 compat: $(STAMP)  # regenerate docs/compat.md (every torch name: supported / partial / not supported)
 	$(PY) tools/compat.py

@@ -107,7 +107,8 @@ def numel(input: Tensor) -> int:
 
 
 def set_default_device(device) -> None:
-    """Where factories create tensors; only "cpu" works here (others fail when a tensor is made, as torch)."""
+    """Where factories create tensors: "cpu", or "cuda" where available (others fail when a tensor is made, as
+    torch's)."""
     from . import _factories
 
     _factories._default_device[0] = "cpu" if device is None else str(_device_cls(device))

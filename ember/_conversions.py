@@ -11,7 +11,8 @@ import numpy as np
 
 from . import _dtype as D
 from . import _layout as _L
-from ._device import device as _device_cls, _check_device, NO_ATEN_CUDA
+from . import _backend as _B
+from ._device import device as _device_cls, _check_device, _cpu, NO_ATEN_CUDA
 from ._tensor import Tensor, Size, _CPP_NAMES, _init, _wrap
 from .autograd import _provenance as _prov
 from .autograd.grad_mode import _mode
@@ -36,7 +37,12 @@ def tolist(self):
 
 
 def numpy(self, *, force: bool = False) -> np.ndarray:
-    """The data as an ndarray sharing memory."""
+    """The data as an ndarray sharing memory (a CPU tensor's only; ``force=True`` copies others to the host)."""
+    if type(self._data) is not np.ndarray and not _B.is_cpu_array(self._data):
+        if not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        return _B.to_host(self._data)
     if self._requires_grad and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
@@ -149,7 +155,12 @@ def to(self, *args, **kwargs) -> "Tensor":
     fmt = kwargs.get("memory_format")
     dtype, dev, copy = _parse_to(args, kwargs)
     if dev is not None:
-        _check_device(dev)
+        dev = _check_device(dev)
+        src = self.device
+        if src != dev and not (dev.index is None and src.type == dev.type):
+            from .ops.device import to_device
+
+            return to_device(self, dev).to(dtype=dtype, memory_format=fmt or _L.preserve_format)
     if fmt is not None and fmt is not _L.preserve_format and not _L.is_contiguous(self._data, fmt):
         t = self if dtype is None or dtype is self._dtype else _convert(self, dtype)
         return _S.clone(t, memory_format=fmt)
@@ -194,8 +205,8 @@ def type_as(self, other: "Tensor") -> "Tensor":
 
 
 def cpu(self, *, memory_format=_L.preserve_format) -> "Tensor":
-    """The tensor itself (it is on the CPU), or a copy laid out as ``memory_format`` asks."""
-    return self.to(memory_format=memory_format)
+    """The tensor on the CPU: itself when it is there (and laid out as ``memory_format`` asks), else a copy."""
+    return self.to(_cpu, memory_format=memory_format)
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=_L.preserve_format) -> "Tensor":
@@ -227,8 +238,17 @@ def _to_complex32(self, *, memory_format=None) -> "Tensor":
 
 
 def pin_memory(self, device=None) -> "Tensor":
-    """torch's error: pinning needs an accelerator, which ember never has."""
-    raise RuntimeError("Cannot access accelerator device when none is available.")
+    """The tensor, for fast copies to the GPU (torch's error without one). Host memory is not pinned: NumPy
+    allocates it, and CuPy copies from any host array."""
+    if device is not None:
+        warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                      "argument.", DeprecationWarning, stacklevel=2)
+    if not _B.cuda_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if not self.is_cpu:
+        raise RuntimeError(f"cannot pin 'torch.cuda.{self._dtype._scalar_name}Tensor' only dense CPU tensors can be "
+                           "pinned")
+    return self
 
 
 def share_memory_(self) -> "Tensor":
@@ -267,7 +287,11 @@ def is_pinned(self, device=None) -> bool:
 
 
 def get_device(self) -> int:
-    return -1
+    d = self._data
+    if type(d) is np.ndarray:
+        return -1
+    dev = _B.device_of(d)
+    return -1 if dev.type == "cpu" else dev.index
 
 
 def _cast(dtype: D.dtype):
@@ -373,10 +397,14 @@ LEGACY_CLASSES = {name: _LegacyTensorType(name, (), {"dtype": d}) for name, d in
 
 
 def _to_accelerator(t: "Tensor", kind: str, device) -> "Tensor":
-    """Tensor.cuda / xpu / ipu / mtia: torch's errors without that accelerator (an index asks for the current
-    accelerator, which does not exist)."""
-    _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
-    return t  # pragma: no cover - _check_device raises
+    """Tensor.cuda / xpu / ipu / mtia: the tensor on that accelerator, or torch's errors without it (an index
+    asks for the current accelerator, which then does not exist)."""
+    if kind == "cuda" and isinstance(device, int) and _B.cuda_available():
+        device = _device_cls("cuda", device)
+    dev = _check_device(_device_cls(device) if isinstance(device, int) else kind if device is None else device)
+    if dev.type != kind:
+        raise RuntimeError(f"Invalid device, must be {kind} device")
+    return t.to(dev)
 
 
 def _torch_type_name(cls: type) -> str:

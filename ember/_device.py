@@ -1,4 +1,4 @@
-"""Devices as torch code spells them, on a machine with only a CPU."""
+"""Devices as torch code spells them: cpu, and cuda where CuPy (or the test stand-in) provides it."""
 from __future__ import annotations
 
 from builtins import type as builtins_type
@@ -10,7 +10,7 @@ __all__ = ["device"]
 
 
 class device:
-    """``ember.device("cpu")``; "cuda"/"mps" parse but cannot hold tensors here."""
+    """``ember.device("cpu")``; "cuda" holds tensors where available (NOTE [device seam] in ember/_backend.py)."""
 
     __slots__ = ("type", "index")
 
@@ -70,11 +70,15 @@ NO_ATEN_CUDA = (
 
 
 def _check_device(dev) -> device:
-    """The device, or torch's error for an accelerator this machine does not have."""
+    """The device (cpu for None and meta), or torch's error for an accelerator this machine does not have."""
     if dev is None:
         return _cpu
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda":
+        if _backend.cuda_available():  # NOTE [device seam] in ember/_backend.py
+            if d.index is not None and d.index >= _backend.cuda_device_count():
+                raise RuntimeError("CUDA error: invalid device ordinal")
+            return d
         raise AssertionError("Torch not compiled with CUDA enabled")
     if d.type == "xpu":
         raise AssertionError("Torch not compiled with XPU enabled")
@@ -85,3 +89,6 @@ def _check_device(dev) -> device:
     if d.type not in ("cpu", "meta"):  # meta tensors are plain CPU tensors here
         raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
     return _cpu
+
+
+from . import _backend  # noqa: E402 - imports this module's ``device``

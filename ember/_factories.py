@@ -10,6 +10,7 @@ import numpy as np
 from . import _args
 from . import _dtype as D
 from . import _layout as _L
+from ._backend import like as _like_array, to_device as _to_device, to_host as _to_host
 from ._device import _check_device
 from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
@@ -25,8 +26,12 @@ _default_device = ["cpu"]
 
 
 def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tensor | None = None) -> Tensor:
-    _check_device(device if device is not None else _default_device[0])
+    dev = _check_device(device if device is not None else _default_device[0])
     d = D.from_numpy_dtype(arr.dtype) if dtype is None else dtype
+    if dev.type != "cpu" or type(arr) is not np.ndarray:
+        # NOTE [factories on cuda]: values are made on the host (ember's generators, NumPy's kernels) and copied,
+        # so a seeded run draws the same numbers on every device
+        arr = _to_device(arr, out.device if out is not None else dev)
     t = _wrap(arr, d)
     if out is not None:
         from .ops._inplace import copy_out
@@ -400,12 +405,12 @@ def _like(input: Tensor, dtype, device, requires_grad, memory_format, fill) -> T
     d = input._dtype if dtype is None else D.to_dtype(dtype)
     out = _L.empty_like(input._data, d.np, memory_format)
     fill(out)
-    return _finish(out, d, requires_grad, device or "cpu")
+    return _finish(out, d, requires_grad, device or input.device)
 
 
 def _fill_value(v):
     def fill(out):
-        out[...] = D.scalar_into(v, D.from_numpy_dtype(out.dtype))
+        out[...] = _like_array(out, v) if isinstance(v, np.ndarray) else D.scalar_into(v, D.from_numpy_dtype(out.dtype))
     return fill
 
 
@@ -414,8 +419,8 @@ def _fill_random(draw, generator):
         if out.dtype.kind not in "fc":
             name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
             raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
-        out[...] = _draw(getattr(_rng(generator), draw), out.shape, D.from_numpy_dtype(out.dtype),
-                         normal=draw != "random")
+        out[...] = _like_array(out, _draw(getattr(_rng(generator), draw), out.shape, D.from_numpy_dtype(out.dtype),
+                                          normal=draw != "random"))
     return fill
 
 
@@ -465,7 +470,7 @@ def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None,
         low, high = 0, low
     d = input._dtype if dtype is None else D.to_dtype(dtype)
     values = randint(low, high, input._data.shape, generator=generator, dtype=d, device=device)
-    return _like(input, d, device, requires_grad, memory_format, _fill_value(values._data))
+    return _like(input, d, device, requires_grad, memory_format, _fill_value(_to_host(values._data)))
 
 
 # NOTE [allocation failures], NOTE [foreign errors] (ember/_malloc.py): factories raise torch's errors, not NumPy's.
@@ -485,30 +490,30 @@ _args.install(globals(), __all__, own_out=("zeros", "ones", "empty", "full", "ey
 # ------------------------------------------------------------------ Tensor.new_* (bound by ember/_methods.py)
 # new_* take torch's factory options; ember/_args.py checks layout and pin_memory (_methods._HANDWRITTEN)
 def new_tensor(self, data, *, dtype=None, device=None, pin_memory=False, requires_grad=False):
-    return tensor(data, dtype=dtype or self._dtype, device=device or "cpu", requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self._dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 def new_zeros(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
               requires_grad=False):
-    return zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+    return zeros(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
 
 def new_ones(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
-    return ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+    return ones(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
 
 def new_empty(self, *sizes, size=None, dtype=None, layout=None, device=None, pin_memory=False,
               requires_grad=False):
-    return empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or "cpu",
+    return empty(*sizes, size=size, dtype=dtype or self._dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
-    return full(size, fill_value, dtype=dtype or self._dtype, device=device or "cpu",
+    return full(size, fill_value, dtype=dtype or self._dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
 

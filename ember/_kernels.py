@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from . import _backend as _B
+
 __all__ = ["fsum", "rowdot", "select", "scatter_add", "take_along", "wrapped", "EINSUM_MAX"]
 
 EINSUM_MAX = 1 << 20
@@ -37,7 +39,7 @@ def _finish(inner, a_shape, axes: tuple, k: int, keepdims: bool, dt):
     rest = axes[:len(axes) - k]
     out = np.sum(inner, axis=rest) if rest else inner
     if type(out) is not np.ndarray:
-        out = np.asarray(out, dt)
+        out = _B.asarray(out, dt)
     if keepdims:
         out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(a_shape)))
     return out
@@ -51,7 +53,7 @@ def fsum(a: np.ndarray, axes: tuple, keepdims: bool = False):
     k = _trailing(axes, nd) if axes else 0
     if (dt != _F32 and dt != _F64) or not k or a.size < EINSUM_MIN or math.prod(a.shape[nd - k:]) > EINSUM_MAX:
         out = np.sum(a, axis=axes, keepdims=keepdims)
-        return out if type(out) is np.ndarray else np.asarray(out, dt)
+        return out if type(out) is np.ndarray else _B.asarray(out, dt)
     return _finish(_einsum(a, list(range(nd)), list(range(nd - k))), a.shape, axes, k, keepdims, dt)
 
 
@@ -146,7 +148,7 @@ def _flat_positions(shape: tuple, key) -> tuple | None:
 def take_along(x: np.ndarray, idx: np.ndarray, dim: int) -> np.ndarray:
     """``np.take_along_axis(x, idx, dim)`` for indices in range whose other dims fit in x's: one take at flat
     positions where x is C-contiguous (NumPy's take_along_axis indexes with one array per dim: ~1.6x slower)."""
-    if not x.flags.c_contiguous or not idx.size:
+    if type(x) is not np.ndarray or not x.flags.c_contiguous or not idx.size:  # (device arrays: their own kernel)
         return np.take_along_axis(x[tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(idx.shape))],
                                   idx, dim)
     key = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
@@ -157,7 +159,7 @@ def take_along(x: np.ndarray, idx: np.ndarray, dim: int) -> np.ndarray:
 
 def scatter_add(out: np.ndarray, key, values) -> None:
     """``np.add.at(out, key, values)`` into a fresh C-contiguous ``out`` (NOTE [flat scatter-add])."""
-    found = _flat_positions(out.shape, key) if out.flags.c_contiguous and out.size else None
+    found = _flat_positions(out.shape, key) if type(out) is np.ndarray and out.flags.c_contiguous and out.size else None
     if found is None:
         np.add.at(out, key, values)
         return

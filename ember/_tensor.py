@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype as D
 from . import _layout as _L
+from . import _backend as _B
 from ._device import device as _device_cls, _cpu
 from .autograd import graph as _graph
 from .autograd.grad_mode import _mode, _inference_blocks
@@ -141,15 +142,18 @@ class Tensor:
 
     @property
     def device(self) -> _device_cls:
-        return _cpu
+        d = self._data
+        return _cpu if type(d) is np.ndarray else _B.device_of(d)  # NOTE [device seam] in ember/_backend.py
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        d = self._data
+        return type(d) is not np.ndarray and _B.device_of(d).type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        d = self._data
+        return type(d) is np.ndarray or _B.device_of(d).type == "cpu"
 
     @property
     def layout(self):
@@ -681,7 +685,7 @@ def _wrap_out(arr: np.ndarray, dtype: D.dtype, grad_fn, output_nr: int) -> Tenso
 
 def _all_examples(t: Tensor) -> np.ndarray:
     """The values of ``t``, or of every example of a batched tensor under vmap (for argument checks only)."""
-    while type(t._data) is not np.ndarray and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
+    while type(t._data) not in _B.ARRAYS and not isinstance(t._data, np.generic):  # (or a 0-d's NumPy scalar)
         t = t._phys
     return t._data
 

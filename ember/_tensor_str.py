@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from . import _backend as _B
 from . import _dtype as D
 
 __all__ = ["set_printoptions", "get_printoptions"]
@@ -184,6 +185,9 @@ def _str(t, tensor_contents=None) -> str:
     arr = t._data
     dt = t._dtype
     suffixes = []
+    if type(arr) is not np.ndarray and not _B.is_cpu_array(arr):  # values printed from a host copy, as torch's
+        suffixes.append(f"device='{_B.device_of(arr)}'")
+        arr = _B.to_host(arr)
     if arr.size == 0:
         if arr.ndim != 1:
             suffixes.append("size=" + str(tuple(arr.shape)))

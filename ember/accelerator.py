@@ -1,9 +1,11 @@
-"""ember.accelerator: torch.accelerator, the device-generic accelerator API; there is no accelerator here, so the
-queries answer False/0/None and everything that needs a device raises torch's error."""
+"""ember.accelerator: torch.accelerator, the device-generic accelerator API. Where cuda is available (CuPy, or the
+test stand-in) the queries name it; otherwise they answer False/0/None and everything that needs a device raises
+torch's error."""
 from __future__ import annotations
 
 import warnings
 
+from . import _backend as _B
 from ._device import device as _device_cls
 
 __all__ = ["Graph", "current_accelerator", "current_device_idx", "current_device_index", "get_device_capability",
@@ -33,19 +35,23 @@ def _index(device, optional: bool = False) -> int:
 
 
 def is_available() -> bool:
-    return False
+    return _B.cuda_available()  # cuda, where CuPy (or the test stand-in) provides it
 
 
 def device_count() -> int:
-    return 0
+    return _B.cuda_device_count() if _B.cuda_available() else 0
 
 
 def current_accelerator(check_available: bool = False):
     """The accelerator's device (None: the CPU is the only device)."""
-    return None
+    return _device_cls("cuda") if _B.cuda_available() else None
 
 
 def current_device_index() -> int:
+    if _B.cuda_available():
+        from . import cuda
+
+        return cuda.current_device()
     _no_accelerator()
 
 
@@ -79,6 +85,10 @@ def set_stream(stream) -> None:
 
 
 def synchronize(device=None, /) -> None:
+    if _B.cuda_available() and not isinstance(device, (str, _device_cls)):
+        from . import cuda
+
+        return cuda.synchronize(device)
     _no_accelerator(_index(device, optional=True))
 
 

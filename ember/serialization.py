@@ -30,6 +30,7 @@ from typing import IO, Any, Callable, Union
 
 import numpy as np
 
+from . import _backend as _B
 from . import _dtype as D
 from ._device import device as _device
 from ._tensor import Size, Tensor, _wrap
@@ -66,6 +67,7 @@ class _PickleWriter:
         self.memo: dict[Any, tuple[int, Any]] = {}  # id(obj) or a tag -> (memo index, object kept alive)
         self.storages: dict[int, tuple[str, np.ndarray]] = {}  # id(root array) -> (key, root)
         self.records: list[tuple[str, np.ndarray]] = []  # (key, contiguous little-endian array)
+        self.locations: dict[str, str] = {}  # key -> the device its tensor was on, when not the CPU
 
     def dumps(self, obj: Any) -> bytes:
         self.out += pickle.PROTO + b"\x02"
@@ -252,7 +254,7 @@ class _PickleWriter:
             self._str("storage")
             self._global("torch", _STORAGE_OF[D.from_numpy_dtype(root.dtype)])
             self._str(key)
-            self._str("cpu")
+            self._str(self.locations.get(key, "cpu"))
             self._int(int(root.size))
             self.out += pickle.TUPLE
             self._memo_put(("pid", key))
@@ -261,6 +263,9 @@ class _PickleWriter:
     def _storage(self, t: Tensor) -> tuple[str, np.ndarray, int, tuple]:
         """(storage key, storage array, element offset, element strides) for ``t``; views share a storage."""
         arr = t._data
+        location = None
+        if not _B.is_cpu_array(arr):  # a device tensor: its values from a host copy, its device as the location
+            location, arr = str(_B.device_of(arr)), _B.to_host(arr)
         want = t._dtype.np.newbyteorder("<")
         root = arr
         while isinstance(root.base, np.ndarray):
@@ -275,6 +280,8 @@ class _PickleWriter:
         if hit is None:
             hit = self.storages[id(root)] = (str(len(self.storages)), root)
             self.records.append(hit)
+            if location is not None:
+                self.locations[hit[0]] = location
         return hit[0], hit[1], offset, strides
 
 
@@ -468,10 +475,11 @@ class _StorageType:
 class _Storage:
     """A loaded storage: a flat, writable array that tensors view."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "device")
 
-    def __init__(self, array: np.ndarray) -> None:
+    def __init__(self, array: np.ndarray, device=None) -> None:
         self.array = array
+        self.device = device  # where its tensors go (map_location), None: the CPU
 
 
 class _Marker:
@@ -510,7 +518,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride) -> Tensor:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{storage_offset} need a storage of {last + 1} elements, but it has {flat.size}")
     arr = np.ndarray(size, flat.dtype, buffer=flat, offset=storage_offset * item, strides=[s * item for s in stride])
-    return _wrap(arr, dtype)
+    return _wrap(arr if storage.device is None else _B.to_device(arr, storage.device), dtype)
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
@@ -687,13 +695,22 @@ class _WeightsUnpickler(pickle._Unpickler):
                                          "(ember: the checkpoint's data.pkl is damaged or truncated)") from None
 
 
-def _resolve_location(location: str, map_location) -> None:
-    """Check that storages saved on ``location`` can live on the CPU under ``map_location``."""
+def _resolve_location(location: str, map_location):
+    """The device storages saved on ``location`` go to under ``map_location`` (None: the CPU), or torch's error
+    when it is not available."""
     if isinstance(map_location, dict):
         location = map_location.get(location, location)
     elif map_location is not None:
         location = str(map_location)
     if not location.startswith("cpu"):
+        if location.startswith("cuda") and _B.cuda_available():
+            dev = _device(location)
+            count = _B.cuda_device_count()
+            if dev.index is not None and dev.index >= count:
+                raise RuntimeError(f"Attempting to deserialize object on CUDA device {dev.index} but "
+                                   f"torch.cuda.device_count() is {count}. Please use torch.load with "
+                                   "map_location to map your storages to an existing device.")
+            return dev
         if location.startswith("cuda"):
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
@@ -730,7 +747,7 @@ class _Archive:
         hit = self.storages.get(key)
         if hit is not None:
             return hit
-        _resolve_location(location, self.map_location)
+        dev = _resolve_location(location, self.map_location)
         np_dt = stype.dtype.np  # (bfloat16: ml_dtypes', or the install hint)
         read_dt = np.dtype(np.uint16) if stype.dtype is D.bfloat16 else np_dt  # its bits, byte order applied
         raw = self._read(f"{self.prefix}/data/{key}", read_dt.newbyteorder("<" if self.byteorder == "little" else ">"),
@@ -739,7 +756,7 @@ class _Archive:
             raw = raw.astype(read_dt)
         if read_dt is not np_dt:
             raw = raw.view(np_dt)
-        hit = self.storages[key] = _Storage(raw)
+        hit = self.storages[key] = _Storage(raw, dev)
         return hit
 
     def _read(self, name: str, dt: np.dtype, numel: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _kernels
 from .._tensor import Tensor, _wrap
 from .graph import _ref_counts
@@ -26,7 +27,6 @@ __all__ = ["next_node", "sum_grads", "sum_to", "pause", "resume", "set_numpy_err
            "NUMPY_QUIET"]
 
 _nd = np.ndarray
-_asarray = np.asarray
 _np_add = np.add
 _fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
 
@@ -64,7 +64,7 @@ def sum_grads(old, g):
                 a = old._data
             out = a + b
             if type(out) is not _nd:  # 0-d arrays sum to NumPy scalars
-                out = _asarray(out, a.dtype)
+                out = _B.asarray(out, a.dtype)
             return _wrap(out, old._dtype)
     return old + g  # a hook's odd result: through the op
 

@@ -58,6 +58,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
 
     prev_mode = _mode.grad_enabled
     _mode.grad_enabled = create_graph
+    prev_backward = _mode.in_backward
+    _mode.in_backward = True  # backward formulas' host constants follow the gradient's device (NOTE [device check])
     paused = _fast.pause()
     callbacks = _push_task()
     try:
@@ -66,6 +68,7 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
     finally:
         _tasks.stack.pop()
         _mode.grad_enabled = prev_mode
+        _mode.in_backward = prev_backward
         _fast.resume(paused)
     return captured
 

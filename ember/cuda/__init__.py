@@ -12,6 +12,7 @@ from .. import _dtype as D
 from .._device import device as _device_cls
 from .._malloc import OutOfMemoryError
 from ..storage import _warn_typed_storage_removal
+from . import _runtime
 from ._runtime import runtime
 
 __all__ = [
@@ -361,3 +362,5 @@ from . import amp  # noqa: E402,F401 - torch.cuda.amp (deprecated spellings of t
 
 __all__ += ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
             "get_rng_state_all", "set_rng_state", "set_rng_state_all", *_memory_all]
+
+_runtime.select()

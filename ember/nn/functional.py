@@ -338,7 +338,7 @@ def _check_p(p: float) -> None:
 
 
 def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
-    return (_F.rand(shape, dtype=input._dtype)._data >= p).astype(input._data.dtype)
+    return (_F.rand(shape, dtype=input._dtype, device=input.device)._data >= p).astype(input._data.dtype)
 
 
 def _masked(input: Tensor, mask: np.ndarray, scale: float, inplace: bool) -> Tensor:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .._backend import like as _like
 from .._random import _rng
 from .._tensor import Tensor
 from .parameter import _refuse, is_lazy
@@ -27,7 +28,7 @@ def _not_lazy(tensor, where: str) -> None:
 
 def _fill(tensor: Tensor, values) -> Tensor:
     """Write ``values`` into ``tensor`` in place (a leaf parameter is allowed: init runs without grad)."""
-    tensor._data[...] = values
+    tensor._data[...] = _like(tensor._data, values)  # values drawn on the host (NOTE [factories on cuda])
     tensor._bump()
     return tensor
 

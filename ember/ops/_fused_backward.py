@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from ._op import Op
 from .arithmetic import _mul, _sub
 
@@ -20,14 +21,14 @@ def _same_dtype(g, r) -> bool:
 def _tanh_grad(g, r):
     if _same_dtype(g, r):
         out = g * (1 - r * r)
-        return out if type(out) is _nd else np.asarray(out, g.dtype)  # 0-d operands give NumPy scalars
+        return out if type(out) is _nd else _B.asarray(out, g.dtype)  # 0-d operands give NumPy scalars
     return _mul(g, _sub(1, _mul(r, r)))
 
 
 def _sigmoid_grad(g, r):
     if _same_dtype(g, r):
         out = g * (r * (1 - r))
-        return out if type(out) is _nd else np.asarray(out, g.dtype)
+        return out if type(out) is _nd else _B.asarray(out, g.dtype)
     return _mul(g, _mul(r, _sub(1, r)))
 
 

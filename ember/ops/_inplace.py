@@ -14,6 +14,8 @@ import weakref
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd import graph as G
@@ -80,7 +82,7 @@ def _others_need_grad(args) -> bool:
 def _is_batched(x) -> bool:
     """``x`` is (or, as a key, holds) a batched tensor of some vmap level: its values are only a placeholder."""
     if isinstance(x, Tensor):
-        return type(x._data) is not np.ndarray
+        return type(x._data) not in _B.ARRAYS
     if isinstance(x, tuple):
         return any(_is_batched(k) for k in x)
     return False
@@ -96,7 +98,7 @@ def _vmap_write_error(what: str) -> RuntimeError:
 
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
-    if type(self._data) is not np.ndarray:  # a batched tensor under vmap: its level writes the physical value
+    if type(self._data) not in _B.ARRAYS:  # a batched tensor under vmap: its level writes the physical value
         return self._inplace_batched(fn, args, kwargs)
     if _mode.interpose is not None and (_is_batched(args) or _is_batched(tuple(kwargs.values()))):
         raise _vmap_write_error("inplace arithmetic")  # an unbatched tensor cannot hold every example's result
@@ -437,7 +439,7 @@ def setitem(self: Tensor, key, value) -> None:
 def _setitem(self: Tensor, key, value) -> None:
     from .indexing import CopySlices, setitem_node, _convert_key, _torch_order, index_error
 
-    if type(self._data) is not np.ndarray:  # a batched tensor under vmap
+    if type(self._data) not in _B.ARRAYS:  # a batched tensor under vmap
         return self._setitem_batched(key, value)
     if _mode.interpose is not None:  # an unbatched tensor cannot hold every example's write
         if _is_batched(key if isinstance(key, tuple) else (key,)):

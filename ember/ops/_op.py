@@ -45,6 +45,24 @@ of the op the differentiable formula dispatches to, on the arrays that dispatch 
 by ``wrap_raw`` as ``apply`` wraps them. Each such path is tested bit-equal to its differentiable formula
 (tests/ops/test_raw_backward.py and tests/autograd/test_engine_fast_paths.py).
 
+# NOTE [device check]
+torch refuses an op whose tensors live on two devices ("Expected all tensors to be on the same device, but found
+at least two devices, cuda:0 and cpu!"), except 0-d CPU tensors, which enter a CUDA op as scalars. ``apply``
+pays one type check per tensor input for it: an input whose array is not exactly ``numpy.ndarray`` sends the
+call to ``_on_device``, which checks the devices (NOTE [device seam] in ember/_backend.py), moves 0-d CPU
+tensors to the op's device, and then runs the op as ``apply`` does. Kernels never see mixed devices. An op
+whose result is on another device by design (the device move) declares ``moves = True``.
+While the engine runs backward formulas (``_mode.in_backward``), CPU tensors are moved to the gradient's device
+instead of refused: formulas build constants (masks, identity matrices, index arrays a host kernel saved) as
+host arrays.
+
+# NOTE [host fallback]
+A kernel that cannot take device arrays (it converts an input with ``np.asarray``, or writes into a NumPy
+buffer: CuPy refuses implicit host copies with a TypeError) runs on the CPU instead: ``_on_host_instead``
+moves the inputs to the host and the results back, both recorded for autograd, and notes the op in
+``_backend.host_fallbacks``. Correct and slow; tools/gpu_check.py lists those ops, each a candidate for the
+namespace helpers of ember/_backend.py.
+
 # NOTE [forward formulas]
 Forward-mode AD (NOTE [forward AD] in ember/autograd/forward_ad.py) asks an op for
 ``cls.jvp(args, out, tangents)``: ``args`` as given to ``apply`` (tensors and attributes), ``out`` the result,
@@ -75,6 +93,7 @@ import sys
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._malloc import foreign_error as _foreign_error
 from .._tensor import Tensor, _wrap, _wrap_out, _new
@@ -85,6 +104,8 @@ from ..autograd._fast import NUMPY_QUIET as _NUMPY_QUIET, set_numpy_errors as _s
 from ._inplace import register_view as _register_view
 
 _NO_EDGE = (None, 0)
+_nd = np.ndarray
+_StandIn = _B.StandInArray
 _BY_NUM = D._BY_NUM
 # NumPy dtype -> ember dtype: one dict lookup per output (dtype objects hash and compare cheaply)
 _BY_DT = D._BY_NP
@@ -138,6 +159,8 @@ class Op(G.Node):
     # torch's op name when it refuses to record the op for complex outputs ("... does not support automatic
     # differentiation for outputs with complex dtype.")
     no_complex_grad: str | None = None
+    # The result is on another device than the inputs by design (a device move: NOTE [device check]).
+    moves = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -185,6 +208,9 @@ class Op(G.Node):
             if _mode.grad_enabled:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
+                        for b in args:  # NOTE [device check]
+                            if isinstance(b, Tensor) and type(b._data) is not _nd:
+                                return _on_device(cls, args)
                         return _record(cls, args)
             # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
             # reduced-precision path, NOTE [reduced precision]).
@@ -195,10 +221,14 @@ class Op(G.Node):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
+                    if type(a) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 if isinstance(b, Tensor):
                     if b._dtype._reduced:
                         return _apply_reduced(cls, args)
                     b = b._data
+                    if type(b) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 out = cls.forward(None, a, b)
             elif n == 1:
                 a = args[0]
@@ -206,6 +236,8 @@ class Op(G.Node):
                     if a._dtype._reduced:
                         return _apply_reduced(cls, args)
                     a = a._data
+                    if type(a) is not _nd:  # NOTE [device check]
+                        return _on_device(cls, args)
                 out = cls.forward(None, a)
             else:
                 vals = []
@@ -214,6 +246,8 @@ class Op(G.Node):
                         if a._dtype._reduced:
                             return _apply_reduced(cls, args)
                         a = a._data
+                        if type(a) is not _nd:  # NOTE [device check]
+                            return _on_device(cls, args)
                     vals.append(a)
                 out = cls.forward(None, *vals)
         except (MemoryError, TypeError, ValueError, IndexError) as e:
@@ -304,8 +338,9 @@ def _raw_saved(node) -> list:
 
 
 def const(arr) -> Tensor:
-    """A constant (no history) tensor around an array (or anything ``np.asarray`` takes), of its dtype."""
-    arr = np.asarray(arr)
+    """A constant (no history) tensor around an array (or anything ``np.asarray`` takes), of its dtype, on the
+    array's device."""
+    arr = _B.asarray(arr)
     return _wrap(arr, _BY_DT.get(arr.dtype) or _dtype_of(arr))
 
 
@@ -315,7 +350,7 @@ def wrap_raw(arr) -> Tensor:
 
 
 def _zero_or_const(a):
-    return a if not isinstance(a, Tensor) else _wrap(np.zeros(a._data.shape, a._data.dtype), a._dtype)
+    return a if not isinstance(a, Tensor) else _wrap(np.zeros_like(a._data, order="C"), a._dtype)
 
 
 def _linear(cls, args, out, tangents):
@@ -585,8 +620,108 @@ def _common_float(vals):
     return d.np if d is not None else None
 
 
+def _on_host(args) -> bool:
+    """Whether every tensor in ``args`` holds a plain NumPy array (NOTE [device check])."""
+    for a in args:
+        if isinstance(a, Tensor) and type(a._data) is not _nd:
+            return False
+    return True
+
+
+def _mixed(first, second) -> RuntimeError:
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {first} "
+                        f"and {second}!")
+
+
+def _on_device(cls, args):
+    """``apply`` for inputs not all on plain host arrays: the device check, then the op (NOTE [device check])."""
+    dev = None  # the first device other than the CPU, as torch's common device
+    kind = None  # its array type: further arrays of that type are on it when there is one device
+    host = scalars = grad = reduced = False  # a CPU tensor of 1+ dims, a 0-d one, one requiring grad, 16-bit
+    one = _B.SINGLE_DEVICE[0]
+    for a in args:
+        if isinstance(a, Tensor):
+            grad = grad or a._requires_grad
+            reduced = reduced or a._dtype._reduced
+            arr = a._data
+            t = type(arr)
+            if t is kind and one:
+                continue
+            if t is _nd or _B.is_cpu_array(arr):
+                if arr.ndim:
+                    host = True
+                else:
+                    scalars = True
+                continue
+            d = _B.device_of(arr)
+            if dev is None:
+                dev, kind = d, t
+            elif d != dev:
+                raise _mixed(dev, d)
+    if dev is not None and not cls.moves:
+        if host and not _mode.in_backward:
+            raise _mixed(dev, _B._cpu)
+        if scalars or host:
+            from .device import to_device
+
+            args = tuple(to_device(a, dev) if isinstance(a, Tensor) and _B.is_cpu_array(a._data) else a
+                         for a in args)
+    try:
+        if grad and _mode.grad_enabled:
+            out = _record(cls, args)
+        elif reduced:
+            out = _reduced(cls, args)
+        else:
+            res = cls.forward(None, *[a._data if isinstance(a, Tensor) else a for a in args])
+            if type(res) is tuple:
+                out = tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in res)
+            else:
+                out = _wrap(res, _BY_DT.get(res.dtype) or _dtype_of(res))
+                if cls.is_view:
+                    _link_view(out, args[0])
+    except TypeError as e:
+        if dev is None or cls.moves or not _B.is_host_only(e):
+            raise
+        return _on_host_instead(cls, args, dev)
+    if kind is _StandIn and not cls.moves:
+        for t in out if type(out) is tuple else (out,):
+            if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [cuda stand-in]: a host result
+                t._data = t._data.view(_StandIn)
+                _B.host_results.add(cls.__name__)
+                node = t._grad_fn
+                for sv in (node._saved or ()) if node is not None else ():
+                    if type(sv) is _SavedTensor and sv._is_output and type(sv._data) is _nd:
+                        sv._data = sv._data.view(_StandIn)
+    return out
+
+
+def _host_attr(a):
+    """An op's attribute with its device arrays (an index array a forward kept ...) copied to the host."""
+    if type(a) in _B.ARRAYS:
+        return _B.to_host(a)
+    if type(a) is tuple or type(a) is list:
+        return type(a)(_host_attr(v) for v in a)
+    return a
+
+
+def _on_host_instead(cls, args, dev):
+    """``cls`` on the CPU for a kernel that cannot run on ``dev`` (NOTE [host fallback]): its tensors moved to the
+    host and its results back, both recorded for autograd."""
+    from .device import to_device
+
+    _B.host_fallbacks.add(cls.__name__)
+    out = cls.apply(*[to_device(a, _B._cpu) if isinstance(a, Tensor) else _host_attr(a) for a in args])
+    if type(out) is tuple:
+        return tuple(to_device(o, dev) if isinstance(o, Tensor) else o for o in out)
+    return to_device(out, dev)
+
+
 def _apply_reduced(cls, args):
     """``apply`` without a graph for ops with a 16-bit float input."""
+    return _reduced(cls, args) if _on_host(args) else _on_device(cls, args)
+
+
+def _reduced(cls, args):
     out = _forward_reduced(cls, None, [a._data if isinstance(a, Tensor) else a for a in args])
     if type(out) is tuple:
         return tuple(_wrap(o, _BY_DT.get(o.dtype) or _dtype_of(o)) for o in out)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op, silent, multilinear, linear, wrap_raw
@@ -16,6 +17,12 @@ from .._args import tensor_arg as _tensor_arg
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
 _nd = np.ndarray
+_ARR = _B.ARRAYS  # array types of every device
+
+
+def _meta(a):
+    """A 0-d or 1-element host array standing for ``a``'s dtype and dimensionality in dtype promotion."""
+    return np.empty((1,) * min(a.ndim, 1), a.dtype)
 _float, _int, _bool = float, int, bool
 
 
@@ -45,6 +52,12 @@ def _rt(a, b):
         arr, s = a, b
     elif tb is _nd:
         arr, s = b, a
+    elif ta in _ARR:  # arrays of another device (NOTE [device seam] in ember/_backend.py)
+        if tb in _ARR:
+            return _rt(_meta(a), _meta(b))
+        arr, s = a, b
+    elif tb in _ARR:
+        arr, s = b, a
     else:
         return np.result_type(a, b)
     d = D._combine(D.from_numpy_dtype(arr.dtype), D._scalar_dtype(s))
@@ -55,15 +68,16 @@ def _rt(a, b):
 
 def _prep(a, b, dt):
     """Cast array operands to the computation dtype ``dt`` (scalars stay weak)."""
-    if type(a) is _nd:
+    ta, tb = type(a), type(b)
+    if ta is _nd or ta in _ARR:
         if a.dtype != dt:
             a = a.astype(dt)
-    elif type(a) is _int and dt.kind in "iu":
+    elif ta is _int and dt.kind in "iu":
         a = _wrap_int(a, dt)
-    if type(b) is _nd:
+    if tb is _nd or tb in _ARR:
         if b.dtype != dt:
             b = b.astype(dt)
-    elif type(b) is _int and dt.kind in "iu":
+    elif tb is _int and dt.kind in "iu":
         b = _wrap_int(b, dt)
     return a, b
 
@@ -104,7 +118,7 @@ def _binary(ufunc):
                 raise _broadcast_error(a, b) from None
             if type(out) is _nd and out.dtype == a.dtype:
                 return out
-            return np.asarray(out).astype(a.dtype, copy=False)
+            return _B.asarray(out, a.dtype)
         dt = _rt(a, b)
         a, b = _prep(a, b, dt)
         try:
@@ -112,7 +126,7 @@ def _binary(ufunc):
         except ValueError:
             raise _broadcast_error(a, b) from None
         if type(out) is not _nd:
-            out = np.asarray(out, dt)
+            out = _B.asarray(out, dt)
         elif out.dtype != dt:
             out = out.astype(dt)
         return out
@@ -176,13 +190,13 @@ def _affine(ta, tb, ca, cb):
 
 
 def _is_bool(x) -> bool:
-    return type(x) is _bool or (type(x) is _nd and x.dtype == np.bool_)
+    return type(x) is _bool or (type(x) in _ARR and x.dtype == np.bool_)
 
 
 def _check_bool_sub(a, b) -> None:
     """torch refuses subtraction with bool operands (tensors or Python bools)."""
     ba, bb = _is_bool(a), _is_bool(b)
-    if ba and bb and type(a) is _nd and type(b) is _nd:
+    if ba and bb and type(a) in _ARR and type(b) in _ARR:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     if ba or bb:
@@ -397,17 +411,17 @@ def _pow_forward(base, exponent):
     if ((te is _int or (te is _float and math.isfinite(exponent))) and type(base) is _nd
             and (dt.kind == "f" or dt in D._REDUCED_NP)):
         out = _float_pow_scalar(base, exponent)
-        return out if type(out) is _nd else np.asarray(out, dt)
+        return out if type(out) is _nd else _B.asarray(out, dt)
     try:
         if dt.kind in "iu":
-            if type(exponent) is not _nd and exponent < 0:
+            if type(exponent) not in _ARR and exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             out = _int_pow(base, exponent)
         else:
             out = _power(base, exponent)
     except ValueError:
         raise _broadcast_error(base, exponent) from None
-    return np.asarray(out, dt) if type(out) is not _nd or out.dtype != dt else out
+    return _B.asarray(out, dt) if type(out) is not _nd or out.dtype != dt else out
 
 
 class Pow(Op):

@@ -12,6 +12,8 @@ import itertools
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
@@ -309,7 +311,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
             raise _R.complex_refused("index_reduce_func_exclude_input_init", np.result_type(input._data, source._data))
         refuse_complex_grad("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
-    if isinstance(index, Tensor) and type(index._data) is np.ndarray:  # (a batched index: checked per example)
+    if isinstance(index, Tensor) and type(index._data) in _B.ARRAYS:  # (a batched index: checked per example)
         from .indexing import _check_bounds
 
         _check_bounds(index._data.reshape(-1), input.shape[d] if input.dim() else 1, "index_reduce", d)

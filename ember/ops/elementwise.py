@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .._args import tensor_arg as _tensor_arg
 from .. import _dtype as D
@@ -53,7 +55,7 @@ def _default_float():
 
 def _zeros(grad: Tensor) -> Tensor:
     """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
-    return _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)
+    return _wrap(np.zeros_like(grad._data, order="C"), grad._dtype)
 
 
 def _saved(ctx) -> tuple:
@@ -401,7 +403,7 @@ def _predicate(pub: str, fn, on_complex=None):
     """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
     def pred(input: Tensor) -> Tensor:
         x = input._data
-        if type(x) is not np.ndarray:  # a batched tensor under vmap: elementwise, so on its physical value
+        if type(x) not in _B.ARRAYS:  # a batched tensor under vmap: elementwise, so on its physical value
             return input._rewrap(pred(input._phys))
         if x.dtype == np.bool_:
             x = x.view(np.uint8)
@@ -440,13 +442,13 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         if to_float and k not in "fc":
             dt = _default_float()
         a, b = _prep(self, other, dt)
-        if type(a) is not _nd:
+        if type(a) not in _A._ARR:
             a = np.asarray(a).astype(dt)
         try:
             out = fn(a, b)
         except ValueError:
             raise _broadcast_error(a, b) from None
-        return out if type(out) is _nd and out.dtype == dt else np.asarray(out, dt)
+        return out if type(out) is _nd and out.dtype == dt else _A._B.asarray(out, dt)
     return forward
 
 
@@ -828,7 +830,7 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
             for n, v in zip(attrs, values):
                 setattr(ctx, n, v)
         dt = D.result_type(self, other, third).np
-        arrs = [x.astype(dt, copy=False) if type(x) is _nd else x for x in (self, other, third)]
+        arrs = [x.astype(dt, copy=False) if type(x) in _A._ARR else x for x in (self, other, third)]
         try:
             out = kernel(*arrs, *values)
         except ValueError:

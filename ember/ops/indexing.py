@@ -6,6 +6,8 @@ import warnings as _warnings
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .. import _dtype as D
 from .. import _kernels
@@ -1485,7 +1487,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if every.size and ((every < -n) | (every >= n)).any():
         bad = int(every[(every < -n) | (every >= n)].flat[0])
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    if type(a) is not np.ndarray:  # batched indices under vmap: wrapped by an op, so the level sees them
+    if type(a) not in _B.ARRAYS:  # batched indices under vmap: wrapped by an op, so the level sees them
         wrapped = index % max(n, 1)
         return Take.apply(input, wrapped._data)
     return Take.apply(input, a % max(n, 1))
@@ -1525,7 +1527,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim."""
     a = input._data
-    if type(a) is not np.ndarray:  # batched under vmap: the result's shape depends on each example's values
+    if type(a) not in _B.ARRAYS:  # batched under vmap: the result's shape depends on each example's values
         if as_tuple:
             raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
                                "fallback.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _args
+from .. import _backend as _B
 from .. import _dtype as D
 from . import _special as _sp
 from .._random import _rng
@@ -30,12 +31,13 @@ def _fmt(x) -> str:
 
 def _zero_grads(ctx, grad):
     """A draw ignores its tensor inputs' values: the gradient of each is zero."""
-    z = _wrap(np.zeros(grad._data.shape, grad._data.dtype), grad._dtype)  # no history, as torch's zeros
+    z = _wrap(np.zeros_like(grad._data), grad._dtype)  # no history, as torch's zeros
     return tuple(z if need else None for need in ctx.needs_input_grad)
 
 
 def _as(arr, like) -> np.ndarray:
-    return np.asarray(arr).astype(like.dtype, copy=False)
+    """A host draw as ``like``'s dtype, on its device (NOTE [factories on cuda] in ember/_factories.py)."""
+    return _B.like(like, np.asarray(arr).astype(like.dtype, copy=False))
 
 
 def _parts(draw, shape, like) -> np.ndarray:

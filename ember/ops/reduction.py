@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
@@ -67,7 +68,7 @@ class Sum(Op):
         if dtype is None or dtype.np == self.dtype:
             return _fsum(self, dims, keepdim)  # NOTE [einsum reductions]
         out = np.sum(self, axis=dims, keepdims=keepdim, dtype=dtype.np)
-        return np.asarray(out) if type(out) is not np.ndarray else out
+        return _B.asarray(out) if type(out) is not np.ndarray else out
 
     def backward(ctx, grad):
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
@@ -107,7 +108,7 @@ class Mean(Op):
             return np.true_divide(out, n, out=out) if out.ndim else np.asarray(out / n, self.dtype)
         out = np.mean(self, axis=dims, keepdims=keepdim) if self.size else np.full(
             np.sum(self, axis=dims, keepdims=keepdim).shape, np.nan, self.dtype)
-        return np.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
+        return _B.asarray(out, self.dtype) if type(out) is not np.ndarray or out.dtype != self.dtype else out
 
     def backward(ctx, grad):
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) / ctx.n
@@ -468,7 +469,7 @@ def _arg_api(name: str, fn):
         if input._dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
         a = input._data
-        if type(a) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
+        if type(a) not in _B.ARRAYS:  # values readable only through ops (a batched tensor under vmap)
             sel = globals()[name[3:]]
             if dim is None:
                 r = sel(input.reshape(-1), 0).indices
@@ -477,12 +478,12 @@ def _arg_api(name: str, fn):
         if dim is None:
             if a.size == 0:
                 raise _no_dim_error(name, IndexError, "")
-            out = np.asarray(fn(a.reshape(-1)), np.int64)
+            out = _B.asarray(fn(a.reshape(-1)), np.int64)
             return _const(out.reshape((1,) * a.ndim) if keepdim else out)
         a1, d = _as_1d(a, dim)
         if a1.shape[d] == 0:
             raise _empty_dim_error(name, d)
-        out = np.asarray(fn(a1, axis=d, keepdims=keepdim and a.ndim > 0), np.int64)
+        out = _B.asarray(fn(a1, axis=d, keepdims=keepdim and a.ndim > 0), np.int64)
         return _const(out.reshape(()) if a.ndim == 0 else out)
     arg.__name__ = arg.__qualname__ = name
     arg.__doc__ = f"Index of the {name[3:]}imum (flattened when ``dim`` is None); first index on ties."

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .. import _dtype as D
 from .. import return_types as _RT
@@ -65,7 +67,7 @@ def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = Fa
     """Indices that sort ``input`` along ``dim``."""
     if input._dtype.is_complex:
         raise RuntimeError(_NO_SORT[1:])
-    if type(input._data) is not np.ndarray:  # values readable only through ops (a batched tensor under vmap)
+    if type(input._data) not in _B.ARRAYS:  # values readable only through ops (a batched tensor under vmap)
         return sort(input, dim, descending).indices
     a, d = _as_1d(input._data, dim)
     return _const(np.ascontiguousarray(_sort_idx(a, d, bool(descending))).reshape(input._data.shape))

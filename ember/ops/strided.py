@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
+
 from .. import _args
 from .._args import tensor_arg as _tensor_arg
 from .._layout import _storage, strided_view
@@ -42,7 +44,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
-    if type(a) is not np.ndarray:  # batched under vmap: windows of each example, on the physical value
+    if type(a) not in _B.ARRAYS:  # batched under vmap: windows of each example, on the physical value
         if not a.ndim:
             return input._rewrap(unfold(input._phys.unsqueeze(1), 1, size, step).reshape(input._phys.shape[0], size))
         return input._rewrap(unfold(input._phys, d + 1, size, step))
@@ -80,7 +82,7 @@ def _as_strided_view(input: Tensor, size, stride, storage_offset) -> np.ndarray:
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes, strides and offset (in elements)."""
     _tensor_arg("as_strided", input)
-    if type(input._data) is not np.ndarray:  # batched under vmap: one more leading dim over the physical storage
+    if type(input._data) not in _B.ARRAYS:  # batched under vmap: one more leading dim over the physical storage
         p = input._phys  # (torch's rule: each example's view starts at its own offset, a batch stride apart)
         off = p.storage_offset() if storage_offset is None else storage_offset
         return input._rewrap(as_strided(p, (p.shape[0],) + tuple(size), (p.stride(0),) + tuple(stride), off))
@@ -97,7 +99,7 @@ def as_strided_(input: Tensor, size, stride, storage_offset: int | None = None) 
 def _restride(t: Tensor, new: Tensor) -> Tensor:
     """Make ``t`` take over the geometry and history of ``new`` (a view of it): in-place view ops."""
     _IP.check_inplace(t)
-    if type(t._data) is not np.ndarray:  # a batched tensor under vmap: it takes over the view's physical value
+    if type(t._data) not in _B.ARRAYS:  # a batched tensor under vmap: it takes over the view's physical value
         return t._take_over(new)
     t._data = new._data
     if new._grad_fn is not None:

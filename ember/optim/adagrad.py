@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factories as _F
-from .optimizer import (Optimizer, _bump_step, _check, _commit, _grad_of, _no_differentiable, _params_with_grad,
+from .optimizer import (Optimizer, _state_of, _bump_step, _check, _commit, _grad_of, _no_differentiable, _params_with_grad,
                         _step_tensor, _validate)
 
 __all__ = ["Adagrad"]
@@ -28,7 +27,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = _step_tensor()
-                state["sum"] = _F.from_numpy(np.full_like(p._data, group["initial_accumulator_value"]))
+                state["sum"] = _state_of(np.full_like(p._data, group["initial_accumulator_value"]))
 
     def _update_group(self, group: dict) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]

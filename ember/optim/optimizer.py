@@ -8,8 +8,9 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .. import _dtype as D
 from .. import _factories as _F
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from ..autograd import graph as _graph
 from ..autograd import _stale
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -275,16 +276,18 @@ class Optimizer:
             return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(Optimizer._cast_state(param, None, v) for v in value)
-        if isinstance(value, Tensor):
-            if key == "step" or not param.is_floating_point() or value._dtype == param._dtype:
+        if isinstance(value, Tensor):  # on the parameter's device, as torch's ('step' stays where it is)
+            if key == "step":
                 return value
-            return value.to(param._dtype)
+            if not param.is_floating_point() or value._dtype == param._dtype:
+                return value.to(param.device)
+            return value.to(param.device, param._dtype)
         if not (isinstance(value, np.ndarray) or hasattr(value, "numpy")):
             return value
         arr = np.array(_to_array(value), copy=True)
         if key != "step" and param._data.dtype.kind == "f":
             arr = arr.astype(param._data.dtype)
-        return _F.from_numpy(arr)
+        return _F.from_numpy(arr).to(param.device)
 
 
 _SIGNATURE_DEFAULTS: dict[type, dict] = {}
@@ -350,7 +353,12 @@ def _bump_step(state: dict) -> float:
 
 
 def _zeros_state(p: Tensor) -> Tensor:
-    return _F.from_numpy(np.zeros_like(p._data))
+    return _state_of(np.zeros_like(p._data))
+
+
+def _state_of(arr) -> Tensor:
+    """An optimizer state tensor around ``arr`` (an array on the parameter's device)."""
+    return _wrap(arr, D.from_numpy_dtype(arr.dtype))
 
 
 def _lerp_(a: np.ndarray, b: np.ndarray, w: float) -> None:

@@ -1,10 +1,8 @@
 """SGD with momentum, dampening, Nesterov, weight decay, maximize (torch's update rule)."""
 from __future__ import annotations
 
-import numpy as np
 
-from .. import _factories as _F
-from .optimizer import Optimizer, _check, _commit, _grad_of, _no_differentiable, _params_with_grad, _validate
+from .optimizer import Optimizer, _state_of, _check, _commit, _grad_of, _no_differentiable, _params_with_grad, _validate
 
 __all__ = ["SGD"]
 
@@ -31,7 +29,7 @@ class SGD(Optimizer):
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = state["momentum_buffer"] = _F.from_numpy(np.array(g, copy=True))
+                    buf = state["momentum_buffer"] = _state_of(g.copy())
                 else:
                     b = buf._data
                     b *= momentum

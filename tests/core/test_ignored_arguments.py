@@ -438,7 +438,18 @@ HINT = "a performance hint: the result is torch's either way"
 ACCEL = "used only with accelerator tensors or devices, which raise torch's error here (torch's CPU build too)"
 DDP_ARGS = "documented in DistributedDataParallel.__init__: " + SCHEDULE
 
+STAND_IN = "the NumPy stand-in cuda device (NOTE [cuda stand-in]): its work is done when queued, nothing to wait for"
 UNREAD = {
+    "ember.cuda._runtime.StandInRuntime.synchronize_stream": {"stream": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.query_stream": {"stream": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.new_event": {"blocking": STAND_IN, "external": STAND_IN,
+                                                     "interprocess": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.record_event": {"stream": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.wait_event": {"event": STAND_IN, "stream": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.query_event": {"event": STAND_IN},
+    "ember.cuda._runtime.StandInRuntime.synchronize_event": {"event": STAND_IN},
+    "ember.cuda._runtime.CuPyRuntime.new_event": {"external": "CuPy's events have no external flag (torch's is for "
+                                                              "events shared by graphs)"},
     "ember.hub._Faketqdm.__init__": {"unit": TORCH, "args": TORCH, "kwargs": TORCH},
     "ember.hub._Faketqdm.set_description": {"args": TORCH, "kwargs": TORCH},
     "ember._dynamo.disable": {"recursive": EAGER, "reason": EAGER},

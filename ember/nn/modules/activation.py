@@ -148,7 +148,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(_F.empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(_F.empty(num_parameters, device=device, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

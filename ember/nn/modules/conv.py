@@ -64,9 +64,9 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
         shape = ((in_channels, out_channels // groups) if self.transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(_F.empty(shape, dtype=dtype))
+        self.weight = Parameter(_F.empty(shape, device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(_F.empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -34,9 +34,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_F.empty((out_features, in_features), dtype=dtype))
+        self.weight = Parameter(_F.empty((out_features, in_features), device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(_F.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -66,9 +66,9 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(_F.empty((out_features, in1_features, in2_features), dtype=dtype))
+        self.weight = Parameter(_F.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(_F.empty(out_features, dtype=dtype))
+            self.bias = Parameter(_F.empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -96,10 +96,10 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(0, 0, False, device, dtype)  # (no bias made only to be replaced)
-        self.weight = UninitializedParameter(dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
         if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:

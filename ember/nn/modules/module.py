@@ -432,7 +432,8 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """Cast floating parameters and buffers to a dtype; devices other than cpu raise."""
+        """Move parameters and buffers (and their gradients) to a device and/or cast the floating ones to a dtype,
+        in place."""
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
         for a in args:
@@ -442,8 +443,7 @@ class Module:
                 dtype = a
             else:
                 device = a
-        if device is not None:
-            _check_device(device)
+        dev = _check_device(device) if device is not None else None
         if dtype is not None:
             dtype = D.to_dtype(dtype)
             if not dtype._differentiable:
@@ -456,8 +456,14 @@ class Module:
                               "and some modules might not work as expected when using complex tensors as parameters "
                               "or buffers. Please file an issue at https://github.com/pytorch/pytorch/issues/new?"
                               "template=bug-report.yml if a complex module does not work as expected.", stacklevel=2)
-            return self._apply(lambda t: t.to(dtype) if t._dtype._differentiable else t)
-        return self
+        if dtype is None and dev is None:
+            return self
+
+        def convert(t):
+            if dtype is not None and t._dtype._differentiable:
+                t = t.to(dtype)
+            return t if dev is None else t.to(dev)
+        return self._apply(convert)
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
         """Replace parameters and buffers by uninitialized tensors of the same shape and dtype."""
@@ -480,7 +486,7 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def cpu(self) -> "Module":
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> "Module":
         """Move parameters and buffers to the GPU: torch's error here, unless there are none to move."""

@@ -22,10 +22,10 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNo
 
 
 
-def _affine_parameters(module: Module, shape, affine: bool, bias: bool, dtype) -> None:
+def _affine_parameters(module: Module, shape, affine: bool, bias: bool, dtype, device=None) -> None:
     """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None entries, as torch's norm layers register them."""
-    module.register_parameter("weight", Parameter(_F.ones(shape, dtype=dtype)) if affine else None)
-    module.register_parameter("bias", Parameter(_F.zeros(shape, dtype=dtype)) if affine and bias else None)
+    module.register_parameter("weight", Parameter(_F.ones(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(_F.zeros(shape, device=device, dtype=dtype)) if affine and bias else None)
 
 
 def _reset_affine(module: Module) -> None:
@@ -55,17 +55,17 @@ class _NormBase(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track
         if affine:
-            self.weight = Parameter(_F.empty(num_features, dtype=dtype))
+            self.weight = Parameter(_F.empty(num_features, device=device, dtype=dtype))
             if bias:
-                self.bias = Parameter(_F.empty(num_features, dtype=dtype))
+                self.bias = Parameter(_F.empty(num_features, device=device, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track:
-            self.register_buffer("running_mean", _F.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _F.ones(num_features, dtype=dtype))
+            self.register_buffer("running_mean", _F.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", _F.ones(num_features, device=device, dtype=dtype))
             self.register_buffer("num_batches_tracked", _F.tensor(0, dtype=D.int64))
         else:
             self.register_buffer("running_mean", None)
@@ -225,7 +225,7 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
 
     def reset_parameters(self) -> None:
         _reset_affine(self)
@@ -248,7 +248,7 @@ class RMSNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_F.ones(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_F.ones(self.normalized_shape, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
 
@@ -273,7 +273,7 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        _affine_parameters(self, num_channels, affine, bias, dtype)
+        _affine_parameters(self, num_channels, affine, bias, dtype, device)
 
     def reset_parameters(self) -> None:
         _reset_affine(self)
@@ -296,12 +296,12 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = UninitializedParameter(dtype=dtype)
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
             if bias:
-                self.bias = UninitializedParameter(dtype=dtype)
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
-            self.running_mean = UninitializedBuffer(dtype=dtype)
-            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = _F.tensor(0, dtype=D.int64)
 
     def reset_parameters(self) -> None:

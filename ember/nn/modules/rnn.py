@@ -133,7 +133,7 @@ class RNNBase(Module):
                 if proj_size:
                     shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
-                    setattr(self, name + sfx, Parameter(_F.empty(shape, dtype=dtype)))
+                    setattr(self, name + sfx, Parameter(_F.empty(shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name + sfx)
         self.reset_parameters()
 
@@ -399,11 +399,11 @@ class RNNCellBase(Module):
         _check_device(device)
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(_F.empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(_F.empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(_F.empty((num_chunks * hidden_size, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(_F.empty((num_chunks * hidden_size, hidden_size), device=device, dtype=dtype))
         if bias:
-            self.bias_ih = Parameter(_F.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(_F.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(_F.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_F.empty(num_chunks * hidden_size, device=device, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

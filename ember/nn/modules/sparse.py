@@ -32,7 +32,7 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(_F.empty((num_embeddings, embedding_dim), dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(_F.empty((num_embeddings, embedding_dim), device=device, dtype=dtype), requires_grad=not _freeze)
             self.reset_parameters()
         else:
             assert list(_weight.shape) == [num_embeddings, embedding_dim], \
@@ -97,7 +97,7 @@ class EmbeddingBag(Module):
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(_F.empty((num_embeddings, embedding_dim), dtype=dtype))
+            self.weight = Parameter(_F.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:

@@ -49,23 +49,23 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(_F.empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.in_proj_weight = Parameter(_F.empty((3 * embed_dim, embed_dim), device=device, dtype=dtype))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         else:
-            self.q_proj_weight = Parameter(_F.empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(_F.empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(_F.empty((embed_dim, self.vdim), dtype=dtype))
+            self.q_proj_weight = Parameter(_F.empty((embed_dim, embed_dim), device=device, dtype=dtype))
+            self.k_proj_weight = Parameter(_F.empty((embed_dim, self.kdim), device=device, dtype=dtype))
+            self.v_proj_weight = Parameter(_F.empty((embed_dim, self.vdim), device=device, dtype=dtype))
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(_F.empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(_F.empty(3 * embed_dim, device=device, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
         if add_bias_kv:
-            self.bias_k = Parameter(_F.empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(_F.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_k = Parameter(_F.empty((1, 1, embed_dim), device=device, dtype=dtype))
+            self.bias_v = Parameter(_F.empty((1, 1, embed_dim), device=device, dtype=dtype))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -134,18 +134,18 @@ def _square_subsequent_mask(sz: int, dtype=None) -> Tensor:
 
 
 def _build_layer(layer: Module, n_attn: int, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
-                 activation, layer_norm_eps: float, batch_first: bool, norm_first: bool, bias: bool, dtype) -> None:
+                 activation, layer_norm_eps: float, batch_first: bool, norm_first: bool, bias: bool, dtype, device=None) -> None:
     """The submodules of a Transformer layer with ``n_attn`` attention blocks (self-attention, then attention over
     the memory), a feed-forward block and one LayerNorm and Dropout per block, registered in torch's order."""
     for name in ("self_attn", "multihead_attn")[:n_attn]:
         setattr(layer, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                dtype=dtype))
-    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+                                                device=device, dtype=dtype))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
     layer.dropout = Dropout(dropout)
-    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
     layer.norm_first = norm_first
     for i in range(1, n_attn + 2):
-        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype))
     for i in range(1, n_attn + 2):
         setattr(layer, f"dropout{i}", Dropout(dropout))
     layer.activation = _activation(activation)
@@ -161,7 +161,7 @@ class TransformerEncoderLayer(Module):
         _check_device(device)
         super().__init__()
         _build_layer(self, 1, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                     norm_first, bias, dtype)
+                     norm_first, bias, dtype, device)
         act = self.activation
         self.activation_relu_or_gelu = (1 if act is F.relu or isinstance(act, ReLU) else
                                         2 if act is F.gelu or isinstance(act, GELU) else 0)
@@ -196,7 +196,7 @@ class TransformerDecoderLayer(Module):
         _check_device(device)
         super().__init__()
         _build_layer(self, 2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                     norm_first, bias, dtype)
+                     norm_first, bias, dtype, device)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
@@ -327,13 +327,13 @@ class Transformer(Module):
         super().__init__()
         kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
                   layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
-                  dtype=dtype)
+                  device=device, dtype=dtype)
         self.encoder = custom_encoder or TransformerEncoder(
             TransformerEncoderLayer(d_model, nhead, **kw), num_encoder_layers,
-            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype))
         self.decoder = custom_decoder or TransformerDecoder(
             TransformerDecoderLayer(d_model, nhead, **kw), num_decoder_layers,
-            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         self._reset_parameters()
 

@@ -10,6 +10,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Generic, Iterable
 
+from ... import _backend as _B
 from ..._random import Generator, _rng
 from . import _worker
 from ._collate import default_collate, default_convert
@@ -144,7 +145,7 @@ class _BaseIter:
         # torch's _BaseDataLoaderIter: a seeded generator gives the same shuffle order for any num_workers.
         self._base_seed = int(_rng(loader.generator).integers(0, 2**62))
         self._num_yielded = 0
-        if loader.pin_memory:  # there is no accelerator: pinning is a no-op, as torch says on a CPU-only host
+        if loader.pin_memory and not _B.cuda_available():  # no accelerator: pinning is a no-op, as torch says
             if loader.pin_memory_device:
                 warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
                               f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=4)
