@@ -1,9 +1,10 @@
 """The model workloads W6-W8, each written once with ``lib.nn`` modules and ``lib.optim`` (torch style).
 
 Same contract as ``workloads.py``: ``data(sizes)`` makes every parameter (named as in the model's
-``named_parameters()``) and the batch from NumPy seed 0; ``build(lib, arrays, sizes)`` builds the model,
-copies the parameters in, and returns ``(step, grads)``: ``step()`` is one training step (zero_grad,
-forward, backward, optimizer step) returning the loss, ``grads()`` the last step's gradients by name.
+``named_parameters()``) and the batch from NumPy seed 0; ``build(lib, arrays, sizes, compile=False)`` builds the
+model, copies the parameters in, and returns ``(step, grads)``: ``step()`` is one training step (zero_grad,
+forward, backward, optimizer step) returning the loss, ``grads()`` the last step's gradients by name. With
+``compile=True`` the model is called through ``lib.compile(model)`` (the rest of the step unchanged).
 Only ember and torch run these (no hand-written floor or peers).
 
 This module imports only NumPy, so a runner can fix thread counts before anything loads a BLAS.
@@ -87,7 +88,7 @@ def _gpt_data(sizes: dict) -> dict:
     return out
 
 
-def _gpt_build(lib, arrays: dict, sizes: dict):
+def _gpt_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     nn, F = lib.nn, lib.nn.functional
     v, block, c, n_head, n_layer = (sizes[k] for k in ("vocab", "block", "n_embd", "n_head", "n_layer"))
 
@@ -157,7 +158,8 @@ def _gpt_build(lib, arrays: dict, sizes: dict):
     _load(lib, model, arrays)
     opt = lib.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.01)
     idx, targets = lib.tensor(arrays["idx"]), lib.tensor(arrays["targets"])
-    return _trainer(lib, model, opt, lambda: model(idx, targets))
+    m = lib.compile(model) if compile else model
+    return _trainer(lib, model, opt, lambda: m(idx, targets))
 
 
 # ----------------------------------------------------------------------------- W7: LSTM language model
@@ -176,7 +178,7 @@ def _lstm_data(sizes: dict) -> dict:
     return out
 
 
-def _lstm_build(lib, arrays: dict, sizes: dict):
+def _lstm_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     nn, F = lib.nn, lib.nn.functional
     v, e, h, n_layers = (sizes[k] for k in ("vocab", "emb", "hidden", "layers"))
 
@@ -196,7 +198,8 @@ def _lstm_build(lib, arrays: dict, sizes: dict):
     _load(lib, model, arrays)
     opt = lib.optim.SGD(model.parameters(), lr=1.0)
     idx, targets = lib.tensor(arrays["idx"]), lib.tensor(arrays["targets"])
-    return _trainer(lib, model, opt, lambda: model(idx, targets), clip=0.25)
+    m = lib.compile(model) if compile else model
+    return _trainer(lib, model, opt, lambda: m(idx, targets), clip=0.25)
 
 
 # ----------------------------------------------------------------------------- W8: residual CNN with BatchNorm
@@ -215,7 +218,7 @@ def _resnet_data(sizes: dict) -> dict:
     return out
 
 
-def _resnet_build(lib, arrays: dict, sizes: dict):
+def _resnet_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     nn, F = lib.nn, lib.nn.functional
     c_in, c, k, n_blocks = (sizes[s] for s in ("in_ch", "channels", "classes", "blocks"))
 
@@ -251,7 +254,8 @@ def _resnet_build(lib, arrays: dict, sizes: dict):
     _load(lib, model, arrays)
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     x, labels = lib.tensor(arrays["x"]), lib.tensor(arrays["labels"])
-    return _trainer(lib, model, opt, lambda: F.cross_entropy(model(x), labels))
+    m = lib.compile(model) if compile else model
+    return _trainer(lib, model, opt, lambda: F.cross_entropy(m(x), labels))
 
 
 MODEL_DATA = {"W6": _gpt_data, "W7": _lstm_data, "W8": _resnet_data}

@@ -30,7 +30,12 @@ from bench.workloads import WORKLOADS  # noqa: E402
 
 # (row label, workload, threads) of the timing table
 CELLS = (("W1", "W1", 1), ("W2", "W2", 1), ("W2 (2 threads)", "W2", 2), ("W3", "W3", 1), ("W4", "W4", 1),
-         ("W5", "W5", 1), ("W6", "W6", 1), ("W7", "W7", 1), ("W8", "W8", 1))
+         ("W5", "W5", 1), ("W6", "W6", 1), ("W7", "W7", 1), ("W8", "W8", 1),
+         ("W1 compiled", "W1", 1), ("W2 compiled", "W2", 1), ("W4 compiled", "W4", 1), ("W6 compiled", "W6", 1))
+# rows whose ember column is the workload through ember.compile (against eager torch and the floor)
+COMPILED = {"W1 compiled", "W2 compiled", "W4 compiled", "W6 compiled"}
+COMPILED_LIBS = ("ember", "torch", "floor")
+GUARD_STEPS = 3  # compiled guard: steps of every library before comparing (the third call replays the program)
 QUICK_CELLS = tuple(c for c in CELLS if c[2] == 1)
 CORE = ("ember", "torch", "floor")   # G1 runs these only: a 10^6-op chain in a peer takes minutes
 G1_SIZES = (100_000, 1_000_000)
@@ -50,7 +55,8 @@ def _installed(pkg: str) -> bool:
 
 def _libraries() -> list[str]:
     """ember, torch, the floor, and every peer whose packages are installed (the bench extra)."""
-    return [name for name in LIBRARIES if all(_installed(pkg) for pkg in PEER_PACKAGES.get(name, ()))]
+    return [name for name in LIBRARIES if name != "ember-compiled"
+            and all(_installed(pkg) for pkg in PEER_PACKAGES.get(name, ()))]
 
 
 def _env(threads: int) -> dict:
@@ -70,7 +76,7 @@ def _run(workload: str, library: str, *extra: str, threads: int = 1) -> dict:
 
 
 # ----------------------------------------------------------------------------- correctness guard
-def guard(workloads, libraries, log) -> dict:
+def guard(workloads, libraries, log, compiled=()) -> dict:
     """Gradients (and loss) of every library against torch's, on the same inputs; exits on a mismatch.
     Returns {(workload, library): (loss dtype, gradient dtypes)}."""
     dtypes = {}
@@ -92,6 +98,17 @@ def guard(workloads, libraries, log) -> dict:
                 if bad:
                     raise SystemExit(f"correctness guard: {lib} differs from torch on {w}: {', '.join(bad)}")
             log(f"guard {w}: {', '.join(others)} match torch ({len(ref) - 1} gradients and the loss)")
+        for w in compiled:  # the compiled programs (replayed from the third call) against torch after as many steps
+            got = {}
+            for lib in ("torch", "ember-compiled"):
+                path = os.path.join(tmp, f"{w}-{lib}-steps.npz")
+                _run(w, lib, "--mode", "grads", "--out", path, "--grad-steps", str(GUARD_STEPS))
+                with np.load(path) as z:
+                    got[lib] = {k: z[k] for k in z.files}
+            bad = [k for k in got["torch"] if not _close(got["ember-compiled"].get(k), got["torch"][k])]
+            if bad:
+                raise SystemExit(f"correctness guard: compiled ember differs from torch on {w}: {', '.join(bad)}")
+            log(f"guard {w}: compiled ember matches torch after {GUARD_STEPS} steps")
     return dtypes
 
 
@@ -114,7 +131,14 @@ def time_cells(cells, libraries, rounds: int, quick: bool, log) -> dict:
             for lib in rotated:
                 if lib not in WORKLOADS[w].libraries:
                     continue
-                res = _run(w, lib, *extra, threads=threads)
+                if label in COMPILED:
+                    if lib not in COMPILED_LIBS:
+                        continue
+                    res = _run(w, "ember-compiled" if lib == "ember" else lib, *extra, threads=threads)
+                    if "first_calls_s" in res:
+                        out.setdefault((label, "first calls"), []).append(res["first_calls_s"])
+                else:
+                    res = _run(w, lib, *extra, threads=threads)
                 out.setdefault((label, lib), []).extend(res["per_iter_s"])
         log(f"round {r + 1}/{rounds} done")
     return out
@@ -235,7 +259,20 @@ def report(env, cells, libraries, times, g1, m1, dtypes, rounds, quick, elapsed,
     lines += ["", "W1 is reported per op (one iteration / 64), forward + backward. Ratios use medians; the "
               "(best) ratios use each cell's fastest block, which contention from other processes cannot "
               "make faster. Peer cells marked n/a: the peer is not installed, or (W6-W8, the model workloads in "
-              "`bench/models.py`) the workload exists for ember and torch only.", ""]
+              "`bench/models.py`) the workload exists for ember and torch only, or the row is a compiled one.",
+              "", "*compiled* rows: ember's column is the workload through `ember.compile` (the function or model "
+              "compiled as a user would; backward and the update outside), against eager torch and the floor.", ""]
+    firsts = [(label, times[(label, "first calls")]) for label, _, _ in cells if (label, "first calls") in times]
+    if firsts:
+        lines += ["## Compile time", "", "The first two calls of a compiled function run eagerly under the tracer "
+                  "(the second confirms the first's program); replays start with the third. Median over the runs.",
+                  "", "| row | first call (ms) | second call (ms) | replayed call (ms) |", "|---|---|---|---|"]
+        for label, runs in firsts:
+            scale = 1e3
+            lines.append(f"| {label} | {_fmt(statistics.median(r[0] for r in runs) * scale)} | "
+                         f"{_fmt(statistics.median(r[1] for r in runs) * scale)} | "
+                         f"{_fmt(statistics.median(times[(label, 'ember')]) * scale)} |")
+        lines.append("")
     if ops:
         from bench.ops import markdown
 
@@ -307,7 +344,7 @@ def main(argv=None) -> None:
     env = _run("W1", "ember", "--mode", "env")
     load0 = os.getloadavg()[0]
     workloads = sorted({c[1] for c in cells} | (set() if a.no_g1 else {"G1"}) | (set() if a.no_m1 else {"W2"}))
-    dtypes = guard(workloads, libraries, log)
+    dtypes = guard(workloads, libraries, log, sorted({c[1] for c in cells if c[0] in COMPILED}))
     times = time_cells(cells, libraries, rounds, a.quick, log)
     g1 = None if a.no_g1 else run_g1(QUICK_G1_SIZES if a.quick else G1_SIZES, libraries, log)
     m1 = None if a.no_m1 else run_m1(libraries, log)

@@ -2,7 +2,8 @@
 
 Thread counts are fixed in the environment before NumPy or torch is imported, so each library runs
 alone in a fresh process with the BLAS it would really use. Modes:
-  time   (default) warm up, then time several blocks; per-iteration seconds of each block
+  time   (default) warm up, then time several blocks; per-iteration seconds of each block (with ``--compile``
+         also the first two iterations' seconds: tracing, then confirming the program)
   grads  one step; gradients and loss saved to ``--out`` (an .npz) for the correctness guard
   once   one step of a big graph (G1): its time, and peak RSS over the RSS before it
   rss    ``--steps`` steps (M1); the process's peak RSS
@@ -35,8 +36,10 @@ def _ember(threads: int):
     return ember
 
 
-def _lib_runner(load):
+def _lib_runner(load, compile: bool = False):
     def build(workload, arrays, sizes, threads):
+        if compile:
+            return workload.build(load(threads), arrays, sizes, compile=True)
         return workload.build(load(threads), arrays, sizes)
     return build
 
@@ -58,6 +61,7 @@ def _peer_runner(module: str):
 # name -> build(workload, arrays, sizes, threads) -> (step, grads)
 LIBRARIES = {
     "ember": _lib_runner(_ember),
+    "ember-compiled": _lib_runner(_ember, compile=True),  # the workload through ember.compile
     "torch": _lib_runner(_torch),
     "floor": _floor_runner,
     "autograd": _peer_runner("peer_autograd"),
@@ -169,6 +173,8 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--n-ops", type=int, default=None, help="override the chain length (W1, G1)")
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--grad-steps", type=int, default=1, help="grads mode: steps before saving (compiled programs "
+                   "replay from the third call)")
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
     for v in THREAD_VARS:
@@ -195,11 +201,22 @@ def main(argv=None) -> None:
     step, grads = runner(w, arrays, sizes, a.threads)
 
     if a.mode == "time":
-        res = {"per_iter_s": _time(step, a.quick, a.threads)}
+        res = {}
+        if a.library == "ember-compiled":  # what compiling costs: the first calls trace (compile time)
+            from time import perf_counter
+
+            first = []
+            for _ in range(2):
+                t = perf_counter()
+                step()
+                first.append(perf_counter() - t)
+            res["first_calls_s"] = first
+        res["per_iter_s"] = _time(step, a.quick, a.threads)
     elif a.mode == "grads":
         import numpy as np
 
-        loss = step()
+        for _ in range(a.grad_steps):
+            loss = step()
         loss_dtype = str(getattr(loss, "dtype", type(loss).__name__)).removeprefix("torch.").removeprefix("ember.")
         loss = float(loss if isinstance(loss, (float, np.floating)) else loss.item())
         g = {k: np.asarray(v) for k, v in grads().items()}

@@ -1,10 +1,12 @@
 """The benchmark workloads, each written once in torch style and run with ``lib`` = ``torch`` or ``ember``.
 
 A workload is a ``Workload`` record: ``data(sizes)`` makes its fixed float32 inputs from NumPy seed 0,
-``build(lib, arrays, sizes)`` turns them into leaf tensors and returns ``(step, grads)``: ``step()`` runs
-one iteration (forward, backward and, for training workloads, the SGD update) and returns the loss;
-``grads()`` returns the gradients of the last step as NumPy arrays, keyed by input name. The
-hand-written NumPy floor (``floor.py``) builds the same ``(step, grads)`` pair from the same arrays.
+``build(lib, arrays, sizes, compile=False)`` turns them into leaf tensors and returns ``(step, grads)``:
+``step()`` runs one iteration (forward, backward and, for training workloads, the SGD update) and returns the
+loss; ``grads()`` returns the gradients of the last step as NumPy arrays, keyed by input name. With
+``compile=True`` the computation up to the loss goes through ``lib.compile`` (the model or function, as a user
+would write it; backward and the update stay outside). The hand-written NumPy floor (``floor.py``) builds the
+same ``(step, grads)`` pair from the same arrays.
 
 This module imports only NumPy, so a runner can fix thread counts before anything loads a BLAS.
 """
@@ -36,7 +38,7 @@ class Workload:
     what: str
     unit: str                   # how the table reports a time: "us/op" or "ms/iter"
     data: Callable              # sizes -> {name: ndarray}
-    build: Callable             # (lib, arrays, sizes) -> (step, grads)
+    build: Callable             # (lib, arrays, sizes, compile=False) -> (step, grads)
     sizes: dict = field(default_factory=dict)   # the benchmark's sizes
     tiny: dict = field(default_factory=dict)    # sizes for the unit test
     libraries: tuple = ALL_LIBRARIES             # who implements it (the model workloads: ember and torch)
@@ -90,15 +92,18 @@ def _chain_data(sizes: dict) -> dict:
     return {"x": r.uniform(-1, 1, n).astype(np.float32), "y": r.uniform(-1, 1, n).astype(np.float32)}
 
 
-def _chain_build(lib, arrays: dict, sizes: dict):
+def _chain_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     params = _leaves(lib, arrays)
     x, y = params["x"], params["y"]
     n_ops = sizes["n_ops"]
+    run = lambda x, y: chain(lib, x, y, n_ops).sum()  # noqa: E731
+    if compile:
+        run = lib.compile(run)
 
     def step():
         x.grad = None
         y.grad = None
-        loss = chain(lib, x, y, n_ops).sum()
+        loss = run(x, y)
         loss.backward()
         return loss
 
@@ -112,13 +117,16 @@ def _matmul_data(sizes: dict) -> dict:
     return {k: r.standard_normal((n, n), dtype=np.float32) / np.float32(np.sqrt(n)) for k in "abc"}
 
 
-def _matmul_build(lib, arrays: dict, sizes: dict):
+def _matmul_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     params = _leaves(lib, arrays)
     a, b, c = params["a"], params["b"], params["c"]
+    run = lambda a, b, c: (a @ b @ c).sum()  # noqa: E731
+    if compile:
+        run = lib.compile(run)
 
     def step():
         a.grad = b.grad = c.grad = None
-        loss = (a @ b @ c).sum()
+        loss = run(a, b, c)
         loss.backward()
         return loss
 
@@ -136,10 +144,13 @@ def _labels(r: np.random.Generator, n_classes: int, n: int) -> np.ndarray:
     return r.integers(0, n_classes, n).astype(np.int64)
 
 
-def _trainer(lib, arrays: dict, forward: Callable):
-    """``(step, grads)`` of a training workload: ``forward(params)`` gives the loss; SGD updates every param."""
+def _trainer(lib, arrays: dict, forward: Callable, compile: bool = False):
+    """``(step, grads)`` of a training workload: ``forward(params)`` gives the loss; SGD updates every param.
+    ``compile``: ``forward`` goes through ``lib.compile``."""
     params = _leaves(lib, {k: v for k, v in arrays.items() if k not in _DATA_KEYS})
     no_grad = lib.no_grad
+    if compile:
+        forward = lib.compile(forward)
 
     def step():
         for p in params.values():
@@ -168,7 +179,7 @@ def _mlp_data(sizes: dict) -> dict:
     return out
 
 
-def _mlp_build(lib, arrays: dict, sizes: dict):
+def _mlp_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     F = lib.nn.functional
     x, labels = lib.tensor(arrays["x"]), lib.tensor(arrays["labels"])
     n_layers = len(sizes["dims"]) - 1
@@ -181,7 +192,7 @@ def _mlp_build(lib, arrays: dict, sizes: dict):
                 h = F.relu(h)
         return F.cross_entropy(h, labels)
 
-    return _trainer(lib, arrays, forward)
+    return _trainer(lib, arrays, forward, compile)
 
 
 # ----------------------------------------------------------------------------- W3: CNN train step
@@ -201,7 +212,7 @@ def _cnn_data(sizes: dict) -> dict:
             "fc_w": _uniform(r, feats, (k, feats)), "fc_b": _uniform(r, feats, k)}
 
 
-def _cnn_build(lib, arrays: dict, sizes: dict):
+def _cnn_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     F = lib.nn.functional
     x, labels = lib.tensor(arrays["x"]), lib.tensor(arrays["labels"])
 
@@ -210,7 +221,7 @@ def _cnn_build(lib, arrays: dict, sizes: dict):
         h = F.max_pool2d(F.relu(F.conv2d(h, p["conv2_w"], p["conv2_b"], padding=1)), 2)
         return F.cross_entropy(F.linear(h.flatten(1), p["fc_w"], p["fc_b"]), labels)
 
-    return _trainer(lib, arrays, forward)
+    return _trainer(lib, arrays, forward, compile)
 
 
 # ----------------------------------------------------------------------------- W4: RNN train step
@@ -223,7 +234,7 @@ def _rnn_data(sizes: dict) -> dict:
             "fc_w": _uniform(r, h, (k, h)), "fc_b": _uniform(r, h, k)}
 
 
-def _rnn_build(lib, arrays: dict, sizes: dict):
+def _rnn_build(lib, arrays: dict, sizes: dict, compile: bool = False):
     """A vanilla tanh RNN unrolled by hand, each step what nn.RNNCell computes."""
     F = lib.nn.functional
     xs = [lib.tensor(a) for a in arrays["xs"]]  # the sequence, one (batch, input) tensor per time step
@@ -237,7 +248,7 @@ def _rnn_build(lib, arrays: dict, sizes: dict):
             h = lib.tanh(lib.addmm(b_ih, x, w_ih) + lib.addmm(b_hh, h, w_hh))
         return F.cross_entropy(lib.addmm(p["fc_b"], h, p["fc_w"].t()), labels)
 
-    return _trainer(lib, arrays, forward)
+    return _trainer(lib, arrays, forward, compile)
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (

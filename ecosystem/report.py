@@ -84,7 +84,7 @@ def write(path, libraries, results, timings, missing, versions):
         rows.append(f"| {lib.name} | {lib.version} | {len(t_pass)} | {len(both)} | {ratio} | {len(extra)} | {times} |")
         causes, example = Counter(), {}
         for tid, reason in lost.items():
-            label, area = classify(reason)
+            label, area = classify(reason, (lib.name, tid))
             causes[label] += 1
             example.setdefault(label, tid)
             area_of[label] = area
@@ -120,8 +120,9 @@ def write(path, libraries, results, timings, missing, versions):
         "",
         "`area` names who owns the fix: eco (ecosystem helper), sig (signatures, keywords, out=, deprecated "
         "overloads), bf16 (bfloat16, amp), surf (jit/_dynamo/pytree/cuda/sparse surface), cplx (complex), dist "
-        "(distributions), rel (reliability: NaN gradients, index bounds). A cause whose fix is on another helper's "
-        "branch, not yet on main, still counts here.",
+        "(distributions), rel (reliability: NaN gradients, index bounds); none: nothing in ember to fix (a loss "
+        "diagnosed by hand, NOTE [diagnosed tests] in ecosystem/causes.py). A cause whose fix is on another "
+        "helper's branch, not yet on main, still counts here.",
         "",
         "| tests | cause | area |",
         "|---:|---|---|",
@@ -151,5 +152,5 @@ def lost_by_cause(libraries, results):
         t_xml, e_xml = results / f"{lib.name}.torch.xml", results / f"{lib.name}.ember.xml"
         if t_xml.exists() and e_xml.exists():
             for tid, reason in compare(parse(t_xml), parse(e_xml))[3].items():
-                out[classify(reason)[0]].append(f"{lib.name}: {tid}: {reason[:200]}")
+                out[classify(reason, (lib.name, tid))[0]].append(f"{lib.name}: {tid}: {reason[:200]}")
     return out

@@ -4,8 +4,8 @@
 
 Two venvs under ``.ecosystem/`` (ignored by git): ``torch`` has real torch 2.13.0 and the libraries with their
 requirements; ``ember`` has no torch at all: the libraries are installed with ``--no-deps`` plus their non-torch
-requirements (_install_without_torch.py), and a ``.pth`` line installs ecosystem/torch_alias.py at start-up, so
-``import torch`` gives ember before any library runs. Each library's tests run by pytest in each venv (JUnit XML
+requirements (_install_without_torch.py), beside ember's ml_dtypes (its bfloat16), and a ``.pth`` line installs
+ecosystem/torch_alias.py at start-up, so ``import torch`` gives ember before any library runs. Each library's tests run by pytest in each venv (JUnit XML
 under ``.ecosystem/results``), and report.py writes ECOSYSTEM.md from the XML.
 
 NOTE [tests from repositories]: a release's source archive on PyPI is downloaded at run time and its tests used
@@ -34,6 +34,9 @@ from ecosystem.libraries import BY_NAME, LIBRARIES, TORCH_FAMILY
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".ecosystem"
 HARNESS_DEPS = ("pytest==9.2.0", "pytest-timeout==2.4.0", "packaging", "numpy")
+# ember's optional extras that stand for parts of torch itself: torch has bfloat16 built in, ember stores it with
+# ml_dtypes (the bf16 extra in pyproject.toml)
+EMBER_EXTRAS = ("ml_dtypes",)
 SIDES = ("torch", "ember")
 
 
@@ -65,7 +68,7 @@ def _requirements(libs):
 
 def build_venv(side, libs):
     """Creates (or reuses, when its install list is unchanged) one side's venv with the libraries in it."""
-    wanted = json.dumps([side, *HARNESS_DEPS, *_requirements(libs)])
+    wanted = json.dumps([side, *HARNESS_DEPS, *(EMBER_EXTRAS if side == "ember" else ()), *_requirements(libs)])
     stamp = WORK / side / ".ecosystem-installed"
     if stamp.exists() and stamp.read_text() == wanted:
         return
@@ -76,6 +79,7 @@ def build_venv(side, libs):
     if side == "torch":
         _run([*pip, "torch==2.13.0", *_requirements(libs)], env=_clean_env())
     else:
+        _run([*pip, *EMBER_EXTRAS], env=_clean_env())
         _run([_python(side), ROOT / "ecosystem" / "_install_without_torch.py", ",".join(sorted(TORCH_FAMILY)),
               *_requirements(libs)], env=_clean_env())
         _install_alias()

@@ -340,6 +340,8 @@ def _write_one(out: Tensor, result: Tensor, fname: str | None) -> Tensor:
     from .ops._inplace import check_inplace
 
     check_inplace(out)
+    if _mode.tracer is not None and not (_mode.grad_enabled and (result._requires_grad or out._requires_grad)):
+        _mode.tracer.write(out, result)  # ember.compile records the write (a resize is a graph break, NOTE [compile])
     shape = result._data.shape
     if out._data.shape != shape:
         if out._data.size and fname is not None and fname not in _QUIET_RESIZE:

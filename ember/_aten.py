@@ -18,7 +18,7 @@ from . import _args
 from . import _dtype as D
 from . import _layout
 from ._args import tensor_arg as _tensor_arg
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor
 from .ops.shape import split_with_sizes
 from .ops.strided import as_strided
 
@@ -123,9 +123,7 @@ def _feature_alpha(input: Tensor, p: float, train: bool, inplace: bool) -> Tenso
         return input.mul_(0) if inplace else input * 0
     alpha = F._SELU_ALPHA * F._SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = F._keep_mask(input, p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
-    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
-    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    m, b = F._alpha_masks(input.detach(), p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2), a, alpha)
     return input.mul_(m).add_(b) if inplace else input * m + b
 
 

@@ -27,12 +27,16 @@ def item(self):
         raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
     if self._requires_grad:
         _prov.note_break(self, ".item()")
+    if _mode.tracer is not None:  # a value read into Python: ember.compile cannot replay past it
+        _mode.tracer.read(self, ".item()")
     return self._data.reshape(()).item()
 
 
 def tolist(self):
     if self._requires_grad:
         _prov.note_break(self, ".tolist()")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, ".tolist()")
     return self._data.tolist()
 
 
@@ -52,6 +56,8 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
                            "tensor.resolve_conj().numpy() instead.")
     if self._requires_grad:
         _prov.note_break(self, ".numpy()")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, ".numpy()")
     return self._data
 
 
@@ -81,7 +87,10 @@ def __contains__(self, element) -> bool:
     if not isinstance(element, (Tensor, int, float, np.generic)):
         raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                            f"{type(element)}.")
-    return bool(np.any(_C.eq(self, element)._data))
+    found = _C.eq(self, element)
+    if _mode.tracer is not None:
+        _mode.tracer.read(found, "`in`")
+    return bool(np.any(found._data))
 
 
 def __bool__(self) -> bool:
@@ -90,6 +99,8 @@ def __bool__(self) -> bool:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, "bool()")
     return bool(self._data.reshape(()))
 
 
@@ -98,18 +109,24 @@ def __float__(self) -> float:
         raise ValueError("only one element tensors can be converted to Python scalars")
     if self._requires_grad:
         _prov.note_break(self, "float()")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, "float()")
     return float(_real_value(self._data.reshape(()), "double"))
 
 
 def __int__(self) -> int:
     if self._data.size != 1:
         raise ValueError("only one element tensors can be converted to Python scalars")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, "int()")
     return int(_real_value(self._data.reshape(()), "int64_t"))
 
 
 def __index__(self) -> int:
     if self._dtype._kind >= 2 or self._data.size != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, "an index")
     return int(self._data.reshape(()))
 
 
@@ -126,6 +143,8 @@ def __format__(self, spec: str) -> str:
 def __repr__(self, *, tensor_contents=None) -> str:
     from ._tensor_str import _str
 
+    if _mode.tracer is not None:
+        _mode.tracer.read(self, "printing")
     return _str(self)
 
 

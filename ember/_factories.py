@@ -16,6 +16,8 @@ from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap, _CPP_NAMES
 from .autograd import _provenance as _prov
+from .autograd._interpose import made, replayable as _replayable
+from .autograd.grad_mode import _mode
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "range", "linspace", "logspace", "rand", "randn", "randint", "randperm",
@@ -32,6 +34,8 @@ def _finish(arr: np.ndarray, dtype, requires_grad: bool, device=None, out: Tenso
         # NOTE [factories on cuda]: values are made on the host (ember's generators, NumPy's kernels) and copied,
         # so a seeded run draws the same numbers on every device
         arr = _to_device(arr, out.device if out is not None else dev)
+    if _mode.tracer is not None:  # a constant ember.compile may hold (NOTE [compile])
+        _mode.tracer.made(arr)
     t = _wrap(arr, d)
     if out is not None:
         from .ops._inplace import copy_out
@@ -72,9 +76,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if data._requires_grad:  # a copy of the values only: autograd.explain names this line
             _prov.note_break(data, "torch.tensor(x)")
     d = _dt(dtype)
+    if _mode.tracer is not None and _has_tensor(data):  # values of tensors copied into a new one
+        _mode.tracer.read(data if isinstance(data, Tensor) else None, "torch.tensor(tensors)")
     arr = _to_array(data, D.get_default_dtype(), d)
     arr = np.array(arr, copy=True, order="C")
     return _finish(arr, d, requires_grad, device)
+
+
+def _has_tensor(data) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_tensor(x) for x in data)
+    return False
 
 
 def as_tensor(data, *, dtype=None, device=None) -> Tensor:
@@ -86,6 +100,8 @@ def as_tensor(data, *, dtype=None, device=None) -> Tensor:
         _check_numpy(data)
         arr = data if d is None or data.dtype == d.np else data.astype(d.np)
         return _finish(arr, d, False, device)
+    if _mode.tracer is not None and _has_tensor(data):
+        _mode.tracer.read(None, "torch.as_tensor(tensors)")
     return _finish(_to_array(data, D.get_default_dtype(), d), d, False, device)
 
 
@@ -97,7 +113,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool | No
                              f"'{D.to_dtype(dtype)._scalar_name}'.")
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
-        t = _wrap(t._data.copy(), t._dtype)
+        if _mode.tracer is not None and isinstance(obj, Tensor):
+            _mode.tracer.read(obj, "torch.asarray(tensor, copy=True)")
+        t = _wrap(made(t._data.copy()), t._dtype)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -108,7 +126,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_numpy(ndarray)
-    return _wrap(ndarray, D.from_numpy_dtype(ndarray.dtype))
+    return _wrap(made(ndarray), D.from_numpy_dtype(ndarray.dtype))
 
 
 def _size(size: tuple, fn: str) -> tuple:
@@ -167,6 +185,7 @@ def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requ
     return _finish(np.ones(_size(_sizes(sizes, size, "ones"), "ones"), d.np), d, requires_grad, device, out)
 
 
+@_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor of the given size."""
@@ -303,6 +322,7 @@ def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
     return d
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
@@ -316,6 +336,7 @@ def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, d
     return _finish(arr, d, requires_grad, device, out)
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
@@ -339,6 +360,7 @@ def _draw(draw, shape: tuple, d: D.dtype, normal: bool = False) -> np.ndarray:
     return (pair[..., 0] + 1j * pair[..., 1]).astype(d.np)
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
@@ -389,6 +411,7 @@ def _check_random_bounds(low: int, high: int, d: D.dtype) -> None:
         raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
@@ -416,11 +439,11 @@ def _fill_value(v):
 
 def _fill_random(draw, generator):
     def fill(out):
-        if out.dtype.kind not in "fc":
+        d = D.from_numpy_dtype(out.dtype)
+        if not d._differentiable:  # floating and complex, bfloat16 too (NumPy's kind "V" for it)
             name = "check_uniform_bounds" if draw == "random" else "normal_kernel_cpu"
-            raise NotImplementedError(f'"{name}" not implemented for \'{D.from_numpy_dtype(out.dtype)._scalar_name}\'')
-        out[...] = _like_array(out, _draw(getattr(_rng(generator), draw), out.shape, D.from_numpy_dtype(out.dtype),
-                                          normal=draw != "random"))
+            raise NotImplementedError(f'"{name}" not implemented for \'{d._scalar_name}\'')
+        out[...] = _like_array(out, _draw(getattr(_rng(generator), draw), out.shape, d, normal=draw != "random"))
     return fill
 
 
@@ -436,6 +459,7 @@ def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(1))
 
 
+@_replayable  # uninitialised memory: a fresh array on each replayed call (NOTE [replayable steps])
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
                memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like ``input``."""
@@ -450,18 +474,21 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
     return _like(input, dtype, device, requires_grad, memory_format, _fill_value(fill_value))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
               memory_format=None, generator=None) -> Tensor:
     """Uniform samples in [0, 1) shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("random", generator))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
                memory_format=None, generator=None) -> Tensor:
     """Standard normal samples shaped like ``input``."""
     return _like(input, dtype, device, requires_grad, memory_format, _fill_random("standard_normal", generator))
 
 
+@_replayable  # draws random numbers: NOTE [replayable steps]
 def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  pin_memory: bool = False, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Integers uniformly from [low, high) shaped like ``input``: ``randint_like(input, high)`` or

@@ -89,6 +89,7 @@ def translating_foreign_errors(fn):
             if err is e:
                 raise
             raise err from None
+    run._translating = True
     return run
 
 
@@ -156,7 +157,7 @@ def translate_errors_of(namespace: dict, names) -> None:
     public functions that compute on arrays outside an op (NOTE [foreign errors]); ops are covered by Op.apply."""
     for name in names:
         fn = namespace.get(name)
-        if callable(fn) and not isinstance(fn, type) and getattr(fn, "__wrapped__", None) is None:
+        if callable(fn) and not isinstance(fn, type) and not getattr(fn, "_translating", False):
             namespace[name] = translating_foreign_errors(fn)
 
 

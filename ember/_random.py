@@ -87,7 +87,10 @@ default_generator = Generator()
 def _rng(generator: Generator | None) -> np.random.Generator:
     if _mode.interpose is not None:  # a vmap level in randomness="error" mode refuses every draw
         _refuse_under_vmap(_mode.interpose)
-    return (generator if generator is not None else default_generator)._rng
+    gen = generator if generator is not None else default_generator
+    if _mode.tracer is not None:  # ember.compile replays draws from the generator's stream at call time
+        _mode.tracer.generator(gen)
+    return gen._rng
 
 
 def _refuse_under_vmap(level) -> None:

@@ -1,5 +1,5 @@
-"""torch's compiler spellings on an eager library: torch.compile, the control-flow operators ``cond`` and
-``while_loop`` (run eagerly), and the symbolic-shape helpers ``sym_*`` on plain numbers."""
+"""torch's compiler spellings: torch.compile (ember.compile's tracer, in ember/_compile), the control-flow operators
+``cond`` and ``while_loop`` (run eagerly), and the symbolic-shape helpers ``sym_*`` on plain numbers."""
 from __future__ import annotations
 
 import math
@@ -9,16 +9,16 @@ __all__ = ["compile", "cond", "while_loop", "sym_int", "sym_float", "sym_max",
            "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite"]
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None, name=None,
-            disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None, options=None,
+            name=None, disable: bool = False, recompile_limit=None, isolate_recompiles: bool = False,
             shapes_spec=None):  # noqa: A001 - torch's name
-    """ember runs eagerly: ``compile`` returns ``model`` unchanged (or a decorator doing so); the compiler's
-    options change nothing."""
-    if model is None:
-        return lambda fn: fn
-    if not callable(model):
-        raise RuntimeError("torch.compile() expects a callable, got " + type(model).__name__)
-    return model
+    """Trace ``model`` (a function or module) once per guard set and replay it as a flat NumPy program with the
+    same results (NOTE [compile] in ember/_compile); with no model, a decorator."""
+    from ._compile.api import compile as _compile
+
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    name=name, disable=disable, recompile_limit=recompile_limit,
+                    isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
 
 
 def cond(pred, true_fn, false_fn, operands=()):

@@ -215,6 +215,8 @@ class Tensor:
             vc = self._vc = _VersionCounter()
         vc.value += 1
         _record_site(vc)
+        if _mode.tracer is not None:  # ember.compile: every in-place change must be one it recorded
+            _mode.tracer.bumped(self)
 
     def is_inference(self) -> bool:
         ext = self._ext
@@ -509,11 +511,15 @@ class Tensor:
 
     def equal(self, other) -> bool:
         """True when both have the same shape and elements."""
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "torch.equal")
         return self._data.shape == other._data.shape and bool(np.array_equal(self._data, other._data))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
         if isinstance(other, Tensor) and other._dtype is not self._dtype:  # (isclose's check)
             raise RuntimeError(f"{self._dtype._scalar_name} did not match {other._dtype._scalar_name}")
+        if _mode.tracer is not None:
+            _mode.tracer.read(self, "torch.allclose")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     # ---- Tensor methods: elementwise (ops/elementwise.py) ----

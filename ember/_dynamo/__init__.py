@@ -1,19 +1,25 @@
-"""ember._dynamo: torch._dynamo's user-facing switches and decorators. ember runs every function eagerly (ember.compile
-returns its argument), so nothing is ever being compiled: the decorators return the function, marks and resets
-do nothing, and ``config`` is a settings namespace with torch's defaults (NOTE [config modules])."""
+"""ember._dynamo: torch._dynamo's user-facing switches and decorators over ember.compile (NOTE [compile]).
+
+``is_compiling()`` is true while ember.compile traces a call; ``reset()`` forgets every compiled program;
+``graph_break()`` and functions wrapped by ``disable`` end the trace there (the call runs eagerly); ``set_stance``
+switches compiled callables to eager or refuses recompiles; ``explain(fn)(*args)`` compiles and reports. Marks for
+dynamic shapes are accepted and do nothing (ember specialises every shape). ``config`` is a settings namespace with
+torch's defaults (NOTE [config modules]); ``recompile_limit``/``cache_size_limit``, ``error_on_recompile`` and
+``disable`` are read by ember.compile."""
 from __future__ import annotations
 
 import functools
 
+from ..autograd.grad_mode import _mode
 from ..utils._config_module import ConfigModule
-from . import eval_frame
+from . import eval_frame, exc
 from .eval_frame import OptimizedModule
 
 __all__ = ["config", "is_compiling", "reset", "disable", "allow_in_graph", "disallow_in_graph", "forbid_in_graph",
            "graph_break", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address", "optimize",
            "run", "list_backends", "lookup_backend", "register_backend", "is_dynamo_supported",
            "is_inductor_supported", "set_stance", "nonstrict_trace", "substitute_in_graph", "assume_constant_result",
-           "reset_code_caches", "OptimizedModule", "eval_frame"]
+           "reset_code_caches", "OptimizedModule", "eval_frame", "exc", "explain"]
 
 config = ConfigModule(__name__ + ".config", "torch._dynamo.config", {
     "suppress_errors": False, "cache_size_limit": 8, "recompile_limit": 8, "accumulated_cache_size_limit": 256,
@@ -37,8 +43,8 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
 
 
 def is_compiling() -> bool:
-    """True while torch.compile traces the calling code: never here (ember runs it eagerly)."""
-    return False
+    """True while ember.compile traces the calling code."""
+    return _mode.tracer is not None
 
 
 def is_dynamo_supported() -> bool:
@@ -50,11 +56,15 @@ def is_inductor_supported() -> bool:
 
 
 def reset() -> None:
-    """Forget compiled code (there is none)."""
+    """Forget every compiled program (each compiled callable traces again on its next call)."""
+    from .._compile.api import reset_all
+
+    reset_all()
 
 
 def reset_code_caches() -> None:
-    """Forget cached compiled code (there is none)."""
+    """Forget cached compiled code."""
+    reset()
 
 
 def _decorator(fn=None, /, **kwargs):
@@ -65,12 +75,22 @@ def _decorator(fn=None, /, **kwargs):
 
 
 def disable(fn=None, recursive: bool = True, *, reason=None):
-    """Keep ``fn`` out of compilation: it already runs eagerly, so ``fn`` itself (or a decorator giving it)."""
+    """Keep ``fn`` out of compilation: a compiled call that reaches it ends its trace there (a graph break) and
+    runs eagerly; outside compiled code ``fn`` runs as it is."""
     if fn is None:
-        return lambda f: f
+        return lambda f: disable(f, recursive, reason=reason)
     if not callable(fn):
         raise RuntimeError(f"disable() expects a callable, got {type(fn).__name__}")
-    return fn
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        if _mode.tracer is not None:
+            _mode.tracer.unsupported(f"torch._dynamo.disable'd function {getattr(fn, '__qualname__', fn)}"
+                                     + (f" ({reason})" if reason else ""))
+        return fn(*args, **kwargs)
+
+    disabled._torchdynamo_disable = True
+    return disabled
 
 
 def allow_in_graph(fn):
@@ -106,7 +126,9 @@ def substitute_in_graph(original_fn, *, can_constant_fold_through: bool = False,
 
 
 def graph_break(msg: str = "") -> None:
-    """End the current compiled graph here (no graph is being compiled)."""
+    """End the trace of the compiled call here: that call runs eagerly (with fullgraph=True, an error)."""
+    if _mode.tracer is not None:
+        _mode.tracer.unsupported("torch._dynamo.graph_break()" + (f": {msg}" if msg else ""))
 
 
 def mark_dynamic(t, index, *, min=None, max=None, specialize_on=None) -> None:  # noqa: A002 - torch's names
@@ -127,8 +149,54 @@ def mark_static_address(t, guard: bool = True) -> None:
 
 def optimize(backend="inductor", *, nopython: bool = False, guard_export_fn=None, guard_fail_fn=None,
              disable: bool = False, dynamic=None, **kwargs):
-    """The old spelling of torch.compile: a decorator (the function runs eagerly)."""
-    return lambda fn: fn
+    """The old spelling of torch.compile: a decorator compiling the function (nopython is fullgraph)."""
+    from .._compile.api import compile as _compile
+
+    if disable:
+        return lambda fn: fn
+    return lambda fn: _compile(fn, fullgraph=nopython, dynamic=dynamic, backend=backend)
+
+
+def explain(f, *extra_args, **extra_kwargs):
+    """``explain(fn)(*args)``: compile ``fn``, call it on ``args`` and report what was compiled and every graph
+    break (an ``ExplainOutput``)."""
+    from .._compile.api import CompiledFunction
+
+    def run(*args, **kwargs):
+        c = f if isinstance(f, CompiledFunction) else CompiledFunction(f)
+        import warnings as _w
+
+        with _w.catch_warnings():
+            _w.simplefilter("ignore")
+            c(*args, **kwargs)
+        return ExplainOutput(c)
+
+    if extra_args or extra_kwargs:
+        return run(*extra_args, **extra_kwargs)
+    return run
+
+
+class ExplainOutput:
+    """torch._dynamo's explain result: graphs, graph breaks and their reasons (from ember.compile's trace)."""
+
+    def __init__(self, compiled) -> None:
+        breaks = [b for b, _ in compiled._breaks]
+        self.graph_count = sum(1 for e in compiled._cache if e.program is not None)
+        self.graph_break_count = len(breaks)
+        self.break_reasons = [f"{b.where()}: {b.reason}" for b in breaks]
+        self.op_count = sum(len(e.program.fwd) for e in compiled._cache if e.program is not None)
+        self.graphs = [e.program.code for e in compiled._cache if e.program is not None]
+        self.ops_per_graph = [[st.label for st in e.program.fwd] for e in compiled._cache if e.program is not None]
+        self.out_guards = [e.reasons for e in compiled._cache]
+        self.compile_times = "; ".join(", ".join(f"{k} {s:.4f}s" for k, s in t.items())
+                                       for e in compiled._cache for t in e.times)
+        self._text = compiled.explain()
+
+    def __str__(self) -> str:
+        return (f"Graph Count: {self.graph_count}\nGraph Break Count: {self.graph_break_count}\nOp Count: "
+                f"{self.op_count}\nBreak Reasons:\n" + "".join(f"  Break Reason {i + 1}: {r}\n"
+                                                            for i, r in enumerate(self.break_reasons))
+                + "\n" + self._text)
 
 
 def run(fn=None):
@@ -160,16 +228,38 @@ def register_backend(compiler_fn=None, name: str | None = None, tags=()):
 
 
 class set_stance:  # noqa: N801 - torch's name
-    """Set how torch.compile'd functions run (a context manager and decorator; ember always runs eagerly)."""
+    """Set how compiled callables run in this thread: "default", "force_eager" (run the original function),
+    "eager_on_recompile" (a guard miss runs eagerly instead of tracing), "fail_on_recompile" (a guard miss raises);
+    "eager_then_compile" and "aot_eager_then_compile" behave as "default". Applies at once; also a context
+    manager and a decorator restoring the previous stance."""
 
     def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False, force_backend=None) -> None:
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+        from .._compile.api import stance as _current
+
+        self._current = _current
+        self.prev = _current.name
         self.stance = stance
+        _current.name = stance
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
-        return None
+        self._current.name = self.prev
 
     def __call__(self, fn):
-        return fn
+        stance, current = self.stance, self._current
+        current.name = self.prev  # as a decorator it applies inside the function only
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            prev = current.name
+            current.name = stance
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                current.name = prev
+
+        return wrapped

@@ -50,6 +50,8 @@ def run_backward(outputs, grad_outputs, keep_graph: bool, create_graph: bool, in
                  accumulate: bool = True, allow_unused: bool = True):
     """Backpropagate ``grad_outputs`` from ``outputs``; capture grads of ``inputs`` if not
     accumulating (autograd.grad). Returns the captured gradients (or None)."""
+    if _mode.tracer is not None:  # ember.compile: a backward pass inside the compiled function
+        _mode.tracer.unsupported("backward() or autograd.grad() inside the compiled function")
     root_edges = _root_edges(outputs)
     target_nodes, capture = _targets(inputs, accumulate) if inputs is not None else (None, None)
     deps, needed = _dependencies([fn for fn, _ in root_edges], target_nodes, accumulate)

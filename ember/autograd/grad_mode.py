@@ -20,6 +20,8 @@ class _Mode(threading.local):
     interpose = None
     # the active profilers, which record backward nodes (NOTE [profiler]); None in ordinary code
     profiler = None
+    # the ember.compile tracer recording this thread's eager run (NOTE [compile]); None in ordinary code
+    tracer = None
     # the engine is running backward formulas (NOTE [device check] in ember/ops/_op.py)
     in_backward = False
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as _np
 
+from .._layout import contiguous_format as _contiguous_format
 from .grad_mode import _mode
 from . import _provenance
 
@@ -236,7 +237,9 @@ class AccumulateGrad(Node):
                 # becomes .grad when nothing else can see it (see _sole_owner); otherwise a copy: one
                 # gradient may reach several leaves (x1 + x2) or be held by a hook or the caller.
                 if _mode.grad_enabled:
-                    var._grad = new.clone()
+                    var._grad = _clone_in_layout(new, var._data)
+                elif not var._data.flags.c_contiguous:  # NOTE [gradient layout]
+                    var._grad = _grad_in_layout(new, var._data)
                 elif _sole_owner(grads):
                     var._grad = _wrap(new._data, new._dtype)
                 else:
@@ -255,6 +258,42 @@ class AccumulateGrad(Node):
             for fn in list(ext["post_acc_hooks"].values()):
                 fn(var)
         return ()
+
+
+# NOTE [gradient layout]: a leaf's first gradient is laid out as the leaf is (torch's gradient layout
+# contract: a dense leaf's .grad has the leaf's strides, anything else a contiguous one), not as the incoming
+# gradient happens to be. Linear's weight gradient, for one, arrives as a transposed view; optimizers that
+# flatten .grad with .view (AdamP, SGDP) need the parameter's layout, as they get on torch. Under create_graph
+# the copy is differentiable; without it a C-contiguous leaf (nearly every parameter) keeps the stolen or
+# copied C-contiguous array, and only other leaves pay for the layout check's copy.
+def _grad_in_layout(new, like):
+    """A detached gradient owning its memory, laid out as the array ``like`` (np.empty_like keeps a dense
+    array's dimension order and lays anything else out C-contiguously)."""
+    arr = _np.empty_like(like, dtype=new._data.dtype)
+    arr[...] = new._data
+    return _wrap(arr, new._dtype)
+
+
+def _clone_in_layout(new, like):
+    """A differentiable copy of ``new`` with the memory layout of the array ``like``."""
+    order = None if like.flags.c_contiguous else _dense_order(like)
+    if order is None:
+        return new.clone(memory_format=_contiguous_format)
+    inverse = tuple(_np.argsort(order).tolist())
+    return new.permute(order).clone(memory_format=_contiguous_format).permute(inverse)
+
+
+def _dense_order(arr):
+    """The dimensions of ``arr`` from outermost to innermost in memory when it is dense and non-overlapping
+    (its elements fill one block with no gaps), else None."""
+    dims = sorted(range(arr.ndim), key=lambda d: (arr.strides[d], d), reverse=True)
+    step = arr.itemsize
+    for d in reversed(dims):
+        if arr.shape[d] != 1:
+            if arr.strides[d] != step:
+                return None
+            step *= arr.shape[d]
+    return tuple(dims)
 
 
 def _fresh_grad(new):

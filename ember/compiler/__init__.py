@@ -1,5 +1,6 @@
-"""ember.compiler: torch.compiler's API. ``compile`` is ember.compile; ember runs code eagerly, so nothing is ever
-being compiled or exported, the decorators return the function, and ``config`` keeps torch's settings."""
+"""ember.compiler: torch.compiler's API over ember.compile (NOTE [compile]). ``compile`` is ember.compile;
+``is_compiling`` is true while a call is traced; ``reset``, ``disable`` and ``set_stance`` are torch._dynamo's;
+nothing is ever exported; ``config`` keeps torch's settings."""
 from __future__ import annotations
 
 import functools
@@ -31,7 +32,7 @@ def compile(*args, **kwargs):  # noqa: A001 - torch's name
 
 
 def is_compiling() -> bool:
-    """True while code is traced for compilation or export: never here."""
+    """True while ember.compile traces the calling code (nothing is ever exported)."""
     return _dynamo.is_compiling()
 
 

@@ -14,7 +14,8 @@ from .. import _factories as _F
 from .._tensor import Tensor, _all_examples, _wrap
 from ..ops import _inplace as _IP
 from ..ops import nn_ops as _N
-from ..autograd.grad_mode import _mode, is_grad_enabled as _is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled
+from ..autograd._interpose import fused_ok as _fused_ok, replayable as _replayable
 from ..ops import indexing as _I, elementwise as _E
 from ._reduction import legacy_get_string as _legacy_reduction
 from ._functional_activation import _no_complex, logsigmoid
@@ -181,10 +182,9 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     return c, valid
 
 
-def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
-    _check_reduction(reduction)
-    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
-        return _nll_composite(input, target, weight, ignore_index, reduction)
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> tuple:
+    """(class index per target as int64, weight per target) of nll_loss, with torch's target checks."""
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
     every = bool(valid.all())  # the common case: no target is ignored
@@ -200,6 +200,14 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
             # the total is 0; counted targets of weight 0 over a total of 0 get 0/0 = nan, as torch's
             with np.errstate(invalid="ignore", divide="ignore"):
                 w = np.where(valid, w / w.sum(), 0).astype(w.dtype, copy=False)
+    return tt, w
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    _check_reduction(reduction)
+    if type(target._data) is not np.ndarray or type(input._data) is not np.ndarray:
+        return _nll_composite(input, target, weight, ignore_index, reduction)
+    tt, w = _nll_weights(input.detach(), target, weight, ignore_index, reduction)
     if input.dim() <= 2:
         return _N.NllLoss.apply(input, tt[:, None] if input.dim() > 1 else tt[None], w, reduction)
     if input.dim() == 4:
@@ -283,7 +291,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
 def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
     """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
     / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
-    return (_mode.interpose is None and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
+    return (_fused_ok() and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
             and type(input._data) is np.ndarray and type(target._data) is np.ndarray and not target._requires_grad
             and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
                                     and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
@@ -292,12 +300,28 @@ def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
 def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str,
                          eps: float) -> Tensor:
     """cross_entropy as one fused node: the target weights of NOTE [fused cross-entropy], then the op."""
+    probs = target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)  # class probabilities
+    if probs:
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
+    out = _N.cross_entropy_node(name).apply(input, _ce_spec(input, target, weight, ignore_index, reduction, eps,
+                                                            probs))
+    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and not probs and eps == 0:
+        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
+    return out
+
+
+@_replayable  # reads the targets' values: NOTE [replayable steps]
+def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, eps: float,
+             probs: bool) -> tuple:
+    """The CrossEntropy node's ``spec`` (NOTE [fused cross-entropy]), with torch's target checks."""
     cdim = 1 if input.dim() > 1 else 0
     c = input.shape[cdim]
     acc = np.float32 if input._dtype._reduced else input._data.dtype  # 16-bit floats: float32 (torch)
     w = None if weight is None else weight._data.astype(acc, copy=False)
     idx = pick = smooth = q = None
-    if target._dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):  # class probabilities
+    if probs:
         q = target._data.astype(acc)  # (a copy: later changes of the target stay out)
         if eps > 0:
             q = q * (1 - eps) + eps / c
@@ -305,7 +329,6 @@ def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, i
             q = q * _N._class_row(w, cdim, input.dim())
         s = _kernels.fsum(q, (cdim,))
         scale = 1.0 / (input.numel() // c) if reduction == "mean" else 1.0
-        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
     else:
         _, valid = _class_targets(input, target, ignore_index)
         t = target._data
@@ -319,12 +342,7 @@ def _fused_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, i
         idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
         total = float(wt.sum()) if reduction == "mean" else 1.0
         scale = 1.0 / total if total else math.nan
-        name = "AddBackward0" if eps > 0 else "NllLoss2DBackward0" if input.dim() >= 3 else "NllLossBackward0"
-    spec = (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
-    out = _N.cross_entropy_node(name).apply(input, spec)
-    if reduction == "none" and input.dim() in (3, 5, 6, 7, 8) and q is None and eps == 0:
-        out = out.view(target.shape)  # torch's nll_loss of K-d inputs views its 4-d result back: ViewBackward0
-    return out
+    return (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
 
 
 # NOTE [linear_cross_entropy's options]: torch 2.13's linear_cross_entropy with ``options`` runs a chunked kernel

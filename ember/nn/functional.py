@@ -21,7 +21,8 @@ from ..ops import linalg as _linalg
 from ..ops import nn_ops as _N
 from ..ops import norms as _NORM
 from ..ops.shape import cat as _cat
-from ..autograd.grad_mode import _mode, is_grad_enabled as _is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled as _is_grad_enabled
+from ..autograd._interpose import fused_ok as _fused_ok, replayable as _replayable
 from ._functional_activation import *  # noqa: F401,F403 - see _functional_activation.__all__
 from ._functional_activation import __all__ as _ACTIVATIONS, _SELU_ALPHA, _SELU_SCALE, _no_complex
 from ._functional_activation import _rrelu  # noqa: F401 - ember._aten's rrelu
@@ -133,7 +134,7 @@ def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple:
 def _fused_norm(input: Tensor, *params) -> bool:
     """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
     outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
-    return (_mode.interpose is None and input._dtype.is_floating_point and input.numel() > 0
+    return (_fused_ok() and input._dtype.is_floating_point and input.numel() > 0
             and type(input._data) is np.ndarray
             and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
 
@@ -142,6 +143,7 @@ def _channel_shape(input: Tensor) -> tuple:
     return (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
+@_replayable  # updates a buffer on arrays: NOTE [replayable steps]
 def _update_running(running: Tensor | None, value: Tensor, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * value, in place, outside autograd."""
     if running is not None:
@@ -235,15 +237,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         batch = use_input_stats or running_mean is None
         x = input.reshape(1, n * c, *input.shape[2:])
         layout, axes, wshape = _NORM.norm_layout("batch", tuple(x.shape), 0)
-        running = None if batch else (np.tile(running_mean._data, n), np.tile(running_var._data, n))
+        running = None if batch else (running_mean.repeat(n)._data, running_var.repeat(n)._data)
         out, mean, var = _NORM.NativeBatchNorm.apply(x, None if weight is None else weight.repeat(n),
                                                      None if bias is None else bias.repeat(n), layout, axes, wshape,
                                                      eps, running)
         if batch:
-            m = math.prod(input.shape[2:])
-            _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
-            _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
-                            momentum)
+            _update_running_instance(running_mean, running_var, mean, var, n, c, math.prod(input.shape[2:]), momentum)
         return out.view(input.shape)
     if use_input_stats or running_mean is None:
         out, mean, var = _normalized(input, dims, eps)
@@ -253,6 +252,15 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     else:
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     return _affine(out, weight, bias, shape)
+
+
+@_replayable  # updates buffers on arrays: NOTE [replayable steps]
+def _update_running_instance(running_mean, running_var, mean: Tensor, var: Tensor, n: int, c: int, m: int,
+                             momentum: float) -> None:
+    """Instance norm's running statistics: the per-(sample, channel) batch statistics averaged over the samples."""
+    _update_running(running_mean, _wrap(mean._data.reshape(n, c).mean(0), mean._dtype), momentum)
+    _update_running(running_var, _wrap((var._data * (m / max(m - 1, 1))).reshape(n, c).mean(0), var._dtype),
+                    momentum)
 
 
 def _check_normalized_shape(input: Tensor, normalized_shape) -> tuple:
@@ -341,8 +349,23 @@ def _keep_mask(input: Tensor, p: float, shape: tuple) -> np.ndarray:
     return (_F.rand(shape, dtype=input._dtype, device=input.device)._data >= p).astype(input._data.dtype)
 
 
-def _masked(input: Tensor, mask: np.ndarray, scale: float, inplace: bool) -> Tensor:
-    m = _wrap(mask * input._data.dtype.type(scale), input._dtype)
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _dropout_mask(input: Tensor, p: float, shape: tuple, scale: float) -> Tensor:
+    """1 / (1 - p) where an element is kept (probability 1 - p), else 0, in ``input``'s dtype."""
+    return _wrap(_keep_mask(input, p, shape) * input._data.dtype.type(scale), input._dtype)
+
+
+@_replayable  # draws random numbers: NOTE [replayable steps]
+def _alpha_masks(input: Tensor, p: float, shape: tuple, a: float, alpha: float) -> tuple:
+    """alpha dropout's multiplier and offset (one draw per element of ``shape``)."""
+    keep = _keep_mask(input, p, shape)
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
+    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    return m, b
+
+
+def _masked(input: Tensor, p: float, shape: tuple, inplace: bool) -> Tensor:
+    m = _dropout_mask(input.detach(), p, shape, 1 / (1 - p))
     return input.mul_(m) if inplace else input * m
 
 
@@ -353,7 +376,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    return _masked(input, _keep_mask(input, p, tuple(input.shape)), 1 / (1 - p), inplace)
+    return _masked(input, p, tuple(input.shape), inplace)
 
 
 _CHANNEL_WARN = ("{name}: Received a {d}-D input to {name}, which is deprecated and will result in an error in a "
@@ -387,7 +410,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, k: 
     # treat any rank but the batched one as unbatched (torch adds a batch dim of one)
     lead = 2 if k == 2 or d == hi else 1
     shape = tuple(input.shape[:lead]) + (1,) * (d - lead)
-    return _masked(input, _keep_mask(input, p, shape), 1 / (1 - p), inplace)
+    return _masked(input, p, shape, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -415,9 +438,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, lead:
     alpha = _SELU_ALPHA * _SELU_SCALE
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     shape = tuple(input.shape) if lead is None else tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    keep = _keep_mask(input, p, shape)
-    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(input._data.dtype), input._dtype)
-    m = _wrap((keep * a).astype(input._data.dtype), input._dtype)
+    m, b = _alpha_masks(input.detach(), p, shape, a, alpha)
     if inplace:
         return input.mul_(m).add_(b)
     return input * m + b

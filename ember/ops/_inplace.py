@@ -19,6 +19,7 @@ from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ..autograd import graph as G
+from ..autograd._interpose import made
 from ..autograd.grad_mode import _mode
 
 __all__ = ["inplace", "setitem", "copy_out"]
@@ -117,6 +118,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
             raise
         _cast_check(out._dtype, self)
         _shape_check(out, self)
+        if _mode.tracer is not None:  # ember.compile records the write (NOTE [compile])
+            _mode.tracer.write(self, out)
         _write(self._data, out._data)
         self._bump()
         _tangent_written(self, out, fn)
@@ -133,6 +136,8 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     _shape_check(out, self)
     node = out._grad_fn
     _protect_saved(node, alias)
+    if _mode.tracer is not None:
+        _mode.tracer.write(self, out)
     _write(self._data, out._data)
     self._bump()
     _retarget_saved_result(node, out, self)
@@ -214,7 +219,10 @@ def _protect_saved(node, alias: Tensor) -> None:
         return
     for s in saved:
         if type(s) is G.SavedTensor and s._tensor is alias:
-            alias._data = alias._data.copy()
+            old = alias._data
+            alias._data = old.copy()
+            if _mode.tracer is not None:
+                _mode.tracer.copied(old, alias._data)
             return
 
 
@@ -337,16 +345,17 @@ def _offsets(shape: tuple, strides: tuple, start: int = 0) -> np.ndarray:
 
 
 def flat_positions(geom: tuple) -> np.ndarray:
-    """Index in the base's row-major order of every element of the view described by ``geom``."""
+    """Index in the base's row-major order of every element of the view described by ``geom`` (geometry only: a
+    constant of compiled programs, NOTE [compile])."""
     offset, vshape, vstrides, bshape, bstrides = geom
     vmem = _offsets(vshape, vstrides, offset)
     bmem = _offsets(bshape, bstrides).reshape(-1)
     if bmem.size == 0 or np.array_equal(bmem, np.arange(bmem.size)):
-        return vmem
+        return made(vmem)
     lo = int(bmem.min())
     lookup = np.full(int(bmem.max()) - lo + 1, -1, dtype=np.int64)
     lookup[bmem - lo] = np.arange(bmem.size, dtype=np.int64)
-    return lookup[vmem - lo]
+    return made(lookup[vmem - lo])
 
 
 def _flat_index(view: Tensor) -> np.ndarray:
@@ -370,6 +379,8 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
     new_base = CopySlices.apply(target, value, (flat_positions(view_geometry(varr, target._data)),), True)
     if finish is not None:
         new_base = finish.apply(new_base)
+    if _mode.tracer is not None:
+        _mode.tracer.write(base, new_base)
     _write(base._data, new_base._data)
     base._bump()
     _retarget_saved_result(out._grad_fn, out, self)
@@ -460,6 +471,8 @@ def _setitem(self: Tensor, key, value) -> None:
     graph = _mode.grad_enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not graph:
         arr = value._data if isinstance(value, Tensor) else value
+        if _mode.tracer is not None:
+            _mode.tracer.setitem(self, key, value)
         try:
             self._data[k] = arr
         except ValueError as e:
@@ -478,7 +491,7 @@ def _setitem(self: Tensor, key, value) -> None:
         region = sub.shape[:-1] if pairs else sub.shape
         if pairs or isinstance(v, Tensor):
             if not isinstance(v, Tensor):
-                v = _wrap(np.asarray(v, self._data.dtype), self._dtype)
+                v = _wrap(made(np.asarray(v, self._data.dtype)), self._dtype)  # a Python value: a constant
             while v._data.ndim > len(region) and v._data.shape[0] == 1:
                 v = v[0]
             if not _broadcastable(v._data.shape, region):
@@ -492,6 +505,8 @@ def _setitem(self: Tensor, key, value) -> None:
         new_base = CopySlices.apply(target, v, (sub.reshape(-1),), True)
         if finish is not None:
             new_base = finish.apply(new_base)
+        if _mode.tracer is not None:
+            _mode.tracer.write(base, new_base)
         _write(base._data, new_base._data)
         base._bump()
         _rebase(base, new_base._grad_fn, 0)
@@ -506,6 +521,8 @@ def _setitem(self: Tensor, key, value) -> None:
             inplace(self, fill_value, _wrap(np.asarray(v, self._dtype.np), self._dtype))
         return
     out = node.apply(self, v, k, False)
+    if _mode.tracer is not None:
+        _mode.tracer.write(self, out)
     _write(self._data, out._data)
     self._bump()
     _rebase(self, out._grad_fn, 0)

@@ -771,6 +771,7 @@ def silent(kernel):
         finally:
             reset_state(token)
     run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
+    run._quiet_kernel = kernel  # (ember.compile calls the kernel itself inside one quiet region)
     return run
 
 

@@ -14,6 +14,7 @@ from .. import _dtype as D
 from .. import return_types as _RT
 from .._tensor import Tensor, _rewrap
 from ..autograd.grad_mode import _mode
+from ..autograd._interpose import made
 from ._op import Op, unsupported
 from ._op import const as _const
 from .indexing import where
@@ -37,7 +38,7 @@ LinAlgError = _LinAlgError
 
 # ------------------------------------------------------------------ helpers
 def _eye(n: int, dt) -> Tensor:
-    return _const(np.eye(n, dtype=dt))
+    return _const(made(np.eye(n, dtype=dt)))
 
 
 def _tril_mask(n: int, dt, k: int = 0) -> Tensor:
@@ -812,9 +813,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     """A = input multiplied by itself n times (n < 0: powers of the inverse; n = 0: identities)."""
     _square_check(input._data, "linalg.matrix_power", float_only=n < 0)
     if n == 0:
-        eye = np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape)
+        eye = made(np.broadcast_to(np.eye(input.shape[-1], dtype=input._data.dtype), input.shape))
         depends = input.requires_grad or _mode.interpose is not None  # in input's graph (or its tangent's)
-        return input * 0 + _const(np.ascontiguousarray(eye)) if depends else _const(eye.copy())
+        return input * 0 + _const(made(np.ascontiguousarray(eye))) if depends else _const(made(eye.copy()))
     if n < 0:
         input, n = LinalgInvEx.apply(input), -n
     result, base = None, input

@@ -21,6 +21,7 @@ from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
 from . import _erf
 from . import _special as _sp
+from ..autograd._interpose import made, replayable
 from ._op import NOT_YET, Op, silent, unsupported, wrap_raw
 from ._inplace import _title
 from . import arithmetic as _A
@@ -55,7 +56,7 @@ def _default_float():
 
 def _zeros(grad: Tensor) -> Tensor:
     """A zero gradient with no history (torch's ``zeros_like(grad)``)."""
-    return _wrap(np.zeros_like(grad._data, order="C"), grad._dtype)
+    return _wrap(made(np.zeros_like(grad._data, order="C")), grad._dtype)
 
 
 def _saved(ctx) -> tuple:
@@ -401,6 +402,7 @@ def nan_to_num(input: Tensor, nan: float | None = None, posinf: float | None = N
 # ------------------------------------------------------------------ predicates (no gradient)
 def _predicate(pub: str, fn, on_complex=None):
     """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
+    @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def pred(input: Tensor) -> Tensor:
         x = input._data
         if type(x) not in _B.ARRAYS:  # a batched tensor under vmap: elementwise, so on its physical value
@@ -730,7 +732,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("mvlgamma is not implemented for " + _title(input._dtype) + " dtype")
     from .._tensor import _wrap as _w
 
-    shifts = _w(-0.5 * np.arange(p, dtype=input._data.dtype), input._dtype)
+    shifts = _w(made(-0.5 * np.arange(p, dtype=input._data.dtype)), input._dtype)
     res = lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return _out(res, out)
 

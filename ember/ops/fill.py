@@ -117,6 +117,8 @@ def resize_(self, *sizes, size=None, memory_format=None) -> "Tensor":
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     n = int(np.prod(size))
+    if _mode.tracer is not None:  # ember.compile: a new array for the tensor, made outside any op
+        _mode.tracer.unsupported("Tensor.resize_")
     if n == self._data.size:
         self._data = self._data.reshape(size)
     else:

@@ -14,6 +14,7 @@ from .. import _kernels
 from .._layout import _storage, strided_view
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
+from ..autograd._interpose import data_shaped, replayable
 from ._op import const as _const
 from ..autograd.grad_mode import _mode
 from .arithmetic import _rt, _prep, _broadcast_error
@@ -131,6 +132,8 @@ def _convert_key(key, shape=None, stacklevel: int = 4):
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             if a.ndim == 0 and a.dtype.kind in "iu" and type(a) is np.ndarray:  # (not a vmap placeholder)
+                if _mode.tracer is not None:  # the index's value becomes part of the key (ember.compile)
+                    _mode.tracer.read(k, "an index")
                 out.append(int(a))
                 continue
             out.append(a)
@@ -507,6 +510,14 @@ def where(condition, input=None, other=None):
     return Where.apply(input, other, cond)
 
 
+@replayable  # the key may hold index arrays of the data: NOTE [replayable steps]
+def _outside(shape: tuple, key) -> np.ndarray:
+    """True outside the region ``key`` of an array of ``shape``."""
+    mask = np.ones(shape, bool)
+    mask[key] = False
+    return mask
+
+
 class CopySlices(Op):
     """d (base with region := value) = grad with region zeroed, grad[region]"""
 
@@ -532,10 +543,8 @@ class CopySlices(Op):
         key, flat = ctx.key, ctx.flat
         g = grad.reshape(-1) if flat else grad
         gb = gv = None
-        if need[0]:
-            mask = np.ones(g.shape, bool)
-            mask[key] = False
-            gb = where(_wrap_any(mask), g, 0.0).reshape(grad.shape)  # zeroed, not multiplied: inf/nan stay out
+        if need[0]:  # zeroed, not multiplied: inf/nan stay out
+            gb = where(_wrap_any(_outside(g._data.shape, key)), g, 0.0).reshape(grad.shape)
         if need[1]:
             gv = index(g, key, _is_basic(key))
         return gb, gv
@@ -1534,6 +1543,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
         raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to "
                            "vmap over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues "
                            "if you need this feature.")
+    data_shaped("nonzero")
     if as_tuple:
         return tuple(_wrap_any(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
     return _wrap_any(np.argwhere(a).astype(np.int64))

@@ -10,11 +10,13 @@ import math
 
 import numpy as np
 
+from .. import _dtype as D
 from .. import _kernels
 from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear
 from ._inplace import _title
+from ..autograd._interpose import fused_ok, replayable
 from ..autograd.grad_mode import _mode
 from ._erf import normal_cdf as _normal_cdf
 from .elementwise import erf
@@ -402,7 +404,8 @@ class NllLoss(Op):
             # create_graph=False: the same kernels as the ops below, on arrays (tests/ops/test_raw_backward.py)
             g = np.expand_dims(_mul(grad._data, -ctx.coef.astype(grad._data.dtype)), c)
             return _wrap(_PutAlong.forward(None, g, ctx.idx, c, ctx.shape, True), grad._dtype)
-        g = (grad * _wrap(-ctx.coef.astype(grad._data.dtype), grad._dtype)).unsqueeze(c)
+        coef = _wrap(ctx.coef, D.from_numpy_dtype(ctx.coef.dtype)).to(grad._dtype)  # (ops: ember.compile replays)
+        g = (grad * -coef).unsqueeze(c)
         return _in_graph_of(_PutAlong.apply(g, ctx.idx, c, ctx.shape, True), ctx.saved_tensors[0])
 
 
@@ -472,23 +475,9 @@ class CrossEntropy(Op):
     def backward(ctx, grad):
         cdim = ctx.cdim
         dt = grad._dtype
-        if (not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray
+        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
                 and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops)
-            # the formula below on arrays, kernel for kernel (tests/ops/test_raw_backward.py)
-            c = lambda a: a.astype(dt.np, copy=False)  # noqa: E731
-            g = grad._data
-            ge = np.expand_dims(g, cdim) if g.ndim else g
-            out = np.exp(ctx.logp)
-            np.multiply(out, c(np.expand_dims(ctx.s, cdim)) * ge, out=out)
-            if ctx.idx is not None:
-                at = np.take_along_axis(out, ctx.idx, cdim)
-                np.put_along_axis(out, ctx.idx, at - c(np.expand_dims(ctx.pick, cdim)) * ge, cdim)
-            if ctx.smooth is not None:
-                sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
-                np.subtract(out, sm * c(_class_row(ctx.w, cdim, out.ndim)) if ctx.w is not None else sm, out=out)
-            if ctx.q is not None:
-                np.subtract(out, c(ctx.q) * ge, out=out)
-            return _wrap(out, dt)
+            return _ce_raw_backward(ctx, grad)
         (x,) = ctx.saved_tensors
         c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula
         ge = grad.unsqueeze(cdim) if grad.ndim else grad
@@ -501,6 +490,27 @@ class CrossEntropy(Op):
         if ctx.q is not None:
             out = out - c(ctx.q) * ge
         return out
+
+
+@replayable  # on arrays: one step of compiled programs (NOTE [fused nodes under levels])
+def _ce_raw_backward(ctx, grad: Tensor) -> Tensor:
+    """CrossEntropy's backward formula on arrays, kernel for kernel (tests/ops/test_raw_backward.py)."""
+    cdim = ctx.cdim
+    dt = grad._dtype
+    c = lambda a: a.astype(dt.np, copy=False)  # noqa: E731
+    g = grad._data
+    ge = np.expand_dims(g, cdim) if g.ndim else g
+    out = np.exp(ctx.logp)
+    np.multiply(out, c(np.expand_dims(ctx.s, cdim)) * ge, out=out)
+    if ctx.idx is not None:
+        at = np.take_along_axis(out, ctx.idx, cdim)
+        np.put_along_axis(out, ctx.idx, at - c(np.expand_dims(ctx.pick, cdim)) * ge, cdim)
+    if ctx.smooth is not None:
+        sm = c(np.expand_dims(ctx.smooth, cdim)) * ge
+        np.subtract(out, sm * c(_class_row(ctx.w, cdim, out.ndim)) if ctx.w is not None else sm, out=out)
+    if ctx.q is not None:
+        np.subtract(out, c(ctx.q) * ge, out=out)
+    return _wrap(out, dt)
 
 
 def _class_row(w: np.ndarray, cdim: int, ndim: int) -> np.ndarray:

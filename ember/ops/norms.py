@@ -32,6 +32,7 @@ import numpy as np
 
 from .._kernels import fsum, rowdot
 from .._tensor import _wrap
+from ..autograd._interpose import fused_ok, replayable
 from ..autograd.grad_mode import _mode
 from ._op import Op
 
@@ -96,7 +97,7 @@ class Norm(Op):
             return None, None, None
         x, w = ctx.saved_tensors
         need = tuple(e[0] is not None for e in ctx._next)
-        if (not _mode.grad_enabled and _mode.interpose is None and type(grad._data) is np.ndarray
+        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
                 and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision])
             return _raw_backward(ctx, grad, x, w, need)  # NOTE [raw backward]
         return _graph_backward(ctx, grad, x, w, need)
@@ -106,6 +107,7 @@ def _param_axes(wshape: tuple) -> tuple:
     return tuple(i for i, n in enumerate(wshape) if n == 1)
 
 
+@replayable  # on arrays: one step of compiled programs (NOTE [fused nodes under levels])
 def _raw_backward(ctx, grad, x, w, need):
     layout, axes, wshape, eps, batch_stats, pshape = ctx.geo
     g = _acc(grad._data.reshape(layout))

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
+from ..autograd._interpose import made
 from ._op import Op
 from .conv import _pad, _strided
 
@@ -174,7 +175,7 @@ def _zeros_for(ctx, i: int, t: Tensor):
     """The zero gradient torch gives the original input of a pooling backward (None when not needed)."""
     if not ctx.needs_input_grad[i]:
         return None
-    return _wrap(np.zeros(t.shape, t._data.dtype), t._dtype)
+    return _wrap(made(np.zeros(t.shape, t._data.dtype)), t._dtype)
 
 
 def _planes(a: np.ndarray, nd: int) -> np.ndarray:

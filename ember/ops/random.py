@@ -14,6 +14,7 @@ from .. import _backend as _B
 from .. import _dtype as D
 from . import _special as _sp
 from .._random import _rng
+from ..autograd._interpose import made, replayable as _replayable
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from ._op import NOT_YET, Op, unsupported
 from ._inplace import _title
@@ -31,7 +32,7 @@ def _fmt(x) -> str:
 
 def _zero_grads(ctx, grad):
     """A draw ignores its tensor inputs' values: the gradient of each is zero."""
-    z = _wrap(np.zeros_like(grad._data), grad._dtype)  # no history, as torch's zeros
+    z = _wrap(made(np.zeros_like(grad._data)), grad._dtype)  # no history, as torch's zeros
     return tuple(z if need else None for need in ctx.needs_input_grad)
 
 
@@ -283,6 +284,7 @@ def bernoulli_value(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     return BernoulliScalar.apply(self, float(p), _rng(generator))
 
 
+@_replayable  # a check of the values: compiled programs run it on every call (NOTE [replayable steps])
 def _check_probabilities(p: np.ndarray) -> None:
     if p.size and not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
@@ -353,6 +355,12 @@ class BernoulliP(Op):
         raise RuntimeError("derivative for aten::bernoulli is not implemented")
 
 
+@_replayable  # a check of the values: compiled programs run it on every call (NOTE [replayable steps])
+def _check_stds(std: np.ndarray) -> None:
+    if std.size and not (std >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
 def _check_std(std) -> None:
     if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
@@ -392,15 +400,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_title(d)}\'')
         _check_std(std)
         shape = _size((size,), "normal")
-        like = np.empty(0, d.np)
-        arr = _as(mean + _part_std(std, like) * _parts(rng.standard_normal, shape, like), like)
-        return _out(out, _finish(arr, d, requires_grad, device))
+        return _out(out, _finish(_normal_sample(mean, std, shape, d, generator), d, requires_grad, device))
     if st and std._dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if mt and st:
         _float_only(mean, "normal_kernel_cpu", complex_ok=True)
-        if std._data.size and not (std._data >= 0).all():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        _check_stds(std._data)
         try:
             np.broadcast_shapes(mean._data.shape, std._data.shape)
         except ValueError:
@@ -414,10 +419,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return _out(out, NormalTensorScalar.apply(mean, float(std), rng))
     if st:
         _float_only(std, "normal_kernel_cpu")
-        if std._data.size and not (std._data >= 0).all():
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        _check_stds(std._data)
         return _out(out, NormalScalarTensor.apply(std, float(mean), rng))
     raise _normal_error((mean, std), {})
+
+
+@_replayable  # draws random numbers at array level: NOTE [replayable steps]
+def _normal_sample(mean: float, std: float, shape: tuple, d: D.dtype, generator) -> np.ndarray:
+    like = np.empty(0, d.np)
+    return _as(mean + _part_std(std, like) * _parts(_rng(generator).standard_normal, shape, like), like)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:

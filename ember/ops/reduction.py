@@ -7,6 +7,7 @@ from .. import _backend as _B
 from .. import _dtype as D
 from .._kernels import fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
+from ..autograd._interpose import made, replayable
 from .. import _args
 from ._op import Op, linear, silent
 from ._op import const as _const
@@ -377,9 +378,17 @@ class _EvenReduction(Op):
             self._data, result._data, ctx.dims, ctx.keepdim, grad._data.dtype, ctx.nan_matches)
 
 
-def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True) -> Tensor:
-    """1/count where ``x`` equals its reduced value ``r``, else 0. NaN matches NaN when ``nan_matches``;
-    otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
+def _not_nan(a: np.ndarray) -> np.ndarray:
+    return ~np.isnan(a)
+
+
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
+def _even_weights(x, r, dims, keepdim, dtype, nan_matches=True, absolute=False) -> Tensor:
+    """1/count where ``x`` (``|x|`` when ``absolute``) equals its reduced value ``r``, else 0. NaN matches NaN when
+    ``nan_matches``; otherwise (torch's amax/amin) a NaN result leaves no match and the slice's weights are NaN."""
+    if absolute:
+        x = np.abs(x)
     if not keepdim and dims:
         r = np.expand_dims(r, dims)
     mask = x == r
@@ -787,19 +796,19 @@ class Norm(Op):
         p, dims, keepdim, shape = ctx.ord, ctx.dims, ctx.keepdim, ctx.shape
         g = _expand_back(grad, shape, dims, keepdim)
         dt = grad._data.dtype
-        zero = _const(np.zeros((), dt))
+        zero = _const(made(np.zeros((), dt)))
         if p == 0:
             return g * zero
         if p == 1:
             return g * _sgn(self)
         if p in (np.inf, -np.inf):
-            return g * _sgn(self) * _even_weights(np.abs(self._data), result._data, dims, keepdim, dt)
+            return g * _sgn(self) * _even_weights(self._data, result._data, dims, keepdim, dt, absolute=True)
         r = _expand_back(result, shape, dims, keepdim)
-        rz = _const(r._data == 0)
-        r = _where(rz, _const(np.ones((), dt)), r)  # a safe divisor: no NaN in the derivatives of the masked part
+        rz = r == 0
+        r = _where(rz, _const(made(np.ones((), dt))), r)  # a safe divisor: no NaN in the derivatives of the masked part
         if p == 2:
             return self * _where(rz, zero, g / r)
-        xz = _const(self._data == 0)
+        xz = self == 0
         with np.errstate(divide="ignore", invalid="ignore"):  # the masked-out 0 ** (p - 1)
             scaled = _where(xz, zero, _sgn(self) * self.abs() ** (p - 1))
             return scaled * _where(rz, zero, g / r ** (p - 1))
@@ -884,7 +893,7 @@ class Nansum(Op):
 
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        keep = _const(~np.isnan(self._data))
+        keep = _const(_not_nan(self._data))
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim) * keep
 
 
@@ -912,6 +921,7 @@ def _sgn(x):
 
 
 def _logical_reduce(fn, name: str):
+    @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def reduce(input, dim=None, keepdim: bool = False) -> Tensor:
         a = input._data
         out = np.asarray(fn(a, axis=_dims(dim, a.ndim), keepdims=keepdim and dim is not None))
@@ -925,6 +935,7 @@ all = _logical_reduce(np.all, "all")  # noqa: A001 - torch's names
 any = _logical_reduce(np.any, "any")  # noqa: A001
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def count_nonzero(input, dim=None) -> Tensor:
     """Number of non-zero elements (over ``dim``), as int64."""
     a = input._data

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
+from ..autograd._interpose import fused_ok, replayable
 from ..autograd.grad_mode import _mode
 from ._op import Op
 from .shape import stack
@@ -72,13 +73,15 @@ class LstmLayer(Op):
         return out, h.copy(), c if c is not c0 else c.copy()
 
     def backward(ctx, g_out, g_h, g_c):
-        if not _mode.grad_enabled and _mode.interpose is None:
-            return _raw_backward(ctx, g_out, g_h, g_c)  # NOTE [raw backward]
+        if not _mode.grad_enabled and fused_ok():
+            need = tuple(e[0] is not None for e in ctx._next)
+            return _raw_backward(ctx, g_out, g_h, g_c, ctx.saved_tensors, need)  # NOTE [raw backward]
         return _graph_backward(ctx, g_out, g_h, g_c)
 
 
-def _raw_backward(ctx, g_out, g_h, g_c):
-    x, w_ih, w_hh, b_ih, b_hh, h0, c0 = ctx.saved_tensors
+@replayable  # on arrays: one step of compiled programs (NOTE [fused nodes under levels])
+def _raw_backward(ctx, g_out, g_h, g_c, saved, need):
+    x, w_ih, w_hh, b_ih, b_hh, h0, c0 = saved
     xa, wh = x._data, w_hh._data
     steps, batch = xa.shape[:2]
     n = wh.shape[1]
@@ -110,7 +113,6 @@ def _raw_backward(ctx, g_out, g_h, g_c):
         d[:, 2 * n:3 * n] *= 1.0 - g * g
         dh = d @ wh
     dz2 = dz.reshape(steps * batch, 4 * n)
-    need = [e[0] is not None for e in ctx._next]
     grads = [None] * 7
     if need[0]:
         grads[0] = _wrap(np.matmul(dz2, w_ih._data).reshape(xa.shape), x._dtype)

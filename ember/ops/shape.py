@@ -12,6 +12,7 @@ from .. import _args
 from .._args import tensor_arg as _tensor_arg
 from .. import _layout
 from .._data import astype as _astype
+from ..autograd._interpose import data_shaped, made
 from ._op import Op, linear, silent
 
 __all__ = ["reshape", "view", "transpose", "permute", "t", "expand", "squeeze", "unsqueeze",
@@ -545,7 +546,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def _zeros_for(ctx, grads):
     """The incoming grads of a multi-output node with zeros for outputs that got none."""
-    return [g if g is not None else _wrap(np.zeros(shape, dt.np), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
+    return [g if g is not None else _wrap(made(np.zeros(shape, dt.np)), dt) for g, (shape, dt) in zip(grads, ctx._meta_out)]
 
 
 class Split(Op):
@@ -739,6 +740,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
     if input is None:
         input, repeats = repeats, None
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        data_shaped("repeat_interleave")
         r = input._data
         return _wrap(_repeat_indices(np.arange(r.shape[0]), r, output_size), D.int64)
     x = flatten(input) if dim is None else input
@@ -753,6 +755,8 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
         y = Unsqueeze.apply(x, d + 1)
         y = Expand.apply(y, shape[:d + 1] + (repeats,) + shape[d + 1:])
         return View.apply(Clone.apply(y), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    if isinstance(repeats, Tensor):
+        data_shaped("repeat_interleave")
     r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     if r.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")

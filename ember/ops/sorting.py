@@ -14,6 +14,7 @@ from .. import _dtype as D
 from .. import return_types as _RT
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd._interpose import data_shaped, replayable
 from ._composing import _long
 from ._op import Op
 from . import reduction as _R
@@ -138,6 +139,7 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     return input.sort(0).values
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
     for x in (elements, test_elements):
@@ -153,6 +155,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
     if input._dtype.is_complex:
         raise _R.complex_refused("unique" if dim is None else "unique_dim", input._data.dtype)
+    data_shaped("unique_consecutive")
     a = input._data
     if dim is None:
         flat = a.reshape(-1)

@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .. import return_types as RT
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import _CPP_NAMES, Tensor, _all_examples, _wrap, _wrap_dim
+from ..autograd._interpose import data_shaped, replayable
 from . import reduction as _R
 from ._composing import _ember, _long
 from ._op import const as _const
@@ -209,6 +210,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise _R.complex_refused("bincount_cpu", a.dtype)
     if a.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    data_shaped("bincount")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if a.size and a.min() < 0:
@@ -222,6 +224,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _const(np.bincount(a, w.astype(np.float64), minlength=minlength).astype(out_dt))
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (data range when equal); outside values are ignored."""
     a = input._data
@@ -246,6 +249,7 @@ def _cpp(dt: D.dtype) -> str:
     return _CPP_NAMES[dt.name][0]
 
 
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
 def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None, density: bool = False,  # noqa: A002
               out=None):
     """(hist, bin_edges): counts (or weights, or density) in ``bins`` (a count or the edges tensor)."""

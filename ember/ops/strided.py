@@ -11,6 +11,7 @@ from .. import _args
 from .._args import tensor_arg as _tensor_arg
 from .._layout import _storage, strided_view
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _mode
 from . import _inplace as _IP
 from ._inplace import view_geometry
 from .indexing import AsStrided
@@ -114,6 +115,8 @@ def _restride(t: Tensor, new: Tensor) -> Tensor:
                 _set_tangent(t, level, tangent)
             else:
                 _restride(old, tangent)
+    if _mode.tracer is not None:  # ember.compile: the tensor now holds the view op's result (a recorded value)
+        _mode.tracer.restrided(t)
     t._bump()
     return t
 

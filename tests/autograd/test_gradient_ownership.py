@@ -171,3 +171,47 @@ def test_create_graph_gradient_keeps_its_graph() -> None:
         assert w.grad.requires_grad and w.grad.grad_fn is not None
         got[lib] = lib.autograd.grad((w.grad * w.grad).sum(), w)[0]
     assert_close(got[ember], got[torch])
+
+
+def _linear_weight(lib, leaf):
+    return lib.tensor(A) @ leaf.t()  # the weight's gradient arrives as a transposed view, as in nn.Linear
+
+
+C = R.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+SCALE = {(4, 2, 3): R.uniform(-1, 1, (4, 2, 3)).astype(np.float32),
+         (4, 3): R.uniform(-1, 1, (4, 3)).astype(np.float32)}
+
+
+def _permuted_leaf(lib, leaf):
+    return leaf * lib.tensor(SCALE[tuple(leaf.shape)])
+
+
+LAYOUT_LEAVES = {
+    "contiguous": (lambda lib: _leaf(lib, W.T), _linear_weight),
+    "transposed": (lambda lib: _leaf(lib, W).t(), _linear_weight),
+    "permuted 3-d": (lambda lib: lib.tensor(C).permute(2, 0, 1)
+                     .requires_grad_(), _permuted_leaf),
+    "strided slice": (lambda lib: lib.tensor(np.arange(24, dtype=np.float32).reshape(4, 6))[:, ::2]
+                      .requires_grad_(), _permuted_leaf),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", LAYOUT_LEAVES)
+def test_first_grad_has_the_leafs_layout(case, create_graph) -> None:
+    # torch's gradient layout contract (NOTE [gradient layout]): a leaf's first gradient has the leaf's strides
+    # (contiguous when the leaf is not dense), whatever the incoming gradient's; under create_graph it keeps its graph
+    make, use = LAYOUT_LEAVES[case]
+    out = {}
+    for lib in (ember, torch):
+        leaf = make(lib).detach().requires_grad_()
+        (use(lib, leaf) ** 2).sum().backward(create_graph=create_graph)
+        assert leaf.grad.requires_grad == create_graph
+        out[lib] = (leaf.grad.stride(), leaf.grad.is_contiguous(), leaf.grad.detach().clone())
+        if create_graph:
+            leaf.grad.sum().backward()  # d(sum of grad)/d(leaf) is added to the gradient
+        out[lib] += (leaf.grad,)
+    (es, ec, eg, eg2), (ts, tc, tg, tg2) = out[ember], out[torch]
+    assert (es, ec) == (ts, tc)
+    assert_close(eg, tg)
+    assert_close(eg2, tg2)

@@ -116,3 +116,31 @@ def test_model_data_names_every_parameter(name):
     assert set(grads()) == set(arrays) - {"x", "idx", "targets", "labels"}
     assert all(v.dtype in (np.float32, np.int64) for v in arrays.values())
 
+
+def _compiled_node_in(fn, depth: int = 8) -> bool:
+    """Whether the graph below node ``fn`` holds a compiled call's node within ``depth`` edges."""
+    if fn is None or depth < 0:
+        return False
+    if type(fn).__name__ == "CompiledFunctionBackward":
+        return True
+    return any(_compiled_node_in(nxt, depth - 1) for nxt, _ in fn.next_functions)
+
+
+@pytest.mark.parametrize("name", ("W1", "W2", "W3", "W4", "W5") + MODELS)
+def test_compiled_workload_replays_eagers_steps(name):
+    """``build(..., compile=True)`` (the bench's compiled rows): from the third step on the program is replayed (the
+    loss's graph holds the compiled call's node), and every loss and gradient equals eager ember's bit for bit."""
+    w = WORKLOADS[name]
+    arrays = w.data(w.tiny)
+    runs = []
+    for compiled in (False, True):
+        step, grads = w.build(ember, arrays, w.tiny, compile=compiled)
+        got = []
+        for _ in range(4):
+            loss = step()
+            got.append([loss.detach().numpy().copy()] + [grads()[k] for k in sorted(grads())])
+        runs.append(got)
+    assert _compiled_node_in(loss.grad_fn)
+    for i, (a, b) in enumerate(zip(*runs)):
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{name} step {i}"

@@ -123,15 +123,23 @@ def test_config_modules_import_and_pickle_round_trip() -> None:
 
 
 def test_compile_is_ember_compile() -> None:
-    """torch.compiler.compile is the same entry point as torch.compile."""
+    """torch.compiler.compile is the same entry point as torch.compile: both wrap a module in an OptimizedModule."""
     model = ember.nn.Linear(2, 2)
-    assert ember.compiler.compile(model) is ember.compile(model)
+    a, b = ember.compiler.compile(model), ember.compile(model)
+    assert type(a) is type(b) is ember._dynamo.eval_frame.OptimizedModule
+    assert a._orig_mod is b._orig_mod is model
 
 
 def test_set_stance_is_a_context_manager_and_decorator() -> None:
+    from ember._compile.api import stance
+
     with ember.compiler.set_stance("force_eager"):
+        assert stance.name == "force_eager"
         assert double(ember.ones(1)).tolist() == [2.0]
-    assert ember.compiler.set_stance("force_eager")(double) is double
+    assert stance.name == "default"
+    decorated = ember.compiler.set_stance("force_eager")(double)
+    assert stance.name == "default"
+    assert decorated(ember.ones(1)).tolist() == [2.0] and decorated.__name__ == "double"
 
 
 def test_cudagraph_mark_step_begin_does_nothing() -> None:

@@ -420,7 +420,8 @@ def test_legacy_constructor_device(device) -> None:
 CPU = "a no-op in torch on the CPU too (accelerator-only: CUDA streams, cuDNN, pinned memory, foreach kernels)"
 TORCH = "torch's own implementation does not read it either"
 ALIAS = "read by __new__ (the object is built there) or forwarded by a wrapper that reads it"
-EAGER = "a compiler or tracer option: ember runs eagerly, results as torch's uncompiled (ember.compile's area)"
+EAGER = ("a compiler or tracer option with no effect on results: ember.jit runs eagerly; ember.compile keeps its own "
+         "guards and has no code generator to tune (docs/compile.md)")
 ORDER = "an ordering hint: ember's order is one torch allows (sort is stable, topk sorted, unique sorted)"
 SCHEDULE = "schedules the same averaging differently in torch (bucketing, copy batching): no result changes"
 MPI = "MPI is the rendezvous and transport: the processes mpiexec started form the group"
@@ -452,19 +453,15 @@ UNREAD = {
                                                               "events shared by graphs)"},
     "ember.hub._Faketqdm.__init__": {"unit": TORCH, "args": TORCH, "kwargs": TORCH},
     "ember.hub._Faketqdm.set_description": {"args": TORCH, "kwargs": TORCH},
-    "ember._dynamo.disable": {"recursive": EAGER, "reason": EAGER},
     "ember._dynamo.mark_static": {"t": EAGER, "index": EAGER},
     "ember._dynamo.mark_static_address": {"t": EAGER, "guard": EAGER},
     "ember._dynamo.maybe_mark_dynamic": {"t": EAGER, "index": EAGER},
-    "ember._dynamo.optimize": dict.fromkeys(("backend", "nopython", "guard_export_fn", "guard_fail_fn", "disable",
-                                             "dynamic", "kwargs"), EAGER),
+    "ember._dynamo.optimize": dict.fromkeys(("guard_export_fn", "guard_fail_fn", "kwargs"), EAGER),
     "ember._dynamo.set_stance.__init__": {"skip_guard_eval_unsafe": EAGER, "force_backend": EAGER},
     "ember._dynamo.substitute_in_graph": {"can_constant_fold_through": EAGER, "skip_signature_check": EAGER},
-    "ember._symbolic.compile": dict.fromkeys(("fullgraph", "dynamic", "backend", "mode", "options", "name", "disable",
-                                             "recompile_limit", "isolate_recompiles", "shapes_spec"), EAGER),
     "ember.compiler.load_cache_artifacts": {"serialized_artifacts": EAGER},
+    "ember._compile.trace.Tracer.read": {"t": INTERNAL + " (the tracer hook's protocol: the break names the caller's line)"},
     "ember.compiler.nested_compile_region": {"options": EAGER, "max_reuse_entries": EAGER, "reuse_hash_fn": EAGER},
-    "ember.nn.modules.module.Module.compile": {"args": EAGER, "kwargs": EAGER},
     "ember.jit.annotate": {"the_type": EAGER},
     "ember.jit.freeze": {"preserved_attrs": EAGER, "optimize_numerics": EAGER},
     "ember.jit.ignore": {"kwargs": EAGER},

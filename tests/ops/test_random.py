@@ -388,7 +388,7 @@ def test_multinomial_shapes_match_torch(rows, n, k, repl, two_d, dtype) -> None:
         assert all(len(set(r)) == k for r in y)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_out_of_place_dtypes_and_shapes_match_torch(dtype) -> None:
     for shape in [(), (0,), (2, 3)]:
         res = []
@@ -415,6 +415,7 @@ FACTORY_ERRORS = {
     "rand int dtype": lambda lib: lib.rand(2, dtype=lib.int64),
     "randn int dtype": lambda lib: lib.randn(2, dtype=lib.int32),
     "rand_like int": lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.int64)),
+    "randn_like bool": lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)),
     "randint low=high": lambda lib: lib.randint(5, 5, (3,)),
     "randint overflow": lambda lib: lib.randint(0, 2 ** 70, (3,)),
     "randint uint8 high": lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8),

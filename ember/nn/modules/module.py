@@ -777,8 +777,11 @@ class Module:
         return hook(self, args, result)
 
     def compile(self, *args, **kwargs) -> None:
-        """torch compiles ``__call__`` here; ember runs eagerly, so this is a no-op (same results, no speed-up)."""
-        return None
+        """Compile this module in place (ember.compile, NOTE [compile] in ember/_compile): its ``forward`` runs
+        through compiled programs; the module, its structure and state_dict keys stay as they are."""
+        from ..._compile.api import compile as _compile
+
+        self.forward = _compile(self.forward, *args, **kwargs)
 
     def _replicate_for_data_parallel(self):
         """A shallow copy for nn.parallel.replicate: shares everything, owns its registries, no parameters."""

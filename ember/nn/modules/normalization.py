@@ -96,8 +96,7 @@ class _NormBase(Module):
     def _factor(self, count: bool = True) -> float:
         """The running-average weight of this batch (momentum, or 1/n batches seen for momentum=None)."""
         if count and self.training and self.track_running_stats:
-            self.num_batches_tracked._data[...] += 1
-            self.num_batches_tracked._bump()
+            self.num_batches_tracked.add_(1)  # (an op: ember.compile replays it)
             if self.momentum is None:
                 return 1.0 / float(self.num_batches_tracked._data)
         return 0.0 if self.momentum is None else self.momentum

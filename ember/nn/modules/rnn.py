@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import _factories as _F, _state
 from ..._tensor import Tensor
-from ...autograd.grad_mode import _mode
+from ...autograd._interpose import fused_ok as _fused_ok
 from ...ops import rnn as _R, shape as _S
 from .. import functional as F
 from .. import init
@@ -305,7 +305,7 @@ class RNNBase(Module):
         per_state = [s.unbind(0) for s in states]
         finals = [[] for _ in states]
         layer_input = data
-        fused = (self.mode == "LSTM" and not self.proj_size and not packed and _mode.interpose is None
+        fused = (self.mode == "LSTM" and not self.proj_size and not packed and _fused_ok()
                  and data.numel() > 0
                  and data._data.dtype in (np.float32, np.float64) and type(data._data) is np.ndarray)
         for layer in range(self.num_layers):
