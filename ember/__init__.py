@@ -128,6 +128,35 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
+def typename(obj) -> str:
+    """'torch.FloatTensor' ... for tensors, else the object's type name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    qual = type(obj).__qualname__
+    return qual if module in ("builtins", "__builtin__", None) else f"{module}.{qual}"
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
+
+
+def get_device(input: Tensor) -> int:
+    """-1: the tensor is on the CPU."""
+    _tensor_arg("get_device", input)
+    return -1
+
+
+def is_storage(obj) -> bool:
+    from .storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
+
+
 def numel_(input: Tensor) -> int:  # pragma: no cover - alias kept private
     return input.numel()
 
@@ -154,11 +183,49 @@ def get_num_threads() -> int:
     return _num_threads[0] if _num_threads else builtins.int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1))
 
 
+def init_num_threads() -> None:
+    """Nothing to set up: NumPy's BLAS owns its threads."""
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    from .autograd import anomaly_mode
+
+    anomaly_mode.set_detect_anomaly(enabled, check_nan)
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def compiled_with_cxx11_abi() -> bool:
+    return True
+
+
 # torch.* names beyond the ops: ATen spellings, in-place and *_copy forms, queries, process-wide switches
-from ._surface import *  # noqa: E402,F401,F403 - see _surface.__all__
+from ._aten import *  # noqa: E402,F401,F403 - see _aten.__all__
+from ._symbolic import *  # noqa: E402,F401,F403 - see _symbolic.__all__
+from ._malloc import OutOfMemoryError  # noqa: E402,F401
+from ._factories import empty_strided, empty_permuted, frombuffer  # noqa: E402,F401
+from .ops.strided import as_strided, as_strided_  # noqa: E402,F401
+from .ops.shape import (ravel, split_with_sizes, unsafe_split, unsafe_split_with_sizes,  # noqa: E402,F401
+                        unsafe_chunk, narrow_copy, is_same_size)
+from .ops.arithmetic import positive  # noqa: E402,F401
+from .ops.elementwise import angle  # noqa: E402,F401
+from .ops.complex_numbers import adjoint  # noqa: E402,F401
+from .ops.linalg import dist, frobenius_norm, nuclear_norm, chain_matmul  # noqa: E402,F401
+from .ops.pixel_shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402,F401
+from .ops.indexing import nonzero_static  # noqa: E402,F401
 from ._state import *  # noqa: E402,F401,F403 - see _state.__all__
 from .ops.composites import *  # noqa: E402,F401,F403 - see ops/composites.__all__
+from .ops.statistics import *  # noqa: E402,F401,F403 - see ops/statistics.__all__
+from .ops.windows import *  # noqa: E402,F401,F403 - see ops/windows.__all__
+from .ops.solve import *  # noqa: E402,F401,F403 - see ops/solve.__all__
+from .ops.sorting import msort, isin, unique_consecutive  # noqa: E402,F401
+from .ops.linalg import cdist, pdist, renorm, matrix_exp  # noqa: E402,F401
 
 from . import _args as _args  # noqa: E402
+from ._args import tensor_arg as _tensor_arg  # noqa: E402 - get_device
 
-_args.install(globals(), ("detach", "is_floating_point", "is_inference", "is_nonzero", "numel", "result_type"))
+_args.install(globals(), ("detach", "is_floating_point", "is_inference", "is_nonzero", "numel", "result_type",
+                          "is_signed", "get_device", "is_distributed", "init_num_threads",
+                          "set_anomaly_enabled", "is_vulkan_available"))

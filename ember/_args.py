@@ -428,3 +428,9 @@ def deprecated_overload(name: str, args: tuple, kwargs: dict, method: bool) -> t
         positional = tuple(named.pop(p) for p in order if p not in _NUMBERS)
         return positional, {**named, **kwargs}
     return args, kwargs
+
+
+def tensor_arg(fname: str, x, arg: str = "input", pos: int = 1) -> None:
+    """torch's TypeError when argument ``arg`` (position ``pos``) of ``fname`` is not a tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")

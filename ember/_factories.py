@@ -561,6 +561,43 @@ def new(self, *args, **kwargs) -> "Tensor":
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
                       requires_grad=False):
-    from ._surface import empty_strided  # noqa: PLC0415 - _surface imports this module
-
     return empty_strided(size, stride, dtype=dtype or self._dtype, device=device, requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- memory laid out by hand
+__all__ += ["empty_strided", "empty_permuted", "frombuffer"]
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """Uninitialised memory viewed with the given sizes and strides."""
+    from .ops import strided as _strided  # noqa: PLC0415 - ops load after this module
+
+    size, stride = tuple(size), tuple(stride)
+    n = 1 + sum((a - 1) * s for a, s in zip(size, stride)) if all(size) else 0
+    store = empty(n, dtype=dtype, device=device)
+    out = _wrap(_strided._as_strided_view(store, size, stride, 0), store._dtype)
+    return out.requires_grad_(requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    """Uninitialised memory laid out in ``physical_layout`` order, seen with the logical ``size``."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError(f"Dimension {len(size)} of physical_layout is not a permutation")
+    phys = empty(*[size[d] for d in order], dtype=dtype, device=device)
+    inverse = [order.index(d) for d in builtins.range(len(size))]
+    out = _wrap(phys._data.transpose(inverse), phys._dtype)
+    return out.requires_grad_(requires_grad)
+
+
+def frombuffer(buffer, *, dtype: D.dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor sharing memory with a Python buffer (bytes are read-only: a copy-on-write warning in torch)."""
+    arr = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    if not arr.flags.writeable:
+        arr = arr.copy()
+    return _wrap(arr, dtype).requires_grad_(requires_grad)
+
+
+_args.install(globals(), ("empty_strided", "empty_permuted", "frombuffer"))

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import _backend as _B
+
 if TYPE_CHECKING:  # the Tensor methods below are bound to it (this module loads before ember._tensor)
     from ._tensor import Tensor
 
@@ -224,3 +226,8 @@ def _storage(t) -> np.ndarray:
     while isinstance(base.base, np.ndarray):
         base = base.base
     return base
+
+
+def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -> np.ndarray:
+    """An ndarray over ``store``'s memory (``offset`` and ``strides`` in bytes) whose ``.base`` chain leads to it."""
+    return _B.strided_view(store, shape, strides, offset)

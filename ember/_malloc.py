@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "applied", "AllocationError", "allocation_error",
+__all__ = ["OutOfMemoryError", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "applied", "AllocationError", "allocation_error",
            "translating_allocation_errors", "translating_foreign_errors", "foreign_error", "translate_errors_of"]
 
 _M_TRIM_THRESHOLD = -1   # mallopt parameter numbers (<malloc.h>)
@@ -159,3 +159,7 @@ def translate_errors_of(namespace: dict, names) -> None:
         fn = namespace.get(name)
         if callable(fn) and not isinstance(fn, type) and not getattr(fn, "_translating", False):
             namespace[name] = translating_foreign_errors(fn)
+
+
+class OutOfMemoryError(RuntimeError):
+    """An allocation failed (torch.OutOfMemoryError)."""

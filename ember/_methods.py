@@ -24,18 +24,19 @@ __all__ = ["bind"]
 
 # t.name(...) is module.name(t, ...)
 _PLAIN = {
-    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
+    "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg positive",
     "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
     "ops.reduction": "sum mean prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
                      "cummax cummin median all any nansum nanmean",
     "ops.shape": "transpose t unsqueeze flatten clone narrow select unbind "
                  "unflatten movedim repeat_interleave fliplr flipud roll rot90 chunk tensor_split tril triu "
                  "diagonal diag_embed diag diagflat trace swapaxes "
-                 "swapdims=transpose moveaxis=movedim",
+                 "swapdims=transpose moveaxis=movedim ravel split_with_sizes unsafe_split unsafe_split_with_sizes "
+                 "unsafe_chunk narrow_copy is_same_size",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
                       "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
-    "ops.sorting": "sort argsort topk kthvalue unique",
-    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer",
+    "ops.sorting": "sort argsort topk kthvalue unique msort unique_consecutive",
+    "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer dist renorm matrix_exp",
     "ops.decompositions": "inverse det logdet slogdet cholesky svd matrix_power pinverse",
     "ops.random": "bernoulli multinomial",
     "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
@@ -44,18 +45,18 @@ _PLAIN = {
                        "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
                        "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite isreal "
                        "signbit lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma "
-                       "igamma igammac frexp float_power",
+                       "igamma igammac frexp float_power angle",
     "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
-                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere unfold",
-    "_surface": "softmax log_softmax dist positive ravel adjoint angle split_with_sizes unsafe_split "
-                "unsafe_split_with_sizes unsafe_chunk narrow_copy as_strided prelu hardshrink is_same_size "
-                "nonzero_static as_strided_",
-    "ops.complex_numbers": "sgn conj conj_physical resolve_conj resolve_neg is_conj is_neg conj_physical_",
+                    "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere nonzero_static",
+    "ops.strided": "unfold as_strided as_strided_",
+    "_aten": "softmax log_softmax prelu hardshrink",
+    "ops.complex_numbers": "sgn conj conj_physical resolve_conj resolve_neg is_conj is_neg conj_physical_ "
+                           "adjoint",
     "ops.stft": "stft istft",
-    "ops.composites": "aminmax mode nanmedian quantile nanquantile msort unique_consecutive logcumsumexp diff cov "
-                      "corrcoef bincount histc histogram renorm matrix_exp select_scatter slice_scatter "
-                      "diagonal_scatter as_strided_scatter index_reduce put cholesky_solve cholesky_inverse "
-                      "triangular_solve qr lu lu_solve index_reduce_",
+    "ops.composites": "logcumsumexp diff select_scatter slice_scatter diagonal_scatter as_strided_scatter "
+                      "index_reduce put index_reduce_",
+    "ops.statistics": "aminmax mode nanmedian quantile nanquantile cov corrcoef bincount histc histogram",
+    "ops.solve": "cholesky_solve cholesky_inverse triangular_solve qr lu lu_solve",
 }
 # Python's operators: name -> (module, function or an Op's apply, how it is called): "checked" is
 # ``function(self, other)`` answering NotImplemented to an operand that is neither a tensor nor a number (Python then
@@ -110,7 +111,7 @@ _INPLACE = {
     "ops.shape": "tril triu",
     "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
                       "bitwise_xor bitwise_not greater=gt greater_equal=ge less=lt less_equal=le not_equal=ne",
-    "ops.linalg": "addmm addbmm baddbmm addmv addr",
+    "ops.linalg": "addmm addbmm baddbmm addmv addr renorm",
     "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
                        "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
                        "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
@@ -120,7 +121,7 @@ _INPLACE = {
     # (scatter_reduce_: the form torch differentiates for complex inputs too)
     "ops.indexing": "scatter scatter_add scatter_reduce=scatter_reduce_any index_add index_copy index_fill index_put "
                     "masked_fill masked_scatter",
-    "ops.composites": "renorm put",
+    "ops.composites": "put",
 }
 # t.name(*values) or t.name(values) or t.name(param=values): module.name(t, values) (torch's argument parser
 # takes a lone positional int list as separate arguments too); entries "name:param"
@@ -134,7 +135,7 @@ _PYTHON_METHODS = {"unflatten"}
 # the hand-written methods of Tensor that torch's argument parser reads: NumPy names for their parameters
 _HANDWRITTEN = ("size stride equal allclose view_as reshape_as expand_as type_as where copy_ map_ new_tensor new_zeros "
                 "new_ones new_empty new_full new_empty_strided is_contiguous contiguous cpu resize_ resize_as_").split()
-# t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (_surface._restride)
+# t.name_(...) changes t's view geometry in place: t becomes module.name(t, ...) (ops/strided.py: _restride)
 _RESTRIDE = {"ops.shape": "t transpose squeeze unsqueeze swapdims=transpose swapaxes"}  # name=view method
 
 
@@ -285,7 +286,7 @@ def bind(cls) -> None:
     """Add the methods of the tables to ``cls`` (Tensor); a name it already defines is an error (write it in one
     place)."""
     from .ops._inplace import inplace
-    from ._surface import _restride as restride
+    from .ops.strided import _restride as restride
 
     made = {}
     for name, (module, fname, how) in _OPERATORS.items():
@@ -325,12 +326,12 @@ def bind(cls) -> None:
 
 
 def _function_forms(cls) -> None:
-    """torch.exp_(t) ... (_surface.INPLACE_FORMS) call t's method: they take its parameters, ``input`` first."""
-    from . import _surface
+    """torch.exp_(t) ... (_aten.INPLACE_FORMS) call t's method: they take its parameters, ``input`` first."""
+    from . import _aten
 
-    for name in _surface.INPLACE_FORMS:
-        fn = getattr(_surface, name)
+    for name in _aten.INPLACE_FORMS:
+        fn = getattr(_aten, name)
         sig = inspect.signature(getattr(cls, name))
         ps = list(sig.parameters.values())
         fn.__signature__ = sig.replace(parameters=[ps[0].replace(name="input")] + ps[1:])
-    _args.install(vars(_surface), _surface.INPLACE_FORMS)
+    _args.install(vars(_aten), _aten.INPLACE_FORMS)

@@ -545,9 +545,9 @@ class Tensor:
     # ---- Tensor methods: conversions and random (ops/random.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
 
-    # ---- Tensor methods: surface (h-surface) ----
-    # Bindings of torch.Tensor names to what ember has (ember/_surface.py, the op families), in-place forms of
-    # comparison/logical/bitwise ops, in-place view-metadata changes (t_, transpose_ ...), legacy constructors.
+    # ---- Tensor methods: truth value, legacy constructors and the rest written here ----
+    # (the methods that are functions with the tensor first, in-place view-metadata changes (t_, transpose_ ...)
+    # included, are bound from ember/_methods.py's tables)
 
 
     def is_nonzero(self) -> bool:

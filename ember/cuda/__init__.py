@@ -10,7 +10,7 @@ import importlib.util
 
 from .. import _dtype as D
 from .._device import device as _device_cls
-from .._surface import OutOfMemoryError
+from .._malloc import OutOfMemoryError
 from ..storage import _warn_typed_storage_removal
 from . import _runtime
 from ._runtime import runtime

@@ -6,7 +6,7 @@ import math
 from .. import _factories as _F
 from .._tensor import Size
 from ..linalg import cholesky as _cholesky, solve_triangular as _solve_triangular
-from ..ops.composites import cholesky_inverse as _cholesky_inverse
+from ..ops.solve import cholesky_inverse as _cholesky_inverse
 from ..ops.shape import broadcast_shapes
 from . import constraints
 from .distribution import Distribution

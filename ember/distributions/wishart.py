@@ -8,8 +8,9 @@ from .. import _factories as _F
 from .._dtype import finfo
 from .._tensor import Size
 from ..linalg import cholesky as _cholesky, slogdet as _slogdet
-from ..ops.composites import cholesky_solve as _cholesky_solve, tril_indices as _tril_indices
+from ..ops.composites import tril_indices as _tril_indices
 from ..ops.elementwise import mvlgamma as _mvlgamma
+from ..ops.solve import cholesky_solve as _cholesky_solve
 from ..ops.linalg import einsum as _einsum
 from ..ops.shape import broadcast_shapes
 from . import constraints

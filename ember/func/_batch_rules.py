@@ -884,10 +884,10 @@ def _register_late() -> None:
     RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
     RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
     RULES[indexing.IndexFillTensor] = _index_fill_tensor_rule
-    from ..ops import composites
+    from ..ops import solve, statistics
 
-    RULES[composites.LuPivots] = RULES[composites.LuPermutation] = _passthrough  # any leading batch dims
-    for c in (composites.Mode, composites.NanmedianDim):
+    RULES[solve.LuPivots] = RULES[solve.LuPermutation] = _passthrough  # any leading batch dims
+    for c in (statistics.Mode, statistics.NanmedianDim):
         RULES[c] = _dim_rule(1, "one")
         _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule

@@ -59,7 +59,7 @@ def _not_positive_definite(m) -> bool:
 def solve_triangular(input, B, *, upper: bool, left: bool = True, unitriangular: bool = False, out=None):
     """X with A X = B (``left``) or X A = B, A = ``input`` triangular (its other triangle is not read); batches
     broadcast."""
-    from ..ops.composites import triangular_solve
+    from ..ops.solve import triangular_solve
 
     for name, M in (("A", input), ("B", B)):
         if M.dim() < 2:

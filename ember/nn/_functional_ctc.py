@@ -10,7 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..ops import indexing as _I
 from ..ops._inplace import _title
 from ..ops.ctc import CtcLoss
-from .functional import _check_reduction  # bound before functional imports this module
+from ._functional_loss import _check_reduction
 
 __all__ = ["ctc_loss"]
 

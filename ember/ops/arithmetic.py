@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from ._op import Op, silent, multilinear, linear, wrap_raw
 from . import _inplace as _IP
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "rdiv", "pow", "neg", "matmul", "mm"]
 
@@ -603,5 +604,21 @@ _args.install(globals(), ("add", "sub", "subtract", "rsub", "mul", "multiply", "
 
 # NOTE [in-place without a graph] (ops/_inplace.py)
 _IP._IN_PLACE_UFUNCS.update({add: silent(np.add), sub: silent(np.subtract), mul: silent(np.multiply)})
+
+
+# ---------------------------------------------------------------- unary plus
+__all__ += ["positive"]
+
+
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself (+x); bool tensors are refused as torch does."""
+    _tensor_arg("positive", input)
+    if input._dtype is D.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+_args.install(globals(), ("positive",))
+
 
 from .linalg import matmul, mm  # noqa: E402  (re-export; linalg imports nothing from here)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _backend as _B
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op, linear, silent
@@ -33,11 +34,6 @@ __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_phys
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
-
-
-def _tensor_arg(fn: str, x, name: str = "input", pos: int = 1) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
 # ------------------------------------------------------------------ reinterpreting memory
@@ -417,3 +413,19 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 _args.install(globals(), __all__)
+
+
+# ---------------------------------------------------------------- conjugate transpose
+__all__ += ["adjoint"]
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (a transpose for real dtypes)."""
+    _tensor_arg("adjoint", input)
+    if input.dim() < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.dim()}-D tensor.")
+    return conj(input.transpose(-2, -1))
+
+
+_args.install(globals(), ("adjoint",))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _backend as _B
 
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _CPP_NAMES
 from . import _fused_backward as _fb  # tanh/sigmoid backward as one op each (torch's names)
@@ -947,3 +948,14 @@ def float_power_(self, exponent) -> "Tensor":
         raise RuntimeError(f"the base given to float_power_ has dtype {_title(self._dtype)} but the "
                            f"operation's result requires dtype {want._scalar_name}")
     return _inplace(self, float_power, exponent)
+
+
+# ---------------------------------------------------------------- angle of a real tensor
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """0 for x >= 0, pi for x < 0 (NaN stays NaN); gradient zero, as torch's for real input."""
+    _tensor_arg("angle", input)
+    res = Angle.apply(input)
+    return res if out is None else out.copy_(res)
+
+
+_args.install(globals(), ("angle",))

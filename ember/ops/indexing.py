@@ -11,7 +11,7 @@ from .. import _backend as _B
 from .. import _args
 from .. import _dtype as D
 from .. import _kernels
-from .._layout import _storage
+from .._layout import _storage, strided_view
 from .._tensor import Tensor, _all_examples, _wrap_any
 from ._op import Op, linear, unsupported
 from ..autograd._interpose import data_shaped, replayable
@@ -692,8 +692,6 @@ class AsStrided(Op):
         """The same view of the tangent when it is laid out as the input (a write through the view then reaches
         the input's tangent), else its elements at the view's positions."""
         from ._inplace import flat_positions, view_geometry
-        from .._surface import strided_view
-
         t, (offset, shape, strides, _, bstrides) = tangents[0], args[1]
         if t is None:
             return None
@@ -1628,61 +1626,25 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-# ---------------------------------------------------------------- strided views: as_strided, unfold
-__all__ += ["unfold"]
+# ---------------------------------------------------------------- nonzero with a fixed size
+__all__ += ["nonzero_static"]
 
 
-class AsStridedView(AsStrided):
-    """torch.as_strided: a view of the input's memory; the gradient scatters (and sums) into the input."""
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """The first ``size`` rows of ``nonzero(input)``, padded with ``fill_value``."""
+    from .._factories import tensor
 
-    __slots__ = ()
-    _name = "AsStridedBackward0"
-    is_view = True
-
-
-class Unfold(AsStridedView):
-    """Tensor.unfold: overlapping windows along one dim as a view; gradients of overlaps add up."""
-
-    __slots__ = ()
-    _name = "UnfoldBackward0"
-
-
-def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """All windows of ``size`` elements, ``step`` apart, along ``dimension``, as a new last dim (a view)."""
-    from .._tensor import _wrap_dim
-    from ._inplace import view_geometry
-
-    a = input._data
-    d = _wrap_dim(dimension, a.ndim)
-    n = a.shape[d] if a.ndim else 1
-    if size > n:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    if size < 0:
-        raise RuntimeError(f"size is {size} but must be >= 0")
-    if type(a) not in _B.ARRAYS:  # batched under vmap: windows of each example, on the physical value
-        if not a.ndim:
-            return input._rewrap(unfold(input._phys.unsqueeze(1), 1, size, step).reshape(input._phys.shape[0], size))
-        return input._rewrap(unfold(input._phys, d + 1, size, step))
-    shape, strides = list(a.shape), list(a.strides)
-    st = strides[d] if a.ndim else a.itemsize
-    windows = (n - size) // step + 1
-    if a.ndim:
-        shape[d], strides[d] = windows, st * step
-    else:
-        shape, strides = [], []
-    from .._surface import strided_view
-
-    store = _storage(input)
-    at = _B.address(a) - _B.address(store)
-    view = strided_view(store, tuple(shape) + (size,), tuple(strides) + (st,), at)
-    return Unfold.apply(input, view_geometry(view, a), view)
+    idx = np.argwhere(input._data)
+    out = np.full((size, input._data.ndim), fill_value, np.int64)
+    k = min(size, len(idx))
+    out[:k] = idx[:k]
+    return tensor(out)
 
 
 _args.install(globals(), ("where", "gather", "scatter", "scatter_add", "scatter_reduce", "scatter_reduce_any",
                           "index_select", "index_add",
                           "index_copy", "index_fill", "index_put", "masked_fill", "masked_select", "masked_scatter",
-                          "take", "take_along_dim", "nonzero", "argwhere", "searchsorted", "bucketize"),
+                          "take", "take_along_dim", "nonzero", "argwhere", "searchsorted", "bucketize",
+                          "nonzero_static"),
               out=("where", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
-                   "masked_select", "take", "take_along_dim"))
+                   "masked_select", "take", "take_along_dim", "nonzero_static"))

@@ -3,15 +3,19 @@ einsum, tensordot, kron, cross."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import _backend as _B
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from .. import _dtype as D
-from ._op import Op, multilinear, silent, _multilinear, _zero_or_const
-from .._tensor import _wrap, _CPP_NAMES
+from .._malloc import translate_errors_of as _translate_errors_of
+from ._op import Op, multilinear, silent, _multilinear, _zero_or_const, refuse_tangents
+from .._tensor import Tensor, _wrap, _CPP_NAMES, _all_examples, _wrap_dim
 from ..autograd.grad_mode import _mode
+from ._composing import _ember, _long
 from .complex_numbers import conj_if_complex as _conj, conj_array as _conj_array
 
 _matmul = silent(np.matmul)  # inf * 0 inside the products: nan as torch, no NumPy warning
@@ -26,10 +30,10 @@ def _check_dtypes(a, b, name: str) -> None:
         da, db = D.from_numpy_dtype(a.dtype), D.from_numpy_dtype(b.dtype)
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {da.name_long} != {db.name_long}"
                            if hasattr(da, "name_long") else
-                           f"expected m1 and m2 to have the same dtype, but got: {_long(da)} != {_long(db)}")
+                           f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(da)} != {_cpp_name(db)}")
 
 
-def _long(d) -> str:
+def _cpp_name(d) -> str:
     return _CPP_NAMES[d.name][0]
 
 
@@ -734,3 +738,134 @@ _args.install(globals(), ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "
                           "baddbmm", "addbmm", "kron", "cross", "vecdot"),
               out=("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
                    "baddbmm", "addbmm", "kron", "cross"))
+
+
+# ---------------------------------------------------------------- norms of differences and matrices, chained products
+__all__ += ["dist", "frobenius_norm", "nuclear_norm", "chain_matmul"]
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other`` (broadcast)."""
+    _tensor_arg("dist", input)
+    from ..linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """Deprecated in torch for linalg.vector_norm(input, 2, dim, keepdim)."""
+    from ..linalg import vector_norm
+
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    return vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    from ..linalg import matrix_norm
+
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
+
+
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
+    """The product of the matrices (deprecated in torch for linalg.multi_dot)."""
+    from ..linalg import multi_dot
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    result = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return result if out is None else _args.write_out(out, result, "chain_matmul")
+
+
+_args.install(globals(), ("dist", "frobenius_norm", "nuclear_norm", "chain_matmul"), python=("chain_matmul",),
+              out=("frobenius_norm", "nuclear_norm"))
+
+
+# ---------------------------------------------------------------- distances and norms of slices, the matrix exponential
+__all__ += ["cdist", "pdist", "renorm", "matrix_exp"]
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """p-norm distances between the rows of x1 and x2 (batched)."""
+    from ..linalg import vector_norm
+
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._dtype.is_complex:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {x._dtype._scalar_name}")
+
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mm = compute_mode == "use_mm_for_euclid_dist" or (compute_mode == "use_mm_for_euclid_dist_if_necessary"
+                                                      and (x1.shape[-2] > 25 or x2.shape[-2] > 25))
+    refuse_tangents("_euclidean_dist" if p == 2 and mm else "_cdist_forward", x1, x2)  # torch's kernel names
+    if p == 2 and mm and x1._dtype.is_floating_point and x1._dtype is x2._dtype:
+        # torch's matrix-product form: GEMMs instead of every difference (viewed back, as torch's graph)
+        from .linalg import EuclideanDist
+
+        out = EuclideanDist.apply(x1, x2)
+        return out.view(out.shape)
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """Distances between every pair of rows i < j, in row-major order of the pairs."""
+    from ..linalg import vector_norm
+
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if input._dtype.is_complex:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    refuse_tangents("_pdist_forward", input)
+    i, j = np.triu_indices(input.shape[0], 1)
+    return vector_norm(input[_long(i)] - input[_long(j)], p, dim=-1)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``."""
+    from ..linalg import vector_norm
+
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = _wrap_dim(dim, input.dim())
+    others = [k for k in range(input.dim()) if k != d]
+    norm = vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
+    factor = _ember().where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """e**A of square matrices A (batched): scaling and squaring around a degree-18 Taylor polynomial."""
+    em = _ember()
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2] if input.dim() >= 2 else 1} by {input.shape[-1] if input.dim() else 1} matrices")
+    n = input.shape[-1]
+    # one scaling for the whole batch (under vmap: every example's), from the largest 1-norm of a row
+    norm = float(np.max(np.abs(_all_examples(input)).sum(-1))) if input.numel() else 0.0
+    s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
+    X = input / (2.0 ** s) if s else input
+    eye = em.eye(n, dtype=input.dtype)
+    term, total = eye, eye
+    for k in range(1, 19):
+        term = term @ X / k
+        total = total + term
+    for _ in range(s):
+        total = total @ total
+    return total
+
+
+# NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
+_translate_errors_of(globals(), ("cdist", "pdist", "renorm", "matrix_exp"))
+_args.install(globals(), ("cdist", "pdist", "renorm", "matrix_exp"), python=("cdist",), out=("renorm",))

@@ -6,6 +6,7 @@ import numpy as np
 from .. import _backend as _B
 from .._tensor import Tensor
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from ._op import Op
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle"]
@@ -87,3 +88,27 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 _args.install(globals(), __all__)
+
+
+# ---------------------------------------------------------------- channel shuffle
+__all__ += ["channel_shuffle", "native_channel_shuffle"]
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``groups`` groups: (N, g*k, ...) -> channel c*g + i from group i."""
+    _tensor_arg("channel_shuffle", input)
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    n, rest = input.shape[0], tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+_args.install(globals(), ("channel_shuffle", "native_channel_shuffle"))

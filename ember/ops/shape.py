@@ -10,6 +10,7 @@ from .. import _dtype as D
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .. import _args
+from .._args import tensor_arg as _tensor_arg
 from .. import _layout
 from .._data import astype as _astype
 from ..autograd._interpose import data_shaped, made
@@ -1220,3 +1221,49 @@ _args.install(globals(), (
     "select unbind unflatten movedim moveaxis broadcast_to repeat_interleave tile flip fliplr flipud roll rot90 hstack "
     "vstack row_stack dstack column_stack chunk tensor_split hsplit vsplit dsplit tril triu diagonal diag_embed diag "
     "diagflat trace").split(), out=("hstack", "vstack", "row_stack", "dstack", "column_stack", "diag", "tril", "triu"))
+
+
+# ---------------------------------------------------------------- other spellings of flatten, split, chunk, narrow
+__all__ += ["ravel", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "narrow_copy",
+            "is_same_size"]
+
+
+def ravel(input: Tensor) -> Tensor:
+    """A 1-d view when the memory allows, else a contiguous copy."""
+    _tensor_arg("ravel", input)
+    return input.contiguous().view(-1)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Pieces of the given sizes along ``dim`` (they must add up to its length)."""
+    _tensor_arg("split_with_sizes", input)
+    sizes = [int(s) for s in split_sizes]
+    n = input.shape[dim] if input.dim() else 1
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {dim}), but got split_sizes={sizes}")
+    return input.split(sizes, dim)
+
+
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return input.chunk(chunks, dim)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return input.narrow(dim, start, length).clone(memory_format=None)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return tuple(input.shape) == tuple(other.shape)
+
+
+_args.install(globals(), ("ravel", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
+                          "narrow_copy", "is_same_size"), out=("narrow_copy",))

@@ -10,9 +10,14 @@ import numpy as np
 from .. import _backend as _B
 
 from .. import _args
+from .. import _dtype as D
 from .. import return_types as _RT
-from .._tensor import Tensor, _wrap_dim
+from .._malloc import translate_errors_of as _translate_errors_of
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd._interpose import data_shaped, replayable
+from ._composing import _long
 from ._op import Op
+from . import reduction as _R
 from .reduction import _selection, _const, _empty_dim_error, _as_1d, complex_refused
 
 __all__ = ["sort", "argsort", "topk", "kthvalue", "unique"]
@@ -123,3 +128,59 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
 
 
 _args.install(globals(), ("sort", "argsort", "topk", "kthvalue"), out=("argsort",))
+
+
+# ---------------------------------------------------------------- sorting and uniqueness forms: msort, isin, unique_consecutive
+__all__ += ["msort", "isin", "unique_consecutive"]
+
+
+def msort(input: Tensor, *, out=None) -> Tensor:
+    """Sorted along dim 0."""
+    return input.sort(0).values
+
+
+@replayable  # computed on arrays from the values: NOTE [replayable steps]
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
+    for x in (elements, test_elements):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {x._dtype._scalar_name}")
+    a = elements._data if isinstance(elements, Tensor) else _B.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else _B.asarray(test_elements)
+    return _wrap(_B.asarray(np.isin(a, b, invert=invert)), D.bool)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    if input._dtype.is_complex:
+        raise _R.complex_refused("unique" if dim is None else "unique_dim", input._data.dtype)
+    data_shaped("unique_consecutive")
+    a = input._data
+    if dim is None:
+        flat = a.reshape(-1)
+        change = np.ones(flat.shape[0], bool)
+        change[1:] = flat[1:] != flat[:-1]
+        vals = flat[change]
+        inv = (np.cumsum(change) - 1).reshape(a.shape)
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        moved = np.moveaxis(a, d, 0)
+        change = np.ones(moved.shape[0], bool)
+        if moved.shape[0] > 1:
+            change[1:] = np.any((moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1), axis=1)
+        vals = np.moveaxis(moved[change], 0, d)
+        inv = np.cumsum(change) - 1
+    starts = np.flatnonzero(change)
+    counts = np.diff(np.append(starts, change.shape[0]))
+    res = [_wrap(_B.ascontiguousarray(vals), input._dtype)]
+    if return_inverse:
+        res.append(_long(inv))
+    if return_counts:
+        res.append(_long(counts))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+# NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
+_translate_errors_of(globals(), ("msort", "isin", "unique_consecutive"))
+_args.install(globals(), ("msort", "isin", "unique_consecutive"), python=("unique_consecutive",), out=("isin",))

@@ -16,7 +16,7 @@ from ..ops.special import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, 
                            modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1,
                            shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
                            shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w, spherical_bessel_j0)
-from .._surface import log_softmax as _log_softmax, softmax as _softmax
+from .._aten import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = ["digamma", "psi", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "gammainc", "gammaincc",
            "i0", "i1", "log1p", "logit", "logsumexp", "multigammaln", "polygamma", "round", "sinc", "softmax",

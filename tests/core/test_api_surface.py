@@ -129,7 +129,7 @@ _INPLACE_ARGS = {"clamp_": (-0.5, 0.5), "clip_": (-0.5, 0.5), "clamp_max_": (0.3
 
 
 # (the forms whose Tensor method exists: the names a Tensor method of torch's must have are TENSOR_NAMES' test)
-@pytest.mark.parametrize("name", [n for n in ember._surface.INPLACE_FORMS
+@pytest.mark.parametrize("name", [n for n in ember._aten.INPLACE_FORMS
                                   if n not in ("gcd_", "lcm_") and hasattr(ember.Tensor, n)])
 def test_top_level_inplace_forms(name: str) -> None:
     lo, hi = _INPLACE_INPUTS.get(name, (-2.0, 2.0))

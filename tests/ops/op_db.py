@@ -1711,7 +1711,7 @@ def _spd_sample(rng):
 
 
 def _surface_composite_entries():
-    """torch functions composed from ember ops (ops/composites.py): values, grads and second grads vs torch."""
+    """torch functions composed from ember ops (ops/composites.py, statistics.py, solve.py ...): values, grads and second grads vs torch."""
     x34 = fixed(s((3, 4)), s((2, 3, 4), dtype=F64), snc((3, 4)))
     f64 = dict(dtype=F64)
     ties = lambda rng: Sample((np.array([[1.0, 2, 2, 3, 3], [5, 5, 4, 4, 1]]),), "ties")  # noqa: E731

@@ -1,5 +1,5 @@
-"""The integer-valued and counting functions of ops/composites.py (no gradients: values, dtypes, errors vs torch),
-and what the op table cannot express."""
+"""The integer-valued and counting functions of ops/statistics.py, sorting.py and composites.py (no gradients:
+values, dtypes, errors vs torch), and what the op table cannot express."""
 from __future__ import annotations
 
 import numpy as np
