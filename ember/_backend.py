@@ -37,9 +37,11 @@ What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_c
   an int or a list): ``repeat``. ``isinstance(x, np.ndarray)`` (a CuPy array is none): ``is_array``.
 - Arrays made from no array (``np.zeros(shape)``, ``np.arange(n)``) land on the host: kernels pass ``like=``
   an input (NumPy dispatches the creation to that array's module) or call ``like(ref, values)``; host index
-  arrays in a key for a device array go through ``key_on``.
+  arrays in a key for a device array go through ``key_on``. Except ``np.full`` and ``np.ones``: NumPy 2 hands
+  the array's module a ``device=`` that CuPy's creation functions do not take: ``full``, ``ones``.
 The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
-``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), so
+``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), and
+the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError), so
 tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
 subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
 """
@@ -52,8 +54,8 @@ import numpy as np
 from ._device import device, _cpu
 
 __all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
-           "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "host_fallbacks", "host_results", "is_array",
-           "is_cpu_array", "is_host_only", "key_on", "like", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
+           "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
 
 _nd = np.ndarray
@@ -133,6 +135,8 @@ class StandInArray(np.ndarray):
         return _rewrap(res)
 
     def __array_function__(self, func, types, args, kwargs):
+        if "device" in kwargs and _stand_in[1]:  # np.ones/np.full(like=) pass NumPy 2's device=; CuPy's take none
+            raise TypeError(f"{func.__name__}() got an unexpected keyword argument 'device'")
         if func is np.repeat and type(args[1] if len(args) > 1 else kwargs.get("repeats")) is StandInArray:
             raise ValueError("cupy.ndaray cannot be specified as `repeats` argument.")  # (CuPy's words)
         if _stand_in[1]:
@@ -230,6 +234,22 @@ def ref(x):
     """``x`` as the ``like=`` of an array creation: itself when it is an array of a device, else None (a NumPy
     scalar, a batched value under vmap: a host array, as without ``like``)."""
     return x if type(x) in ARRAYS else None
+
+
+def full(shape, value, dtype=None, like=None):
+    """``np.full(shape, value, dtype, like=like)`` on every device: NumPy 2's np.full and np.ones hand CuPy a
+    ``device=`` it does not take (NOTE [cupy's missing numpy])."""
+    if like is not None and type(like).__module__.startswith("cupy"):
+        with like.device:
+            return _cupy[0].full(shape, value, dtype)
+    if type(like) is StandInArray:
+        return np.full(shape, value, dtype).view(StandInArray)
+    return np.full(shape, value, dtype, like=like)
+
+
+def ones(shape, dtype=None, like=None):
+    """``np.ones(shape, dtype, like=like)`` on every device (see full)."""
+    return full(shape, 1, dtype, like)
 
 
 def is_array(x) -> bool:

@@ -42,8 +42,8 @@ def _pad(x: np.ndarray, p: tuple, extra: tuple | None = None, value=0) -> np.nda
     extra = extra or (0,) * len(p)
     if not any(p) and not any(extra):
         return x
-    out = np.full(x.shape[:-len(p)] + tuple(n + 2 * a + e for n, a, e in zip(x.shape[-len(p):], p, extra)),
-                  value, x.dtype, like=x)
+    out = _B.full(x.shape[:-len(p)] + tuple(n + 2 * a + e for n, a, e in zip(x.shape[-len(p):], p, extra)),
+                   value, x.dtype, like=x)
     out[(...,) + tuple(slice(a, a + n) for n, a in zip(x.shape[-len(p):], p))] = x
     return out
 

@@ -516,7 +516,7 @@ def where(condition, input=None, other=None):
 @replayable  # the key may hold index arrays of the data: NOTE [replayable steps]
 def _outside(shape: tuple, key, like=None) -> np.ndarray:
     """True outside the region ``key`` of an array of ``shape`` (on ``like``'s device)."""
-    mask = np.ones(shape, bool, like=_B.ref(like))
+    mask = _B.ones(shape, bool, like=_B.ref(like))
     mask[key] = False
     return mask
 

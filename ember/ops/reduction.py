@@ -689,7 +689,7 @@ def _moments(with_mean: bool, root: bool, torch_name: str, fname: str) -> type:
                 ctx.dims, ctx.keepdim, ctx.shape, ctx.n, ctx.dof = dims, keepdim, self.shape, n, dof
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = np.sum(self, axis=dims, keepdims=True) / self.dtype.type(n) if n else \
-                    np.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype, like=self)
+                    _B.full(np.sum(self, axis=dims, keepdims=True).shape, np.nan, self.dtype, like=self)
                 dev = self - mean
                 sq = dev * dev if dev.dtype.kind != "c" else dev.real * dev.real + dev.imag * dev.imag  # |dev|^2
                 out = _B.asarray(np.sum(sq, axis=dims, keepdims=keepdim) / sq.dtype.type(_builtin_max(dof, 0)),

@@ -762,7 +762,7 @@ def repeat_interleave(input: Tensor | None = None, repeats=None, dim: int | None
     if r.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if r.size == 1 and n != 1:  # one count for every element
-        r = np.full(n, r.reshape(()), like=_B.ref(r))
+        r = _B.full(n, r.reshape(()), like=_B.ref(r))
     if r.size != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{r.shape[0] if r.ndim else 1} and input.size({d}) = {n}")

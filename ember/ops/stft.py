@@ -59,7 +59,7 @@ def _padded_window(window: Tensor | None, win_length: int, n_fft: int, like: Ten
         return window
     left = (n_fft - win_length) // 2
     if window is None:
-        window = _wrap(np.ones(win_length, like._data.dtype, like=_B.ref(like._data)), like._dtype)
+        window = _wrap(_B.ones(win_length, like._data.dtype, like=_B.ref(like._data)), like._dtype)
     return constant_pad_nd(window, (left, n_fft - win_length - left), 0)
 
 
@@ -200,7 +200,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     w = _padded_window(window, win, n_fft, _wrap(np.empty(0, x._dtype.to_real().np, like=_B.ref(x._data)),
                                                     x._dtype.to_real()))
     if w is None:
-        w = _wrap(np.ones(n_fft, x._dtype.to_real().np, like=_B.ref(x._data)), x._dtype.to_real())
+        w = _wrap(_B.ones(n_fft, x._dtype.to_real().np, like=_B.ref(x._data)), x._dtype.to_real())
     frames = x.transpose(1, 2)  # (batch, frames, fft_size)
     code = _BY_ROOT_N if normalized else _BY_N
     if return_complex:
