@@ -351,6 +351,10 @@ def main(argv=None) -> None:
     ops = None if a.no_ops or a.quick else run_ops(a.ops_blocks, log)
     env["load"] = (load0, os.getloadavg()[0])
     text = report(env, cells, libraries, times, g1, m1, dtypes, rounds, a.quick, time.perf_counter() - t0, ops)
+    gpu = os.path.join(ROOT, "bench", "GPU.md")  # recorded on a GPU machine by make gpu-check (issue 22)
+    if os.path.exists(gpu):
+        with open(gpu) as f:
+            text = text.rstrip("\n") + "\n\n" + f.read().rstrip("\n")
     with open(a.out, "w") as f:
         f.write(text + "\n")
     print(text)
