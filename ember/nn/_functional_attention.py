@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype as _D
 from .. import _factories as _F
 from .._tensor import Tensor, _wrap
+from ..autograd._interpose import made
 from ..backends import _SDP
 from ..ops import shape as _S
 from .functional import dropout, linear, pad, softmax  # bound before functional imports this module
@@ -72,8 +73,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
-    if is_causal:
-        attn_mask = _wrap(np.tril(np.ones((L, S), dtype=bool)), _D.bool)
     if attn_mask is not None:  # torch's broadcast error, before any kernel sees the mask
         try:
             np.broadcast_shapes(tuple(attn_mask.shape), (*query.shape[:-1], S))
@@ -81,7 +80,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             from ..ops.arithmetic import _broadcast_error
 
             raise _broadcast_error(np.empty((*query.shape[:-1], S)), attn_mask._data) from None
-    mask = _additive_mask(attn_mask, query.dtype, true_means_keep=True)
+    if is_causal:  # made from the sizes only: a constant of a compiled program (nanoGPT's attention)
+        keep = np.tril(np.ones((L, S), dtype=bool))
+        mask = _wrap(made(np.where(keep, 0.0, -np.inf).astype(query.dtype.np)), query.dtype)
+    else:
+        mask = _additive_mask(attn_mask, query.dtype, true_means_keep=True)
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(rep, dim=-3)

@@ -171,6 +171,20 @@ def test_attention_block_with_adamw_matches_eager() -> None:
     assert kinds(m) == ["compiled"] and not caught
 
 
+def test_causal_attention_compiles_without_eager_fallback() -> None:
+    """nanoGPT's attention: F.scaled_dot_product_attention(is_causal=True) builds its mask from the sizes only, a
+    constant of the compiled program (every call ran eagerly before)."""
+    def attend(q, k, v):
+        return ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    make = [lambda s=s: (_leaf(2, 4, 5, seed=s), _leaf(2, 4, 5, seed=s + 1), _leaf(2, 4, 5, seed=s + 2))
+            for s in range(3)]
+    eager, compiled, c, caught = _calls(attend, make)
+    assert not caught and kinds(c) == ["compiled"]
+    for e, g in zip(eager, compiled):
+        np.testing.assert_array_equal(e, g)
+
+
 class _InPlace(nn.Module):
     def __init__(self) -> None:
         super().__init__()
