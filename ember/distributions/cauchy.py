@@ -4,33 +4,21 @@ from __future__ import annotations
 import math
 
 from .. import _factories as _F
-from . import constraints
+from ._families import _LocationScale
 from .distribution import Distribution
-from .utils import _broadcast_params
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale, Distribution):
     """The ratio of two independent normals, located at ``loc`` with half width ``scale``; it has no mean and
     an infinite variance."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _batched = {"loc": 0, "scale": 0}
-
-    def __init__(self, loc, scale, validate_args=None) -> None:
-        batch_shape = _broadcast_params(self, loc=loc, scale=scale)
-        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):
         return _F.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

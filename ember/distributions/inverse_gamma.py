@@ -5,6 +5,7 @@ import math
 
 from ..ops.indexing import where as _where
 from . import constraints
+from ._families import _Transformed, _from_base
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
@@ -12,7 +13,7 @@ from .transforms import PowerTransform
 __all__ = ["InverseGamma"]
 
 
-class InverseGamma(TransformedDistribution):
+class InverseGamma(_Transformed, TransformedDistribution):
     """Density rate^concentration / Gamma(concentration) x^-(concentration + 1) exp(-rate / x) on x > 0."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
@@ -23,16 +24,8 @@ class InverseGamma(TransformedDistribution):
         base = Gamma(concentration, rate, validate_args=validate_args)
         super().__init__(base, PowerTransform(-base.rate.new_ones(())), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(InverseGamma, _instance))
-
-    @property
-    def concentration(self):
-        return self.base_dist.concentration
-
-    @property
-    def rate(self):
-        return self.base_dist.rate
+    concentration = _from_base("concentration")
+    rate = _from_base("rate")
 
     @property
     def mean(self):

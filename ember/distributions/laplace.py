@@ -2,32 +2,16 @@
 from __future__ import annotations
 
 from .._dtype import finfo
-from . import constraints
+from ._families import _LocationScale
 from .distribution import Distribution
-from .utils import _broadcast_params
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale, Distribution):
     """Density exp(-|x - loc| / scale) / (2 scale)."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _batched = {"loc": 0, "scale": 0}
-
-    def __init__(self, loc, scale, validate_args=None) -> None:
-        batch_shape = _broadcast_params(self, loc=loc, scale=scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

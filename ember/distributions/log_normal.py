@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import constraints
+from ._families import _Transformed, _from_base
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -9,7 +10,7 @@ from .transforms import ExpTransform
 __all__ = ["LogNormal"]
 
 
-class LogNormal(TransformedDistribution):
+class LogNormal(_Transformed, TransformedDistribution):
     """X = exp(Y) with Y ~ Normal(loc, scale)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -19,16 +20,8 @@ class LogNormal(TransformedDistribution):
     def __init__(self, loc, scale, validate_args=None) -> None:
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(LogNormal, _instance))
-
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    loc = _from_base("loc")
+    scale = _from_base("scale")
 
     @property
     def mean(self):

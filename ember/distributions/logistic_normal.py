@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import constraints
+from ._families import _Transformed, _from_base
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform
@@ -9,7 +10,7 @@ from .transforms import StickBreakingTransform
 __all__ = ["LogisticNormal"]
 
 
-class LogisticNormal(TransformedDistribution):
+class LogisticNormal(_Transformed, TransformedDistribution):
     """StickBreakingTransform()(X) with X ~ Normal(loc, scale): a point of the (K+1)-simplex from K normals."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -22,13 +23,5 @@ class LogisticNormal(TransformedDistribution):
             base = base.expand([1])
         super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(LogisticNormal, _instance))
-
-    @property
-    def loc(self):
-        return self.base_dist.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.base_dist.scale
+    loc = _from_base("base_dist.loc")  # the base is Independent(Normal)
+    scale = _from_base("base_dist.scale")

@@ -7,6 +7,7 @@ from .. import _factories as _F
 from ..linalg import cholesky as _cholesky, solve_triangular as _solve_triangular
 from ..ops.shape import broadcast_tensors
 from . import constraints
+from ._families import _CentredAtLoc
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
@@ -33,7 +34,7 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_CentredAtLoc, Distribution):
     """A Gaussian whose covariance is low rank plus diagonal, W W^T + diag(D), with W = ``cov_factor`` (n x m) and
     D = ``cov_diag``; densities cost O(n m^2) instead of O(n^3)."""
 
@@ -67,14 +68,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _shape(self, *extra):
         return self._batch_shape + self._event_shape + extra
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

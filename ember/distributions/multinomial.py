@@ -6,6 +6,7 @@ import math
 from .. import _factories as _F
 from .._tensor import Size
 from . import constraints
+from ._families import _OverCategorical
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
@@ -14,7 +15,7 @@ from .utils import broadcast_all
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical, Distribution):
     """Counts over K categories of ``total_count`` independent draws with probabilities ``probs``
     (``log_prob`` does not need ``total_count``: it is read off each value's sum)."""
 
@@ -27,8 +28,7 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        self._init_over_categories(validate_args)
 
     @property
     def mean(self):
@@ -38,24 +38,9 @@ class Multinomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)

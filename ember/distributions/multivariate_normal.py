@@ -9,6 +9,7 @@ from ..linalg import cholesky as _cholesky, solve_triangular as _solve_triangula
 from ..ops.solve import cholesky_inverse as _cholesky_inverse
 from ..ops.shape import broadcast_shapes
 from . import constraints
+from ._families import _CentredAtLoc
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -37,7 +38,7 @@ def _precision_to_scale_tril(P):
     return _solve_triangular(L_inv, _F.eye(P.shape[-1], dtype=P.dtype), upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_CentredAtLoc, Distribution):
     """The Gaussian with mean vector ``loc`` and a positive-definite covariance, given as exactly one of
     ``covariance_matrix``, ``precision_matrix`` or its lower Cholesky factor ``scale_tril``. Batch dims of the
     mean and the matrix broadcast; the factor is kept unbroadcast (``_unbroadcasted_scale_tril``)."""
@@ -86,14 +87,6 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

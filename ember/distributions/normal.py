@@ -5,35 +5,20 @@ import math
 
 from ..autograd.grad_mode import no_grad
 from ..ops.random import normal as _normal
-from . import constraints
+from ._families import _LocationScale
 from .exp_family import ExponentialFamily
-from .utils import _Number, _broadcast_params, _standard_normal
+from .utils import _Number, _standard_normal
 
 __all__ = ["Normal"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
 
-class Normal(ExponentialFamily):
+class Normal(_LocationScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
     _batched = {"loc": 0, "scale": 0}
-
-    def __init__(self, loc, scale, validate_args=None) -> None:
-        batch_shape = _broadcast_params(self, loc=loc, scale=scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

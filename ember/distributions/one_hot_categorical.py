@@ -5,13 +5,14 @@ from .. import _factories as _F
 from .._tensor import Size
 from ..nn.functional import one_hot as _one_hot
 from . import constraints
+from ._families import _OverCategorical
 from .categorical import Categorical
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_OverCategorical, Distribution):
     """A Categorical whose samples are one-hot vectors of length K (the event shape)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -21,23 +22,11 @@ class OneHotCategorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None) -> None:
         self._categorical = Categorical(probs, logits)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
+        self._init_over_categories(validate_args)
 
     @property
     def _param(self):
         return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -51,10 +40,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         indices = self._categorical.sample(Size(sample_shape))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import _factories as _F
 from . import constraints
+from ._families import _Transformed, _from_base
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -37,7 +38,7 @@ class LogitRelaxedBernoulli(_BinaryParameter, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Transformed, TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1): sigmoid of a LogitRelaxedBernoulli sample; as the
     ``temperature`` goes to 0 its samples approach {0, 1}. ``rsample`` is reparameterised."""
 
@@ -49,17 +50,6 @@ class RelaxedBernoulli(TransformedDistribution):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = _from_base("temperature")
+    logits = _from_base("logits")
+    probs = _from_base("probs")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import _factories as _F
 from . import constraints
+from ._families import _OverCategorical, _Transformed, _from_base
 from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -12,7 +13,7 @@ from .utils import broadcast_all, clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical sample: log_softmax((logits + Gumbel noise) / temperature)
     (Maddison et al., 2017; Jang et al., 2017)."""
 
@@ -24,23 +25,7 @@ class ExpRelaxedCategorical(Distribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+        self._init_over_categories(validate_args)
 
     def rsample(self, sample_shape=()):
         u = clamp_probs(_F.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
@@ -59,7 +44,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Transformed, TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex: exp of an ExpRelaxedCategorical sample
     (the Gumbel-softmax); ``rsample`` is reparameterised."""
 
@@ -71,17 +56,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = _from_base("temperature")
+    logits = _from_base("logits")
+    probs = _from_base("probs")

@@ -9,6 +9,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops.indexing import where as _where
 from ..special import i0e as _i0e, i1e as _i1e
 from . import constraints
+from ._families import _CentredAtLoc
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
@@ -40,7 +41,7 @@ def _rejection_sample(loc, concentration, proposal_r, x):
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
-class VonMises(Distribution):
+class VonMises(_CentredAtLoc, Distribution):
     """Density exp(concentration cos(x - loc)) / (2 pi I0(concentration)) on the circle, reported in [-pi, pi).
     Sampling is by rejection (no ``rsample``)."""
 
@@ -78,14 +79,6 @@ class VonMises(Distribution):
         with no_grad():
             x = _F.empty(self._extended_shape(sample_shape), dtype=self._loc.dtype)
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):
