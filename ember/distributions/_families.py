@@ -1,5 +1,5 @@
-"""What families of distributions share: a location/scale parameterisation, a mean and mode at ``loc``, the
-parameters a wrapper reads off the distribution it wraps.
+"""What families of distributions share: a location/scale or a single rate parameterisation, a mean and mode at
+``loc``, the parameters a wrapper reads off the distribution it wraps (a fixed transform's base, a Categorical).
 
 These are mixins placed before the distribution base class (``class Normal(_LocationScale, ExponentialFamily)``).
 They hold no ``_batched`` table: each public distribution keeps its own, so that ``expand`` names it in its
@@ -35,6 +35,14 @@ class _LocationScale(_CentredAtLoc):
 
     def __init__(self, loc, scale, validate_args=None) -> None:
         batch_shape = _broadcast_params(self, loc=loc, scale=scale)
+        super().__init__(batch_shape, validate_args=validate_args)
+
+
+class _Rate:
+    """A distribution with one parameter, ``rate`` (Exponential, Poisson), a tensor of the batch shape."""
+
+    def __init__(self, rate, validate_args=None) -> None:
+        batch_shape = _broadcast_params(self, rate=rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
 

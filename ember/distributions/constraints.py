@@ -167,40 +167,55 @@ def _is_integer(value):
     return value % 1 == 0
 
 
-class _IntegerInterval(Constraint):
-    """Integers in [lower_bound, upper_bound]."""
+class _LowerBounded(Constraint):
+    """A set bounded below by ``lower_bound`` (shown in the printed form)."""
 
-    is_discrete = True
-    _fields = ("lower_bound", "upper_bound")
+    _fields = ("lower_bound",)
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-
-    def check(self, value):
-        return _is_integer(value) & (self.lower_bound <= value) & (value <= self.upper_bound)
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
 
 
-class _IntegerLessThan(Constraint):
-    """Integers <= upper_bound."""
+class _UpperBounded(Constraint):
+    """A set bounded above by ``upper_bound`` (shown in the printed form)."""
 
-    is_discrete = True
     _fields = ("upper_bound",)
 
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
 
+
+class _Bounded(Constraint):
+    """A set between ``lower_bound`` and ``upper_bound`` (shown in the printed form)."""
+
+    _fields = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+
+class _IntegerInterval(_Bounded):
+    """Integers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return _is_integer(value) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _IntegerLessThan(_UpperBounded):
+    """Integers <= upper_bound."""
+
+    is_discrete = True
+
     def check(self, value):
         return _is_integer(value) & (value <= self.upper_bound)
 
 
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_LowerBounded):
     """Integers >= lower_bound."""
 
     is_discrete = True
-    _fields = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value):
         return _is_integer(value) & (value >= self.lower_bound)
@@ -213,61 +228,36 @@ class _Real(Constraint):
         return value == value
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_LowerBounded):
     """(lower_bound, inf]."""
-
-    _fields = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value):
         return self.lower_bound < value
 
 
-class _GreaterThanEq(Constraint):
+class _GreaterThanEq(_LowerBounded):
     """[lower_bound, inf]."""
-
-    _fields = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value):
         return self.lower_bound <= value
 
 
-class _LessThan(Constraint):
+class _LessThan(_UpperBounded):
     """[-inf, upper_bound)."""
-
-    _fields = ("upper_bound",)
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
 
     def check(self, value):
         return value < self.upper_bound
 
 
-class _Interval(Constraint):
+class _Interval(_Bounded):
     """[lower_bound, upper_bound]."""
-
-    _fields = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
 
-class _HalfOpenInterval(Constraint):
+class _HalfOpenInterval(_Bounded):
     """[lower_bound, upper_bound)."""
-
-    _fields = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)

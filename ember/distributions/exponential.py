@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from .. import _factories as _F
 from . import constraints
+from ._families import _Rate
 from .exp_family import ExponentialFamily
-from .utils import _broadcast_params
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
+class Exponential(_Rate, ExponentialFamily):
     """Density rate * exp(-rate x) on x >= 0."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -17,10 +17,6 @@ class Exponential(ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
     _batched = {"rate": 0}
-
-    def __init__(self, rate, validate_args=None) -> None:
-        batch_shape = _broadcast_params(self, rate=rate)
-        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):

@@ -133,6 +133,12 @@ def _check_event_shapes(p, q, what: str) -> None:
         raise ValueError(f"KL-divergence between {what} with{' ' * 26}different event shapes cannot be computed")
 
 
+def _register_wrapped(family, inner: str, kl) -> None:
+    """Registers KL(p || q) for two ``family`` distributions as ``kl`` of the distributions they wrap (the attribute
+    ``inner``)."""
+    register_kl(family, family)(lambda p, q: kl(getattr(p, inner), getattr(q, inner)))
+
+
 # ---------------------------------------------------------------- same family
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
@@ -244,11 +250,6 @@ def _kl_geometric_geometric(p, q):
     return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
 
 
-@register_kl(HalfNormal, HalfNormal)
-def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
-
-
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
@@ -324,9 +325,8 @@ def _kl_normal_normal(p, q):
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
 
 
-@register_kl(OneHotCategorical, OneHotCategorical)
-def _kl_onehotcategorical_onehotcategorical(p, q):
-    return _kl_categorical_categorical(p._categorical, q._categorical)
+_register_wrapped(HalfNormal, "base_dist", _kl_normal_normal)
+_register_wrapped(OneHotCategorical, "_categorical", _kl_categorical_categorical)
 
 
 @register_kl(Pareto, Pareto)

@@ -4,22 +4,19 @@ from __future__ import annotations
 from ..autograd.grad_mode import no_grad
 from ..ops.random import poisson as _poisson
 from . import constraints
+from ._families import _Rate
 from .exp_family import ExponentialFamily
-from .utils import _broadcast_params, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
+class Poisson(_Rate, ExponentialFamily):
     """The number of events of a Poisson process with mean ``rate``: P(k) = rate^k e^-rate / k!."""
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
     _batched = {"rate": 0}
-
-    def __init__(self, rate, validate_args=None) -> None:
-        batch_shape = _broadcast_params(self, rate=rate)
-        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):

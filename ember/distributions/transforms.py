@@ -80,24 +80,22 @@ class Transform:
         return not self.__eq__(other)
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, self._call, 0)
 
     def _inv_call(self, y):
+        return self._through_cache(y, self._inverse, 1)
+
+    def _through_cache(self, value, compute, side: int):
+        """``compute(value)``, where ``value`` is the x (``side`` 0) or the y (``side`` 1) of the pair: with
+        ``cache_size=1``, the other half of the last pair when ``value`` is that pair's own, else computed and
+        remembered."""
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        if value is self._cached_x_y[side]:
+            return self._cached_x_y[1 - side]
+        result = compute(value)
+        self._cached_x_y = (value, result) if side == 0 else (result, value)
+        return result
 
     def _call(self, x):
         raise NotImplementedError
@@ -721,16 +719,23 @@ class PositiveDefiniteTransform(_SameType, Transform):
         return LowerCholeskyTransform().inv(cholesky(y))
 
 
+def _parts_with_cache(tseq, cache_size: int) -> list:
+    """The transforms ``tseq`` (checked to be Transforms) as a new list, each with ``cache_size``: the parts of a
+    CatTransform or StackTransform."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        return [t.with_cache(cache_size) for t in tseq]
+    return list(tseq)
+
+
 class CatTransform(Transform):
     """``tseq[i]`` applied to consecutive slices of ``lengths[i]`` along ``dim``, the results concatenated."""
 
     def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _parts_with_cache(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
@@ -793,12 +798,9 @@ class StackTransform(Transform):
     """``tseq[i]`` applied to the i-th slice along ``dim``, the results stacked."""
 
     def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        tseq = _parts_with_cache(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = tseq
         self.dim = dim
 
     def with_cache(self, cache_size=1):
