@@ -82,42 +82,9 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
-class _IndependentConstraint(Constraint):
-    """``base_constraint`` with its ``reinterpreted_batch_ndims`` rightmost batch dims made part of the event: an
-    event is valid when every element of it is."""
-
-    def __init__(self, base_constraint, reinterpreted_batch_ndims):
-        if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
-        if not isinstance(reinterpreted_batch_ndims, int):
-            raise AssertionError(f"reinterpreted_batch_ndims must be an int, got "
-                                 f"{type(reinterpreted_batch_ndims).__name__}")
-        if reinterpreted_batch_ndims < 0:
-            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}")
-        self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-
-    @property
-    def is_discrete(self) -> bool:
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
-
-    def check(self, value):
-        result = self.base_constraint.check(value)
-        n = self.reinterpreted_batch_ndims
-        if result.dim() < n:
-            raise ValueError(f"Expected value.dim() >= {self.base_constraint.event_dim + n} but got {value.dim()}")
-        return result.reshape(result.shape[:result.dim() - n] + (-1,)).all(-1)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
-
-
-class MixtureSameFamilyConstraint(Constraint):
-    """The support of a ``MixtureSameFamily``: a value is valid when it lies in every component's support."""
+class _OnBase(Constraint):
+    """A constraint built on another, ``base_constraint``: discrete when it is; an event is valid when every
+    element of it satisfies the base."""
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
@@ -128,6 +95,43 @@ class MixtureSameFamilyConstraint(Constraint):
     def is_discrete(self) -> bool:
         return self.base_constraint.is_discrete
 
+    @staticmethod
+    def _all_of_each_event(result, keep: int):
+        """``result`` (the base's check) reduced with ``all`` over its dims after the first ``keep``."""
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+
+class _IndependentConstraint(_OnBase):
+    """``base_constraint`` with its ``reinterpreted_batch_ndims`` rightmost batch dims made part of the event: an
+    event is valid when every element of it is."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        super().__init__(base_constraint)
+        if not isinstance(reinterpreted_batch_ndims, int):
+            raise AssertionError(f"reinterpreted_batch_ndims must be an int, got "
+                                 f"{type(reinterpreted_batch_ndims).__name__}")
+        if reinterpreted_batch_ndims < 0:
+            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}")
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if result.dim() < n:
+            raise ValueError(f"Expected value.dim() >= {self.base_constraint.event_dim + n} but got {value.dim()}")
+        return self._all_of_each_event(result, result.dim() - n)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MixtureSameFamilyConstraint(_OnBase):
+    """The support of a ``MixtureSameFamily``: a value is valid when it lies in every component's support."""
+
     @property
     def event_dim(self) -> int:
         return self.base_constraint.event_dim
@@ -137,8 +141,7 @@ class MixtureSameFamilyConstraint(Constraint):
         result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
         if value.dim() < self.event_dim:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+        return self._all_of_each_event(result, value.dim() - self.event_dim)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_constraint!r})"

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _bump_step, _check, _commit, _grad_of, _no_differentiable, _params_with_grad,
-                        _step_tensor, _validate, _zeros_state)
+from .optimizer import Optimizer, _check, _commit, _grad_of, _no_differentiable, _validate
 
 __all__ = ["Adadelta"]
 
@@ -23,13 +22,7 @@ class Adadelta(Optimizer):
 
     def _update_group(self, group: dict) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            if not state:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _zeros_state(p)
-                state["acc_delta"] = _zeros_state(p)
-            _bump_step(state)
+        for p, g, state, _ in self._param_steps(group, "square_avg", "acc_delta"):
             g = _grad_of(p, g, group["maximize"], group["weight_decay"])
             sq, acc = state["square_avg"]._data, state["acc_delta"]._data
             sq *= rho

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _state_of, _bump_step, _check, _commit, _grad_of, _no_differentiable, _params_with_grad,
-                        _step_tensor, _validate)
+from .optimizer import Optimizer, _check, _commit, _grad_of, _no_differentiable, _state_of, _step_tensor, _validate
 
 __all__ = ["Adagrad"]
 
@@ -31,9 +30,7 @@ class Adagrad(Optimizer):
 
     def _update_group(self, group: dict) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            step = _bump_step(state)
+        for p, g, state, step in self._param_steps(group):  # its state is filled by __init__
             g = _grad_of(p, g, group["maximize"], group["weight_decay"])
             clr = lr / (1 + (step - 1) * lr_decay)
             s = state["sum"]._data

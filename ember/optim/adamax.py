@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _bump_step, _commit, _grad_of, _lerp_, _no_differentiable, _params_with_grad,
-                        _step_tensor, _validate, _zeros_state)
+from .optimizer import Optimizer, _commit, _grad_of, _lerp_, _no_differentiable, _validate
 
 __all__ = ["Adamax"]
 
@@ -23,13 +22,7 @@ class Adamax(Optimizer):
     def _update_group(self, group: dict) -> None:
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            if not state:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_inf"] = _zeros_state(p)
-            step = _bump_step(state)
+        for p, g, state, step in self._param_steps(group, "exp_avg", "exp_inf"):
             g = _grad_of(p, g, group["maximize"], group["weight_decay"])
             m, u = state["exp_avg"]._data, state["exp_inf"]._data
             _lerp_(m, g, 1 - beta1)

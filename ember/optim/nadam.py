@@ -4,10 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _factories as _F
-from .optimizer import (Optimizer, _bump_step, _commit, _grad_of, _lerp_, _no_differentiable, _params_with_grad,
-                        _step_tensor, _validate, _zeros_state, _check)
+from .optimizer import Optimizer, _adam_moments, _check, _commit, _decayed_grad, _no_differentiable, _validate
 
 __all__ = ["NAdam"]
+
+
+def _one():
+    """A fresh float32 0-d one: the running product of the momentum coefficients starts there."""
+    return _F.tensor(1.0)
 
 
 class NAdam(Optimizer):
@@ -26,30 +30,17 @@ class NAdam(Optimizer):
                                       differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
-        lr, eps, wd, md = group["lr"], group["eps"], group["weight_decay"], group["momentum_decay"]
+        lr, eps, md = group["lr"], group["eps"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            if not state:
-                state["step"] = _step_tensor()
-                state["mu_product"] = _F.tensor(1.0)
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_avg_sq"] = _zeros_state(p)
-            step = _bump_step(state)
-            if group["decoupled_weight_decay"]:
-                p._data *= 1 - lr * wd
-                g = _grad_of(p, g, group["maximize"], 0)
-            else:
-                g = _grad_of(p, g, group["maximize"], wd)
+        for p, g, state, step in self._param_steps(group, "exp_avg", "exp_avg_sq", mu_product=_one):
+            g = _decayed_grad(p, g, group)
             bias_correction2 = 1 - beta2 ** step
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
             mp = state["mu_product"]._data
             mp *= np.float32(mu)  # a float32 tensor in torch too
             m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-            _lerp_(m, g, 1 - beta1)
-            v *= beta2
-            v += (1 - beta2) * g * g
+            _adam_moments(m, v, g, beta1, beta2)
             denom = np.sqrt(v / bias_correction2)
             mu_product = float(mp)
             mu_product_next = mu_product * mu_next

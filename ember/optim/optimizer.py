@@ -208,6 +208,15 @@ class Optimizer:
     def _update_group(self, group: dict) -> None:  # pragma: no cover - each optimizer defines it
         raise NotImplementedError
 
+    def _param_steps(self, group: dict, *zeros: str, **first):
+        """(param, grad array, state, step) for each parameter of ``group`` that has a gradient: its state filled
+        on first use (``_fresh_state``), then its step counter bumped."""
+        for p, g in _params_with_grad(group):
+            state = self.state[p]
+            if not state:
+                _fresh_state(state, p, *zeros, **first)
+            yield p, g, state, _bump_step(state)
+
     def register_step_pre_hook(self, hook: Callable):
         h = _graph.RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[h.id] = hook
@@ -352,6 +361,16 @@ def _bump_step(state: dict) -> float:
     return float(step._data)
 
 
+def _fresh_state(state: dict, p: Tensor, *zeros: str, **first) -> None:
+    """Fills a parameter's empty ``state`` in torch's key order (which state_dict keeps): the ``step`` counter, an
+    entry made by each factory in ``first``, then a zero tensor like ``p`` for each name in ``zeros``."""
+    state["step"] = _step_tensor()
+    for name, make in first.items():
+        state[name] = make()
+    for name in zeros:
+        state[name] = _zeros_state(p)
+
+
 def _zeros_state(p: Tensor) -> Tensor:
     return _state_of(np.zeros_like(p._data))
 
@@ -376,6 +395,23 @@ def _grad_of(p: Tensor, g: np.ndarray, maximize: bool, weight_decay: float) -> n
     if weight_decay != 0:
         g = g + weight_decay * p._data
     return g
+
+
+def _decayed_grad(p: Tensor, g: np.ndarray, group: dict) -> np.ndarray:
+    """The gradient a step of the Adam family uses. With ``decoupled_weight_decay`` (AdamW) the parameter first
+    shrinks by lr * weight_decay in place; otherwise the decay is added to the gradient (L2, ``_grad_of``)."""
+    wd = group["weight_decay"]
+    if group.get("decoupled_weight_decay", False):
+        p._data *= 1 - group["lr"] * wd
+        return _grad_of(p, g, group["maximize"], 0)
+    return _grad_of(p, g, group["maximize"], wd)
+
+
+def _adam_moments(m: np.ndarray, v: np.ndarray, g: np.ndarray, beta1: float, beta2: float) -> None:
+    """Adam's moment estimates, updated in place: m <- lerp(m, g, 1 - beta1), v <- beta2 v + (1 - beta2) g^2."""
+    _lerp_(m, g, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * g * g
 
 
 def _commit(p: Tensor) -> None:

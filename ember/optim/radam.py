@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _bump_step, _commit, _grad_of, _lerp_, _no_differentiable, _params_with_grad,
-                        _step_tensor, _validate, _zeros_state)
+from .optimizer import Optimizer, _adam_moments, _commit, _decayed_grad, _no_differentiable, _validate
 
 __all__ = ["RAdam"]
 
@@ -22,24 +21,12 @@ class RAdam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
     def _update_group(self, group: dict) -> None:
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            if not state:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_avg_sq"] = _zeros_state(p)
-            step = _bump_step(state)
-            if group["decoupled_weight_decay"]:
-                p._data *= 1 - lr * wd
-                g = _grad_of(p, g, group["maximize"], 0)
-            else:
-                g = _grad_of(p, g, group["maximize"], wd)
+        for p, g, state, step in self._param_steps(group, "exp_avg", "exp_avg_sq"):
+            g = _decayed_grad(p, g, group)
             m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-            _lerp_(m, g, 1 - beta1)
-            v *= beta2
-            v += (1 - beta2) * g * g
+            _adam_moments(m, v, g, beta1, beta2)
             bias_correction1 = 1 - beta1 ** step
             bias_correction2 = 1 - beta2 ** step
             corrected = m / bias_correction1

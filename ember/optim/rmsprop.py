@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _bump_step, _check, _commit, _grad_of, _lerp_, _no_differentiable,
-                        _params_with_grad, _step_tensor, _validate, _zeros_state)
+from .optimizer import Optimizer, _check, _commit, _grad_of, _lerp_, _no_differentiable, _validate
 
 __all__ = ["RMSprop"]
 
@@ -24,16 +23,9 @@ class RMSprop(Optimizer):
 
     def _update_group(self, group: dict) -> None:
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-        for p, g in _params_with_grad(group):
-            state = self.state[p]
-            if not state:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _zeros_state(p)
-                if momentum > 0:
-                    state["momentum_buffer"] = _zeros_state(p)
-                if group["centered"]:
-                    state["grad_avg"] = _zeros_state(p)
-            _bump_step(state)
+        buffers = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + (
+            ("grad_avg",) if group["centered"] else ())
+        for p, g, state, _ in self._param_steps(group, *buffers):
             g = _grad_of(p, g, group["maximize"], group["weight_decay"])
             sq = state["square_avg"]._data
             sq *= alpha
