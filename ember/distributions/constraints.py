@@ -373,21 +373,28 @@ def _check_dim(dim, value) -> None:
         raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
 
 
-class _Cat(Constraint):
-    """``cseq[i]`` applied to the i-th of consecutive slices of ``lengths[i]`` along ``dim``."""
+class _OfParts(Constraint):
+    """Constraints ``cseq`` applied to parts of a value along ``dim``: discrete when any of them is."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim=0):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
 
     @property
     def is_discrete(self) -> bool:
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_OfParts):
+    """``cseq[i]`` applied to the i-th of consecutive slices of ``lengths[i]`` along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
 
     @property
     def event_dim(self) -> int:
@@ -402,18 +409,8 @@ class _Cat(Constraint):
         return _cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_OfParts):
     """``cseq[i]`` applied to the i-th slice along ``dim``."""
-
-    def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:
