@@ -7,6 +7,7 @@ from .. import _factories as _F
 from .._factories import as_tensor
 from ..ops.indexing import where as _where
 from . import constraints
+from ._families import _Transformed, _from_base
 from .cauchy import Cauchy
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
@@ -26,13 +27,7 @@ class _Folded(TransformedDistribution):
     def __init__(self, scale, validate_args=None) -> None:
         super().__init__(self._base(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        family = next(c for c in type(self).__mro__ if "_base" in c.__dict__)  # HalfNormal or HalfCauchy
-        return super().expand(batch_shape, _instance=self._get_checked_instance(family, _instance))
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    scale = _from_base("scale")
 
     @property
     def mode(self):
@@ -56,7 +51,7 @@ class _Folded(TransformedDistribution):
         return self.base_dist.entropy() - math.log(2)
 
 
-class HalfNormal(_Folded):
+class HalfNormal(_Transformed, _Folded):
     """|X| for X ~ Normal(0, scale)."""
 
     _base = Normal
@@ -70,7 +65,7 @@ class HalfNormal(_Folded):
         return self.scale.pow(2) * (1 - 2 / math.pi)
 
 
-class HalfCauchy(_Folded):
+class HalfCauchy(_Transformed, _Folded):
     """|X| for X ~ Cauchy(0, scale)."""
 
     _base = Cauchy
