@@ -380,13 +380,19 @@ class ReshapeTransform(Transform):
         return self._swap(shape, self.out_shape, self.in_shape)
 
 
-class ExpTransform(_SameType, Transform):
-    """y = exp(x)."""
+class _IncreasingBijection(_SameType, Transform):
+    """An increasing elementwise bijection of the real line onto ``codomain``, without parameters (so any two of
+    one class are equal)."""
 
     domain = constraints.real
-    codomain = constraints.positive
     bijective = True
     sign = +1
+
+
+class ExpTransform(_IncreasingBijection):
+    """y = exp(x)."""
+
+    codomain = constraints.positive
 
     def _call(self, x):
         return x.exp()
@@ -442,13 +448,10 @@ def _clipped_sigmoid(x):
     return x.sigmoid().clamp(min=fi.tiny, max=1.0 - fi.eps)
 
 
-class SigmoidTransform(_SameType, Transform):
+class SigmoidTransform(_IncreasingBijection):
     """y = 1 / (1 + exp(-x)) (kept off 0 and 1)."""
 
-    domain = constraints.real
     codomain = constraints.unit_interval
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -462,13 +465,10 @@ class SigmoidTransform(_SameType, Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
-class SoftplusTransform(_SameType, Transform):
+class SoftplusTransform(_IncreasingBijection):
     """y = log(1 + exp(x))."""
 
-    domain = constraints.real
     codomain = constraints.positive
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         return F.softplus(x)
@@ -480,14 +480,11 @@ class SoftplusTransform(_SameType, Transform):
         return -F.softplus(-x)
 
 
-class TanhTransform(_SameType, Transform):
+class TanhTransform(_IncreasingBijection):
     """y = tanh(x). Its log|det J| is written as 2 (log 2 - x - softplus(-2x)), which stays finite for large |x|.
     Prefer ``cache_size=1`` when inverting samples: atanh near +-1 loses precision."""
 
-    domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = +1
 
     def _call(self, x):
         return x.tanh()
