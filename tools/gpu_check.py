@@ -3,7 +3,7 @@
     make gpu-check            (= PYTHONUNBUFFERED=1 PYTHONPATH=. python tools/gpu_check.py)
 
 Sections, each guarded (an exception is recorded with its traceback and the next section runs), each printing
-progress lines, in a total of about 6 minutes:
+progress lines, in a total of about 7 minutes:
   env      versions, the card, whether ember sees cuda and CuPy arrays back its tensors
   smoke    a few ops, a backward, moves, mixing errors, printing, torch.cuda's answers
   ops      op_db.py on cuda: each op's samples (up to --samples each, within --ops-budget seconds) run in

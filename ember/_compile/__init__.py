@@ -19,7 +19,8 @@ and then replays it without the framework in the loop:
 4. Confirm: a program is replayed only after the next call with the same guards traced the same program (the same
    source, the same constants). A difference means an op argument was computed outside the ops from the data (or
    Python state changes between calls): after three tries that guard set runs eagerly. Integer and bool inputs
-   that had the same values in both traces are guarded by value while the program holds array constants.
+   that had the same values in both traces are guarded by value while the program holds array constants that no
+   factory made (``made``: from shapes and Python values, so independent of the data).
 5. Replay (``runtime.run``): the guard (NOTE [compile guards]) fetches the input tensors and checks them, the forward
    program runs on their arrays and the outputs are wrapped once, with one graph node (CompiledFunctionBackward)
    whose backward runs the backward program on the saved values. Inputs written in place get their version bumps.

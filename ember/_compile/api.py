@@ -312,6 +312,7 @@ class CompiledFunction:
             prog = build(tr, outputs, spec, patterns, title, elide_ctx=False)
             bad = _verify(prog, tr, leaves, patterns)
         prog.bumps = _bumps(tr, prog)
+        prog.loose = tr.loose
         times["check"] = time.perf_counter() - t0
         if bad is not None:
             raise _Unsupported(f"the replay did not reproduce the eager run ({bad}): an operation outside ember's "
@@ -470,6 +471,7 @@ def _outputs(tr: Tracer, leaves: list):
                 return outputs, grad_leaves
             val = tr.vals.get(id(leaf._data))
             if val is None:
+                tr.loose = tr.loose or id(leaf._data) not in tr.certified
                 val = tr._constant(leaf._data, leaf)
             o = Output("value")
             o.value = val
@@ -675,9 +677,10 @@ def _site_of(p, i):
 
 def _certify(new: _Entry, first: _Entry) -> None:
     """Integer and bool inputs whose values were the same in both traces may have shaped constants the program
-    holds: while the program has array constants, such inputs are guarded by value (NOTE [compile])."""
+    holds: while the program has array constants that no factory made (from shapes and Python values), such inputs
+    are guarded by value (NOTE [compile]; a device input's guard copies it to the host on each call)."""
     p = new.program
-    if not any(_B.is_array(o) and o.size > 1 for o in p.consts.values()):
+    if not p.loose or not any(_B.is_array(o) and o.size > 1 for o in p.consts.values()):
         return
     fixed = {}
     for v, s1, s2 in zip(p.inputs, first.snapshots or (), new.snapshots or ()):

@@ -93,6 +93,7 @@ class Program:
         self.guard_code = ""
         self.guard_reasons: list = []
         self.sites: list = []         # user (file, line) of each line of ``code``
+        self.loose = True             # holds array constants no factory made (NOTE [compile]: value guards)
 
     def release(self) -> None:
         """Drop what only tracing needed (the traced arrays and tensors); keep constants."""

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
-
 from .. import _backend as _B
 from .. import _dtype as D
 from .._state import _tls as _autocast
@@ -332,7 +330,8 @@ def _device_check(x: str, arr, bind) -> str:
     """The condition that ``x``'s array is not on ``arr``'s device (NOTE [compiled on devices]): its array type
     (host, stand-in or CuPy), and its GPU when CuPy sees several."""
     t = type(arr)
-    cond = f"type({x}._data) is not {bind(t, 'ndarray' if t is np.ndarray else t.__name__)}"
+    stem = t.__name__ if t.__module__.startswith(("numpy", "ember")) else t.__module__.split(".")[0] + "_ndarray"
+    cond = f"type({x}._data) is not {bind(t, stem)}"  # (_ndarray, _StandInArray, _cupy_ndarray)
     if not _B.SINGLE_DEVICE[0] and _B.device_of(arr).type == "cuda" and t is not _B.StandInArray:
         cond += f" or {x}._data.device.id != {_B.device_of(arr).index}"
     return cond

@@ -112,6 +112,7 @@ class Tracer(_interpose.Level):
         self.preexisting = None
         self.pre_arrays: dict = {}
         self.certified: set = set()   # ids of arrays made by factories (constants the program may hold)
+        self.loose = False            # an array constant not made by a factory (it may come from the data)
         self.ops = 0
         self.bwd_site = None          # backward phase: the forward site of the node whose formula runs
         self.owners: dict = {}        # stand-in: id(hidden host array) -> the known stand-in array over all of it
@@ -329,9 +330,11 @@ class Tracer(_interpose.Level):
             v = self._view_of_known(a)
             if v is not None:
                 return v
-            if id(a) not in self.certified and a.size > 1 and _STRICT:
-                self.fail("an array computed outside ember's ops (from the data?) is an op's argument"
-                          + _library_frame() + ": the program could not recompute it", site=user_site(3))
+            if id(a) not in self.certified and a.size > 1:
+                if _STRICT:
+                    self.fail("an array computed outside ember's ops (from the data?) is an op's argument"
+                              + _library_frame() + ": the program could not recompute it", site=user_site(3))
+                self.loose = True
             self.keep.append(a)
             return Const(a)
         if isinstance(a, (tuple, list)) and a:

@@ -209,3 +209,30 @@ def test_an_op_on_the_host_fallback_is_a_graph_break(stand_in) -> None:
         y.backward()
         assert y.device == CUDA and y.item() == 11.0 and x.grad.tolist() == [6.0, 6.0]
     assert [e.kind for e in f._cache] == ["eager"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_integer_inputs_are_guarded_by_value_only_beside_data_constants(stand_in, device) -> None:
+    """Integer inputs that were equal in both traces are guarded by value (a host copy per call on a device) only
+    while the program holds an array constant no factory made; constants from factories (``arange``: shapes and
+    Python values) do not depend on the data, so new index values replay the same program."""
+    table = np.arange(4.0)  # a host array as an op's argument: a constant the trace cannot vouch for
+
+    def made(i, x):
+        return x[i] * 2 + ember.arange(3.0, device=device)
+
+    def loose(i, x):
+        return x[i] + table[:3]
+
+    for f, guarded in ((made, False),) if device == "cuda" else ((made, False), (loose, True)):
+        g = ember.compile(f)
+        x = ember.arange(12.0, device=device).reshape(4, 3)
+        for v in ([0, 1], [0, 1], [0, 1], [2, 3], [2, 3], [1, 0]):
+            i = ember.tensor(v, device=device)
+            got, want = g(i, x), f(i, x)
+            assert got.device == want.device and got.tolist() == want.tolist()
+        assert all(("_same(i._data" in e.code) is guarded for e in g._cache if e.kind == "compiled"), g.code
+        if guarded:
+            assert g._log == ["guard failed: not _same(i._data, _value_i)"] * 2
+        else:
+            assert [(e.kind, e.hits) for e in g._cache] == [("compiled", 4)] and not g._log
