@@ -46,8 +46,8 @@ ember/_backend.py): CuPy arrays for ``cuda`` (the stand-in's ``StandInArray`` in
   formula's host constant entering a cuda op is moved by a recorded ``to_device`` op (the tracer moves it before
   the op, as ``_on_device`` would, NOTE [device check]); a kernel that returned host arrays for device inputs in
   the traced run (``_backend.host_results``) has its result moved in the program too (NOTE [host results]). The
-  backward walk runs with ``in_backward`` set, as the engine's. An op that took the host fallback runs its kernel
-  on the host only in eager code: its program line fails the check, and that call is a graph break (eager).
+  backward walk runs with ``in_backward`` set, as the engine's. An op that takes the host fallback (NOTE [host fallback])
+  runs its kernel on the host only in eager code, so a call where one did is a graph break (eager), named.
 - Fast forms and ufunc bindings are checked on the traced arrays, on their device: a form the device's array
   module lacks, or computes with other bits, keeps the op's kernel.
 - The guard checks each input's array type (and its GPU when CuPy sees several): the same function called with

@@ -186,7 +186,8 @@ class _Gen:
 
     def __init__(self) -> None:
         self.globs: dict = {"np": np, "_new": _new, "_T": wrap_array, "_fwd16": _opmod._forward_reduced,
-                            "_copyto": _copyto, "_to_device": _to_device, "_setitem": _setitem, "_view": _view, "_arr": _arr, "_arrs": _arrs}
+                            "_copyto": _copyto, "_to_device": _to_device, "_setitem": _setitem, "_view": _view,
+                            "_arr": _arr, "_arrs": _arrs}
         self.names: dict = {}    # id(obj) -> global name
         self.keep: list = []
         self.backward = False    # writing a backward program (inputs are saved arrays there)

@@ -463,7 +463,7 @@ class Tracer(_interpose.Level):
             return args
         out = list(args)
         for i, a in enumerate(args):
-            if isinstance(a, Tensor) and _B.is_cpu_array(a._data) and (
+            if isinstance(a, Tensor) and _B.is_cpu_array(a._data) and type(a._data) in _ARRAYS and (
                     not a._data.ndim or _mode.in_backward or (a._ext is not None and a._ext.get("host_const"))):
                 out[i] = _to_device(a, dev)
         return tuple(out)

@@ -45,6 +45,9 @@ def _run(name: str, compile: bool):
         fallbacks = set(B.host_fallbacks)
         losses = [step() for _ in range(STEPS)]
         taken = set(B.host_fallbacks) - fallbacks
+        params = next(c.cell_contents for c in grads.__closure__ if isinstance(c.cell_contents, dict))
+        for p in params.values():  # parameters and their gradients stay on the device
+            assert p.device == CUDA and p.grad.device == CUDA and type(p.grad._data) is B.StandInArray
         g = grads()
     finally:
         ember.set_default_device("cpu")
