@@ -15,8 +15,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode
-from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
-                   shape as _shape, unary, _fused_backward)
+from ..ops import (arithmetic, comparison, elementwise, gather_scatter, indexing, joining, linalg, masked, nn_ops,
+                   random as _random, rearrange, reduction, shape as _shape, sorting, triangular, unary, _fused_backward)
 from ..ops._op import Op
 from ..ops import fft as _fft
 from ._vmap import _Placeholder
@@ -448,7 +448,7 @@ _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 Hards
           "AliasBackward0 ToCopyBackward0 LogSigmoidBackward0 HardshrinkBackward0 SoftshrinkBackward0 "
           "RreluWithNoiseBackward0", _EW)
 RULES[indexing.Where] = _elementwise((2,))
-RULES[indexing.MaskedFill] = _elementwise((1,))
+RULES[masked.MaskedFill] = _elementwise((1,))
 _MASKED_FILL_TENSOR = _elementwise((2,))
 _register("MseLossBackward0", _reduced(2))
 
@@ -479,18 +479,18 @@ RULES[_shape.T] = _t_rule
 RULES[_shape.Permute] = _permute_rule
 RULES[_shape.Select] = _shift_attr(1)
 RULES[indexing.Slice] = _shift_attr(1)
-RULES[_shape.Split] = _shift_attr(1)
-RULES[_shape.SplitWithSizes] = _shift_attr(1)
-RULES[_shape.Unbind] = _shift_attr(1)
-RULES[_shape.Flip] = _shift_attr(1)
-RULES[_shape.Diagonal] = _shift_attr(2, 3)
-RULES[_shape.Repeat] = _repeat_rule
-RULES[_shape.Roll] = _roll_rule
-RULES[_shape.Cat] = _cat_rule
-RULES[_shape.Stack] = _stack_rule
+RULES[joining.Split] = _shift_attr(1)
+RULES[joining.SplitWithSizes] = _shift_attr(1)
+RULES[joining.Unbind] = _shift_attr(1)
+RULES[rearrange.Flip] = _shift_attr(1)
+RULES[triangular.Diagonal] = _shift_attr(2, 3)
+RULES[rearrange.Repeat] = _repeat_rule
+RULES[rearrange.Roll] = _roll_rule
+RULES[joining.Cat] = _cat_rule
+RULES[joining.Stack] = _stack_rule
 _register("TrilBackward0 TriuBackward0", _passthrough)
-RULES[indexing.Gather] = _gather_rule
-RULES[_shape.Trace] = _decompose(lambda x: x.diagonal().sum())
+RULES[gather_scatter.Gather] = _gather_rule
+RULES[triangular.Trace] = _decompose(lambda x: x.diagonal().sum())
 
 # products
 for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.VecMat, linalg.MatBatch):
@@ -878,12 +878,12 @@ def _register_late() -> None:
     RULES[resample._AxisMap] = _fold((0, 1))
     RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
     RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype
-    for c in (indexing.Scatter, indexing.ScatterAdd, indexing.ScatterReduce, indexing.ScatterReduceLegacy):
+    for c in (gather_scatter.Scatter, gather_scatter.ScatterAdd, gather_scatter.ScatterReduce, gather_scatter.ScatterReduceLegacy):
         RULES[c] = _along(2, 3, True, (0, 1))
-    RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
-    RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
-    RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
-    RULES[indexing.IndexFillTensor] = _index_fill_tensor_rule
+    RULES[gather_scatter.ScatterValue] = _along(1, 2, True, (0,))
+    RULES[gather_scatter.IndexAdd] = RULES[gather_scatter.IndexCopy] = _along(2, 3, False, (0, 1))
+    RULES[gather_scatter.IndexFill] = _along(1, 2, False, (0,))
+    RULES[gather_scatter.IndexFillTensor] = _index_fill_tensor_rule
     from ..ops import solve, statistics
 
     RULES[solve.LuPivots] = RULES[solve.LuPermutation] = _passthrough  # any leading batch dims
@@ -891,18 +891,18 @@ def _register_late() -> None:
         RULES[c] = _dim_rule(1, "one")
         _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule
-    RULES[indexing.IndexSelect] = _shift_attr(1)
-    RULES[indexing.SearchSorted] = _searchsorted_rule
-    RULES[indexing.MaskedFillTensor] = _masked_fill_tensor_rule
+    RULES[gather_scatter.IndexSelect] = _shift_attr(1)
+    RULES[sorting.SearchSorted] = _searchsorted_rule
+    RULES[masked.MaskedFillTensor] = _masked_fill_tensor_rule
     RULES[reduction.MedianAll] = _median_all_rule
-    RULES[indexing.Take] = _take_rule
-    RULES[_shape.DiagEmbed] = _diag_embed_rule
+    RULES[gather_scatter.Take] = _take_rule
+    RULES[triangular.DiagEmbed] = _diag_embed_rule
     RULES[linalg.LinalgCross] = _cross_rule
     RULES[dec.LinalgSolveEx] = _solve_rule
-    RULES[indexing.MaskedScatter] = _masked_scatter_rule
+    RULES[masked.MaskedScatter] = _masked_scatter_rule
     RULES[indexing.IndexPutFunctional] = _index_put_rule
-    RULES[indexing.MaskedSelect] = _masked_select_rule
-    RULES[_shape.Rot90] = _shift_attr(2)
+    RULES[masked.MaskedSelect] = _masked_select_rule
+    RULES[rearrange.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd, dec.LinalgEig):
         RULES[c] = _linalg_rule
