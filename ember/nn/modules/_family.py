@@ -8,20 +8,21 @@ pickling of whole modules (which finds the class as ``module.qualname``) are tho
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
+_B = TypeVar("_B", bound=type)  # (so that editors see a member's constructor: its base's)
 _DIMS = {1: "L", 2: "H, W", 3: "D, H, W"}  # the spatial dims of a rank's (N, C, ...) input, for docstrings
 
 
-def _member(base: type, name: str, doc: str, fn=None, **attrs) -> type:
-    """The public class ``name``: ``base`` with the class attributes ``attrs`` (and ``_fn``, the functional form
-    its forward calls, when ``fn`` is given), in ``base``'s module."""
-    if fn is not None:
-        attrs["_fn"] = staticmethod(fn)
-    return type(name, (base,), {"__doc__": doc, "__module__": base.__module__, **attrs})
+def _member(base: _B, name: str, doc: str, fn, **attrs) -> _B:
+    """The public class ``name``: ``base`` with ``_fn = fn`` (the functional form its forward calls) and the other
+    class attributes ``attrs``, in ``base``'s module."""
+    return type(name, (base,), {"__doc__": doc, "__module__": base.__module__, "_fn": staticmethod(fn), **attrs})
 
 
-def _per_rank(base: type, name: str, doc: str, fns=(None, None, None), ranks=(1, 2, 3)) -> tuple[type, ...]:
-    """One member of ``base``'s family per rank d in ``ranks``, with ``_nd = d`` and ``_fn`` the matching entry
-    of ``fns``: named ``name.format(d=d)`` and documented by ``doc.format(d=d, dims=...)``, ``dims`` being the
+def _per_rank(base: _B, name: str, doc: str, fns: tuple, ranks=(1, 2, 3)) -> tuple[_B, ...]:
+    """One member of ``base``'s family per rank d in ``ranks``, calling the matching entry of ``fns`` and with
+    ``_nd = d``: named ``name.format(d=d)`` and documented by ``doc.format(d=d, dims=...)``, ``dims`` being the
     rank's spatial dims (``L``; ``H, W``; ``D, H, W``)."""
     return tuple(_member(base, name.format(d=d), doc.format(d=d, dims=_DIMS[d]), fn, _nd=d)
-                 for d, fn in zip(ranks, fns))
+                 for d, fn in zip(ranks, fns, strict=True))
