@@ -215,10 +215,7 @@ class Op(G.Node):
             if _mode.grad_enabled:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
-                        for b in args:  # NOTE [device check]
-                            if isinstance(b, Tensor) and type(b._data) is not _nd:
-                                return _on_device(cls, args)
-                        return _record(cls, args)
+                        return _record(cls, args) if _on_host(args) else _on_device(cls, args)  # NOTE [device check]
             # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
             # reduced-precision path, NOTE [reduced precision]).
             n = len(args)
