@@ -25,7 +25,7 @@ from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ._op import NOT_YET, Op, linear, silent, unsupported
-from .shape import stack
+from .joining import stack
 
 __all__ = ["grid_sampler", "affine_grid_generator"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
