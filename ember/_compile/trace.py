@@ -88,6 +88,14 @@ def _own_attrs(cls) -> tuple:
     return attrs
 
 
+def _add_to(buffers: dict, fn, nr: int, g) -> None:
+    """Add gradient ``g`` of output ``nr`` of node ``fn`` to its buffer."""
+    buf = buffers.get(fn)
+    if buf is None:
+        buf = buffers[fn] = [None] * len(fn._meta_out)
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
 class Tracer(_interpose.Level):
     """Records the eager run of one call (NOTE [compile])."""
 
@@ -644,8 +652,31 @@ class Tracer(_interpose.Level):
         engine would, recording them; returns {input Value: gradient tensor} (None after a break)."""
         self.phase = "bwd"
         self.steps = []
-        deps: dict = {}
+        deps = self._dependencies(roots)
         buffers: dict = {}
+        for t, g in roots:
+            _add_to(buffers, t._grad_fn, t._output_nr, g)
+        heap = [(-fn._seq, id(fn), fn) for fn in buffers if deps.get(fn, 0) == 0]
+        heapq.heapify(heap)
+        ext: dict = {}
+        prev, prev_backward = _mode.grad_enabled, _mode.in_backward
+        _mode.grad_enabled = False
+        _mode.in_backward = True  # formulas' host constants follow the gradient's device, as in the engine
+        try:
+            while heap:
+                fn = heapq.heappop(heap)[2]
+                if not self._run_node(fn, buffers.pop(fn), buffers, deps, ext, heap):
+                    return None
+        finally:
+            _mode.grad_enabled, _mode.in_backward = prev, prev_backward
+        if buffers:
+            self.fail("the backward graph could not be walked in full")
+            return None
+        return self._input_gradients(ext)
+
+    def _dependencies(self, roots: list) -> dict:
+        """{recorded node: how many recorded edges lead into it} over the graph reachable from ``roots``."""
+        deps: dict = {}
         seen = set()
         stack = []
         for t, _ in roots:
@@ -662,62 +693,46 @@ class Tracer(_interpose.Level):
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append(nxt)
-        for t, g in roots:
-            fn, nr = t._grad_fn, t._output_nr
-            buf = buffers.get(fn)
-            if buf is None:
-                buf = buffers[fn] = [None] * len(fn._meta_out)
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
-        heap = [(-fn._seq, id(fn), fn) for fn in buffers if deps.get(fn, 0) == 0]
-        heapq.heapify(heap)
-        ext: dict = {}
-        prev, prev_backward = _mode.grad_enabled, _mode.in_backward
-        _mode.grad_enabled = False
-        _mode.in_backward = True  # formulas' host constants follow the gradient's device, as in the engine
-        try:
-            while heap:
-                fn = heapq.heappop(heap)[2]
-                grads = buffers.pop(fn)
-                if fn._hooks is not None and (fn._hooks.pre or fn._hooks.post or fn._tensor_pre_hooks()):
-                    self.fail("a gradient hook on a tensor made inside the compiled function")
-                    return None
-                edges = fn._next
-                made = self.nodes.get(fn)
-                self.bwd_site = made[0].site if made is not None else None
-                result = fn._apply(grads)
-                if self.off:
-                    return None
-                if edges and len(result) != len(edges):
-                    _engine._validate(fn, result, edges)
-                for (nxt, nr), g in zip(edges, result):
-                    if nxt is None:
-                        continue
-                    inside = self.internal(nxt)
-                    if g is not None:
-                        shape, dt = nxt._meta_out[nr]
-                        if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
-                            g = _engine._fixed(fn, result, edges, nxt, nr, g)
-                        if inside:
-                            buf = buffers.get(nxt)
-                            if buf is None:
-                                buf = buffers[nxt] = [None] * len(nxt._meta_out)
-                            buf[nr] = g if buf[nr] is None else buf[nr] + g
-                        else:
-                            key = (nxt, nr)
-                            old = ext.get(key)
-                            ext[key] = g if old is None else old + g
-                    elif inside and nxt not in buffers:
-                        buffers[nxt] = [None] * len(nxt._meta_out)
-                    if inside:
-                        d = deps[nxt] - 1
-                        deps[nxt] = d
-                        if d == 0:
-                            heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-        finally:
-            _mode.grad_enabled, _mode.in_backward = prev, prev_backward
-        if buffers:
-            self.fail("the backward graph could not be walked in full")
-            return None
+        return deps
+
+    def _run_node(self, fn, grads: list, buffers: dict, deps: dict, ext: dict, heap: list) -> bool:
+        """One node's formula on its gradients, each result added to the next node's buffer (recorded nodes) or to
+        ``ext`` (edges leaving the trace); False after a break."""
+        if fn._hooks is not None and (fn._hooks.pre or fn._hooks.post or fn._tensor_pre_hooks()):
+            self.fail("a gradient hook on a tensor made inside the compiled function")
+            return False
+        edges = fn._next
+        made = self.nodes.get(fn)
+        self.bwd_site = made[0].site if made is not None else None
+        result = fn._apply(grads)
+        if self.off:
+            return False
+        if edges and len(result) != len(edges):
+            _engine._validate(fn, result, edges)
+        for (nxt, nr), g in zip(edges, result):
+            if nxt is None:
+                continue
+            inside = self.internal(nxt)
+            if g is not None:
+                shape, dt = nxt._meta_out[nr]
+                if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
+                    g = _engine._fixed(fn, result, edges, nxt, nr, g)
+                if inside:
+                    _add_to(buffers, nxt, nr, g)
+                else:
+                    old = ext.get((nxt, nr))
+                    ext[(nxt, nr)] = g if old is None else old + g
+            elif inside and nxt not in buffers:
+                buffers[nxt] = [None] * len(nxt._meta_out)
+            if inside:
+                d = deps[nxt] = deps[nxt] - 1
+                if d == 0:
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+        return True
+
+    def _input_gradients(self, ext: dict) -> dict | None:
+        """{input Value: gradient} from the gradients that left the trace (None, a break, for one reaching a node
+        no input of the trace stands for)."""
         by_edge = {}
         for v in self.inputs:
             if v.edge is not None:
