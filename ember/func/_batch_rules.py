@@ -13,6 +13,7 @@ import string
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, gather_scatter, indexing, joining, linalg, masked, nn_ops,
@@ -42,7 +43,7 @@ def _pad(p: Tensor, rank: int, target: int) -> Tensor:
 
 
 def _rank(x) -> int:
-    return x.ndim if isinstance(x, (Tensor, np.ndarray)) else 0
+    return x.ndim if isinstance(x, Tensor) or _B.is_array(x) else 0
 
 
 def _all_ops():
@@ -392,7 +393,7 @@ def _gather_rule(level, cls, args):
     if bi is not None:
         pi = bi._phys._data
     else:
-        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
         pi = np.broadcast_to(arr, (level.size,) + arr.shape)
     if n == 0:
         return level.wrap(cls.apply(px.reshape(-1, 1), 1, pi.reshape(-1, 1)).reshape(-1))
@@ -536,19 +537,19 @@ def _index_rule(level, cls, args):
     them as one more index array, so each example indexes its own slice."""
     x, key = args
     key = key if isinstance(key, tuple) else (key,)
-    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor, list))]
+    adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, list)) or _B.is_array(k)]
     bx = _bt(x, level)
     batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
         if batched_key:
             return NotImplemented
         # separated index arrays: NumPy puts their result dims first, before the batch dim (a leading slice)
-        nd = max(1 if isinstance(k, np.ndarray) and k.dtype == np.bool_ else np.ndim(k) for k in
+        nd = max(1 if _B.is_array(k) and k.dtype == np.bool_ else np.ndim(k) for k in
                  (key[i] for i in adv))
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key).movedim(nd, 0))
     if not batched_key:
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
-    if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
+    if adv[0] != 0 or any(_B.is_array(k) and k.dtype == np.bool_ for k in key):
         return NotImplemented
     px = bx._phys if bx is not None else x.unsqueeze(0).expand((level.size,) + tuple(x.shape))
     new_key = []
@@ -558,7 +559,7 @@ def _index_rule(level, cls, args):
         if bk is not None:
             k = bk._phys._data
             nd = max(nd, k.ndim - 1)
-        elif isinstance(k, np.ndarray):
+        elif _B.is_array(k):
             nd = max(nd, k.ndim)
         new_key.append(k)
     ar = np.arange(level.size).reshape((level.size,) + (1,) * nd)
@@ -616,7 +617,7 @@ def _embedding_rule(level, cls, args):
     if bi is not None:
         pi = bi._phys
     else:
-        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
         pi = _as_tensor(np.broadcast_to(arr, (b,) + arr.shape))
     ar = np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1))
     out = bw._phys[ar, pi]
@@ -630,7 +631,7 @@ def _embedding_rule(level, cls, args):
 def _as_tensor(arr: np.ndarray) -> Tensor:
     from .._tensor import _wrap_any
 
-    return _wrap_any(np.ascontiguousarray(arr))
+    return _wrap_any(_B.ascontiguousarray(arr))
 
 
 def _linalg_rule(level, cls, args):
@@ -661,7 +662,7 @@ def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
                 new[idx_pos] = bi._phys._data
             else:
                 idx = args[idx_pos]
-                arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+                arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
                 new[idx_pos] = np.broadcast_to(arr, (level.size,) + arr.shape)
         new[dim_pos] = _wrap_dim(args[dim_pos], n) + 1
         return level.wrap(cls.apply(*new))
@@ -759,7 +760,7 @@ def _masked_fill_tensor_rule(level, cls, args):
     if cond is None:
         from .._tensor import _wrap_any
 
-        cond = _wrap_any(np.asarray(mask))
+        cond = _wrap_any(_B.asarray(mask))
     saved = _mode.interpose
     _mode.interpose = level
     try:
@@ -795,7 +796,7 @@ def _masked_scatter_rule(level, cls, args):
             arr = np.broadcast_to(mask, shape)
         except ValueError:
             return NotImplemented  # the op's own broadcast error
-        pm = _wrap_any(np.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
+        pm = _wrap_any(_B.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
     counts = _all_examples(pm).reshape(b if pm.ndim else 1, -1).sum(-1)
     m = source.numel()
     if counts.size and counts.max() > m:
@@ -815,7 +816,7 @@ def _index_put_rule(level, cls, args):
     x, values, key, accumulate = args
     if any(_bt(k, level) is not None for k in key if type(k) is _Placeholder):
         return NotImplemented
-    adv = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    adv = [i for i, k in enumerate(key) if _B.is_array(k)]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
         return NotImplemented
     bv = _bt(values, level)
@@ -856,7 +857,7 @@ def _index_fill_tensor_rule(level, cls, args):
     shape = tuple(x.shape)
     mask = np.zeros(shape if shape else (1,), np.bool_)
     d = _wrap_dim(dim, len(shape))
-    mask[(slice(None),) * d + (np.asarray(idx),)] = True
+    mask[(slice(None),) * d + (_B.asarray(idx),)] = True
     saved = _mode.interpose
     _mode.interpose = level
     try:

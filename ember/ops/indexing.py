@@ -655,7 +655,7 @@ def setitem_node(key: tuple, basic: bool, shape: tuple) -> type:
     for k in key:
         if _B.is_array(k) and k.dtype == np.bool_:
             plain += [slice(None)] * k.ndim
-        elif isinstance(k, (np.ndarray, bool)):
+        elif _B.is_array(k) or isinstance(k, bool):
             plain.append(slice(None))
         else:
             plain.append(k)
