@@ -381,14 +381,18 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
 def _write_base(base: Tensor, new_base: Tensor, finish) -> None:
     """``new_base`` (``base`` with a view's region written, as _same_kind reads it; ``finish`` reads it back) becomes
     ``base``'s value and history, and its views' (NOTE [views after an in-place change])."""
-    if finish is not None:
-        new_base = finish.apply(new_base)
+    _become(base, new_base if finish is None else finish.apply(new_base))
+
+
+def _become(t: Tensor, new: Tensor) -> None:
+    """``new`` (``t``'s new value, computed out of place on a graph) becomes ``t``'s value and history, and its
+    views' (NOTE [views after an in-place change])."""
     if _mode.tracer is not None:
-        _mode.tracer.write(base, new_base)
-    _write(base._data, new_base._data)
-    base._bump()
-    _rebase(base, new_base._grad_fn, 0)
-    _rebase_views(base)
+        _mode.tracer.write(t, new)
+    _write(t._data, new._data)
+    t._bump()
+    _rebase(t, new._grad_fn, 0)
+    _rebase_views(t)
 
 
 def _leaf_setitem_error(self: Tensor, key: tuple) -> None:
@@ -513,13 +517,7 @@ def _setitem(self: Tensor, key, value) -> None:
         else:
             inplace(self, fill_value, _wrap(_B.asarray(v, self._dtype.np), self._dtype))
         return
-    out = node.apply(self, v, k, False)
-    if _mode.tracer is not None:
-        _mode.tracer.write(self, out)
-    _write(self._data, out._data)
-    self._bump()
-    _rebase(self, out._grad_fn, 0)
-    _rebase_views(self)
+    _become(self, node.apply(self, v, k, False))
 
 
 def copy_out(out: Tensor, result: Tensor) -> Tensor:
