@@ -117,7 +117,7 @@ class DiagonalScatter(Op):
     def forward(ctx, self, shape, offset, dim1, dim2):
         if ctx is not None:
             ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
-        out = np.zeros(shape, self.dtype)
+        out = np.zeros(shape, self.dtype, like=self)  # on self's device (no host fallback)
         _diagonal_view(out, offset, dim1, dim2)[...] = self
         return out
 

@@ -198,13 +198,26 @@ _ALLOWED = {  # (file, the line's text) pairs that only ever see host arrays
     ("complex_numbers.py", "view.flags.writeable = False"),
     ("_kernels.py", "\"\"\"``np.add.at(out, key, values)`` into a fresh C-contiguous ``out`` (NOTE [flat scatter-add]).\"\"\""),
     ("_kernels.py", "np.add.at(out.reshape(-1), pos, np.broadcast_to(values, region).reshape(-1))"),
+    # host bookkeeping in nn: interpolation matrices, listed classes, lengths and block tables from Python values,
+    # state-dict values given as NumPy arrays
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), i0), 1.0 - lam)"),
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), i1), lam)"),
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), np.clip(i0 - 1 + j, 0, n - 1)), w)"),
+    ("_functional_loss.py", "np.add.at(counts, (np.nonzero(listed)[0], t[listed]), 1)  # a class listed twice counts "
+                            "twice"),
+    ("_functional_ctc.py", "x = _wrap(np.asarray(x, np.int64).reshape(-1), _D.int64)"),
+    ("flex_attention.py", "return _wrap(np.ascontiguousarray(a, dtype=np.int32), D.int32)"),
+    ("module.py", "if isinstance(v, np.ndarray):"),
+    ("rnn.py", "return np.asarray([int(n) for n in lengths], dtype=np.int64)"),
+    ("rnn.py", "return _wrap(np.ascontiguousarray(a, dtype=np.int64), _D.int64)"),
 }
 
 
 def test_op_kernels_use_the_namespace_helpers() -> None:
     root = pathlib.Path(ember.__file__).parent
     bad = []
-    for path in sorted((root / "ops").glob("*.py")) + sorted((root / "func").glob("*.py")) + [root / "_kernels.py"]:
+    kernels = [root / "ops", root / "func", root / "nn"]  # op kernels, vmap's rules, nn's functions and layers
+    for path in sorted(p for d in kernels for p in d.rglob("*.py")) + [root / "_kernels.py"]:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             text = line.strip()
             if text.startswith("#") or (path.name, text) in _ALLOWED:
