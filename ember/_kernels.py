@@ -108,6 +108,14 @@ def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     return out.view(dtype)
 
 
+def along_key(idx: np.ndarray, dim: int) -> tuple:
+    """The NumPy key addressing ``idx``'s positions along ``dim``: ``idx`` there, open ranges (on ``idx``'s device)
+    on the other dims, as ``take_along_axis`` reads it."""
+    n = idx.ndim
+    return tuple(idx if d == dim else np.arange(s, like=idx).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                 for d, s in enumerate(idx.shape))
+
+
 # NOTE [flat scatter-add]: np.add.at with a multi-dimensional key runs ~8 ns per element (1.2 ms to sum 1120 rows
 # of 128 into an embedding table); the same sums as one 1-D np.add.at over flat positions run 3-5x faster.
 # ``scatter_add`` computes the flat positions of the two key shapes the ops use (full slices then one index

@@ -33,6 +33,11 @@ UFUNCS = {
     "SinBackward0": (np.sin, ()), "CosBackward0": (np.cos, ()), "AbsBackward0": (np.absolute, ()),
     "MaximumBackward0": (np.maximum, ()), "MinimumBackward0": (np.minimum, ()),
 }
+# The program line of each step kind that is one call or expression of its arguments (``{args}``, their expressions
+# joined) binding its outputs (``{lhs}``): a write into an array, an assignment through a key, a copy, a view at a
+# geometry, a value the forward kernel saved, a tensor the call makes.
+_TEMPLATES = {"write": "_copyto({args})", "setitem": "_setitem({args})", "copy": "{lhs} = {args}.copy()",
+              "view": "{lhs} = _view({args})", "attr": "{lhs} = {args}", "init": "{lhs} = {args}.copy()"}
 
 
 class Output:
@@ -301,19 +306,10 @@ class _Gen:
             parts = [self.expr(a) for a in st.args]
             parts += [f"{k}={self.expr(v)}" for k, v in (st.kwargs or {}).items()]
             return f"{lhs} = {self.bind(st.fn, '_' + getattr(st.fn, '__name__', 'step').lstrip('_'))}({', '.join(parts)})"
-        if st.kind == "write":
-            return f"_copyto({self.expr(st.args[0])}, {self.expr(st.args[1])})"
-        if st.kind == "setitem":
-            return f"_setitem({', '.join(self.expr(a) for a in st.args)})"
-        if st.kind == "copy":
-            return f"{lhs} = {self.expr(st.args[0])}.copy()"
-        if st.kind == "view":
-            return f"{lhs} = _view({', '.join(self.expr(a) for a in st.args)})"
-        if st.kind == "attr":
-            return f"{lhs} = {self.expr(st.args[0])}"
-        if st.kind == "init":
-            return f"{lhs} = {self.expr(st.args[0])}.copy()"
-        raise TypeError(st.kind)
+        template = _TEMPLATES.get(st.kind)
+        if template is None:
+            raise TypeError(st.kind)
+        return template.format(lhs=lhs, args=", ".join(self.expr(a) for a in st.args))
 
 
 def _host_result_device(st: Step):

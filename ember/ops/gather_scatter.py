@@ -28,13 +28,6 @@ def _dim_key(d: int, idx) -> tuple:
     return (slice(None),) * d + (idx,)
 
 
-def _along_key(idx: np.ndarray, dim: int) -> tuple:
-    """The index tuple putting ``idx`` along ``dim`` (open ranges on the other dims, on ``idx``'s device)."""
-    n = idx.ndim
-    return tuple(idx if d == dim else np.arange(s, like=idx).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
-                 for d, s in enumerate(idx.shape))
-
-
 def _check_index_dtype(index: Tensor, fname: str) -> np.ndarray:
     if not isinstance(index, Tensor):
         raise TypeError(f"{fname}(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
@@ -115,7 +108,7 @@ class _PutAlongDim(Op):
     def forward(ctx, self, idx, dim, shape):
         out = np.zeros(shape, self.dtype, like=self)
         if idx.size:
-            _kernels.scatter_add(out, _along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
+            _kernels.scatter_add(out, _kernels.along_key(_kernels.wrapped(idx, shape[dim]), dim), self)
         return out
 
     def backward(ctx, grad):
@@ -136,7 +129,7 @@ def _scatter_forward(self, src, dim, idx, reduce):
         return out
     o = _as_nd(out)
     i = _as_nd(idx)
-    key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
+    key = _kernels.along_key(_kernels.wrapped(i, o.shape[dim]), dim)
     v = _part(_as_nd(src), i.shape).astype(o.dtype, copy=False) if _B.is_array(src) else src
     if reduce is None:
         o[key] = v
@@ -161,18 +154,28 @@ def _pad_to(g: Tensor, shape: tuple) -> Tensor:
     return SliceScatter.apply(g, tuple(slice(0, s) for s in g.shape), shape)
 
 
-class Scatter(Op):
-    """d scatter(x, dim, idx, src) = grad with idx positions zeroed, gather(grad, dim, idx)"""
+class _IntoAlongDim(Op):
+    """Base of the ops called as (self, src, dim, idx) that write ``src`` into a copy of ``self`` at ``idx`` along
+    ``dim`` (scatter, scatter_add, index_copy): ``_into`` is the array work; backward reads the index, the dim and
+    src's shape."""
+    _abstract = True
 
     __slots__ = ("idx", "dim", "src_shape")
     nattrs = 2
-    jvp = linear  # linear in (self, src) for a fixed index, duplicates resolved as in the forward
 
-    @staticmethod
-    def forward(ctx, self, src, dim, idx):
+    @classmethod
+    def forward(cls, ctx, self, src, dim, idx):
         if ctx is not None:
             ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
-        return _scatter_forward(self, src, dim, idx, None)
+        return cls._into(self, src, dim, idx)
+
+
+class Scatter(_IntoAlongDim):
+    """d scatter(x, dim, idx, src) = grad with idx positions zeroed, gather(grad, dim, idx)"""
+
+    __slots__ = ()
+    jvp = linear  # linear in (self, src) for a fixed index, duplicates resolved as in the forward
+    _into = staticmethod(lambda self, src, dim, idx: _scatter_forward(self, src, dim, idx, None))
 
     def backward(ctx, grad):
         need = ctx.needs_input_grad
@@ -212,17 +215,11 @@ class ScatterReduceLegacy(Op):
         raise RuntimeError("derivative for aten::scatter is not implemented")
 
 
-class ScatterAdd(Op):
+class ScatterAdd(_IntoAlongDim):
     """d scatter_add(x, dim, idx, src) = grad, gather(grad, dim, idx)"""
 
-    __slots__ = ("idx", "dim", "src_shape")
-    nattrs = 2
-
-    @staticmethod
-    def forward(ctx, self, src, dim, idx):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
-        return _scatter_forward(self, src, dim, idx, "add")
+    __slots__ = ()
+    _into = staticmethod(lambda self, src, dim, idx: _scatter_forward(self, src, dim, idx, "add"))
 
     def backward(ctx, grad):
         need = ctx.needs_input_grad
@@ -287,7 +284,7 @@ class ScatterReduce(Op):
         if not idx.size:
             return out
         o, i = _as_nd(out), _as_nd(idx)
-        key = _along_key(_kernels.wrapped(i, o.shape[dim]), dim)
+        key = _kernels.along_key(_kernels.wrapped(i, o.shape[dim]), dim)
         v = _part(_as_nd(src), i.shape)
         hit = np.zeros(o.shape, bool, like=o)
         hit[key] = True
@@ -314,7 +311,7 @@ class ScatterReduce(Op):
         need = ctx.needs_input_grad
         hit = np.zeros(shape, bool, like=_B.ref(grad._data))
         if idx.size:
-            hit[_along_key(_as_nd(idx) % shape[d], d)] = True
+            hit[_kernels.along_key(_as_nd(idx) % shape[d], d)] = True
         keep = _const(~hit) if not ctx.include_self else None
         src_p = _part_t(src, idx)
         if red == "sum":
@@ -323,7 +320,7 @@ class ScatterReduce(Op):
         elif red == "mean":
             cnt = np.zeros(shape, grad._data.dtype, like=_B.ref(grad._data))
             if idx.size:
-                _B.ufunc_at(np.add, cnt, _along_key(_as_nd(idx) % shape[d], d), 1)
+                _B.ufunc_at(np.add, cnt, _kernels.along_key(_as_nd(idx) % shape[d], d), 1)
             cnt = cnt.reshape(self.shape) + (1 if ctx.include_self else 0)
             gm = grad / _const(np.maximum(cnt, 1))
             gs = gm if keep is None else gm * keep
@@ -339,7 +336,7 @@ class ScatterReduce(Op):
             zero = src_p._data == 0
             nzero = np.zeros(shape, np.int64, like=_B.ref(grad._data))
             if idx.size:
-                _B.ufunc_at(np.add, nzero, _along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
+                _B.ufunc_at(np.add, nzero, _kernels.along_key(_as_nd(idx) % shape[d], d), _as_nd(zero))
             single = zero & (np.take_along_axis(nzero, _as_nd(idx) % shape[d], d).reshape(zero.shape) == 1)
             src_one = MaskedFill.apply(src, _pad_mask(single, tuple(src.shape)), 1)
             others = Gather.apply(grad * ScatterReduce.apply(self, src_one, d, idx, red, inc), d, idx)
@@ -492,16 +489,13 @@ class IndexAdd(Op):
         return (grad if need[0] else None), gsrc
 
 
-class IndexCopy(Op):
+class IndexCopy(_IntoAlongDim):
     """d index_copy(x, dim, idx, src) = grad with idx slices zeroed, index_select(grad, dim, idx)"""
 
-    __slots__ = ("idx", "dim", "src_shape")
-    nattrs = 2
+    __slots__ = ()
 
     @staticmethod
-    def forward(ctx, self, src, dim, idx):
-        if ctx is not None:
-            ctx.idx, ctx.dim, ctx.src_shape = idx, dim, src.shape
+    def _into(self, src, dim, idx):
         out = self.copy()
         _as_nd(out)[_dim_key(dim, idx)] = _as_nd(src)
         return out
