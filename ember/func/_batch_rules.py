@@ -16,7 +16,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
-                   shape as _shape, unary, _fused_backward)
+                   shape as _shape, piecewise, _fused_backward)
 from ..ops._op import Op
 from ..ops import fft as _fft
 from ._vmap import _Placeholder
@@ -437,7 +437,7 @@ def _register(names, rule) -> None:
 
 
 _EW = _elementwise()
-_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, unary, _fused_backward)}
+_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, piecewise, _fused_backward)}
 
 
 for _c in _all_ops():

@@ -23,7 +23,7 @@ from .reduction import (prod, max, min, amax, amin, argmax, argmin, var, std, va
 from .sorting import sort, argsort, topk, kthvalue, unique
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, cat, concat, concatenate, stack, clone, narrow, split, unbind, select)
-from .unary import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
+from .piecewise import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
 from .complex_numbers import (view_as_real, view_as_complex, real, imag, conj, conj_physical, conj_physical_,
                               resolve_conj, resolve_neg, is_conj, is_neg, is_complex, complex, polar, sgn)
 from .random import normal, bernoulli, multinomial, poisson, binomial
