@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from ..autograd import _interpose
 from ..autograd.grad_mode import _mode
@@ -200,7 +201,7 @@ class BatchedTensor(Tensor):
         join an arange over the batch (each example writes its own slice)."""
         if not isinstance(key, tuple):
             key = (key,)
-        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, np.ndarray, list))]
+        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, list)) or _B.is_array(k)]
         if adv and adv[-1] - adv[0] + 1 != len(adv):
             raise RuntimeError("vmap: indexed assignment into a batched tensor with index tensors separated by "
                                "slices is not supported")

@@ -315,7 +315,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         refuse_complex_grad("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
     if isinstance(index, Tensor) and type(index._data) in _B.ARRAYS:  # (a batched index: checked per example)
-        from .indexing import _check_bounds
+        from .gather_scatter import _check_bounds
 
         _check_bounds(index._data.reshape(-1), input.shape[d] if input.dim() else 1, "index_reduce", d)
     shape = [1] * source.dim()

@@ -21,10 +21,11 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ._op import NOT_YET, Op, linear, silent, unsupported
-from .shape import stack
+from .joining import stack
 
 __all__ = ["grid_sampler", "affine_grid_generator"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
@@ -102,7 +103,8 @@ def _unnormalize(g: np.ndarray, n: int, align: bool, nd: int) -> np.ndarray:
         return ((g + 1) / 2) * dt(n - 1) if align else ((g + 1) * dt(n) - 1) / 2
     if align:
         return (g + 1) * dt((n - 1) / 2)
-    return ((g + 1).astype(np.longdouble) * np.longdouble(dt(n / 2)) - np.longdouble(0.5)).astype(dt)
+    wide = np.longdouble if _B.is_cpu_array(g) else np.float64  # CuPy has no long double (exact for float32)
+    return ((g + 1).astype(wide) * wide(dt(n / 2)) - wide(0.5)).astype(dt)
 
 
 def _cell(c, n: int) -> np.ndarray:

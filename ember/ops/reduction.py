@@ -164,7 +164,8 @@ import warnings  # noqa: E402
 from .. import return_types as _RT  # noqa: E402
 from .._tensor import Tensor, _as_dim, _wrap_dim  # noqa: E402
 from .indexing import where as _where  # noqa: E402
-from .shape import cat as _cat, Flip as _Flip  # noqa: E402
+from .joining import cat as _cat  # noqa: E402
+from .rearrange import Flip as _Flip  # noqa: E402
 from ._op import _registry  # noqa: E402
 from ..autograd.grad_mode import _mode  # noqa: E402
 

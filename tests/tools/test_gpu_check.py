@@ -25,3 +25,42 @@ def test_gpu_check_dry_run(tmp_path) -> None:
     assert "mixing error" in result["smoke"]["result"]
     assert "Expected all tensors to be on the same device" in result["smoke"]["result"]["mixing error"]
     assert "## op_db on cuda vs torch CUDA" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_torch_cuda_gaps_are_counted_apart(monkeypatch) -> None:
+    """Where torch CUDA raises, or differs from its own CPU kernel, and ember agrees with torch's CPU, the op is a
+    ``torch_cuda_gap``, not a pass or a failure; a wrong ember answer still fails. torch's CUDA is played here by
+    its CPU kernel with one op refused and one op's outputs scaled."""
+    import torch
+
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import gpu_check as g
+    from ember import _backend
+
+    monkeypatch.setattr(g, "DRY", [True])
+    was = _backend.stand_in_enabled()
+    _backend.enable_stand_in(True, strict=True)
+    real = g._run_case
+
+    def cuda_as_played(lib, op, sample, arrays, i, dev=None):
+        out, grads = real(lib, op, sample, arrays, i, dev)
+        if lib is torch and dev is None and op.name == "matmul int":
+            return RuntimeError("\"addmm_cuda\" not implemented for 'Long'"), None
+        if lib is torch and dev is None and op.name == "torch.matmul":
+            return [o * 1.5 for o in out], grads
+        if lib is not torch and op.name == "Tensor.matmul":
+            return [o * 1.5 for o in out], grads
+        return out, grads
+
+    monkeypatch.setattr(g, "_run_case", cuda_as_played)
+    try:
+        r = g.check_ops(60, 1, "matmul")
+    finally:
+        _backend.enable_stand_in(was)
+    status = {name: v["status"] for name, v in r["per_op"].items()}
+    assert status["matmul int"] == status["torch.matmul"] == "torch_cuda_gap"
+    assert status["Tensor.matmul"] == "fail"
+    assert status["matmul @"] == "pass"
+    assert "its CPU kernel runs" in r["torch_cuda_gaps"]["matmul int"]
+    assert "ember agrees with the CPU" in r["torch_cuda_gaps"]["torch.matmul"]
+    assert r["counts"]["torch_cuda_gap"] == 2 and r["counts"]["fail"] == 1
