@@ -19,7 +19,6 @@ path ``torch.exp(x)`` / ``x.exp()`` costs what it did.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["Names", "Unary", "Binary", "Ternary", "Predicate", "Comparison", "Exports", "export", "ROW_MODULES"]
@@ -28,95 +27,104 @@ __all__ = ["Names", "Unary", "Binary", "Ternary", "Predicate", "Comparison", "Ex
 ROW_MODULES = ("ember.ops.elementwise", "ember.ops.piecewise", "ember.ops.comparison")
 
 
-def _kw(default):
-    return field(default=default, kw_only=True)
-
-
-@dataclass(frozen=True)
+# (plain classes with __slots__, not dataclasses: making a dataclass costs milliseconds at import)
 class Names:
-    """The public names of one op (the row's key is its name)."""
+    """The public names of one op (the row's key is its name): Tensor.<name>(...) (``method``), Tensor.<name>_(...)
+    (``inplace``), torch.<name>_(t, ...) (``torch_inplace``), other names of the same function and methods
+    (``aliases``: torch.arcsin is asin), and whether the function is ``"made"`` from the row, ``"written"`` by hand in
+    the module, or ``""`` not public."""
 
-    method: bool = _kw(True)            # Tensor.<name>(...)
-    inplace: bool = _kw(True)           # Tensor.<name>_(...)
-    torch_inplace: bool = _kw(False)    # torch.<name>_(t, ...)
-    aliases: tuple = _kw(())            # other names of the same function and methods (torch.arcsin: asin)
-    function: str = _kw("made")         # "made" from the row, "written" by hand in the module, "" none
+    __slots__ = ("method", "inplace", "torch_inplace", "aliases", "function")
+
+    def __init__(self, *, method: bool = True, inplace: bool = True, torch_inplace: bool = False, aliases: tuple = (),
+                 function: str = "made"):
+        self.method, self.inplace, self.torch_inplace = method, inplace, torch_inplace
+        self.aliases, self.function = aliases, function
+
+    def __repr__(self) -> str:
+        fields = [n for c in reversed(type(self).__mro__) for n in getattr(c, "__slots__", ())]
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in fields)})"
 
 
-@dataclass(frozen=True)
 class Unary(Names):
     """An op of one tensor: ``forward(x, *attrs)`` on arrays, ``backward(grad, *saved, *attrs)`` in ember ops (so
-    it is differentiable again; forward-mode AD reuses it: an elementwise Jacobian is diagonal)."""
+    it is differentiable again; forward-mode AD reuses it: an elementwise Jacobian is diagonal). ``node`` is the Op
+    class name (torch's node name is <node>Backward0 unless ``torch_node``); ``saved`` what backward reads:
+    ("self",) the input, ("result",), () nothing; ``nattrs`` trailing non-tensor arguments (round's decimals)."""
 
-    node: str                           # the Op class name; torch's node name is <node>Backward0 ...
-    forward: Callable
-    backward: Callable
-    saved: tuple = _kw(("self",))       # what backward reads: ("self",) the input, ("result",), () nothing
-    nattrs: int = _kw(0)                # trailing non-tensor arguments (round's decimals)
-    torch_node: str = _kw("")           # ... unless torch names the node otherwise
+    __slots__ = ("node", "forward", "backward", "saved", "nattrs", "torch_node")
+
+    def __init__(self, node: str, forward: Callable, backward: Callable, *, saved: tuple = ("self",), nattrs: int = 0,
+                 torch_node: str = "", **names):
+        super().__init__(**names)
+        self.node, self.forward, self.backward = node, forward, backward
+        self.saved, self.nattrs, self.torch_node = saved, nattrs, torch_node
 
 
-@dataclass(frozen=True)
 class Binary(Names):
-    """An op of two broadcast tensors (either may be a Python number where ``scalars`` says): ``kernel(a, b)`` on
-    arrays promoted as torch; ``backward`` one callable giving both gradients, a pair of callables (one per input,
-    called only for an input that needs its gradient) or None (not differentiable)."""
+    """An op of two broadcast tensors (either may be a Python number where ``scalars`` says: "", "other", "both"):
+    ``kernel(a, b)`` on arrays promoted as torch; ``backward`` one callable giving both gradients, a pair of
+    callables (one per input, called only for an input that needs its gradient) or None (not differentiable).
+    ``dtypes``: the dtype kinds the kernel accepts (torch's "not implemented for" otherwise); ``to_float``: integer
+    inputs compute in the default float dtype; ``kernel_name``: torch's kernel in its errors (default <name>_cpu);
+    ``save_for``: NOTE [declaring an op]; ``scalar_nodes``: torch's node names when other / input is a number."""
 
-    node: str
-    kernel: Callable
-    backward: Callable | tuple | None
-    dtypes: str = _kw("biuf")           # the dtype kinds the kernel accepts (torch's "not implemented for" otherwise)
-    to_float: bool = _kw(False)         # integer inputs compute in the default float dtype
-    kernel_name: str = _kw("")          # torch's kernel in its errors (default <name>_cpu)
-    saved: tuple = _kw(())
-    save_for: dict = _kw(None)          # NOTE [declaring an op]
-    torch_node: str = _kw("")
-    scalars: str = _kw("")              # which arguments may be Python numbers: "", "other", "both"
-    scalar_nodes: tuple = _kw(("", ""))  # torch's node names when other / input is a number (default torch_node)
+    __slots__ = ("node", "kernel", "backward", "dtypes", "to_float", "kernel_name", "saved", "save_for", "torch_node",
+                 "scalars", "scalar_nodes")
+
+    def __init__(self, node: str, kernel: Callable, backward, *, dtypes: str = "biuf", to_float: bool = False,
+                 kernel_name: str = "", saved: tuple = (), save_for: dict | None = None, torch_node: str = "",
+                 scalars: str = "", scalar_nodes: tuple = ("", ""), **names):
+        super().__init__(**names)
+        self.node, self.kernel, self.backward = node, kernel, backward
+        self.dtypes, self.to_float, self.kernel_name = dtypes, to_float, kernel_name
+        self.saved, self.save_for, self.torch_node = saved, save_for, torch_node
+        self.scalars, self.scalar_nodes = scalars, scalar_nodes
 
 
-@dataclass(frozen=True)
 class Ternary(Names):
-    """An op of three broadcast tensors (then ``attrs``): gradient i is ``backward[i](grad, *saved, *attrs)``."""
+    """An op of three broadcast tensors named ``inputs`` (then the attributes named ``attrs``): gradient i is
+    ``backward[i](grad, *saved, *attrs)``."""
 
-    node: str
-    kernel: Callable
-    backward: tuple
-    inputs: tuple = _kw(("self", "other", "third"))
-    saved: tuple = _kw(())
-    save_for: dict = _kw(None)          # NOTE [declaring an op]
-    attrs: tuple = _kw(())
-    torch_node: str = _kw("")
+    __slots__ = ("node", "kernel", "backward", "inputs", "saved", "save_for", "attrs", "torch_node")
+
+    def __init__(self, node: str, kernel: Callable, backward: tuple, *, inputs: tuple = ("self", "other", "third"),
+                 saved: tuple = (), save_for: dict | None = None, attrs: tuple = (), torch_node: str = "", **names):
+        super().__init__(**names)
+        self.node, self.kernel, self.backward, self.inputs = node, kernel, backward, inputs
+        self.saved, self.save_for, self.attrs, self.torch_node = saved, save_for, attrs, torch_node
 
 
-@dataclass(frozen=True)
 class Predicate(Names):
-    """A bool-valued test of one tensor (no gradient): ``kernel(array)``; ``on_complex`` the kernel for complex
-    inputs, or the exception torch raises for them."""
+    """A bool-valued test of one tensor (no gradient, no in-place form): ``kernel(array)``; ``on_complex`` the
+    kernel for complex inputs, or the exception torch raises for them."""
 
-    kernel: Callable
-    on_complex: object = _kw(None)
-    inplace: bool = _kw(False)
+    __slots__ = ("kernel", "on_complex")
+
+    def __init__(self, kernel: Callable, *, on_complex=None, inplace: bool = False, **names):
+        super().__init__(inplace=inplace, **names)
+        self.kernel, self.on_complex = kernel, on_complex
 
 
-@dataclass(frozen=True)
 class Comparison(Names):
-    """A comparison, logical or bitwise op of two tensors or numbers (no gradient): ``kernel(a, b)`` on arrays."""
+    """A comparison, logical or bitwise op of two tensors or numbers (no gradient): ``kernel(a, b)`` on arrays;
+    ``integers``: bitwise, floating and complex operands refused with torch's error."""
 
-    node: str
-    kernel: Callable
-    integers: bool = _kw(False)         # bitwise: floating and complex operands refused with torch's error
+    __slots__ = ("node", "kernel", "integers")
+
+    def __init__(self, node: str, kernel: Callable, *, integers: bool = False, **names):
+        super().__init__(**names)
+        self.node, self.kernel, self.integers = node, kernel, integers
 
 
-@dataclass(frozen=True)
 class Exports:
     """What ``export`` collected: the public names (the module's ``__all__``), the methods, the in-place methods and
     torch's in-place forms."""
 
-    public: list
-    methods: tuple
-    inplace: tuple
-    torch_inplace: tuple
+    __slots__ = ("public", "methods", "inplace", "torch_inplace")
+
+    def __init__(self, public: list, methods: tuple, inplace: tuple, torch_inplace: tuple):
+        self.public, self.methods, self.inplace, self.torch_inplace = public, methods, inplace, torch_inplace
 
 
 def export(namespace: dict, tables: tuple, make: dict) -> Exports:
