@@ -226,3 +226,31 @@ def test_op_kernels_use_the_namespace_helpers() -> None:
                 if re.search(pattern, text):
                     bad.append(f"{path.name}:{n}: {text}  -> {use}")
     assert not bad, "\n".join(bad)
+
+
+# ember.compile's programs call kernels on the inputs' arrays (NOTE [compiled on devices] in ember/_compile/__init__.py):
+# the compiler's own code keeps to the same spellings, and makes no array without ``like=`` (it would land on the
+# host) and asks no ``type(x) is np.ndarray`` (a device array would look like a batched tensor or a constant).
+_COMPILE_FORBIDDEN = dict(_FORBIDDEN, **{
+    r"type\([^()]+\) is (not )?(np\.ndarray|_nd)\b": "type(x) in _B.ARRAYS / _B.is_cpu_array",
+    r"np\.(zeros|empty|ones|full|arange)\((?![^#]*like=)": "like= an input (np.zeros/np.empty), _B.full/_B.ones",
+})
+_COMPILE_ALLOWED = {
+    ("build.py", "return x if type(x) in _ARRAYS else np.asarray(x)"),  # a kernel's NumPy scalar: a host 0-d array
+    ("build.py", "return tuple(x if type(x) in _ARRAYS else np.asarray(x) for x in xs)"),
+    ("trace.py", "return o if type(o) is np.ndarray else None"),  # the hidden host array of a stand-in array
+}
+
+
+def test_compiler_uses_the_namespace_helpers() -> None:
+    root = pathlib.Path(ember.__file__).parent / "_compile"
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            text = line.strip()
+            if text.startswith("#") or (path.name, text) in _COMPILE_ALLOWED:
+                continue
+            for pattern, use in _COMPILE_FORBIDDEN.items():
+                if re.search(pattern, text):
+                    bad.append(f"{path.name}:{n}: {text}  -> {use}")
+    assert not bad, "\n".join(bad)
