@@ -522,13 +522,6 @@ class Tensor:
             _mode.tracer.read(self, "torch.allclose")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
-    # ---- Tensor methods: elementwise (ops/elementwise.py) ----
-    # (one block per op family: add methods of the family here, nowhere else)
-
-    def sign_(self):
-        return _IP.inplace(self, _U.sign)
-
-
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
 
@@ -751,7 +744,7 @@ _graph._VersionCounter = _VersionCounter
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up
 # as module globals at call time (the F401 ones are imported for their order only).
-from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402,F401
+from .ops import arithmetic as _A, piecewise as _U, reduction as _R, shape as _S  # noqa: E402,F401
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
 from .ops import sorting as _SO, joining as _J  # noqa: E402,F401
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401

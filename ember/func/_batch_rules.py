@@ -17,7 +17,8 @@ from .. import _backend as _B
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode
 from ..ops import (arithmetic, comparison, elementwise, gather_scatter, indexing, joining, linalg, masked, nn_ops,
-                   random as _random, rearrange, reduction, shape as _shape, sorting, triangular, unary, _fused_backward)
+                   piecewise, random as _random, rearrange, reduction, shape as _shape, sorting, triangular,
+                   _fused_backward)
 from ..ops._op import Op
 from ..ops import fft as _fft
 from ._vmap import _Placeholder
@@ -438,7 +439,7 @@ def _register(names, rule) -> None:
 
 
 _EW = _elementwise()
-_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, unary, _fused_backward)}
+_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, piecewise, _fused_backward)}
 
 
 for _c in _all_ops():

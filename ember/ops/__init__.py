@@ -25,7 +25,7 @@ from .sorting import sort, argsort, topk, kthvalue, unique, searchsorted, bucket
 from .shape import (reshape, view, transpose, swapaxes, swapdims, permute, t, expand, squeeze, unsqueeze,
                     flatten, clone, narrow, select)
 from .joining import cat, concat, concatenate, stack, split, unbind
-from .unary import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
+from .piecewise import relu, abs, absolute, sign, clamp, clip, clamp_min, clamp_max
 from .complex_numbers import (view_as_real, view_as_complex, real, imag, conj, conj_physical, conj_physical_,
                               resolve_conj, resolve_neg, is_conj, is_neg, is_complex, complex, polar, sgn)
 from .random import normal, bernoulli, multinomial, poisson, binomial

@@ -22,7 +22,7 @@ from ._erf import erfc64 as _erfc64, erfinv64 as _erfinv64, exp_neg_sq as _exp_n
 from .elementwise import (_ANY, _SO, _X, _R, _binary, _in_float64, _not_implemented,
                           _out, _renamed, _unary_function,
                           _safe, _to_float, _unary, exp, log, where)
-from .unary import sign
+from .piecewise import sign
 
 __all__ = ["ndtr", "log_ndtr", "ndtri", "erfcx", "entr", "i0e", "i1e", "xlog1py"]
 
