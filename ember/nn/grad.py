@@ -19,7 +19,8 @@ def _vjp(conv, input, weight, grad_output: Tensor, wrt: int, stride, padding, di
     """The gradient of ``conv`` with respect to operand ``wrt`` (0: input, 1: weight), given as its size."""
     create = is_grad_enabled()
     operands = [input, weight]
-    operands[wrt] = _F.zeros(tuple(operands[wrt]), dtype=grad_output.dtype, requires_grad=True)  # the stand-in
+    operands[wrt] = _F.zeros(tuple(operands[wrt]), dtype=grad_output.dtype, device=grad_output.device,
+                              requires_grad=True)  # the stand-in
     with enable_grad():
         out = conv(*operands, stride=stride, padding=padding, dilation=dilation, groups=groups)
         return _grad(out, operands[wrt], grad_output, create_graph=create)[0]

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ... import _backend as _B
 from ... import _factories as _F
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -240,8 +241,8 @@ def _zero_smallest(mask: Tensor, scores: Tensor, k: int, largest: bool = False) 
 def _channel_mask(t: Tensor, dim: int, keep) -> Tensor:
     """Ones on the channels ``keep`` (a boolean mask or indices) along ``dim``, zeros elsewhere."""
     arr = np.zeros(t.shape, t._data.dtype)
-    arr[(slice(None),) * (dim % t.dim()) + (keep,)] = 1
-    return _F.tensor(arr, dtype=t.dtype)
+    arr[(slice(None),) * (dim % t.dim()) + (_B.to_host(keep),)] = 1
+    return _F.tensor(arr, dtype=t.dtype, device=t.device)
 
 
 class _Unstructured(BasePruningMethod):

@@ -77,8 +77,8 @@ class SpectralNorm:
                              "the dummy forward before applying spectral normalization")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = F.normalize(_F.randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
-            v = F.normalize(_F.randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
+            u = F.normalize(_F.randn(h, dtype=weight.dtype, device=weight.device), dim=0, eps=fn.eps)
+            v = F.normalize(_F.randn(w, dtype=weight.dtype, device=weight.device), dim=0, eps=fn.eps)
         delattr(module, name)
         module.register_parameter(name + "_orig", weight)
         setattr(module, name, weight.detach())
