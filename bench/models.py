@@ -65,7 +65,7 @@ def _trainer(lib, model, opt, forward, clip: float | None = None):
         opt.step()
         return loss
 
-    return step, lambda: {k: p.grad.detach().numpy().copy() for k, p in params.items()}
+    return step, lambda: {k: p.grad.detach().cpu().numpy().copy() for k, p in params.items()}
 
 
 # ----------------------------------------------------------------------------- W6: small GPT

@@ -50,7 +50,7 @@ class Workload:
 
 def to_numpy(t) -> np.ndarray:
     """A tensor's values as an ndarray (torch or ember)."""
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def _rng() -> np.random.Generator:

@@ -207,8 +207,9 @@ from ._symbolic import *  # noqa: E402,F401,F403 - see _symbolic.__all__
 from ._malloc import OutOfMemoryError  # noqa: E402,F401
 from ._factories import empty_strided, empty_permuted, frombuffer  # noqa: E402,F401
 from .ops.strided import as_strided, as_strided_  # noqa: E402,F401
-from .ops.shape import (ravel, split_with_sizes, unsafe_split, unsafe_split_with_sizes,  # noqa: E402,F401
-                        unsafe_chunk, narrow_copy, is_same_size)
+from .ops.shape import ravel, narrow_copy, is_same_size  # noqa: E402,F401
+from .ops.joining import (split_with_sizes, unsafe_split, unsafe_split_with_sizes,  # noqa: E402,F401
+                          unsafe_chunk)
 from .ops.arithmetic import positive  # noqa: E402,F401
 from .ops.elementwise import angle  # noqa: E402,F401
 from .ops.complex_numbers import adjoint  # noqa: E402,F401

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 import warnings
@@ -19,6 +20,7 @@ from . import _dtype as D
 from . import _layout
 from ._args import tensor_arg as _tensor_arg
 from ._tensor import Tensor
+from .ops import _table
 from .ops.shape import split_with_sizes
 from .ops.strided import as_strided
 
@@ -376,11 +378,9 @@ def _inplace_form(name: str):
     return fn
 
 
-INPLACE_FORMS = ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ "
-                 "ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fix_ "
-                 "floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ "
-                 "rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ "
-                 "trunc_ xlogy_ resize_as_ addmv_").split()
+# torch.exp_(t) ...: the rows of the op tables that declare one (NOTE [one row per op] in ops/_table.py), and these
+INPLACE_FORMS = ["neg_", "negative_", "resize_as_", "addmv_"]
+INPLACE_FORMS += [n for m in _table.ROW_MODULES for n in importlib.import_module(m).EXPORTS.torch_inplace]
 for _n in INPLACE_FORMS:
     globals()[_n] = _inplace_form(_n)
 __all__ += INPLACE_FORMS

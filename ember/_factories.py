@@ -323,33 +323,29 @@ def _float_sampler_dtype(dtype, kernel: str) -> D.dtype:
     return d
 
 
-@_replayable  # draws random numbers: NOTE [replayable steps]
-def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad: bool = False,
-         pin_memory: bool = False) -> Tensor:
-    """Uniform samples in [0, 1)."""
-    dtype = _out_dtype(out, dtype)
-    d = _float_dtype(dtype)
-    if not d._differentiable:
-        raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{d._scalar_name}\'')
-    rng = _rng(generator)
-    arr = _draw(lambda sh: rng.random(sh, dtype=np.float64), _size(_sizes(sizes, size, "rand"), "rand"), d)
-    return _finish(arr, d, requires_grad, device, out)
+def _float_sampler(name: str, kernel: str, draw, doc: str, normal: bool = False):
+    """torch's ``rand``/``randn``: ``draw(rng, shape)`` float64 samples, in a floating dtype (``kernel``: the torch
+    kernel its error names for any other)."""
+    def sample(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+               requires_grad: bool = False,
+               pin_memory: bool = False) -> Tensor:
+        dtype = _out_dtype(out, dtype)
+        d = _float_dtype(dtype)
+        if not d._differentiable:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
+        rng = _rng(generator)
+        arr = _draw(lambda sh: draw(rng, sh), _size(_sizes(sizes, size, name), name), d, normal=normal)
+        return _finish(arr, d, requires_grad, device, out)
+
+    sample.__name__ = sample.__qualname__ = name
+    sample.__doc__ = doc
+    return _replayable(sample)  # draws random numbers: NOTE [replayable steps]
 
 
-@_replayable  # draws random numbers: NOTE [replayable steps]
-def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad: bool = False,
-          pin_memory: bool = False) -> Tensor:
-    """Standard normal samples."""
-    dtype = _out_dtype(out, dtype)
-    d = _float_dtype(dtype)
-    if not d._differentiable:
-        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{d._scalar_name}\'')
-    rng = _rng(generator)
-    arr = _draw(lambda sh: rng.standard_normal(sh, dtype=np.float64), _size(_sizes(sizes, size, "randn"), "randn"), d,
-                normal=True)
-    return _finish(arr, d, requires_grad, device, out)
+rand = _float_sampler("rand", "check_uniform_bounds", lambda rng, sh: rng.random(sh, dtype=np.float64),
+                      "Uniform samples in [0, 1).")
+randn = _float_sampler("randn", "normal_kernel_cpu", lambda rng, sh: rng.standard_normal(sh, dtype=np.float64),
+                       "Standard normal samples.", normal=True)
 
 
 def _draw(draw, shape: tuple, d: D.dtype, normal: bool = False) -> np.ndarray:

@@ -9,7 +9,7 @@ import importlib
 import sys
 from typing import Callable
 
-__all__ = ["attach"]
+__all__ = ["attach", "moved"]
 
 
 def attach(package: str, table: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list]]:
@@ -32,3 +32,22 @@ def attach(package: str, table: dict[str, str]) -> tuple[Callable[[str], object]
         return sorted(set(vars(sys.modules[package])) | set(table))
 
     return __getattr__, __dir__
+
+
+def moved(module: str, homes: tuple[str, ...]) -> Callable[[str], object]:
+    """Module ``__getattr__`` for ``module``, whose names in ``homes`` (modules relative to its package, each in
+    its ``__all__``) were once defined there (NOTE [names of a split module] in ops/indexing.py). A resolved name is
+    stored in ``module``, so later lookups are plain attribute reads."""
+
+    def __getattr__(name: str):
+        if not name.startswith("__"):
+            mod = sys.modules[module]
+            for home in homes:
+                family = importlib.import_module(home, mod.__package__)
+                if name in family.__all__:
+                    value = getattr(family, name)
+                    setattr(mod, name, value)
+                    return value
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -3,7 +3,8 @@
 
 # NOTE [Tensor methods from functions]
 Most of torch's Tensor methods are a function of the same name called with the tensor as its first argument, or
-that function's in-place form. They are listed here once, by the op module defining the function, and made by
+that function's in-place form. They are listed here once, by the op module defining the function (or declared by
+the function's row in an op table: NOTE [one row per op] in ops/_table.py, read by ``_row_entries``), and made by
 ``bind`` after the op modules are loaded (bottom of _tensor.py). Each method calls its function directly, refuses
 ``out=`` as torch's methods do, takes the deprecated overloads torch's method takes (NOTE [torch's argument
 parser] in _args.py), and carries the function's signature with ``self`` first, which inspect.signature and the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 
 from . import _args
 from ._dtype import NotAScalar
@@ -25,7 +27,6 @@ __all__ = ["bind"]
 # t.name(...) is module.name(t, ...)
 _PLAIN = {
     "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg positive",
-    "ops.unary": "relu abs sign clamp clamp_min clamp_max absolute=abs clip=clamp",
     "ops.reduction": "sum mean prod max min amax amin argmax argmin var std norm logsumexp cumsum cumprod "
                      "cummax cummin median all any nansum nanmean",
     "ops.shape": "transpose t unsqueeze flatten clone narrow select unbind "
@@ -33,19 +34,10 @@ _PLAIN = {
                  "diagonal diag_embed diag diagflat trace swapaxes "
                  "swapdims=transpose moveaxis=movedim ravel split_with_sizes unsafe_split unsafe_split_with_sizes "
                  "unsafe_chunk narrow_copy is_same_size",
-    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
-                      "bitwise_xor bitwise_not isclose not_equal=ne less=lt less_equal=le greater=gt greater_equal=ge",
     "ops.sorting": "sort argsort topk kthvalue unique msort unique_consecutive",
     "ops.linalg": "matmul mm bmm mv dot vdot inner outer addmm addmv addr baddbmm addbmm kron cross ger=outer dist renorm matrix_exp",
     "ops.decompositions": "inverse det logdet slogdet cholesky svd matrix_power pinverse",
     "ops.random": "bernoulli multinomial",
-    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
-                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
-                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
-                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
-                       "maximum minimum fmax fmin logaddexp logaddexp2 isnan isinf isposinf isneginf isfinite isreal "
-                       "signbit lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma "
-                       "igamma igammac frexp float_power angle",
     "ops.indexing": "gather scatter scatter_add scatter_reduce index_select index_add index_copy index_fill index_put "
                     "masked_fill masked_select masked_scatter take take_along_dim nonzero argwhere nonzero_static",
     "ops.strided": "unfold as_strided as_strided_",
@@ -105,19 +97,10 @@ _WRITTEN = {
 # t.name_(...) is module.name(t, ...) written into t (ops/_inplace.py)
 _INPLACE = {
     "ops.arithmetic": "add sub mul div pow neg true_divide subtract multiply=mul divide=div negative=neg",
-    "ops.unary": "relu abs clamp clamp_min clamp_max clip=clamp absolute=abs",
     "ops.complex_numbers": "sgn",
     "ops.reduction": "cumsum cumprod",
     "ops.shape": "tril triu",
-    "ops.comparison": "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
-                      "bitwise_xor bitwise_not greater=gt greater_equal=ge less=lt less_equal=le not_equal=ne",
     "ops.linalg": "addmm addbmm baddbmm addmv addr renorm",
-    "ops.elementwise": "exp log tanh sigmoid sqrt floor_divide remainder fmod square rsqrt reciprocal exp2 expm1 log2 "
-                       "log10 log1p sin cos tan asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh arcsin "
-                       "arccos arctan arcsinh arccosh arctanh logit erf erfc erfinv floor ceil round trunc fix frac "
-                       "lerp addcmul addcdiv hypot xlogy nan_to_num copysign bitwise_left_shift bitwise_right_shift "
-                       "lgamma digamma i0 sinc deg2rad rad2deg heaviside gcd lcm ldexp nextafter mvlgamma igamma "
-                       "igammac",
     # (scatter_reduce_: the form torch differentiates for complex inputs too)
     "ops.indexing": "scatter scatter_add scatter_reduce=scatter_reduce_any index_add index_copy index_fill index_put "
                     "masked_fill masked_scatter",
@@ -148,6 +131,17 @@ def _entries(table: dict):
             if alias in _PYTHON_METHODS:
                 fn = getattr(fn, "__wrapped__", fn)
             yield alias, name or alias, fn
+
+
+def _row_entries(kind: str):
+    """The methods (``kind`` "methods") or in-place methods ("inplace") that the rows of the op tables declare, bound
+    as entries of _PLAIN / _INPLACE are (NOTE [one row per op] in ops/_table.py)."""
+    from .ops._table import ROW_MODULES
+
+    for module in ROW_MODULES:
+        mod = importlib.import_module(module)
+        for name in getattr(mod.EXPORTS, kind):
+            yield name, name, getattr(mod, name)
 
 
 def _method_signature(fn) -> inspect.Signature:
@@ -296,9 +290,9 @@ def bind(cls) -> None:
         made[name] = (_operator(fn, how, inplace, NotAScalar), None, f"Python's operator: see torch.{fname}.")
     for name, _fname, fn in _entries(_WRITTEN):
         made[name] = (fn, inspect.signature(fn), fn.__doc__)
-    for name, fname, fn in _entries(_PLAIN):
+    for name, fname, fn in itertools.chain(_entries(_PLAIN), _row_entries("methods")):
         made[name] = (_plain(name, fn), _method_signature(fn), f"See torch.{fname}.")
-    for name, _fname, fn in _entries(_INPLACE):
+    for name, _fname, fn in itertools.chain(_entries(_INPLACE), _row_entries("inplace")):
         made[name + "_"] = (_inplace(name + "_", fn, inplace), _method_signature(fn),
                             f"In-place version of Tensor.{name}.")
     for module, names in _VARARGS.items():

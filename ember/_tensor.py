@@ -499,7 +499,7 @@ class Tensor:
 
     def split(self, split_size, dim: int = 0):
         """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a list."""
-        return _S.split(self, split_size, dim)
+        return _J.split(self, split_size, dim)
 
     def contiguous(self, *, memory_format=_L.contiguous_format):
         """The tensor itself when laid out as ``memory_format`` asks (row-major by default), else such a copy."""
@@ -521,13 +521,6 @@ class Tensor:
         if _mode.tracer is not None:
             _mode.tracer.read(self, "torch.allclose")
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-    # ---- Tensor methods: elementwise (ops/elementwise.py) ----
-    # (one block per op family: add methods of the family here, nowhere else)
-
-    def sign_(self):
-        return _IP.inplace(self, _U.sign)
-
 
     # ---- Tensor methods: reductions, sorting, scans (ops/reduction.py, ops/sorting.py) ----
     # (one block per op family: add methods of the family here, nowhere else)
@@ -751,9 +744,9 @@ _graph._VersionCounter = _VersionCounter
 
 # Op modules import Tensor, so they are bound here, after it exists; methods above look them up
 # as module globals at call time (the F401 ones are imported for their order only).
-from .ops import arithmetic as _A, unary as _U, reduction as _R, shape as _S  # noqa: E402,F401
+from .ops import arithmetic as _A, piecewise as _U, reduction as _R, shape as _S  # noqa: E402,F401
 from .ops import indexing as _I, comparison as _C, _inplace as _IP  # noqa: E402
-from .ops import sorting as _SO  # noqa: E402,F401
+from .ops import sorting as _SO, joining as _J  # noqa: E402,F401
 from .ops import linalg as _LA, decompositions as _DEC  # noqa: E402,F401
 from .ops import composites as _CO  # noqa: E402,F401 - looked up by name in the surface method table
 from .ops import complex_numbers as _CX  # noqa: E402

@@ -9,6 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import compat  # noqa: E402
+from generated import stale_message  # noqa: E402
 
 
 def test_compat_doc_is_current() -> None:
@@ -17,7 +18,8 @@ def test_compat_doc_is_current() -> None:
         text = compat.render()
     with open(compat.DOC) as f:
         current = f.read()
-    assert current == text, "docs/compat.md is stale: regenerate it with `make compat` (python tools/compat.py)"
+    assert current == text, stale_message("docs/compat.md", current, text, "make compat", "python tools/compat.py")
+
 
 
 def test_every_namespace_section_and_status_is_explained() -> None:

@@ -3,7 +3,7 @@
     make gpu-check            (= PYTHONUNBUFFERED=1 PYTHONPATH=. python tools/gpu_check.py)
 
 Sections, each guarded (an exception is recorded with its traceback and the next section runs), each printing
-progress lines, in a total of about 6 minutes:
+progress lines, in a total of about 7 minutes:
   env      versions, the card, whether ember sees cuda and CuPy arrays back its tensors
   smoke    a few ops, a backward, moves, mixing errors, printing, torch.cuda's answers
   ops      op_db.py on cuda: each op's samples (up to --samples each, within --ops-budget seconds) run in
@@ -12,7 +12,8 @@ progress lines, in a total of about 6 minutes:
   demo     the demo's DigitsNet trained on cuda (Adam, cross-entropy), loss and accuracy per epoch, beside the
            same run on the CPU (scikit-learn's digits when installed, else a synthetic 8x8 set)
   bench    workloads W2, W3, W5, W6 of bench/ on cuda in ember and in torch (eager), same inputs: first-step
-           losses compared, then ms/iter over timed blocks (synchronized before and after)
+           losses compared, then ms/iter over timed blocks (synchronized before and after); W2, W3, W6 also
+           through ember.compile (time of the first two calls, which trace; ms/iter of the replays)
 The summary goes to ``$OUT`` (or ``--out``) as gpu_check.json and gpu_check.md, and to stdout.
 """
 from __future__ import annotations
@@ -460,28 +461,44 @@ def check_demo(epochs: int) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- bench
-def check_bench(names: list, seconds: float) -> dict:
+def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"), tiny: bool = False) -> dict:
+    """Each workload on cuda in torch (eager) and ember (eager), and, for ``compiled``, ember through ember.compile
+    (``ember_compiled``: built as bench/run_one.py's "ember-compiled"; its first two calls trace, their time is
+    reported apart, and the timed steps replay the program). ``tiny``: the workloads' test sizes (to check the
+    script)."""
     import torch
 
     import ember
     from bench.workloads import WORKLOADS
+    from ember import _backend
+    from ember._compile import api as _compile_api
 
     by_name = WORKLOADS if isinstance(WORKLOADS, dict) else {w.name: w for w in WORKLOADS}
     out = {}
     for name in names:
         w = by_name[name]
-        arrays = w.data(w.sizes)
+        sizes = w.tiny if tiny else w.sizes
+        arrays = w.data(sizes)
         row = {"what": w.what}
         losses = {}
-        from ember import _backend
-
-        before = set(_backend.host_fallbacks)
-        for lib_name, lib in (("torch", torch), ("ember", ember)):
+        runs = [("torch", torch, False), ("ember", ember, False)]
+        if name in compiled:
+            runs.append(("ember_compiled", ember, True))
+        for lib_name, lib, comp in runs:
+            before = set(_backend.host_fallbacks)
+            known = set(_compile_api._registry)
             try:
                 lib.set_default_device("cuda" if lib is ember else torch_device())
                 try:
-                    step, _ = w.build(lib, arrays, w.sizes)
-                    losses[lib_name] = float(step().item())  # the first step's loss (same inputs in both)
+                    step, _ = w.build(lib, arrays, sizes, compile=True) if comp else w.build(lib, arrays, sizes)
+                    sync()
+                    t = time.perf_counter()
+                    first = step()
+                    losses[lib_name] = float(first.item())  # the first step's loss (same inputs in each)
+                    step()
+                    sync()
+                    if comp:  # what compiling costs: the first two calls trace (and confirm) the program
+                        row[lib_name + "_first_two_s"] = round(time.perf_counter() - t, 3)
                     for _ in range(3):
                         step()
                     sync()
@@ -499,20 +516,39 @@ def check_bench(names: list, seconds: float) -> dict:
                             break
                     row[lib_name + "_ms"] = round(1e3 * min(times), 3)
                     row[lib_name + "_ms_median"] = round(1e3 * float(np.median(times)), 3)
+                    if comp:
+                        row[lib_name + "_entries"] = _entries(set(_compile_api._registry) - known)
                 finally:
                     lib.set_default_device("cpu")
             except Exception as e:  # noqa: BLE001 - recorded per library
                 row[lib_name + "_error"] = f"{type(e).__name__}: {str(e)[:300]}"
                 row[lib_name + "_traceback"] = traceback.format_exc()[-2000:]
-        row["ember_host_fallbacks"] = sorted(_backend.host_fallbacks - before)
+            if lib is ember:
+                row[lib_name + "_host_fallbacks"] = sorted(_backend.host_fallbacks - before)
+        close = lambda a, b: bool(np.isclose(a, b, rtol=1e-3, atol=1e-4))  # noqa: E731
         if "torch" in losses and "ember" in losses:
-            row["first_loss"] = losses
-            row["loss_close"] = bool(np.isclose(losses["ember"], losses["torch"], rtol=1e-3, atol=1e-4))
+            row["first_loss"] = {"torch": losses["torch"], "ember": losses["ember"]}
+            row["loss_close"] = close(losses["ember"], losses["torch"])
+        if "torch" in losses and "ember_compiled" in losses:
+            row["ember_compiled_first_loss"] = losses["ember_compiled"]
+            row["ember_compiled_loss_close"] = close(losses["ember_compiled"], losses["torch"])
         if "torch_ms" in row and "ember_ms" in row:
             row["ratio"] = round(row["ember_ms"] / row["torch_ms"], 2)
+        if "torch_ms" in row and "ember_compiled_ms" in row:
+            row["ember_compiled_ratio"] = round(row["ember_compiled_ms"] / row["torch_ms"], 2)
         say(f"  {name}: {json.dumps({k: v for k, v in row.items() if 'traceback' not in k})}")
         out[name] = row
     return out
+
+
+def _entries(fns) -> str:
+    """What compiled callables did, in one line: their cache entries (compiled programs and their replays, eager
+    guard sets) and graph breaks (a compiled row whose steps ran eagerly says so and why)."""
+    parts, breaks = [], []
+    for fn in fns:
+        parts += [f"{e.kind} x{e.hits}" for e in fn._cache]
+        breaks += [f"{b.where()}: {b.reason}" for b, _ in fn._breaks]
+    return (", ".join(parts) or "no entries") + (f"; breaks: {'; '.join(breaks)}" if breaks else "")
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -547,6 +583,16 @@ def markdown() -> str:
             lines.append(f"| {name} | {row.get('ember_ms', row.get('ember_error', '-'))} | "
                          f"{row.get('torch_ms', row.get('torch_error', '-'))} | {row.get('ratio', '-')} | "
                          f"{row.get('loss_close', '-')} | {', '.join(row.get('ember_host_fallbacks', [])) or '-'} |")
+        rows = {k: r for k, r in bench.items() if any(x.startswith("ember_compiled") for x in r)}
+        if rows:
+            lines += ["", "## Compiled workloads on cuda (ember.compile; ms/iter, best block; against torch eager)", "",
+                      "| workload | ember compiled | first two calls (s) | torch | compiled/torch | eager/torch | "
+                      "first loss close | cache entries, breaks |", "|---|---|---|---|---|---|---|---|"]
+            for name, row in rows.items():
+                lines.append(f"| {name} | {row.get('ember_compiled_ms', row.get('ember_compiled_error', '-'))} | "
+                             f"{row.get('ember_compiled_first_two_s', '-')} | {row.get('torch_ms', '-')} | "
+                             f"{row.get('ember_compiled_ratio', '-')} | {row.get('ratio', '-')} | "
+                             f"{row.get('ember_compiled_loss_close', '-')} | {row.get('ember_compiled_entries', '-')} |")
     demo = (s.get("demo") or {}).get("result")
     if demo:
         lines += ["", "## Demo (DigitsNet, Adam)", "", f"Data: {demo.get('data')}"]
@@ -564,6 +610,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", default=None, help="only ops whose name contains this")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--bench-seconds", type=float, default=6.0, help="timed seconds per workload and library")
+    p.add_argument("--bench-tiny", action="store_true", help="the workloads' test sizes (to check the script)")
     p.add_argument("--sections", default="env,smoke,ops,demo,bench")
     p.add_argument("--dry-run", action="store_true", help="no GPU: ember on the stand-in cuda, torch on the CPU")
     args = p.parse_args(argv)
@@ -577,7 +624,7 @@ def main(argv=None) -> int:
     plan = [("env", check_env), ("smoke", check_smoke),
             ("ops", lambda: check_ops(args.ops_budget, args.samples, args.only)),
             ("demo", lambda: check_demo(args.epochs)),
-            ("bench", lambda: check_bench(["W2", "W3", "W5", "W6"], args.bench_seconds))]
+            ("bench", lambda: check_bench(["W2", "W3", "W5", "W6"], args.bench_seconds, tiny=args.bench_tiny))]
     for name, fn in plan:
         if name in wanted:
             section(name)(fn)

@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Size, Tensor, _wrap
 from ..autograd import _interpose
@@ -243,7 +244,11 @@ class CompiledFunction:
             except Exception as e:  # noqa: BLE001 - a failure of the compiler itself: the call was eager anyway
                 if self._fullgraph and type(e).__name__ == "Unsupported":
                     raise
-                tr.fail(f"the compiler could not handle this call ({type(e).__name__}: {e})", site=None)
+                if isinstance(e, TypeError) and _B.is_host_only(e):  # NOTE [compiled on devices]
+                    tr.fail(f"an op's kernel refuses device arrays (eager code runs it on the host: NOTE [host "
+                            f"fallback]; ops that did: {', '.join(sorted(_B.host_fallbacks))})", site=None)
+                else:
+                    tr.fail(f"the compiler could not handle this call ({type(e).__name__}: {e})", site=None)
         times["total"] = time.perf_counter() - t0
         if tr.broken is not None:
             self._note(tr.broken)
@@ -307,6 +312,7 @@ class CompiledFunction:
             prog = build(tr, outputs, spec, patterns, title, elide_ctx=False)
             bad = _verify(prog, tr, leaves, patterns)
         prog.bumps = _bumps(tr, prog)
+        prog.loose = tr.loose
         times["check"] = time.perf_counter() - t0
         if bad is not None:
             raise _Unsupported(f"the replay did not reproduce the eager run ({bad}): an operation outside ember's "
@@ -465,6 +471,7 @@ def _outputs(tr: Tracer, leaves: list):
                 return outputs, grad_leaves
             val = tr.vals.get(id(leaf._data))
             if val is None:
+                tr.loose = tr.loose or id(leaf._data) not in tr.certified
                 val = tr._constant(leaf._data, leaf)
             o = Output("value")
             o.value = val
@@ -564,11 +571,11 @@ def _fresh_result(tr: Tracer, g: Tensor):
     return v
 
 
-def _placeholder(leaf: Tensor) -> np.ndarray:
+def _placeholder(leaf: Tensor):
+    """A random gradient for ``leaf``, on its device."""
     arr = leaf._data
-    vals = _GRAD_RNG.standard_normal(arr.shape)
-    return np.asarray(vals).astype(arr.dtype) if arr.dtype.kind in "fc" or arr.dtype.kind == "V" else \
-        np.asarray(vals, np.float32)
+    vals = _GRAD_RNG.standard_normal(arr.shape)  # (a host array: drawn on the host, as ember's random values)
+    return _B.like(arr, vals.astype(arr.dtype if arr.dtype.kind in "fcV" else np.float32))
 
 
 def _bumps(tr: Tracer, prog) -> list:
@@ -654,7 +661,7 @@ def _program_difference(a, b):
     if a.guard_code != b.guard_code:
         return "the inputs or guards differ", None
     for name, obj in a.consts.items():
-        if isinstance(obj, (np.ndarray, float, int, tuple)) and name in b.consts:
+        if (isinstance(obj, (float, int, tuple)) or _B.is_array(obj)) and name in b.consts:
             if not same_value(obj, b.consts[name]):
                 i = next((i for i, ln in enumerate(la_) if re.search(rf"\b{name}\b", ln)
                           and not ln.lstrip().startswith("def ")), None)
@@ -670,9 +677,10 @@ def _site_of(p, i):
 
 def _certify(new: _Entry, first: _Entry) -> None:
     """Integer and bool inputs whose values were the same in both traces may have shaped constants the program
-    holds: while the program has array constants, such inputs are guarded by value (NOTE [compile])."""
+    holds: while the program has array constants that no factory made (from shapes and Python values), such inputs
+    are guarded by value (NOTE [compile]; a device input's guard copies it to the host on each call)."""
     p = new.program
-    if not any(isinstance(o, np.ndarray) and o.size > 1 for o in p.consts.values()):
+    if not p.loose or not any(_B.is_array(o) and o.size > 1 for o in p.consts.values()):
         return
     fixed = {}
     for v, s1, s2 in zip(p.inputs, first.snapshots or (), new.snapshots or ()):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _new
 from ..ops import _op as _opmod
@@ -32,6 +33,11 @@ UFUNCS = {
     "SinBackward0": (np.sin, ()), "CosBackward0": (np.cos, ()), "AbsBackward0": (np.absolute, ()),
     "MaximumBackward0": (np.maximum, ()), "MinimumBackward0": (np.minimum, ()),
 }
+# The program line of each step kind that is one call or expression of its arguments (``{args}``, their expressions
+# joined) binding its outputs (``{lhs}``): a write into an array, an assignment through a key, a copy, a view at a
+# geometry, a value the forward kernel saved, a tensor the call makes.
+_TEMPLATES = {"write": "_copyto({args})", "setitem": "_setitem({args})", "copy": "{lhs} = {args}.copy()",
+              "view": "{lhs} = _view({args})", "attr": "{lhs} = {args}", "init": "{lhs} = {args}.copy()"}
 
 
 class Output:
@@ -92,6 +98,7 @@ class Program:
         self.guard_code = ""
         self.guard_reasons: list = []
         self.sites: list = []         # user (file, line) of each line of ``code``
+        self.loose = True             # holds array constants no factory made (NOTE [compile]: value guards)
 
     def release(self) -> None:
         """Drop what only tracing needed (the traced arrays and tensors); keep constants."""
@@ -126,12 +133,12 @@ def _bind_ufunc(st: Step) -> None:
                                                for a, n in zip(args[nin:], neutral)):
         return
     out = st.outs[0]
-    if out.arr is None or not isinstance(out.arr, np.ndarray) or out.arr.ndim == 0:
+    if out.arr is None or not _B.is_array(out.arr) or out.arr.ndim == 0:
         return
     vals = []
     for a in args[:nin]:
         if isinstance(a, Value):
-            if not isinstance(a.arr, np.ndarray) or a.arr.dtype != out.arr.dtype:
+            if not _B.is_array(a.arr) or a.arr.dtype != out.arr.dtype:
                 return
             vals.append(a.arr)
         elif isinstance(a, Const) and type(a.obj) in (int, float) and out.arr.dtype.kind == "f":
@@ -143,7 +150,7 @@ def _bind_ufunc(st: Step) -> None:
             got = uf(*vals)
     except Exception:  # noqa: BLE001 - no ufunc path: the op's kernel stays
         return
-    if type(got) is np.ndarray and same_array(got, out.arr):
+    if same_array(got, out.arr):  # (an array of the same type: on the same device)
         st.orig_args = st.args
         st.kind = "ufunc"
         st.ufunc = uf
@@ -156,7 +163,7 @@ def _bind_fast(st: Step) -> None:
         return
     names, arrays = [], []
     for i, a in enumerate(st.args):
-        if isinstance(a, Value) and isinstance(a.arr, np.ndarray):
+        if isinstance(a, Value) and _B.is_array(a.arr):
             names.append(f"@{i}@")  # (a slot: the value's name is given when the lines are written)
             arrays.append(a.arr)
         elif isinstance(a, Const):
@@ -169,7 +176,7 @@ def _bind_fast(st: Step) -> None:
         else:
             return
     out = st.outs[0]
-    if not isinstance(out.arr, np.ndarray):
+    if not _B.is_array(out.arr):
         return
     lines = _kernels.fast_form(st, names, arrays, "@out@")
     if lines and _kernels.check(lines, names, arrays, out.arr):
@@ -184,7 +191,8 @@ class _Gen:
 
     def __init__(self) -> None:
         self.globs: dict = {"np": np, "_new": _new, "_T": wrap_array, "_fwd16": _opmod._forward_reduced,
-                            "_copyto": _copyto, "_setitem": _setitem, "_view": _view, "_arr": _arr, "_arrs": _arrs}
+                            "_copyto": _copyto, "_to_device": _to_device, "_setitem": _setitem, "_view": _view,
+                            "_arr": _arr, "_arrs": _arrs}
         self.names: dict = {}    # id(obj) -> global name
         self.keep: list = []
         self.backward = False    # writing a backward program (inputs are saved arrays there)
@@ -214,8 +222,6 @@ class _Gen:
             return self.bind(obj, "np_" + obj.name)
         if isinstance(obj, float):
             return self.bind(obj, "nan" if math.isnan(obj) else ("inf" if obj > 0 else "ninf"))
-        if isinstance(obj, np.ndarray):
-            return self.bind(obj, "k")
         return self.bind(obj, "k")
 
     def expr(self, e) -> str:
@@ -283,6 +289,9 @@ class _Gen:
                 call = f"{self.kernel(st.fn)}({ctx}{', ' if args else ''}{args})"
             if any(v is not None and v.shape == () for v in outs):  # NOTE [0-d results are arrays], as _wrap
                 call = f"_arrs({call})" if st.multi else f"_arr({call})"
+            dev = _host_result_device(st)
+            if dev is not None:  # NOTE [host results]: moved to the op's device, as Op.apply moves them
+                call = f"_to_device({call}, {self.bind(dev, 'cuda')})"
             if st.multi:
                 lhs = lhs + ("," if len(outs) == 1 else "")
             return f"{pre}{lhs} = {call}"
@@ -297,19 +306,29 @@ class _Gen:
             parts = [self.expr(a) for a in st.args]
             parts += [f"{k}={self.expr(v)}" for k, v in (st.kwargs or {}).items()]
             return f"{lhs} = {self.bind(st.fn, '_' + getattr(st.fn, '__name__', 'step').lstrip('_'))}({', '.join(parts)})"
-        if st.kind == "write":
-            return f"_copyto({self.expr(st.args[0])}, {self.expr(st.args[1])})"
-        if st.kind == "setitem":
-            return f"_setitem({', '.join(self.expr(a) for a in st.args)})"
-        if st.kind == "copy":
-            return f"{lhs} = {self.expr(st.args[0])}.copy()"
-        if st.kind == "view":
-            return f"{lhs} = _view({', '.join(self.expr(a) for a in st.args)})"
-        if st.kind == "attr":
-            return f"{lhs} = {self.expr(st.args[0])}"
-        if st.kind == "init":
-            return f"{lhs} = {self.expr(st.args[0])}.copy()"
-        raise TypeError(st.kind)
+        template = _TEMPLATES.get(st.kind)
+        if template is None:
+            raise TypeError(st.kind)
+        return template.format(lhs=lhs, args=", ".join(self.expr(a) for a in st.args))
+
+
+def _host_result_device(st: Step):
+    """The device an op step's kernel result must be moved to: the op's kernel returned host arrays for device
+    inputs in this run (``_backend.host_results``, NOTE [host results] in ember/ops/_op.py), and its traced outputs
+    are on a device. None otherwise."""
+    if st.fn.__name__ not in _B.host_results:
+        return None
+    for v in st.outs:
+        if v is not None and _B.is_array(v.arr) and not _B.is_cpu_array(v.arr):
+            return _B.device_of(v.arr)
+    return None
+
+
+def _to_device(x, dev):
+    """A kernel's result (an array or a tuple of them) on ``dev``."""
+    if type(x) is tuple:
+        return tuple(_to_device(a, dev) for a in x)
+    return _B.to_device(x, dev) if _B.is_array(x) else x
 
 
 def _path(path: tuple) -> str:
@@ -320,12 +339,13 @@ def _path(path: tuple) -> str:
 
 
 def _arr(x):
-    """A kernel's NumPy scalar result as the 0-d array ``_wrap`` would hold (NOTE [0-d results are arrays])."""
-    return x if type(x) is np.ndarray else np.asarray(x)
+    """A kernel's NumPy scalar result as the 0-d array ``_wrap`` would hold (NOTE [0-d results are arrays]); an
+    array of any device as it is (``np.asarray`` would copy a stand-in array to the host and refuse CuPy's)."""
+    return x if type(x) in _ARRAYS else np.asarray(x)
 
 
 def _arrs(xs) -> tuple:
-    return tuple(x if type(x) is np.ndarray else np.asarray(x) for x in xs)
+    return tuple(x if type(x) in _ARRAYS else np.asarray(x) for x in xs)
 
 
 def _copyto(dst, src) -> None:
@@ -336,7 +356,7 @@ def _setitem(dst, edt, key, value) -> None:
     """``dst[key] = value`` as ``Tensor.__setitem__`` does without a graph (the key converted the same way)."""
     from ..ops.indexing import _convert_key, _torch_order
 
-    k, basic = _convert_key(key)
+    k, basic = _convert_key(key, ref=dst)  # (index arrays go to dst's device, as the eager write's)
     if not basic:
         k = _torch_order(k, dst.shape)
     dst[k] = value._data if isinstance(value, Tensor) else value
@@ -346,7 +366,7 @@ def _view(root, offset: int, shape: tuple, strides: tuple):
     """A view of ``root``'s memory (elements from its start, element strides), as one taken on arrays."""
     flat = root.reshape(-1)[offset:]
     item = root.itemsize
-    return np.lib.stride_tricks.as_strided(flat, shape, tuple(s * item for s in strides))
+    return _B.as_strided(flat, shape, tuple(s * item for s in strides))
 
 
 def _site(st: Step) -> str:
@@ -519,6 +539,7 @@ def _generate(p: Program, title: str) -> None:
 
 
 _SLOT = re.compile(r"@(\d+)@")
+_ARRAYS = _B.ARRAYS
 _count = [0]
 
 

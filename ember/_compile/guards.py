@@ -6,7 +6,8 @@ same. The guard function of a program (generated Python, one line per check, sho
 - the arguments' structure (tuples, lists, dicts, their lengths and keys) and every non-tensor argument: Python
   numbers, strings, None are specialised (a different value is a different program), other objects and modules by
   identity;
-- every input tensor: shape, strides, dtype, requires_grad (and, for tensors the program writes, whether it is a
+- every input tensor: its device (the type of its array, NOTE [compiled on devices]), shape, strides, dtype,
+  requires_grad (and, for tensors the program writes, whether it is a
   view and whether it is a leaf). Input tensors are found each call where the trace found them: an argument, a
   module's parameter or buffer (looked up by name, so a replaced parameter is read), a plain tensor attribute of a
   module, a closure cell or a global of the compiled function (one or two container levels down), ``.grad`` or
@@ -24,8 +25,7 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
-
+from .. import _backend as _B
 from .. import _dtype as D
 from .._state import _tls as _autocast
 from .._tensor import Tensor
@@ -193,8 +193,8 @@ def snapshot(roots: Roots, args: tuple, kwargs: dict) -> list:
     def add(obj, depth: int) -> None:
         if id(obj) in seen or depth > 3:
             return
-        if isinstance(obj, (Tensor, types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-                            np.ndarray)):
+        if isinstance(obj, (Tensor, types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)) \
+                or _B.is_array(obj):
             return
         if isinstance(obj, dict):
             seen.add(id(obj))
@@ -310,8 +310,8 @@ def guard_source(roots: Roots, args: tuple, kwargs: dict, inputs: list, bind, va
         x = v.name
         lines.append(f"{x} = {v.src.expr}")
         conds = [f"not isinstance({x}, Tensor)"] if v.src.kind != "held" else []
-        lines.append(f"if {' or '.join(conds + [f'type({x}._data) is not ndarray'])}: return None")
         d = t._data
+        lines.append(f"if {' or '.join(conds + [_device_check(x, d, bind)])}: return None")
         checks = [f"{x}._data.shape != {d.shape!r}", f"{x}._data.strides != {d.strides!r}",
                   f"{x}._dtype is not {bind(t._dtype, t._dtype.name)}", f"{x}._requires_grad is not {t._requires_grad!r}"]
         if v.written:
@@ -324,6 +324,17 @@ def guard_source(roots: Roots, args: tuple, kwargs: dict, inputs: list, bind, va
         names.append(x)
     lines.append(f"return [{', '.join(names)}]")
     return lines
+
+
+def _device_check(x: str, arr, bind) -> str:
+    """The condition that ``x``'s array is not on ``arr``'s device (NOTE [compiled on devices]): its array type
+    (host, stand-in or CuPy), and its GPU when CuPy sees several."""
+    t = type(arr)
+    stem = t.__name__ if t.__module__.startswith(("numpy", "ember")) else t.__module__.split(".")[0] + "_ndarray"
+    cond = f"type({x}._data) is not {bind(t, stem)}"  # (_ndarray, _StandInArray, _cupy_ndarray)
+    if not _B.SINGLE_DEVICE[0] and _B.device_of(arr).type == "cuda" and t is not _B.StandInArray:
+        cond += f" or {x}._data.device.id != {_B.device_of(arr).index}"
+    return cond
 
 
 def _struct(expr: str, val, lines: list, bind, depth: int) -> None:

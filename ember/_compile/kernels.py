@@ -4,11 +4,16 @@ An op step calls its op's kernel (``Op.forward``), which checks its arguments, p
 each call. For the ops most programs are made of, the path the traced call took is one or two NumPy calls; a
 ``fast form`` writes them into the program instead. Each form is used only when it reproduces the traced output bit
 for bit, as a view exactly when the kernel's output was one and with the same strides (``check``), so a fast form
-is the same kernel without the interpretation around it.
+is the same kernel without the interpretation around it. The check runs on the traced arrays, of whatever device:
+a form whose calls a device's array module lacks, or computes differently, fails it and the kernel stays
+(NOTE [compiled on devices] in ember/_compile/__init__.py).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .._backend import is_array as _is_array
+from .program import same_array
 
 __all__ = ["fast_form", "check"]
 
@@ -16,7 +21,7 @@ __all__ = ["fast_form", "check"]
 def _two(st, a):
     """Both factors are 2-d arrays of one dtype (the plain GEMM path of the matmul kernels)."""
     x, y = a[0], a[1]
-    return (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.ndim == 2 and y.ndim == 2
+    return (_is_array(x) and _is_array(y) and x.ndim == 2 and y.ndim == 2
             and x.dtype == y.dtype and x.dtype.kind == "f" and x.size and y.size)
 
 
@@ -28,7 +33,7 @@ def _mm(st, n, a, out):
 
 def _bmm(st, n, a, out):
     x, y = a[0], a[1]
-    if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.ndim == y.ndim >= 3
+    if not (_is_array(x) and _is_array(y) and x.ndim == y.ndim >= 3
             and x.shape[:-2] == y.shape[:-2] and x.dtype == y.dtype and x.dtype.kind == "f" and x.shape[-1] > 1):
         return None
     return [f"{out} = np.matmul({n[0]}, {n[1]})"]
@@ -36,19 +41,19 @@ def _bmm(st, n, a, out):
 
 def _addmm(st, n, a, out):
     bias, beta, alpha = a[0], a[3], a[4]
-    if beta != 1 or alpha != 1 or not _two(st, a[1:]) or not isinstance(bias, np.ndarray) \
+    if beta != 1 or alpha != 1 or not _two(st, a[1:]) or not _is_array(bias) \
             or bias.dtype != a[1].dtype:
         return None
     return [f"{out} = np.matmul({n[1]}, {n[2]})", f"np.add({out}, {n[0]}, out={out})"]
 
 
 def _t(st, n, a, out):
-    return [f"{out} = {n[0]}.T"] if isinstance(a[0], np.ndarray) and a[0].ndim == 2 else None
+    return [f"{out} = {n[0]}.T"] if _is_array(a[0]) and a[0].ndim == 2 else None
 
 
 def _transpose(st, n, a, out):
     x = a[0]
-    if not isinstance(x, np.ndarray) or x.ndim < 2:
+    if not _is_array(x) or x.ndim < 2:
         return None
     d0, d1 = a[1] % x.ndim, a[2] % x.ndim
     if {d0, d1} == {x.ndim - 2, x.ndim - 1} and x.ndim == 2:
@@ -58,26 +63,26 @@ def _transpose(st, n, a, out):
 
 def _permute(st, n, a, out):
     return [f"{out} = np.transpose({n[0]}, {tuple(d % a[0].ndim for d in a[1])!r})"] \
-        if isinstance(a[0], np.ndarray) and isinstance(a[1], tuple) else None
+        if _is_array(a[0]) and isinstance(a[1], tuple) else None
 
 
 def _reshape(st, n, a, out):
     shape = st.outs[0].shape
-    return [f"{out} = {n[0]}.reshape({shape!r})"] if isinstance(a[0], np.ndarray) else None
+    return [f"{out} = {n[0]}.reshape({shape!r})"] if _is_array(a[0]) else None
 
 
 def _expand(st, n, a, out):
-    return [f"{out} = np.broadcast_to({n[0]}, {st.outs[0].shape!r})"] if isinstance(a[0], np.ndarray) else None
+    return [f"{out} = np.broadcast_to({n[0]}, {st.outs[0].shape!r})"] if _is_array(a[0]) else None
 
 
 def _unsqueeze(st, n, a, out):
     x = a[0]
-    return [f"{out} = np.expand_dims({n[0]}, {a[1] % (x.ndim + 1)})"] if isinstance(x, np.ndarray) else None
+    return [f"{out} = np.expand_dims({n[0]}, {a[1] % (x.ndim + 1)})"] if _is_array(x) else None
 
 
 def _sum(st, n, a, out):
     x, dims, keepdim, dtype = a[0], a[1], a[2], a[3]
-    if not isinstance(x, np.ndarray) or dtype is not None or x.dtype.kind != "f" or not st.outs[0].shape:
+    if not _is_array(x) or dtype is not None or x.dtype.kind != "f" or not st.outs[0].shape:
         return None
     if isinstance(dims, int):
         dims = (dims,)
@@ -89,14 +94,14 @@ def _sum(st, n, a, out):
 
 def _relu(st, n, a, out):
     x = a[0]
-    if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.ndim:
+    if not _is_array(x) or x.dtype.kind != "f" or not x.ndim:
         return None
     return [f"{out} = np.maximum({n[0]}, {n[0]}.dtype.type(0))"]
 
 
 def _tanh_backward(st, n, a, out):
     g, r = a[0], a[1]
-    if not (isinstance(g, np.ndarray) and isinstance(r, np.ndarray) and g.dtype == r.dtype and g.ndim
+    if not (_is_array(g) and _is_array(r) and g.dtype == r.dtype and g.ndim
             and g.dtype.kind == "f" and np.broadcast_shapes(g.shape, r.shape) == st.outs[0].shape):
         return None
     return [f"{out} = np.multiply({n[1]}, {n[1]})", f"np.subtract(1, {out}, out={out})",
@@ -104,7 +109,7 @@ def _tanh_backward(st, n, a, out):
 
 
 def _clone(st, n, a, out):
-    return [f"{out} = {n[0]}.copy()"] if isinstance(a[0], np.ndarray) else None
+    return [f"{out} = {n[0]}.copy()"] if _is_array(a[0]) else None
 
 
 _FORMS = {
@@ -134,7 +139,7 @@ def check(lines: list, names: list, arrays: list, want: np.ndarray) -> bool:
     text = "\n".join(lines).replace("@out@", "_out")
     for i, (nm, v) in enumerate(zip(names, arrays)):
         if nm == f"@{i}@":
-            ns[f"_a{i}"] = v.copy() if isinstance(v, np.ndarray) and v.base is None else v
+            ns[f"_a{i}"] = v.copy() if _is_array(v) and v.base is None else v
             text = text.replace(nm, f"_a{i}")
     try:
         with np.errstate(all="ignore"):
@@ -142,9 +147,7 @@ def check(lines: list, names: list, arrays: list, want: np.ndarray) -> bool:
     except Exception:  # noqa: BLE001
         return False
     got = ns.get("_out")
-    if type(got) is not np.ndarray or got.shape != want.shape or got.dtype != want.dtype:
-        return False
-    if np.ascontiguousarray(got).tobytes() != np.ascontiguousarray(want).tobytes():
+    if not same_array(got, want):  # (an array of want's type: on its device)
         return False
     if (want.base is not None) != (got.base is not None):
         return False

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
+
 __all__ = ["Value", "Step", "Const", "Seq", "Wrap", "Attr", "Item", "dce", "plan_buffers", "Source"]
 
 
@@ -317,10 +319,10 @@ def literal(obj) -> str | None:
 
 
 def same_value(a, b) -> bool:
-    """Whether two constants (of two traces) are the same: equal arrays bit for bit, equal plain values."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and a.dtype == b.dtype and _bits(a) == _bits(b))
+    """Whether two constants (of two traces) are the same: equal arrays bit for bit on one device, equal plain
+    values."""
+    if _B.is_array(a) or _B.is_array(b):
+        return _same_arrays(a, b)
     if type(a) is not type(b):
         return False
     if isinstance(a, (tuple, list)):
@@ -333,15 +335,22 @@ def same_value(a, b) -> bool:
         return a is b
 
 
-def _bits(a: np.ndarray) -> bytes:
-    return np.ascontiguousarray(a).tobytes()
+def _bits(a) -> bytes:
+    return _B.to_host(a).tobytes()  # (C order, whatever its strides)
+
+
+def _same_arrays(a, b) -> bool:
+    """Two arrays of one type (so one kind of device: a host result where the eager run had a device array is a
+    difference), on one device, with the same shape, dtype and bytes."""
+    return (type(a) is type(b) and _B.is_array(a) and a.shape == b.shape and a.dtype == b.dtype
+            and _B.device_of(a) == _B.device_of(b) and _bits(a) == _bits(b))
 
 
 def same_array(a, b) -> bool:
     """Bit-for-bit equality of two arrays (the check of a replay against the eager run)."""
-    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+    if not (_B.is_array(a) and _B.is_array(b)):
         return same_value(a, b)
-    return a.shape == b.shape and a.dtype == b.dtype and _bits(a) == _bits(b)
+    return _same_arrays(a, b)
 
 
 # ----------------------------------------------------------------------------- local names

@@ -38,8 +38,9 @@ class CompiledFunctionBackward(G.Node):
         pat = prog.patterns.get(present)
         if pat is None:  # no program for exactly these: the full one, the missing gradients as zeros
             pat = prog.patterns[tuple(range(len(grads)))]
-            arrays = [g._data if g is not None else np.zeros(*m) for g, m in
-                      zip(grads, ((s, dt.np) for s, dt in prog.meta_out))]
+            ref = next(g._data for g in grads if g is not None)  # zeros on the gradients' device
+            arrays = [g._data if g is not None else np.zeros(s, dt.np, like=ref) for g, (s, dt) in
+                      zip(grads, prog.meta_out)]
         else:
             arrays = [g._data for g in grads if g is not None]
         token = _set_np(_QUIET)  # NOTE [NumPy error state]

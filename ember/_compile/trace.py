@@ -25,12 +25,14 @@ import sys
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor, _wrap
 from ..autograd import _interpose
 from ..autograd import engine as _engine
 from ..autograd import graph as G
 from ..autograd.grad_mode import _mode
 from ..ops import _op as _opmod
+from ..ops.device import to_device as _to_device
 from .program import Attr, Const, Item, Seq, Step, Value, Wrap
 
 __all__ = ["Tracer", "Break", "user_site"]
@@ -40,7 +42,9 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # call naming the library frame that made it (to find helpers that need ``made`` or ``replayable``). Without it such
 # an array is a constant, which the confirming trace compares (NOTE [compile]).
 _STRICT = os.environ.get("EMBER_COMPILE_STRICT") == "1"
-_nd = np.ndarray
+_ARRAYS = _B.ARRAYS  # every device's array type (CuPy's joins when CuPy is imported)
+_is_array = _B.is_array
+_STAND_IN = _B.StandInArray
 # the root of views of memory no value owns (an input's base, a constant's): never a reusable buffer
 _FOREIGN = Value(-1, "k")
 _FOREIGN.name = "_foreign"
@@ -84,6 +88,14 @@ def _own_attrs(cls) -> tuple:
     return attrs
 
 
+def _add_to(buffers: dict, fn, nr: int, g) -> None:
+    """Add gradient ``g`` of output ``nr`` of node ``fn`` to its buffer."""
+    buf = buffers.get(fn)
+    if buf is None:
+        buf = buffers[fn] = [None] * len(fn._meta_out)
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
 class Tracer(_interpose.Level):
     """Records the eager run of one call (NOTE [compile])."""
 
@@ -108,8 +120,10 @@ class Tracer(_interpose.Level):
         self.preexisting = None
         self.pre_arrays: dict = {}
         self.certified: set = set()   # ids of arrays made by factories (constants the program may hold)
+        self.loose = False            # an array constant not made by a factory (it may come from the data)
         self.ops = 0
         self.bwd_site = None          # backward phase: the forward site of the node whose formula runs
+        self.owners: dict = {}        # stand-in: id(hidden host array) -> the known stand-in array over all of it
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -118,7 +132,10 @@ class Tracer(_interpose.Level):
         self.keep.append(tensors)
         self.preexisting = {id(t) for t in tensors}
         # arrays of those tensors: an op attribute that is one (embedding's indices) is that tensor's input
-        self.pre_arrays = {id(t._data): t for t in tensors if type(t._data) is _nd}
+        self.pre_arrays = {id(t._data): t for t in tensors if type(t._data) in _ARRAYS}
+        for t in tensors:
+            if type(t._data) is _STAND_IN:
+                self._own(t._data)
         if G._hook_state.stack or G._hook_blocks[0]:
             self.fail("saved_tensors_hooks are active (activation checkpointing or offloading)", permanent=True)
 
@@ -130,6 +147,17 @@ class Tracer(_interpose.Level):
     def _register(self, obj, v: Value) -> None:
         self.vals[id(obj)] = v
         self.keep.append(obj)
+        if type(obj) is _STAND_IN:
+            self._own(obj)
+
+    def _own(self, arr) -> None:
+        """Stand-in only: remember ``arr`` as the known array over all of its hidden host array (a stand-in array
+        is a view of a host one, and NumPy functions' views of it have that host array as their base, where a CuPy
+        view's base is the CuPy array: NOTE [compiled on devices])."""
+        o = _host_owner(arr)
+        if (o is not None and id(o) not in self.owners and o.size == arr.size and o.dtype == arr.dtype
+                and _B.address(o) == _B.address(arr) and arr.flags.c_contiguous):
+            self.owners[id(o)] = arr
 
     # ------------------------------------------------------------------ breaks
     def fail(self, reason: str, permanent: bool = True, site=None) -> None:
@@ -193,7 +221,7 @@ class Tracer(_interpose.Level):
         v = self.vals.get(id(arr))
         if v is not None:
             return v
-        if type(arr) is not _nd:
+        if type(arr) not in _ARRAYS:  # (a device's array is one: NOTE [compiled on devices])
             self.fail("a batched tensor (vmap inside the compiled function)")
             return self.new_value("k", arr)
         if self.phase != "fwd":
@@ -246,17 +274,23 @@ class Tracer(_interpose.Level):
     def _view_of_known(self, arr) -> Value | None:
         """A view taken on a known value's memory outside ops (``__iter__``, ``x._data[i]``): a ``view`` step."""
         base = arr.base
-        if not isinstance(base, _nd):
+        if not _is_array(base):
             return None
+        if type(arr) is _STAND_IN and id(base) not in self.vals:
+            base = self.owners.get(id(_host_owner(arr)), base)
         root = self.vals.get(id(base))
         if root is None:
             t = self.pre_arrays.get(id(base))
             if t is not None and t._data is base:
                 root = self._input(t)
+        if root is None and self.phase != "fwd":  # a view of what a forward kernel kept on its ctx
+            a = self.ctx_attrs.get(id(base))
+            if a is not None:
+                root = self._attr_value(a, base)
         if root is None or root.arr is not base or not base.flags.c_contiguous or arr.dtype != base.dtype:
             return None
         item = arr.itemsize
-        off = arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        off = _B.address(arr) - _B.address(base)
         if off % item or any(s % item for s in arr.strides):
             return None
         v = self.new_value("t" if self.phase == "fwd" else "b", arr)
@@ -290,7 +324,7 @@ class Tracer(_interpose.Level):
         if isinstance(a, Tensor):
             v = self.value_of(a)
             return v if top else Wrap(v, a._dtype, a._requires_grad)
-        if isinstance(a, _nd):
+        if _is_array(a):
             v = self.vals.get(id(a))
             if v is not None:
                 return v
@@ -304,9 +338,11 @@ class Tracer(_interpose.Level):
             v = self._view_of_known(a)
             if v is not None:
                 return v
-            if id(a) not in self.certified and a.size > 1 and _STRICT:
-                self.fail("an array computed outside ember's ops (from the data?) is an op's argument"
-                          + _library_frame() + ": the program could not recompute it", site=user_site(3))
+            if id(a) not in self.certified and a.size > 1:
+                if _STRICT:
+                    self.fail("an array computed outside ember's ops (from the data?) is an op's argument"
+                              + _library_frame() + ": the program could not recompute it", site=user_site(3))
+                self.loose = True
             self.keep.append(a)
             return Const(a)
         if isinstance(a, (tuple, list)) and a:
@@ -357,6 +393,8 @@ class Tracer(_interpose.Level):
         if cls._name in _DATA_SHAPED or (cls._name == "IndexBackward0" and _bool_key(args)):
             self.fail(f"an op whose output shape depends on the data ({cls._name[:-9] or cls._name})")
             return _interpose.call_below(self, cls, args)
+        if not cls.moves:
+            args = self._moved(args)
         refs = [self.arg(a, True) for a in args]
         if self.off:
             return _interpose.call_below(self, cls, args)
@@ -372,6 +410,10 @@ class Tracer(_interpose.Level):
                 reduced = True
         out = _interpose.call_below(self, cls, args)
         if self.off:
+            return out
+        if cls.__name__ in _B.host_fallbacks and _on_a_device(args):  # NOTE [compiled on devices]
+            self.fail(f"{cls._name[:-9] or cls._name}'s kernel refuses device arrays (eager code runs it on the host: "
+                      "NOTE [host fallback])")
             return out
         self.ops += 1
         outs = out if type(out) is tuple else (out,)
@@ -400,7 +442,7 @@ class Tracer(_interpose.Level):
             v.name = self._name(v)
             v.owner = st
             base = arr.base
-            if isinstance(base, _nd):  # a view: of which value's memory (None: of memory no value owns)
+            if _is_array(base):  # a view: of which value's memory (None: of memory no value owns)
                 v.root = self.vals.get(id(base)) or _FOREIGN
             st.outs.append(v)
             self._register(arr, v)
@@ -415,6 +457,24 @@ class Tracer(_interpose.Level):
             self.nodes[node] = (st, st.ctx)
         self.steps.append(st)
         return out
+
+    def _moved(self, args: tuple) -> tuple:
+        """``args`` with the CPU tensors that ``Op.apply`` would move to the op's device (0-d ones, constants of a
+        backward formula: NOTE [device check] in ember/ops/_op.py) moved by a recorded ``to_device``, so the program
+        hands the kernel device arrays as the eager run did (NOTE [compiled on devices])."""
+        dev = None
+        for a in args:
+            if isinstance(a, Tensor) and not _B.is_cpu_array(a._data):
+                dev = _B.device_of(a._data)
+                break
+        if dev is None:
+            return args
+        out = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and _B.is_cpu_array(a._data) and type(a._data) in _ARRAYS and (
+                    not a._data.ndim or _mode.in_backward or (a._ext is not None and a._ext.get("host_const"))):
+                out[i] = _to_device(a, dev)
+        return tuple(out)
 
     def process_function(self, cls, args: tuple, kwargs: dict):
         """A custom autograd.Function: its forward and backward are Python the trace cannot see into."""
@@ -514,7 +574,7 @@ class Tracer(_interpose.Level):
         st.site = user_site(3) if self.phase == "fwd" else self.bwd_site
         res.owner = st
         self.steps.append(st)
-        if isinstance(result, (tuple, list, _nd)):
+        if isinstance(result, (tuple, list)) or _is_array(result):
             self._register(result, res)
         else:
             self.keep.append(result)
@@ -525,7 +585,7 @@ class Tracer(_interpose.Level):
         """Values for the arrays (tensors) inside an opaque step's result."""
         if isinstance(obj, Tensor):
             self._item(obj._data, res, path + ("_data",), obj._dtype)
-        elif isinstance(obj, _nd):
+        elif _is_array(obj):
             if path:
                 self._item(obj, res, path, None)
         elif isinstance(obj, (tuple, list)) and len(path) < 3:
@@ -540,7 +600,7 @@ class Tracer(_interpose.Level):
         self._register(arr, v)
 
     def _item_value(self, obj, res: Value, path: tuple) -> Value:
-        v = self.new_value("t" if self.phase == "fwd" else "b", obj if isinstance(obj, _nd) else None)
+        v = self.new_value("t" if self.phase == "fwd" else "b", obj if _is_array(obj) else None)
         v.name = self._name(v)
         v.expr = Item(res, path)
         st = Step("attr", None, [v.expr], [v], "")
@@ -563,10 +623,12 @@ class Tracer(_interpose.Level):
                 self._index_attr(obj, ctx, (name,), 0)
 
     def _index_attr(self, obj, ctx: Value, path: tuple, depth: int) -> None:
-        if isinstance(obj, _nd):
+        if _is_array(obj):
             if id(obj) not in self.vals:
                 self.ctx_attrs[id(obj)] = Attr(ctx, path)
                 self.keep.append(obj)
+                if type(obj) is _STAND_IN:
+                    self._own(obj)
         elif isinstance(obj, Tensor):
             if id(obj._data) not in self.vals:
                 self.ctx_attrs[id(obj._data)] = Attr(ctx, path + ("_data",))
@@ -590,8 +652,31 @@ class Tracer(_interpose.Level):
         engine would, recording them; returns {input Value: gradient tensor} (None after a break)."""
         self.phase = "bwd"
         self.steps = []
-        deps: dict = {}
+        deps = self._dependencies(roots)
         buffers: dict = {}
+        for t, g in roots:
+            _add_to(buffers, t._grad_fn, t._output_nr, g)
+        heap = [(-fn._seq, id(fn), fn) for fn in buffers if deps.get(fn, 0) == 0]
+        heapq.heapify(heap)
+        ext: dict = {}
+        prev, prev_backward = _mode.grad_enabled, _mode.in_backward
+        _mode.grad_enabled = False
+        _mode.in_backward = True  # formulas' host constants follow the gradient's device, as in the engine
+        try:
+            while heap:
+                fn = heapq.heappop(heap)[2]
+                if not self._run_node(fn, buffers.pop(fn), buffers, deps, ext, heap):
+                    return None
+        finally:
+            _mode.grad_enabled, _mode.in_backward = prev, prev_backward
+        if buffers:
+            self.fail("the backward graph could not be walked in full")
+            return None
+        return self._input_gradients(ext)
+
+    def _dependencies(self, roots: list) -> dict:
+        """{recorded node: how many recorded edges lead into it} over the graph reachable from ``roots``."""
+        deps: dict = {}
         seen = set()
         stack = []
         for t, _ in roots:
@@ -608,61 +693,46 @@ class Tracer(_interpose.Level):
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append(nxt)
-        for t, g in roots:
-            fn, nr = t._grad_fn, t._output_nr
-            buf = buffers.get(fn)
-            if buf is None:
-                buf = buffers[fn] = [None] * len(fn._meta_out)
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
-        heap = [(-fn._seq, id(fn), fn) for fn in buffers if deps.get(fn, 0) == 0]
-        heapq.heapify(heap)
-        ext: dict = {}
-        prev = _mode.grad_enabled
-        _mode.grad_enabled = False
-        try:
-            while heap:
-                fn = heapq.heappop(heap)[2]
-                grads = buffers.pop(fn)
-                if fn._hooks is not None and (fn._hooks.pre or fn._hooks.post or fn._tensor_pre_hooks()):
-                    self.fail("a gradient hook on a tensor made inside the compiled function")
-                    return None
-                edges = fn._next
-                made = self.nodes.get(fn)
-                self.bwd_site = made[0].site if made is not None else None
-                result = fn._apply(grads)
-                if self.off:
-                    return None
-                if edges and len(result) != len(edges):
-                    _engine._validate(fn, result, edges)
-                for (nxt, nr), g in zip(edges, result):
-                    if nxt is None:
-                        continue
-                    inside = self.internal(nxt)
-                    if g is not None:
-                        shape, dt = nxt._meta_out[nr]
-                        if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
-                            g = _engine._fixed(fn, result, edges, nxt, nr, g)
-                        if inside:
-                            buf = buffers.get(nxt)
-                            if buf is None:
-                                buf = buffers[nxt] = [None] * len(nxt._meta_out)
-                            buf[nr] = g if buf[nr] is None else buf[nr] + g
-                        else:
-                            key = (nxt, nr)
-                            old = ext.get(key)
-                            ext[key] = g if old is None else old + g
-                    elif inside and nxt not in buffers:
-                        buffers[nxt] = [None] * len(nxt._meta_out)
-                    if inside:
-                        d = deps[nxt] - 1
-                        deps[nxt] = d
-                        if d == 0:
-                            heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-        finally:
-            _mode.grad_enabled = prev
-        if buffers:
-            self.fail("the backward graph could not be walked in full")
-            return None
+        return deps
+
+    def _run_node(self, fn, grads: list, buffers: dict, deps: dict, ext: dict, heap: list) -> bool:
+        """One node's formula on its gradients, each result added to the next node's buffer (recorded nodes) or to
+        ``ext`` (edges leaving the trace); False after a break."""
+        if fn._hooks is not None and (fn._hooks.pre or fn._hooks.post or fn._tensor_pre_hooks()):
+            self.fail("a gradient hook on a tensor made inside the compiled function")
+            return False
+        edges = fn._next
+        made = self.nodes.get(fn)
+        self.bwd_site = made[0].site if made is not None else None
+        result = fn._apply(grads)
+        if self.off:
+            return False
+        if edges and len(result) != len(edges):
+            _engine._validate(fn, result, edges)
+        for (nxt, nr), g in zip(edges, result):
+            if nxt is None:
+                continue
+            inside = self.internal(nxt)
+            if g is not None:
+                shape, dt = nxt._meta_out[nr]
+                if type(g) is not Tensor or g._dtype is not dt or g._data.shape != shape:
+                    g = _engine._fixed(fn, result, edges, nxt, nr, g)
+                if inside:
+                    _add_to(buffers, nxt, nr, g)
+                else:
+                    old = ext.get((nxt, nr))
+                    ext[(nxt, nr)] = g if old is None else old + g
+            elif inside and nxt not in buffers:
+                buffers[nxt] = [None] * len(nxt._meta_out)
+            if inside:
+                d = deps[nxt] = deps[nxt] - 1
+                if d == 0:
+                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+        return True
+
+    def _input_gradients(self, ext: dict) -> dict | None:
+        """{input Value: gradient} from the gradients that left the trace (None, a break, for one reaching a node
+        no input of the trace stands for)."""
         by_edge = {}
         for v in self.inputs:
             if v.edge is not None:
@@ -695,25 +765,38 @@ def _library_frame() -> str:
     return ""
 
 
+def _on_a_device(args) -> bool:
+    return any(isinstance(a, Tensor) and not _B.is_cpu_array(a._data) for a in args)
+
+
+def _host_owner(arr):
+    """The host array owning a stand-in array's memory (the end of its chain of bases)."""
+    o = arr.base
+    while _is_array(o) and o.base is not None:
+        o = o.base
+    return o if type(o) is np.ndarray else None
+
+
 def _slot_arrays(obj) -> tuple:
     """The ``__slots__`` of a plain record object that hold arrays (none for tensors, arrays and builtins)."""
     slots = getattr(type(obj), "__slots__", None)
-    if not slots or isinstance(obj, (Tensor, _nd)) or type(obj).__module__ == "builtins":
+    if not slots or isinstance(obj, Tensor) or _is_array(obj) or type(obj).__module__ == "builtins":
         return ()
     if isinstance(slots, str):
         slots = (slots,)
-    return tuple(n for n in slots if isinstance(getattr(obj, n, None), _nd))
+    return tuple(n for n in slots if _is_array(getattr(obj, n, None)))
 
 
 def _holds_arrays(obj) -> bool:
     """A tuple/list with arrays or tensors in it (a tuple of sizes is a constant: shapes are guarded)."""
-    return any(isinstance(x, (_nd, Tensor)) or (isinstance(x, (tuple, list)) and _holds_arrays(x)) for x in obj)
+    return any(isinstance(x, Tensor) or _is_array(x) or (isinstance(x, (tuple, list)) and _holds_arrays(x))
+               for x in obj)
 
 
 def _bool_key(args) -> bool:
     key = args[1] if len(args) > 1 else ()
     for k in key if isinstance(key, tuple) else (key,):
-        if isinstance(k, _nd) and k.dtype == np.bool_:
+        if _is_array(k) and k.dtype == np.bool_:
             return True
     return False
 

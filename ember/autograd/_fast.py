@@ -34,7 +34,9 @@ _fsum = _kernels.fsum  # Sum's kernel (NOTE [einsum reductions])
 # NOTE [chain bypass]: the engine keeps the nodes whose gradients are complete in a heap, the most recently
 # created first (torch's order). In a straight chain each step makes exactly one node ready and the heap is
 # empty, so that node is the one the heap would return: it runs next without being pushed and popped. When the
-# heap holds other ready nodes, the heap decides. Plain form: push every ready node, pop the next.
+# heap holds other ready nodes, the heap decides. The engine calls ``next_node`` only when the heap holds nodes
+# (with it empty the next node is ``ready``, or None at the end: a call per node saved on chains). Plain form: push
+# every ready node, pop the next.
 def next_node(heap: list, ready):
     """The node to run next: ``ready`` (the first node the last step made ready, or None) or the heap's top."""
     if ready is not None:

@@ -286,7 +286,7 @@ def _accumulate(fn, result, buffers, deps, heap, create_graph: bool):
                 ready = nxt
             else:
                 heappush(heap, (-nxt._seq, id(nxt), nxt))
-    return _next_node(heap, ready)  # NOTE [chain bypass]
+    return ready if not heap else _next_node(heap, ready)  # NOTE [chain bypass]
 
 
 def _validate(fn, grads, edges):

@@ -164,11 +164,28 @@ def _check_inputs(inputs) -> None:
                          "requires_grad=True.")
 
 
+def _compare_batched(fn, vectors: list, note: str, pair) -> None:
+    """``vmap(fn)`` over the stacked ``vectors`` equals ``fn`` of each, stacked; ``pair(n)``: the (output, input)
+    indices that torch's message names for the n-th result."""
+    from .. import allclose, stack
+    from ..func import vmap
+
+    expected = [stack(shards) for shards in zip(*[fn(v) for v in vectors])]
+    try:
+        result = vmap(fn)(stack(vectors))
+    except RuntimeError as ex:
+        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
+    for n, (res, exp) in enumerate(zip(result, expected)):
+        if not allclose(res, exp):
+            out_i, in_i = pair(n)
+            raise GradcheckError(f"For output {out_i} and input {in_i}:\n\n{note}\n\nGot:\n{res}\n\n"
+                                 f"Expected:\n{exp}")
+
+
 def _batched_grad(inputs, output, out_i: int) -> None:
     """vmap over two output gradients equals the two vector-Jacobian products one by one."""
     from . import grad as autograd_grad
-    from .. import _factories as _F, allclose, randn_like, stack
-    from ..func import vmap
+    from .. import _factories as _F, randn_like
 
     diff = [x for x in inputs if _needs_grad(x)]
 
@@ -176,23 +193,14 @@ def _batched_grad(inputs, output, out_i: int) -> None:
         grads = autograd_grad(output, diff, v, retain_graph=True, allow_unused=True)
         return tuple(g if g is not None else _F.zeros(x.shape, dtype=x.dtype) for g, x in zip(grads, diff))
 
-    grad_outputs = [randn_like(output) for _ in range(2)]
-    expected = [stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]
-    try:
-        result = vmap(vjp)(stack(grad_outputs))
-    except RuntimeError as ex:
-        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_BATCHED}") from ex
-    for in_i, (res, exp) in enumerate(zip(result, expected)):
-        if not allclose(res, exp):
-            raise GradcheckError(f"For output {out_i} and input {in_i}:\n\n{_BATCHED}\n\nGot:\n{res}\n\n"
-                                 f"Expected:\n{exp}")
+    _compare_batched(vjp, [randn_like(output) for _ in range(2)], _BATCHED, lambda in_i: (out_i, in_i))
 
 
 def _batched_forward_grad(func, inputs) -> None:
     """vmap over two tangents of each input equals the two Jacobian-vector products one by one (as torch's check,
     through func.jvp: ember's vmap, like torch.func's, has no batching rule for make_dual)."""
-    from .. import allclose, randn_like, stack
-    from ..func import jvp as func_jvp, vmap
+    from .. import randn_like
+    from ..func import jvp as func_jvp
 
     for i, current in enumerate(inputs):
         if not _needs_grad(current) or not current._dtype._differentiable:
@@ -205,16 +213,8 @@ def _batched_forward_grad(func, inputs) -> None:
         def jvp(tangent, current=current, at=at):
             return func_jvp(at, (current.detach(),), (tangent,))[1]
 
-        tangents = [randn_like(current) for _ in range(2)]
-        expected = [stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
-        try:
-            result = vmap(jvp)(stack(tangents))
-        except RuntimeError as ex:
-            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_BATCHED_FORWARD}") from ex
-        for n, (res, exp) in enumerate(zip(result, expected)):
-            if not allclose(res, exp):
-                raise GradcheckError(f"For output {n} and input {n}:\n\n{_BATCHED_FORWARD}\n\nGot:\n{res}\n\n"
-                                     f"Expected:\n{exp}")
+        _compare_batched(jvp, [randn_like(current) for _ in range(2)], _BATCHED_FORWARD,
+                         lambda n: (n, n))  # (torch names the n-th result twice)
 
 
 def _zero_output_grads(outputs, inputs, undefined: bool) -> None:

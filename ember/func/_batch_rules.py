@@ -13,10 +13,12 @@ import string
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from ..autograd.grad_mode import _mode
-from ..ops import (arithmetic, comparison, elementwise, indexing, linalg, nn_ops, random as _random, reduction,
-                   shape as _shape, unary, _fused_backward)
+from ..ops import (arithmetic, comparison, elementwise, gather_scatter, indexing, joining, linalg, masked, nn_ops,
+                   piecewise, random as _random, rearrange, reduction, shape as _shape, sorting, triangular,
+                   _fused_backward)
 from ..ops._op import Op
 from ..ops import fft as _fft
 from ._vmap import _Placeholder
@@ -42,7 +44,7 @@ def _pad(p: Tensor, rank: int, target: int) -> Tensor:
 
 
 def _rank(x) -> int:
-    return x.ndim if isinstance(x, (Tensor, np.ndarray)) else 0
+    return x.ndim if isinstance(x, Tensor) or _B.is_array(x) else 0
 
 
 def _all_ops():
@@ -392,7 +394,7 @@ def _gather_rule(level, cls, args):
     if bi is not None:
         pi = bi._phys._data
     else:
-        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
         pi = np.broadcast_to(arr, (level.size,) + arr.shape)
     if n == 0:
         return level.wrap(cls.apply(px.reshape(-1, 1), 1, pi.reshape(-1, 1)).reshape(-1))
@@ -437,7 +439,7 @@ def _register(names, rule) -> None:
 
 
 _EW = _elementwise()
-_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, unary, _fused_backward)}
+_EW_MODULES = {m.__name__ for m in (arithmetic, comparison, elementwise, piecewise, _fused_backward)}
 
 
 for _c in _all_ops():
@@ -448,7 +450,7 @@ _register("EluBackward0 CeluBackward0 LeakyReluBackward0 HardtanhBackward0 Hards
           "AliasBackward0 ToCopyBackward0 LogSigmoidBackward0 HardshrinkBackward0 SoftshrinkBackward0 "
           "RreluWithNoiseBackward0", _EW)
 RULES[indexing.Where] = _elementwise((2,))
-RULES[indexing.MaskedFill] = _elementwise((1,))
+RULES[masked.MaskedFill] = _elementwise((1,))
 _MASKED_FILL_TENSOR = _elementwise((2,))
 _register("MseLossBackward0", _reduced(2))
 
@@ -479,18 +481,18 @@ RULES[_shape.T] = _t_rule
 RULES[_shape.Permute] = _permute_rule
 RULES[_shape.Select] = _shift_attr(1)
 RULES[indexing.Slice] = _shift_attr(1)
-RULES[_shape.Split] = _shift_attr(1)
-RULES[_shape.SplitWithSizes] = _shift_attr(1)
-RULES[_shape.Unbind] = _shift_attr(1)
-RULES[_shape.Flip] = _shift_attr(1)
-RULES[_shape.Diagonal] = _shift_attr(2, 3)
-RULES[_shape.Repeat] = _repeat_rule
-RULES[_shape.Roll] = _roll_rule
-RULES[_shape.Cat] = _cat_rule
-RULES[_shape.Stack] = _stack_rule
+RULES[joining.Split] = _shift_attr(1)
+RULES[joining.SplitWithSizes] = _shift_attr(1)
+RULES[joining.Unbind] = _shift_attr(1)
+RULES[rearrange.Flip] = _shift_attr(1)
+RULES[triangular.Diagonal] = _shift_attr(2, 3)
+RULES[rearrange.Repeat] = _repeat_rule
+RULES[rearrange.Roll] = _roll_rule
+RULES[joining.Cat] = _cat_rule
+RULES[joining.Stack] = _stack_rule
 _register("TrilBackward0 TriuBackward0", _passthrough)
-RULES[indexing.Gather] = _gather_rule
-RULES[_shape.Trace] = _decompose(lambda x: x.diagonal().sum())
+RULES[gather_scatter.Gather] = _gather_rule
+RULES[triangular.Trace] = _decompose(lambda x: x.diagonal().sum())
 
 # products
 for _c in (linalg.Matmul, linalg.Mm, linalg.Dot, linalg.Mv, linalg.Bmm, linalg.VecMat, linalg.MatBatch):
@@ -536,19 +538,19 @@ def _index_rule(level, cls, args):
     them as one more index array, so each example indexes its own slice."""
     x, key = args
     key = key if isinstance(key, tuple) else (key,)
-    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor, list))]
+    adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, list)) or _B.is_array(k)]
     bx = _bt(x, level)
     batched_key = [i for i, k in enumerate(key) if _bt(k, level) is not None]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
         if batched_key:
             return NotImplemented
         # separated index arrays: NumPy puts their result dims first, before the batch dim (a leading slice)
-        nd = max(1 if isinstance(k, np.ndarray) and k.dtype == np.bool_ else np.ndim(k) for k in
+        nd = max(1 if _B.is_array(k) and k.dtype == np.bool_ else np.ndim(k) for k in
                  (key[i] for i in adv))
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key).movedim(nd, 0))
     if not batched_key:
         return level.wrap(cls.apply(bx._phys, (slice(None),) + key))
-    if adv[0] != 0 or any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
+    if adv[0] != 0 or any(_B.is_array(k) and k.dtype == np.bool_ for k in key):
         return NotImplemented
     px = bx._phys if bx is not None else x.unsqueeze(0).expand((level.size,) + tuple(x.shape))
     new_key = []
@@ -558,7 +560,7 @@ def _index_rule(level, cls, args):
         if bk is not None:
             k = bk._phys._data
             nd = max(nd, k.ndim - 1)
-        elif isinstance(k, np.ndarray):
+        elif _B.is_array(k):
             nd = max(nd, k.ndim)
         new_key.append(k)
     ar = np.arange(level.size).reshape((level.size,) + (1,) * nd)
@@ -616,7 +618,7 @@ def _embedding_rule(level, cls, args):
     if bi is not None:
         pi = bi._phys
     else:
-        arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
         pi = _as_tensor(np.broadcast_to(arr, (b,) + arr.shape))
     ar = np.arange(b).reshape((b,) + (1,) * (pi.ndim - 1))
     out = bw._phys[ar, pi]
@@ -630,7 +632,7 @@ def _embedding_rule(level, cls, args):
 def _as_tensor(arr: np.ndarray) -> Tensor:
     from .._tensor import _wrap_any
 
-    return _wrap_any(np.ascontiguousarray(arr))
+    return _wrap_any(_B.ascontiguousarray(arr))
 
 
 def _linalg_rule(level, cls, args):
@@ -661,7 +663,7 @@ def _along(dim_pos: int, idx_pos: int, per_element_idx: bool, data: tuple):
                 new[idx_pos] = bi._phys._data
             else:
                 idx = args[idx_pos]
-                arr = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+                arr = idx._data if isinstance(idx, Tensor) else _B.asarray(idx)
                 new[idx_pos] = np.broadcast_to(arr, (level.size,) + arr.shape)
         new[dim_pos] = _wrap_dim(args[dim_pos], n) + 1
         return level.wrap(cls.apply(*new))
@@ -759,7 +761,7 @@ def _masked_fill_tensor_rule(level, cls, args):
     if cond is None:
         from .._tensor import _wrap_any
 
-        cond = _wrap_any(np.asarray(mask))
+        cond = _wrap_any(_B.asarray(mask))
     saved = _mode.interpose
     _mode.interpose = level
     try:
@@ -795,7 +797,7 @@ def _masked_scatter_rule(level, cls, args):
             arr = np.broadcast_to(mask, shape)
         except ValueError:
             return NotImplemented  # the op's own broadcast error
-        pm = _wrap_any(np.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
+        pm = _wrap_any(_B.ascontiguousarray(np.broadcast_to(arr, (b,) + shape)))
     counts = _all_examples(pm).reshape(b if pm.ndim else 1, -1).sum(-1)
     m = source.numel()
     if counts.size and counts.max() > m:
@@ -815,7 +817,7 @@ def _index_put_rule(level, cls, args):
     x, values, key, accumulate = args
     if any(_bt(k, level) is not None for k in key if type(k) is _Placeholder):
         return NotImplemented
-    adv = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    adv = [i for i, k in enumerate(key) if _B.is_array(k)]
     if adv and adv[-1] - adv[0] + 1 != len(adv):
         return NotImplemented
     bv = _bt(values, level)
@@ -856,7 +858,7 @@ def _index_fill_tensor_rule(level, cls, args):
     shape = tuple(x.shape)
     mask = np.zeros(shape if shape else (1,), np.bool_)
     d = _wrap_dim(dim, len(shape))
-    mask[(slice(None),) * d + (np.asarray(idx),)] = True
+    mask[(slice(None),) * d + (_B.asarray(idx),)] = True
     saved = _mode.interpose
     _mode.interpose = level
     try:
@@ -878,12 +880,12 @@ def _register_late() -> None:
     RULES[resample._AxisMap] = _fold((0, 1))
     RULES[resample.ConstantPadNd] = _passthrough  # pads trailing dims
     RULES[indexing.Copy] = _EW  # src broadcast to self's shape, cast to its dtype
-    for c in (indexing.Scatter, indexing.ScatterAdd, indexing.ScatterReduce, indexing.ScatterReduceLegacy):
+    for c in (gather_scatter.Scatter, gather_scatter.ScatterAdd, gather_scatter.ScatterReduce, gather_scatter.ScatterReduceLegacy):
         RULES[c] = _along(2, 3, True, (0, 1))
-    RULES[indexing.ScatterValue] = _along(1, 2, True, (0,))
-    RULES[indexing.IndexAdd] = RULES[indexing.IndexCopy] = _along(2, 3, False, (0, 1))
-    RULES[indexing.IndexFill] = _along(1, 2, False, (0,))
-    RULES[indexing.IndexFillTensor] = _index_fill_tensor_rule
+    RULES[gather_scatter.ScatterValue] = _along(1, 2, True, (0,))
+    RULES[gather_scatter.IndexAdd] = RULES[gather_scatter.IndexCopy] = _along(2, 3, False, (0, 1))
+    RULES[gather_scatter.IndexFill] = _along(1, 2, False, (0,))
+    RULES[gather_scatter.IndexFillTensor] = _index_fill_tensor_rule
     from ..ops import solve, statistics
 
     RULES[solve.LuPivots] = RULES[solve.LuPermutation] = _passthrough  # any leading batch dims
@@ -891,18 +893,18 @@ def _register_late() -> None:
         RULES[c] = _dim_rule(1, "one")
         _KEEPDIM_POS[c] = 2
     RULES[nn_ops.Embedding] = _embedding_rule
-    RULES[indexing.IndexSelect] = _shift_attr(1)
-    RULES[indexing.SearchSorted] = _searchsorted_rule
-    RULES[indexing.MaskedFillTensor] = _masked_fill_tensor_rule
+    RULES[gather_scatter.IndexSelect] = _shift_attr(1)
+    RULES[sorting.SearchSorted] = _searchsorted_rule
+    RULES[masked.MaskedFillTensor] = _masked_fill_tensor_rule
     RULES[reduction.MedianAll] = _median_all_rule
-    RULES[indexing.Take] = _take_rule
-    RULES[_shape.DiagEmbed] = _diag_embed_rule
+    RULES[gather_scatter.Take] = _take_rule
+    RULES[triangular.DiagEmbed] = _diag_embed_rule
     RULES[linalg.LinalgCross] = _cross_rule
     RULES[dec.LinalgSolveEx] = _solve_rule
-    RULES[indexing.MaskedScatter] = _masked_scatter_rule
+    RULES[masked.MaskedScatter] = _masked_scatter_rule
     RULES[indexing.IndexPutFunctional] = _index_put_rule
-    RULES[indexing.MaskedSelect] = _masked_select_rule
-    RULES[_shape.Rot90] = _shift_attr(2)
+    RULES[masked.MaskedSelect] = _masked_select_rule
+    RULES[rearrange.Rot90] = _shift_attr(2)
     for c in (dec.LinalgInvEx, dec.LinalgDet, dec.LinalgSlogdet, dec.LinalgCholeskyEx, dec.LinalgQr, dec.LinalgEigh,
               dec.LinalgSvd, dec.LinalgEig):
         RULES[c] = _linalg_rule

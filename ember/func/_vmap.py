@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _backend as _B
 from .._tensor import Tensor
 from ..autograd import _interpose
 from ..autograd.grad_mode import _mode
@@ -200,7 +201,7 @@ class BatchedTensor(Tensor):
         join an arange over the batch (each example writes its own slice)."""
         if not isinstance(key, tuple):
             key = (key,)
-        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, np.ndarray, list))]
+        adv = [i for i, k in enumerate(key) if isinstance(k, (Tensor, list)) or _B.is_array(k)]
         if adv and adv[-1] - adv[0] + 1 != len(adv):
             raise RuntimeError("vmap: indexed assignment into a batched tensor with index tensors separated by "
                                "slices is not supported")
@@ -564,13 +565,18 @@ def _check_in_dims(func, in_dims, args) -> list:
     if len(args) == 0:
         raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
                          f"trying to vmap over a function with no inputs. The latter is unsupported.")
-    leaves, spec = P.tree_flatten(args)
-    dims = P.broadcast_prefix(in_dims, args, spec)
-    if dims is None:
-        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
-                         f"structure of `inputs`. in_dims has structure {P.tree_flatten(in_dims)[1]} but inputs "
-                         f"has structure {spec}.")
-    return leaves, spec, dims
+    return _leaves_and_dims(args, in_dims, f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)", "in")
+
+
+def _leaves_and_dims(tree, dims, call: str, side: str) -> tuple:
+    """The leaves of ``tree`` (vmap's inputs or outputs: ``side`` "in" or "out"), its structure and each leaf's dim
+    (``dims`` broadcast as a prefix of that structure); torch's error for ``dims`` of another structure."""
+    leaves, spec = P.tree_flatten(tree)
+    per_leaf = P.broadcast_prefix(dims, tree, spec)
+    if per_leaf is None:
+        raise ValueError(f"{call}: {side}_dims is not compatible with the structure of `{side}puts`. {side}_dims has "
+                         f"structure {P.tree_flatten(dims)[1]} but {side}puts has structure {spec}.")
+    return leaves, spec, per_leaf
 
 
 def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
@@ -620,12 +626,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
 
 def _unwrap_out(func, out, out_dims, level: VmapLevel):
     name = _fn_name(func)
-    leaves, spec = P.tree_flatten(out)
-    dims = P.broadcast_prefix(out_dims, out, spec)
-    if dims is None:
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
-                         f"structure of `outputs`. out_dims has structure {P.tree_flatten(out_dims)[1]} but outputs "
-                         f"has structure {spec}.")
+    leaves, spec, dims = _leaves_and_dims(out, out_dims, f"vmap({name}, ..., out_dims={out_dims})(<inputs>)", "out")
     res = []
     for x, d in zip(leaves, dims):
         if d is None:

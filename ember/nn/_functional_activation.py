@@ -12,7 +12,7 @@ from .. import _factories as _F
 from .._tensor import Tensor, _wrap, _wrap_dim as _tensor_wrap_dim
 from ..ops import _inplace as _IP
 from ..ops import nn_ops as _N
-from ..ops import indexing as _I, unary as _U, elementwise as _E
+from ..ops import indexing as _I, piecewise as _U, elementwise as _E
 from ..ops.random import uniform_value as _uniform_value
 
 __all__ = [

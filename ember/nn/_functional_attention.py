@@ -155,8 +155,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     k = (static_k if static_k is not None else k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1))
     v = (static_v if static_v is not None else v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1))
     if add_zero_attn:
-        k = _S.cat([k, _F.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], 1)
-        v = _S.cat([v, _F.zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], 1)
+        k = _S.cat([k, _F.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], 1)
+        v = _S.cat([v, _F.zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], 1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]

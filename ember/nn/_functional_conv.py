@@ -306,6 +306,15 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, name
     return _pool_back(y, nd), _pool_back(idx, nd)
 
 
+def _named_pair(name: str, pool, with_indices) -> tuple:
+    """A max-pooling function ``name`` and its ``name``_with_indices form, named so (and documented: the form
+    returns the indices too)."""
+    with_indices.__doc__ = f"{name} returning (values, flat arg-max indices)."
+    for f, n in ((pool, name), (with_indices, name + "_with_indices")):
+        f.__name__ = f.__qualname__ = n
+    return pool, with_indices
+
+
 def _max_pool_fns(nd: int):
     """max_pool{nd}d and max_pool{nd}d_with_indices (torch's signatures: return_indices after ceil_mode)."""
     name = f"max_pool{nd}d"
@@ -319,10 +328,7 @@ def _max_pool_fns(nd: int):
         return (y, idx) if return_indices else y
 
     pool.__doc__ = f"Max over sliding windows of {nd}-d planes (and flat arg-max indices with return_indices)."
-    with_indices.__doc__ = f"{name} returning (values, flat arg-max indices)."
-    for f, n in ((pool, name), (with_indices, name + "_with_indices")):
-        f.__name__ = f.__qualname__ = n
-    return pool, with_indices
+    return _named_pair(name, pool, with_indices)
 
 
 max_pool1d, max_pool1d_with_indices = _max_pool_fns(1)
@@ -440,10 +446,7 @@ def _adaptive_max_fns(nd: int):
         return (y, idx) if return_indices else y
 
     pool.__doc__ = f"Max over adaptive windows of {nd}-d planes (and flat arg-max indices with return_indices)."
-    with_indices.__doc__ = f"{name} returning (values, flat arg-max indices)."
-    for f, n in ((pool, name), (with_indices, name + "_with_indices")):
-        f.__name__ = f.__qualname__ = n
-    return pool, with_indices
+    return _named_pair(name, pool, with_indices)
 
 
 adaptive_max_pool1d, adaptive_max_pool1d_with_indices = _adaptive_max_fns(1)
@@ -863,10 +866,7 @@ def _fractional_fns(nd: int):
 
     pool.__doc__ = (f"Max over pseudo-random windows of {nd}-d planes whose starts step by a fractional stride "
                     f"(Graham's fractional max pooling); ``_random_samples`` (N, C, {nd}) in [0, 1) fixes them.")
-    with_indices.__doc__ = f"{name} returning (values, flat arg-max indices)."
-    for f, n in ((pool, name), (with_indices, name + "_with_indices")):
-        f.__name__ = f.__qualname__ = n
-    return pool, with_indices
+    return _named_pair(name, pool, with_indices)
 
 
 fractional_max_pool2d, fractional_max_pool2d_with_indices = _fractional_fns(2)

@@ -613,7 +613,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     reduction = _reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     nf, c = _margin_frames(input)
-    t = _long_target(target)
+    t = _B.to_host(_long_target(target))  # (host bookkeeping of the listed classes)
     ok = t.ndim <= 1 and t.size == c if input.dim() <= 1 else t.shape == (nf, c)
     if not ok:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
@@ -626,7 +626,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     pairs = counts[:, :, None] * (counts == 0)[:, None, :]  # (frame, target class j, non-target class i)
     x = input.reshape(nf, c)
     hinge = _N.activation("Threshold", 1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0, 0.0)  # its gradient joins x's graph
-    loss = (hinge * _wrap(pairs, input._dtype)).sum((1, 2)) / c
+    loss = (hinge * _wrap(_B.like(input._data, pairs), input._dtype)).sum((1, 2)) / c
     return _frame_losses(loss, input.dim() <= 1, reduction)
 
 

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _args
+from .. import _backend as _B
 from .. import _dtype as _D
 from .. import _factories as _F
 from .._tensor import Tensor, _all_examples, _wrap
@@ -495,18 +496,19 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
 # ---------------------------------------------------------------- embedding_bag
 def _bag_layout(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> tuple:
-    """(flat indices, bag id per kept element, number of bags, kept-element count) of torch's bag encodings."""
+    """(flat indices, bag id per kept element, number of bags, kept-element count) of torch's bag encodings, on the
+    host (bookkeeping; the index tensors made from them go to the weight's device)."""
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
         b, n = input.shape
-        return input._data.reshape(-1), np.repeat(np.arange(b), n), b, b * n
+        return _B.to_host(input._data).reshape(-1), np.repeat(np.arange(b), n), b, b * n
     if input.ndim != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if offsets is None or offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor" + (" but got None" if offsets is None else ""))
-    off = offsets._data.astype(np.int64)
+    off = _B.to_host(offsets._data).astype(np.int64)
     n = input.shape[0]
     if off.size and off[0] != 0:
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
@@ -517,7 +519,7 @@ def _bag_layout(input: Tensor, offsets: Tensor | None, include_last_offset: bool
     starts = off[:-1] if include_last_offset else off
     b = starts.size
     lengths = np.maximum(ends - starts, 0)
-    return input._data, np.repeat(np.arange(b), lengths), b, int(lengths.sum())
+    return _B.to_host(input._data), np.repeat(np.arange(b), lengths), b, int(lengths.sum())
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
@@ -547,18 +549,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not in the valid range "
                            f"[0, {n})")
     keep = np.ones(used, bool) if padding_idx is None else idx != (padding_idx % n)
-    rows = embedding(_wrap(idx[keep], _D.int64), weight, None, max_norm, norm_type, scale_grad_by_freq)
+    on = weight._data  # index tensors on the weight's device
+    rows = embedding(_wrap(_B.like(on, idx[keep]), _D.int64), weight, None, max_norm, norm_type, scale_grad_by_freq)
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1)[_wrap(np.flatnonzero(keep), _D.int64)].unsqueeze(1)
+        rows = rows * per_sample_weights.reshape(-1)[_wrap(_B.like(on, np.flatnonzero(keep)), _D.int64)].unsqueeze(1)
     bag = bag[keep]
-    out = _F.zeros((nbags, weight.shape[1]), dtype=weight.dtype)
+    out = _F.zeros((nbags, weight.shape[1]), dtype=weight.dtype, device=weight.device)
     if mode == "max":
-        where = _wrap(np.broadcast_to(bag[:, None], rows.shape).copy(), _D.int64)
+        where = _wrap(_B.like(on, np.broadcast_to(bag[:, None], rows.shape).copy()), _D.int64)
         return out.scatter_reduce(0, where, rows, "amax", include_self=False)
-    out = out.index_add(0, _wrap(bag, _D.int64), rows)
+    out = out.index_add(0, _wrap(_B.like(on, bag), _D.int64), rows)
     if mode == "mean":
         counts = np.maximum(np.bincount(bag, minlength=nbags), 1).astype(weight._data.dtype)
-        out = out / _wrap(counts[:, None], weight.dtype)
+        out = out / _wrap(_B.like(on, counts[:, None]), weight.dtype)
     return out
 
 

@@ -155,25 +155,33 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
+def _kaiming_gain_and_fan(tensor: Tensor, a: float, mode: str, nonlinearity: str, where: str):
+    """The kaiming initialisers' gain and fan, or None (after torch's warning) when ``tensor`` has no elements
+    (``where``: as for _not_lazy)."""
+    _not_lazy(tensor, where)
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    return calculate_gain(nonlinearity, a), _fan(tensor, mode)
+
+
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                      generator=None) -> Tensor:
     """U(-bound, bound) with bound = gain * sqrt(3 / fan)."""
-    _not_lazy(tensor, "<function kaiming_uniform_>")
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    gain_fan = _kaiming_gain_and_fan(tensor, a, mode, nonlinearity, "<function kaiming_uniform_>")
+    if gain_fan is None:
         return tensor
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * gain_fan[0] / math.sqrt(gain_fan[1])
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator=None) -> Tensor:
-    _not_lazy(tensor, "shape")
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    """N(0, std) with std = gain / sqrt(fan)."""
+    gain_fan = _kaiming_gain_and_fan(tensor, a, mode, nonlinearity, "shape")
+    if gain_fan is None:
         return tensor
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0.0, gain_fan[0] / math.sqrt(gain_fan[1]), generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:

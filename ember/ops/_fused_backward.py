@@ -32,38 +32,29 @@ def _sigmoid_grad(g, r):
     return _mul(g, _mul(r, _sub(1, r)))
 
 
-class TanhBackward(Op):
-    """grad * (1 - output**2); d/dgrad_output = same formula, d/doutput = -2 * grad * grad_output * output"""
-
-    __slots__ = ()
-    _name = "TanhBackwardBackward0"
-    inputs = ("grad_output", "output")
-    save = ("grad_output", "output")
-    holomorphic = True  # NOTE [holomorphic formulas]: a polynomial in (grad_output, output)
-    forward = staticmethod(lambda ctx, grad_output, output: _tanh_grad(grad_output, output))
-
+def _output_formula(name: str, formula, d_output, doc: str) -> type:
+    """The op ``formula(grad_output, output)``: a unary function's derivative written in its output. Its backward
+    is the same op for grad_output (the formula is linear in it) and ``d_output(grad, grad_output, output)`` for
+    output."""
     def backward(ctx, grad):
         g, r = ctx.saved_tensors
-        n0, n1 = ctx._next
-        return (TanhBackward.apply(grad, r) if n0[0] is not None else None,
-                grad * g * r * -2 if n1[0] is not None else None)
+        need = ctx.needs_input_grad
+        return cls.apply(grad, r) if need[0] else None, d_output(grad, g, r) if need[1] else None
+
+    cls = type(name, (Op,), {
+        "__slots__": (), "__doc__": doc, "__module__": __name__, "_name": name + "Backward0",
+        "inputs": ("grad_output", "output"), "save": ("grad_output", "output"),
+        "holomorphic": True,  # NOTE [holomorphic formulas]: a polynomial in (grad_output, output)
+        "forward": staticmethod(lambda ctx, grad_output, output: formula(grad_output, output)), "backward": backward})
+    return cls
 
 
-class SigmoidBackward(Op):
-    """grad * output * (1 - output); d/dgrad_output = same formula, d/doutput = grad * grad_output * (1 - 2*output)"""
-
-    __slots__ = ()
-    _name = "SigmoidBackwardBackward0"
-    inputs = ("grad_output", "output")
-    save = ("grad_output", "output")
-    holomorphic = True  # NOTE [holomorphic formulas]: a polynomial in (grad_output, output)
-    forward = staticmethod(lambda ctx, grad_output, output: _sigmoid_grad(grad_output, output))
-
-    def backward(ctx, grad):
-        g, r = ctx.saved_tensors
-        n0, n1 = ctx._next
-        return (SigmoidBackward.apply(grad, r) if n0[0] is not None else None,
-                grad * g * (1 - 2 * r) if n1[0] is not None else None)
+TanhBackward = _output_formula(
+    "TanhBackward", _tanh_grad, lambda grad, g, r: grad * g * r * -2,
+    "grad * (1 - output**2); d/dgrad_output = same formula, d/doutput = -2 * grad * grad_output * output")
+SigmoidBackward = _output_formula(
+    "SigmoidBackward", _sigmoid_grad, lambda grad, g, r: grad * g * (1 - 2 * r),
+    "grad * output * (1 - output); d/dgrad_output = same formula, d/doutput = grad * grad_output * (1 - 2*output)")
 
 
 tanh_backward = TanhBackward.apply

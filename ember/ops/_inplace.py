@@ -97,6 +97,19 @@ def _vmap_write_error(what: str) -> RuntimeError:
                         f"file a bug report instead.")
 
 
+def _value_for(self: Tensor, src: Tensor, fn, args, kwargs) -> Tensor:
+    """``fn(src, *args, **kwargs)`` (``src``: ``self`` or its alias), the value an in-place op writes into ``self``,
+    checked to fit there (torch's errors for a result of another dtype or shape)."""
+    try:
+        out = fn(src, *args, **kwargs)
+    except NotImplementedError:
+        _complex_into_real(self, args, kwargs)
+        raise
+    _cast_check(out._dtype, self)
+    _shape_check(out, self)
+    return out
+
+
 def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Apply ``fn(self, *args)`` in place on ``self`` with correct autograd history."""
     if type(self._data) not in _B.ARRAYS:  # a batched tensor under vmap: its level writes the physical value
@@ -111,13 +124,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
             uf = _IN_PLACE_UFUNCS.get(fn)
             if uf is not None and _ufunc_in_place(self, uf, args[0]):
                 return self
-        try:
-            out = fn(self, *args, **kwargs)  # records nothing: no input requires grad, or grad mode is off
-        except NotImplementedError:
-            _complex_into_real(self, args, kwargs)
-            raise
-        _cast_check(out._dtype, self)
-        _shape_check(out, self)
+        out = _value_for(self, self, fn, args, kwargs)  # records nothing: no input requires grad, or grad mode is off
         if _mode.tracer is not None:  # ember.compile records the write (NOTE [compile])
             _mode.tracer.write(self, out)
         _write(self._data, out._data)
@@ -127,13 +134,7 @@ def inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     if self._base is not None:
         return _inplace_on_view(self, fn, args, kwargs)
     alias = _alias(self)
-    try:
-        out = fn(alias, *args, **kwargs)
-    except NotImplementedError:
-        _complex_into_real(self, args, kwargs)
-        raise
-    _cast_check(out._dtype, self)
-    _shape_check(out, self)
+    out = _value_for(self, alias, fn, args, kwargs)
     node = out._grad_fn
     _protect_saved(node, alias)
     if _mode.tracer is not None:
@@ -367,27 +368,31 @@ def _inplace_on_view(self: Tensor, fn, args, kwargs) -> Tensor:
 
     base = self._base
     alias = _alias(self)
-    try:
-        out = fn(alias, *args, **kwargs)
-    except NotImplementedError:
-        _complex_into_real(self, args, kwargs)
-        raise
-    _cast_check(out._dtype, self)
-    _shape_check(out, self)
+    out = _value_for(self, alias, fn, args, kwargs)
     _protect_saved(out._grad_fn, alias)
     target, varr, value, finish = _same_kind(base, self._data, out)  # NOTE [views of complex memory]
-    new_base = CopySlices.apply(target, value, (flat_positions(view_geometry(varr, target._data)),), True)
-    if finish is not None:
-        new_base = finish.apply(new_base)
-    if _mode.tracer is not None:
-        _mode.tracer.write(base, new_base)
-    _write(base._data, new_base._data)
-    base._bump()
+    _write_base(base, CopySlices.apply(target, value, (flat_positions(view_geometry(varr, target._data)),), True),
+                finish)
     _retarget_saved_result(out._grad_fn, out, self)
-    _rebase(base, new_base._grad_fn, 0)
-    _rebase_views(base)
     _tangent_written(self, out, fn)
     return self
+
+
+def _write_base(base: Tensor, new_base: Tensor, finish) -> None:
+    """``new_base`` (``base`` with a view's region written, as _same_kind reads it; ``finish`` reads it back) becomes
+    ``base``'s value and history, and its views' (NOTE [views after an in-place change])."""
+    _become(base, new_base if finish is None else finish.apply(new_base))
+
+
+def _become(t: Tensor, new: Tensor) -> None:
+    """``new`` (``t``'s new value, computed out of place on a graph) becomes ``t``'s value and history, and its
+    views' (NOTE [views after an in-place change])."""
+    if _mode.tracer is not None:
+        _mode.tracer.write(t, new)
+    _write(t._data, new._data)
+    t._bump()
+    _rebase(t, new._grad_fn, 0)
+    _rebase_views(t)
 
 
 def _leaf_setitem_error(self: Tensor, key: tuple) -> None:
@@ -502,15 +507,7 @@ def _setitem(self: Tensor, key, value) -> None:
 
                 v = ViewAsReal.apply(v.to(self._dtype).contiguous())
             v = v.reshape(-1)
-        new_base = CopySlices.apply(target, v, (sub.reshape(-1),), True)
-        if finish is not None:
-            new_base = finish.apply(new_base)
-        if _mode.tracer is not None:
-            _mode.tracer.write(base, new_base)
-        _write(base._data, new_base._data)
-        base._bump()
-        _rebase(base, new_base._grad_fn, 0)
-        _rebase_views(base)
+        _write_base(base, CopySlices.apply(target, v, (sub.reshape(-1),), True), finish)
         return
     if node is None:  # the whole tensor: torch records copy_ (CopyBackwards) or fill_ (FillBackward3)
         from .indexing import copy_value, fill_value
@@ -520,13 +517,7 @@ def _setitem(self: Tensor, key, value) -> None:
         else:
             inplace(self, fill_value, _wrap(_B.asarray(v, self._dtype.np), self._dtype))
         return
-    out = node.apply(self, v, k, False)
-    if _mode.tracer is not None:
-        _mode.tracer.write(self, out)
-    _write(self._data, out._data)
-    self._bump()
-    _rebase(self, out._grad_fn, 0)
-    _rebase_views(self)
+    _become(self, node.apply(self, v, k, False))
 
 
 def copy_out(out: Tensor, result: Tensor) -> Tensor:

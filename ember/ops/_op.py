@@ -215,9 +215,6 @@ class Op(G.Node):
             if _mode.grad_enabled:
                 for a in args:
                     if isinstance(a, Tensor) and a._requires_grad:
-                        for b in args:  # NOTE [device check]
-                            if isinstance(b, Tensor) and type(b._data) is not _nd:
-                                return _on_device(cls, args)
                         return _record(cls, args)
             # No graph: unwrap without building a list for the common arities (a 16-bit float input takes the
             # reduced-precision path, NOTE [reduced precision]).
@@ -405,7 +402,12 @@ def refuse_tangents(name: str, *tensors: Tensor) -> None:
             raise NotImplementedError(f"Trying to use forward AD with {name} that does not support it{NOT_YET}.")
 
 
-def _record(cls, args):
+def _record(cls, args, checked: bool = False):
+    """``apply`` recording a node; ``checked``: the devices are checked already (NOTE [device check])."""
+    if not checked:
+        for a in args:
+            if isinstance(a, Tensor) and type(a._data) is not _nd:
+                return _on_device(cls, args)
     node = _new(cls)
     node._seq = _next_seq()
     node._hooks = None
@@ -678,7 +680,7 @@ def _on_device(cls, args):
                          for a in args)
     try:
         if grad and _mode.grad_enabled:
-            out = _record(cls, args)
+            out = _record(cls, args, True)
         elif reduced:
             out = _reduced(cls, args)
         else:

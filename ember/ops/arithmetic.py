@@ -162,10 +162,7 @@ class Add(Op):
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
-        if alpha != 1:  # (alpha multiplies in the result dtype: a 0-d float32 other of a float64 self goes up first)
-            self, other = _prep(self, other, _rt(self, other))
-            other = _mul(other, alpha)
-        return _add(self, other)
+        return _add(self, other) if alpha == 1 else _add(*_scaled(self, other, alpha))
 
     def backward(ctx, grad):
         return grad, (grad if ctx.alpha == 1 else grad * _conj_number(ctx.alpha))
@@ -173,6 +170,13 @@ class Add(Op):
     @staticmethod
     def jvp(args, out, tangents):
         return _affine(tangents[0], tangents[1], 1, args[2])
+
+
+def _scaled(self, other, alpha) -> tuple:
+    """``self, alpha * other`` for add and sub: alpha multiplies in the result dtype (a 0-d float32 ``other`` of a
+    float64 ``self`` goes up first)."""
+    self, other = _prep(self, other, _rt(self, other))
+    return self, _mul(other, alpha)
 
 
 def _conj_number(c):
@@ -204,22 +208,17 @@ def _check_bool_sub(a, b) -> None:
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-class Sub(Op):
+class Sub(Add):
     """d(self - alpha*other) = grad, -alpha*grad"""
 
-    __slots__ = ("alpha",)
-    nattrs = 1
-    reduced_attrs = (2,)  # alpha takes the 16-bit dtype, as torch's (NOTE [reduced precision] in _op.py)
+    __slots__ = ()
 
     @staticmethod
     def forward(ctx, self, other, alpha):
         if ctx is not None:
             ctx.alpha = alpha
         _check_bool_sub(self, other)
-        if alpha != 1:  # (in the result dtype, as Add)
-            self, other = _prep(self, other, _rt(self, other))
-            other = _mul(other, alpha)
-        return _sub(self, other)
+        return _sub(self, other) if alpha == 1 else _sub(*_scaled(self, other, alpha))
 
     def backward(ctx, grad):
         return grad, (-grad if ctx.alpha == 1 else grad * -_conj_number(ctx.alpha))

@@ -10,24 +10,23 @@ from . import _inplace as _IP
 from .._malloc import translate_errors_of as _translate_errors_of
 from .._tensor import Tensor
 from ._op import Op
+from ._table import Comparison, Names, export
 from .arithmetic import _rt, _prep, _broadcast_error
-
-__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
 
 
 _ORDERED = frozenset(("Lt", "Le", "Gt", "Ge"))  # no order on complex numbers: torch has no complex kernels
 
 
-def _make(name: str, ufunc, promote: bool = True):
+def _make(row: Comparison):
+    """The Op of a row of ``_COMPARISONS``."""
+    name, ufunc = row.node, row.kernel
     ordered = name in _ORDERED
 
     def forward(ctx, self, other):
-        if promote:
-            dt = _rt(self, other)
-            if ordered and dt.kind == "c":
-                raise NotImplementedError(f'"{name.lower()}_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
-            self, other = _prep(self, other, dt)
+        dt = _rt(self, other)
+        if ordered and dt.kind == "c":
+            raise NotImplementedError(f'"{name.lower()}_cpu" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
+        self, other = _prep(self, other, dt)
         try:
             return _B.asarray(ufunc(self, other))
         except ValueError:
@@ -40,57 +39,43 @@ def _make(name: str, ufunc, promote: bool = True):
                               "__doc__": f"{name} (not differentiable)"})
 
 
-_TABLE = {
-    "Eq": np.equal, "Ne": np.not_equal, "Lt": np.less, "Le": np.less_equal, "Gt": np.greater,
-    "Ge": np.greater_equal, "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
-    "LogicalXor": np.logical_xor, "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or,
-    "BitwiseXor": np.bitwise_xor,
+# public name: its row (NOTE [one row per op] in ops/_table.py); ``integers``: bitwise ops, refusing floating and
+# complex operands with torch's error
+_COMPARISONS = {
+    "eq": Comparison("Eq", np.equal), "ne": Comparison("Ne", np.not_equal, aliases=("not_equal",)),
+    "lt": Comparison("Lt", np.less, aliases=("less",)), "le": Comparison("Le", np.less_equal, aliases=("less_equal",)),
+    "gt": Comparison("Gt", np.greater, aliases=("greater",)),
+    "ge": Comparison("Ge", np.greater_equal, aliases=("greater_equal",)),
+    "logical_and": Comparison("LogicalAnd", np.logical_and), "logical_or": Comparison("LogicalOr", np.logical_or),
+    "logical_xor": Comparison("LogicalXor", np.logical_xor),
+    "bitwise_and": Comparison("BitwiseAnd", np.bitwise_and, integers=True),
+    "bitwise_or": Comparison("BitwiseOr", np.bitwise_or, integers=True),
+    "bitwise_xor": Comparison("BitwiseXor", np.bitwise_xor, integers=True),
 }
-_OPS = {n: _make(n, f) for n, f in _TABLE.items()}
+_OPS = {row.node: _make(row) for row in _COMPARISONS.values()}
 
 
-def _check_int(a, name: str):
-    if a.dtype.kind == "f":
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+def _comparison_function(name: str, row: Comparison, alias: str = ""):
+    """The public function of a row of ``_COMPARISONS`` (an alias is the same function: torch.greater is gt)."""
+    if alias:
+        return globals()[name]
+    op = _OPS[row.node]
+    if not row.integers:
+        def fn(input, other):
+            return op.apply(input, other)
+    else:
+        kernel = name + "_cpu"
 
-
-def eq(input, other):
-    return _OPS["Eq"].apply(input, other)
-
-
-def ne(input, other):
-    return _OPS["Ne"].apply(input, other)
-
-
-def lt(input, other):
-    return _OPS["Lt"].apply(input, other)
-
-
-def le(input, other):
-    return _OPS["Le"].apply(input, other)
-
-
-def gt(input, other):
-    return _OPS["Gt"].apply(input, other)
-
-
-def ge(input, other):
-    return _OPS["Ge"].apply(input, other)
-
-
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-
-
-def logical_and(input, other):
-    return _OPS["LogicalAnd"].apply(input, other)
-
-
-def logical_or(input, other):
-    return _OPS["LogicalOr"].apply(input, other)
-
-
-def logical_xor(input, other):
-    return _OPS["LogicalXor"].apply(input, other)
+        def fn(input, other):
+            for x in (input, other):
+                d = getattr(x, "_dtype", None)
+                if (d is not None and (d.is_complex or d.is_floating_point)) or isinstance(x, (float, complex)):
+                    dt = _rt(input._data if isinstance(input, Tensor) else input,
+                             other._data if isinstance(other, Tensor) else other)
+                    raise NotImplementedError(f'"{kernel}" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
+            return op.apply(input, other)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
 class LogicalNot(Op):
@@ -120,25 +105,6 @@ class BitwiseNot(Op):
 
 def logical_not(input):
     return LogicalNot.apply(input)
-
-
-def _bitwise(name):
-    kernel = "bitwise_" + name[7:].lower() + "_cpu"
-
-    def fn(input, other):
-        for x in (input, other):
-            d = getattr(x, "_dtype", None)
-            if (d is not None and (d.is_complex or d.is_floating_point)) or isinstance(x, (float, complex)):
-                dt = _rt(input._data if isinstance(input, Tensor) else input,
-                         other._data if isinstance(other, Tensor) else other)
-                raise NotImplementedError(f'"{kernel}" not implemented for \'{_IP._title(D.from_numpy_dtype(dt))}\'')
-        return _OPS[name].apply(input, other)
-    return fn
-
-
-bitwise_and = _bitwise("BitwiseAnd")
-bitwise_or = _bitwise("BitwiseOr")
-bitwise_xor = _bitwise("BitwiseXor")
 
 
 def bitwise_not(input):
@@ -176,7 +142,12 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: 
 # NOTE [foreign errors] (ember/_malloc.py)
 _translate_errors_of(globals(), ("allclose", "isclose"))
 
-_COMPARISONS = ("eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor "
-                "logical_not bitwise_and bitwise_or bitwise_xor bitwise_not").split()
-_args.install(globals(), _COMPARISONS + ["equal", "allclose", "isclose"], out=_COMPARISONS)
-_IP._KEEPS_TANGENT.update({logical_and, logical_or, logical_xor, logical_not})
+# functions written by hand with no row of their own (NOTE [one row per op]: the names they declare); equal and
+# allclose are methods of Tensor's own
+_WRITTEN = {"logical_not": Names(function="written"), "bitwise_not": Names(function="written"),
+            "isclose": Names(inplace=False, function="written"),
+            **{n: Names(method=False, inplace=False, function="written") for n in ("equal", "allclose")}}
+EXPORTS = export(globals(), (_COMPARISONS, _WRITTEN), {Comparison: _comparison_function})
+__all__ = EXPORTS.public
+_args.install(globals(), __all__, out=[n for n in __all__ if n not in ("equal", "allclose", "isclose")])
+_IP._KEEPS_TANGENT.update(globals()[n] for n in ("logical_and", "logical_or", "logical_xor", "logical_not"))

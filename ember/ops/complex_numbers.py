@@ -207,7 +207,7 @@ def conj_if_complex(x):
 
 def conj_array(a):
     """``conj_if_complex`` on arrays and numbers (for raw backward paths)."""
-    if isinstance(a, (np.ndarray, np.generic)):
+    if _B.is_array(a) or isinstance(a, np.generic):
         return _conj_kernel(a) if a.dtype.kind == "c" else a
     return a.conjugate() if type(a) is complex else a
 

@@ -208,10 +208,10 @@ def block_diag(*tensors: Tensor) -> Tensor:
         r, c = m.shape
         parts = []
         if left:
-            parts.append(em.zeros(r, left, dtype=dt))
+            parts.append(em.zeros(r, left, dtype=dt, device=m.device))
         parts.append(m.to(dt))
         if cols - left - c:
-            parts.append(em.zeros(r, cols - left - c, dtype=dt))
+            parts.append(em.zeros(r, cols - left - c, dtype=dt, device=m.device))
         rows.append(em.cat(parts, 1) if len(parts) > 1 else parts[0])
         left += c
     return em.cat(rows, 0)
@@ -228,7 +228,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     xx = x if x._dtype is not D.bool else x.to(D.int64)
     if n == 0:
         return _wrap(np.empty((x.shape[0], 0), xx._data.dtype), xx._dtype)
-    ones = em.ones(x.shape[0], 1, dtype=xx.dtype)
+    ones = em.ones(x.shape[0], 1, dtype=xx.dtype, device=x.device)
     cols = em.cat([ones, xx.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1) if n > 1 else ones
     return cols if increasing else cols.flip(1)
 
@@ -315,7 +315,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         refuse_complex_grad("index_reduce", input, source)
     d = _wrap_dim(dim, max(input.dim(), 1))
     if isinstance(index, Tensor) and type(index._data) in _B.ARRAYS:  # (a batched index: checked per example)
-        from .indexing import _check_bounds
+        from .gather_scatter import _check_bounds
 
         _check_bounds(index._data.reshape(-1), input.shape[d] if input.dim() else 1, "index_reduce", d)
     shape = [1] * source.dim()

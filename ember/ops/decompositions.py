@@ -20,7 +20,7 @@ from ._op import Op, unsupported
 from ._op import const as _const
 from .indexing import where
 from .reduction import Norm
-from .shape import cat
+from .joining import cat
 from .linalg import _dt_title, matmul
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "svd", "matrix_power", "pinverse", "LinAlgError", "geqrf",

@@ -28,15 +28,8 @@ from . import arithmetic as _A
 from .arithmetic import _rt, _prep, _broadcast_error, _out, div
 from .indexing import where
 from ._inplace import inplace as _inplace
+from ._table import Binary, Names, Predicate, Ternary, Unary, export
 
-__all__ = [
-    "exp", "log", "tanh", "sigmoid", "sqrt", "floor_divide", "remainder", "fmod", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10",
-    "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "arctan2", "sinh", "cosh", "asinh", "acosh",
-    "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc", "erfinv",
-    "floor", "ceil", "round", "trunc", "fix", "frac", "maximum", "minimum", "fmax", "fmin", "lerp", "addcmul",
-    "addcdiv", "hypot", "logaddexp", "logaddexp2", "xlogy", "nan_to_num", "isnan", "isinf", "isposinf",
-    "isneginf", "isfinite", "isreal", "signbit", "copysign", "bitwise_left_shift", "bitwise_right_shift",
-]
 
 _nd = np.ndarray
 _LN2 = math.log(2.0)
@@ -164,12 +157,12 @@ def _safe(x):
 
 def _sinc_backward(g, x):
     """d sinc = (cos(pi x) - sinc(x)) / x, 0 at 0."""
-    return g * where(x == 0, 0.0, (cos(x * math.pi) - sinc(x)) / _safe(x))
+    return g * where(x == 0, 0.0, ((x * math.pi).cos() - x.sinc()) / _safe(x))
 
 
 def _i1_backward(g, x):
     """d I1 = I0(x) - I1(x) / x, 1/2 at 0."""
-    return g * where(x == 0, 0.5, i0(x) - _UOPS["special_i1"].apply(x) / _safe(x))
+    return g * where(x == 0, 0.5, x.i0() - _UOPS["special_i1"].apply(x) / _safe(x))
 
 
 def _angle(x):
@@ -262,56 +255,65 @@ def _unary(name: str, fwd, bwd, save=("self",), nattrs: int = 0, torch_name: str
 _X, _R, _NONE = ("self",), ("result",), ()
 _erf_f, _erfc_f, _erfinv_f = _erf.erf, _erf.erfc, _erf.erfinv  # NOTE [erf kernels]
 
-# public name: (Op name, forward(x, *attrs), backward(grad, *saved, *attrs), saved, nattrs, torch's node name)
+# public name: its row (NOTE [one row per op] in ops/_table.py). Formulas call Tensor methods (``x.cos()``), as
+# torch's derivatives.yaml does: the functions are made from this table below.
+_T = dict(torch_inplace=True)  # the rows torch also has as ``torch.<name>_(t)``
 _UNARY = {
-    "exp": ("Exp", _to_float(np.exp), lambda g, r: g * r, _R, 0, ""),
-    "log": ("Log", _to_float(np.log), lambda g, x: g / x, _X, 0, ""),
-    "tanh": ("Tanh", _to_float(np.tanh), lambda g, r: _fb.tanh_backward(g, r), _R, 0, ""),
-    "sigmoid": ("Sigmoid", _to_float(_sigmoid), lambda g, r: _fb.sigmoid_backward(g, r), _R, 0, ""),
-    "sqrt": ("Sqrt", _to_float(np.sqrt), lambda g, r: g / (2 * r), _R, 0, ""),
-    "square": ("Square", _square, lambda g, x: g * (2 * x), _X, 0, "PowBackward0"),
-    "rsqrt": ("Rsqrt", _to_float(lambda x: 1 / np.sqrt(x)), lambda g, r: -0.5 * g * (r * r * r), _R, 0, ""),
-    "reciprocal": ("Reciprocal", _to_float(lambda x: 1 / x), lambda g, r: -g * (r * r), _R, 0, ""),
-    "exp2": ("Exp2", _to_float(np.exp2), lambda g, r: g * r * _LN2, _R, 0, ""),
-    "expm1": ("Expm1", _to_float(np.expm1), lambda g, r: g * (r + 1), _R, 0, ""),
-    "log2": ("Log2", _to_float(np.log2), lambda g, x: g / (x * _LN2), _X, 0, ""),
-    "log10": ("Log10", _to_float(np.log10), lambda g, x: g / (x * _LN10), _X, 0, ""),
-    "log1p": ("Log1p", _to_float(np.log1p), lambda g, x: g / (x + 1), _X, 0, "Log1PBackward0"),
-    "sin": ("Sin", _to_float(np.sin), lambda g, x: g * cos(x), _X, 0, ""),
-    "cos": ("Cos", _to_float(np.cos), lambda g, x: g * -sin(x), _X, 0, ""),
-    "tan": ("Tan", _to_float(np.tan), lambda g, r: g * (1 + r * r), _R, 0, ""),
-    "asin": ("Asin", _to_float(np.arcsin), lambda g, x: g * rsqrt(1 - x * x), _X, 0, ""),
-    "acos": ("Acos", _to_float(np.arccos), lambda g, x: g * -rsqrt(1 - x * x), _X, 0, ""),
-    "atan": ("Atan", _to_float(np.arctan), lambda g, x: g / (x * x + 1), _X, 0, ""),
-    "sinh": ("Sinh", _to_float(np.sinh), lambda g, x: g * cosh(x), _X, 0, ""),
-    "cosh": ("Cosh", _to_float(np.cosh), lambda g, x: g * sinh(x), _X, 0, ""),
-    "asinh": ("Asinh", _to_float(np.arcsinh), lambda g, x: g * rsqrt(x * x + 1), _X, 0, ""),
-    "acosh": ("Acosh", _to_float(np.arccosh), lambda g, x: g * rsqrt(x * x - 1), _X, 0, ""),
-    "atanh": ("Atanh", _to_float(np.arctanh), lambda g, x: g / (1 - x * x), _X, 0, ""),
-    "erf": ("Erf", _to_float(_erf_f), lambda g, x: g * (_TWO_OVER_SQRT_PI * exp(-(x * x))), _X, 0, ""),
-    "erfc": ("Erfc", _to_float(_erfc_f), lambda g, x: g * (-_TWO_OVER_SQRT_PI * exp(-(x * x))), _X, 0, ""),
-    "erfinv": ("Erfinv", _to_float(_erfinv_f), lambda g, r: g * (_HALF_SQRT_PI * exp(r * r)), _R, 0, ""),
-    "logit": ("Logit", _to_float(_logit), _logit_backward, _X, 1, ""),
-    "floor": ("Floor", _keep_ints("floor_vml_cpu", np.floor), lambda g: _zeros(g), _NONE, 0, ""),
-    "ceil": ("Ceil", _keep_ints("ceil_vml_cpu", np.ceil), lambda g: _zeros(g), _NONE, 0, ""),
-    "trunc": ("Trunc", _keep_ints("trunc_vml_cpu", np.trunc), lambda g: _zeros(g), _NONE, 0, ""),
-    "round": ("Round", _round_forward, lambda g, decimals: _zeros(g), _NONE, 1, ""),
-    "frac": ("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, _NONE, 0, ""),
-    "nan_to_num": ("NanToNum", _nan_to_num, lambda g, x, *_: g * isfinite(x), _X, 3, ""),
+    "exp": Unary("Exp", _to_float(np.exp), lambda g, r: g * r, saved=_R, **_T),
+    "log": Unary("Log", _to_float(np.log), lambda g, x: g / x, **_T),
+    "tanh": Unary("Tanh", _to_float(np.tanh), lambda g, r: _fb.tanh_backward(g, r), saved=_R, **_T),
+    "sigmoid": Unary("Sigmoid", _to_float(_sigmoid), lambda g, r: _fb.sigmoid_backward(g, r), saved=_R, **_T),
+    "sqrt": Unary("Sqrt", _to_float(np.sqrt), lambda g, r: g / (2 * r), saved=_R, **_T),
+    "square": Unary("Square", _square, lambda g, x: g * (2 * x), torch_node="PowBackward0", **_T),
+    "rsqrt": Unary("Rsqrt", _to_float(lambda x: 1 / np.sqrt(x)), lambda g, r: -0.5 * g * (r * r * r), saved=_R, **_T),
+    "reciprocal": Unary("Reciprocal", _to_float(lambda x: 1 / x), lambda g, r: -g * (r * r), saved=_R, **_T),
+    "exp2": Unary("Exp2", _to_float(np.exp2), lambda g, r: g * r * _LN2, saved=_R, **_T),
+    "expm1": Unary("Expm1", _to_float(np.expm1), lambda g, r: g * (r + 1), saved=_R, **_T),
+    "log2": Unary("Log2", _to_float(np.log2), lambda g, x: g / (x * _LN2), **_T),
+    "log10": Unary("Log10", _to_float(np.log10), lambda g, x: g / (x * _LN10), **_T),
+    "log1p": Unary("Log1p", _to_float(np.log1p), lambda g, x: g / (x + 1), torch_node="Log1PBackward0", **_T),
+    "sin": Unary("Sin", _to_float(np.sin), lambda g, x: g * x.cos(), **_T),
+    "cos": Unary("Cos", _to_float(np.cos), lambda g, x: g * -x.sin(), **_T),
+    "tan": Unary("Tan", _to_float(np.tan), lambda g, r: g * (1 + r * r), saved=_R, **_T),
+    "asin": Unary("Asin", _to_float(np.arcsin), lambda g, x: g * (1 - x * x).rsqrt(), aliases=("arcsin",), **_T),
+    "acos": Unary("Acos", _to_float(np.arccos), lambda g, x: g * -(1 - x * x).rsqrt(), aliases=("arccos",), **_T),
+    "atan": Unary("Atan", _to_float(np.arctan), lambda g, x: g / (x * x + 1), aliases=("arctan",), **_T),
+    "sinh": Unary("Sinh", _to_float(np.sinh), lambda g, x: g * x.cosh(), **_T),
+    "cosh": Unary("Cosh", _to_float(np.cosh), lambda g, x: g * x.sinh(), **_T),
+    "asinh": Unary("Asinh", _to_float(np.arcsinh), lambda g, x: g * (x * x + 1).rsqrt(), aliases=("arcsinh",), **_T),
+    "acosh": Unary("Acosh", _to_float(np.arccosh), lambda g, x: g * (x * x - 1).rsqrt(), aliases=("arccosh",), **_T),
+    "atanh": Unary("Atanh", _to_float(np.arctanh), lambda g, x: g / (1 - x * x), aliases=("arctanh",), **_T),
+    "erf": Unary("Erf", _to_float(_erf_f), lambda g, x: g * (_TWO_OVER_SQRT_PI * (-(x * x)).exp()), **_T),
+    "erfc": Unary("Erfc", _to_float(_erfc_f), lambda g, x: g * (-_TWO_OVER_SQRT_PI * (-(x * x)).exp()), **_T),
+    "erfinv": Unary("Erfinv", _to_float(_erfinv_f), lambda g, r: g * (_HALF_SQRT_PI * (r * r).exp()), saved=_R),
+    "logit": Unary("Logit", _to_float(_logit), _logit_backward, nattrs=1, function="written", **_T),
+    # rounding: zero gradients; integers come back unchanged
+    "floor": Unary("Floor", _keep_ints("floor_vml_cpu", np.floor), lambda g: _zeros(g), saved=_NONE, **_T),
+    "ceil": Unary("Ceil", _keep_ints("ceil_vml_cpu", np.ceil), lambda g: _zeros(g), saved=_NONE, **_T),
+    "trunc": Unary("Trunc", _keep_ints("trunc_vml_cpu", np.trunc), lambda g: _zeros(g), saved=_NONE, aliases=("fix",),
+                   **_T),
+    "round": Unary("Round", _round_forward, lambda g, decimals: _zeros(g), saved=_NONE, nattrs=1, function="written",
+                   **_T),
+    "frac": Unary("Frac", _floats_only("frac_cpu", lambda x: x - np.trunc(x)), lambda g: g, saved=_NONE, **_T),
+    "nan_to_num": Unary("NanToNum", _nan_to_num, lambda g, x, *_: g * x.isfinite(), nattrs=3, function="written",
+                        **_T),
     # special functions and conversions
-    "angle": ("Angle", _to_float(_angle), _angle_backward, _X, 0, ""),
-    "lgamma": ("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * digamma(x), _X, 0, ""),
-    "digamma": ("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x), _X, 0, ""),
-    "polygamma": ("Polygamma", _to_float(_polygamma_kernel), lambda g, x, n: g * polygamma(n + 1, x), _X, 1, ""),
-    "i0": ("I0", _to_float(_in_float64(_sp.i0)), lambda g, x: g * _UOPS["special_i1"].apply(x), _X, 0, ""),
-    "special_i1": ("SpecialI1", _to_float(_in_float64(_sp.i1)), _i1_backward, _X, 0, ""),
-    "sinc": ("Sinc", _to_float(_sinc), _sinc_backward, _X, 0, ""),
-    "deg2rad": ("Deg2rad", _to_float(lambda x: x * x.dtype.type(math.pi / 180)), lambda g: g * (math.pi / 180),
-                _NONE, 0, "Deg2RadBackward0"),
-    "rad2deg": ("Rad2deg", _to_float(lambda x: x * x.dtype.type(180 / math.pi)), lambda g: g * (180 / math.pi),
-                _NONE, 0, "Rad2DegBackward0"),
+    "angle": Unary("Angle", _to_float(_angle), _angle_backward, function="written", inplace=False),
+    "lgamma": Unary("Lgamma", _to_float(_in_float64(_sp.lgamma)), lambda g, x: g * x.digamma()),
+    "digamma": Unary("Digamma", _to_float(_in_float64(_sp.digamma)), lambda g, x: g * polygamma(1, x)),
+    # (t.polygamma(n) takes the order first: its methods are written, ember/_methods.py's _WRITTEN)
+    "polygamma": Unary("Polygamma", _to_float(_polygamma_kernel), lambda g, x, n: g * polygamma(n + 1, x), nattrs=1,
+                       function="written", method=False, inplace=False),
+    "i0": Unary("I0", _to_float(_in_float64(_sp.i0)), lambda g, x: g * _UOPS["special_i1"].apply(x), **_T),
+    "special_i1": Unary("SpecialI1", _to_float(_in_float64(_sp.i1)), _i1_backward, function=""),  # special.i1
+    "sinc": Unary("Sinc", _to_float(_sinc), _sinc_backward, **_T),
+    "deg2rad": Unary("Deg2rad", _to_float(lambda x: x * x.dtype.type(math.pi / 180)), lambda g: g * (math.pi / 180),
+                     saved=_NONE, torch_node="Deg2RadBackward0", **_T),
+    "rad2deg": Unary("Rad2deg", _to_float(lambda x: x * x.dtype.type(180 / math.pi)), lambda g: g * (180 / math.pi),
+                     saved=_NONE, torch_node="Rad2DegBackward0", **_T),
 }
-_UOPS = {pub: _unary(name, fwd, bwd, save, n, tn) for pub, (name, fwd, bwd, save, n, tn) in _UNARY.items()}
+_UOPS = {pub: _unary(row.node, row.forward, row.backward, row.saved, row.nattrs, row.torch_node)
+         for pub, row in _UNARY.items()}
 
 # NOTE [raw backward] (ember/ops/_op.py): some formulas of _UNARY on arrays, each step the kernel its dispatch runs.
 _RAW = {
@@ -367,14 +369,6 @@ def _unary_function(pub: str, ops: dict | None = None, namespace: str = "torch")
 
 
 Angle = _UOPS["angle"]
-lgamma, digamma, i0, sinc, deg2rad, rad2deg = (
-    _unary_function(n) for n in ("lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg"))
-(exp, log, tanh, sigmoid, sqrt, square, rsqrt, reciprocal, exp2, expm1, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh,
- acosh, atanh, erf, erfc, erfinv, floor, ceil, trunc, frac) = (
-    _unary_function(n) for n in ("exp", "log", "tanh", "sigmoid", "sqrt", "square", "rsqrt", "reciprocal", "exp2", "expm1", "log2", "log10", "log1p", "sin",
-                                 "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-                                 "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac"))
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
 
 
 class _RoundDecimals(_UOPS["round"]):
@@ -400,8 +394,10 @@ def nan_to_num(input: Tensor, nan: float | None = None, posinf: float | None = N
 
 
 # ------------------------------------------------------------------ predicates (no gradient)
-def _predicate(pub: str, fn, on_complex=None):
-    """``on_complex``: the function for complex inputs, or the exception torch raises for them."""
+def _predicate(pub: str, row: Predicate):
+    """The function of a row of ``_PREDICATES``."""
+    fn, on_complex = row.kernel, row.on_complex
+
     @replayable  # computed on arrays from the values: NOTE [replayable steps]
     def pred(input: Tensor) -> Tensor:
         x = input._data
@@ -420,13 +416,15 @@ def _predicate(pub: str, fn, on_complex=None):
     return pred
 
 
-isnan = _predicate("isnan", np.isnan)
-isinf = _predicate("isinf", np.isinf)
-isposinf = _predicate("isposinf", np.isposinf, RuntimeError("isposinf does not support complex inputs."))
-isneginf = _predicate("isneginf", np.isneginf, RuntimeError("isneginf does not support complex inputs."))
-isfinite = _predicate("isfinite", np.isfinite)
-isreal = _predicate("isreal", lambda x: np.ones(x.shape, np.bool_), lambda x: x.imag == 0)
-signbit = _predicate("signbit", np.signbit, NotImplementedError("signbit is not implemented for complex tensors."))
+_PREDICATES = {
+    "isnan": Predicate(np.isnan),
+    "isinf": Predicate(np.isinf),
+    "isposinf": Predicate(np.isposinf, on_complex=RuntimeError("isposinf does not support complex inputs.")),
+    "isneginf": Predicate(np.isneginf, on_complex=RuntimeError("isneginf does not support complex inputs.")),
+    "isfinite": Predicate(np.isfinite),
+    "isreal": Predicate(lambda x: np.ones(x.shape, np.bool_), on_complex=lambda x: x.imag == 0),
+    "signbit": Predicate(np.signbit, on_complex=NotImplementedError("signbit is not implemented for complex tensors.")),
+}
 
 
 # ------------------------------------------------------------------ binary ops
@@ -473,8 +471,8 @@ def _logaddexp_grad(g, a, b):
     """d logaddexp(a, b) / da = 1 / (1 + exp(b - a)); for complex inputs exp(a - logaddexp(a, b)), which cannot
     overflow (exp of a complex number with a huge real part is inf or nan in both parts)."""
     if a._dtype.is_complex or b._dtype.is_complex:
-        return g * exp(a - logaddexp(a, b))
-    return g / (1 + exp(b - a))
+        return g * (a - a.logaddexp(b)).exp()
+    return g / (1 + (b - a).exp())
 
 
 def _int_divisor_check(fn):
@@ -518,7 +516,7 @@ def _max_grads(g, a, b, sel):
 
 
 def _fmax_grads(g, a, b, keep):
-    m = keep(a, b) | isnan(b)
+    m = keep(a, b) | b.isnan()
     return where(m, g, 0.0), where(m, 0.0, g)
 
 
@@ -538,7 +536,7 @@ def _no_input_derivative(name: str):
 
 def _gamma_density(a, x):
     """d P(a, x) / dx = x^(a-1) e^-x / Gamma(a)."""
-    return exp((a - 1) * log(x) - x - lgamma(a))
+    return ((a - 1) * x.log() - x - a.lgamma()).exp()
 
 
 _lt = lambda a, b: a < b  # noqa: E731
@@ -548,61 +546,65 @@ _le = lambda a, b: a <= b  # noqa: E731
 _SO, _SOR = ("self", "other"), ("self", "other", "result")
 _ANY, _FLT = "biuf", "f"
 
-# public name: (Op name, kernel, allowed kinds, ints->float, kernel name for errors,
-#               backward(grad, *saved) -> (grad self, grad other) or one side per callable, saved, node name)
+# public name: its row (NOTE [one row per op] in ops/_table.py); a backward is one callable giving both gradients
+# or a pair, one per input. ``save_for``: the rows whose saved values only some inputs' gradients use, as torch saves
+# them (NOTE [declaring an op]).
+_BOTH_SAVE_OTHER = {"self": ("other",), "other": ("other",)}
 _BINARY = {
-    "floor_divide": ("FloorDivide", _int_divisor_check(np.floor_divide), "iuf", False, "div_floor_cpu",
-                     _no_derivative("floor_divide"), _NONE, "torch::autograd::NotImplemented"),
-    "remainder": ("Remainder", _int_divisor_check(np.remainder), "iuf", False, "remainder_cpu",
-                  (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="floor")), _SO,
-                  "RemainderBackward1"),
-    "fmod": ("Fmod", _int_divisor_check(np.fmod), "iuf", False, "fmod_cpu",
-             (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="trunc")), _SO, "FmodBackward1"),
-    "atan2": ("Atan2", np.arctan2, _ANY, True, "atan2_cpu",
-              (lambda g, a, b: g * b * _atan2_recip(a, b), lambda g, a, b: g * -a * _atan2_recip(a, b)), _SO, ""),
-    "hypot": ("Hypot", np.hypot, _FLT, False, "hypot_cpu",
-              (lambda g, a, b, r: g * a / r, lambda g, a, b, r: g * b / r), _SOR, ""),
-    "maximum": ("Maximum", np.maximum, _ANY, False, "maximum_cpu", lambda g, a, b: _max_grads(g, a, b, _gt),
-                _SO, ""),
-    "minimum": ("Minimum", np.minimum, _ANY, False, "minimum_cpu", lambda g, a, b: _max_grads(g, a, b, _lt),
-                _SO, ""),
-    "fmax": ("Fmax", np.fmax, _ANY, False, "fmax_cpu", lambda g, a, b: _fmax_grads(g, a, b, _ge), _SO, ""),
-    "fmin": ("Fmin", np.fmin, _ANY, False, "fmin_cpu", lambda g, a, b: _fmax_grads(g, a, b, _le), _SO, ""),
-    "logaddexp": ("Logaddexp", _logaddexp, "fc", False, "logaddexp_cpu",
-                  (lambda g, a, b: _logaddexp_grad(g, a, b), lambda g, a, b: _logaddexp_grad(g, b, a)), _SO, ""),
-    "logaddexp2": ("Logaddexp2", np.logaddexp2, _FLT, False, "logaddexp2_cpu",
-                   (lambda g, a, b: g / (1 + 2 ** (b - a)), lambda g, a, b: g / (1 + 2 ** (a - b))), _SO, ""),
-    "xlogy": ("Xlogy", _xlogy, _ANY, True, "xlogy_cpu",
-              (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), lambda g, a, b: g * a / b), _SO,
-              "XlogyBackward0"),
-    "copysign": ("Copysign", np.copysign, _ANY, True, "copysign_cpu",
-                 (lambda g, a, r: g * _ratio_or_zero(r, a), lambda g, a, r: _zeros(g)), ("self", "result"), ""),
-    "bitwise_left_shift": ("BitwiseLeftShift", _shift(True), "iu", False, "lshift_cpu", None, _NONE, ""),
-    "bitwise_right_shift": ("BitwiseRightShift", _shift(False), "iu", False, "rshift_cpu", None, _NONE, ""),
-    "heaviside": ("Heaviside", np.heaviside, "biuf", False, "heaviside_cpu", _no_derivative("heaviside"), _NONE,
-                  "torch::autograd::NotImplemented"),
-    "gcd": ("Gcd", np.gcd, "iu", False, "gcd_cpu", None, _NONE, ""),
-    "lcm": ("Lcm", np.lcm, "iu", False, "lcm_cpu", None, _NONE, ""),
-    "nextafter": ("Nextafter", np.nextafter, "f", False, "nextafter_cpu", lambda g: (g, _zeros(g)), _NONE, ""),
-    "ldexp": ("Ldexp", lambda a, b: a * np.exp2(b), "biufc", True, "ldexp_cpu",
-              (lambda g, a, b: g * 2.0 ** b, lambda g, a, b: g * a * 2.0 ** b * _LN2), _SO, ""),
-    "igamma": ("Igamma", lambda a, x: _sp.gammainc(a, x, False), "f", False, "igamma_cpu",
-               (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), _SO, ""),
-    "igammac": ("Igammac", lambda a, x: _sp.gammainc(a, x, True), "f", False, "igammac_cpu",
-                (_no_input_derivative("igammac"), lambda g, a, x: -g * _gamma_density(a, x)), _SO, ""),
+    "floor_divide": Binary("FloorDivide", _int_divisor_check(np.floor_divide), _no_derivative("floor_divide"),
+                           dtypes="iuf", kernel_name="div_floor_cpu", torch_node="torch::autograd::NotImplemented",
+                           scalars="both"),
+    "remainder": Binary("Remainder", _int_divisor_check(np.remainder),
+                        (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="floor")), dtypes="iuf",
+                        saved=_SO, save_for=_BOTH_SAVE_OTHER, torch_node="RemainderBackward1", scalars="both",
+                        scalar_nodes=("RemainderBackward0", "")),
+    "fmod": Binary("Fmod", _int_divisor_check(np.fmod),
+                   (lambda g, a, b: g, lambda g, a, b: -g * div(a, b, rounding_mode="trunc")), dtypes="iuf",
+                   saved=_SO, save_for=_BOTH_SAVE_OTHER, torch_node="FmodBackward1", scalars="other",
+                   scalar_nodes=("FmodBackward0", "")),
+    "atan2": Binary("Atan2", np.arctan2, (lambda g, a, b: g * b * _atan2_recip(a, b),
+                                          lambda g, a, b: g * -a * _atan2_recip(a, b)),
+                    to_float=True, saved=_SO, aliases=("arctan2",)),
+    "hypot": Binary("Hypot", np.hypot, (lambda g, a, b, r: g * a / r, lambda g, a, b, r: g * b / r), dtypes=_FLT,
+                    saved=_SOR, save_for={"self": ("self",), "other": ("other",)}),
+    "maximum": Binary("Maximum", np.maximum, lambda g, a, b: _max_grads(g, a, b, _gt), saved=_SO, inplace=False),
+    "minimum": Binary("Minimum", np.minimum, lambda g, a, b: _max_grads(g, a, b, _lt), saved=_SO, inplace=False),
+    "fmax": Binary("Fmax", np.fmax, lambda g, a, b: _fmax_grads(g, a, b, _ge), saved=_SO, inplace=False),
+    "fmin": Binary("Fmin", np.fmin, lambda g, a, b: _fmax_grads(g, a, b, _le), saved=_SO, inplace=False),
+    "logaddexp": Binary("Logaddexp", _logaddexp, (lambda g, a, b: _logaddexp_grad(g, a, b),
+                                                  lambda g, a, b: _logaddexp_grad(g, b, a)),
+                        dtypes="fc", saved=_SO, inplace=False),
+    "logaddexp2": Binary("Logaddexp2", np.logaddexp2, (lambda g, a, b: g / (1 + 2 ** (b - a)),
+                                                       lambda g, a, b: g / (1 + 2 ** (a - b))),
+                         dtypes=_FLT, saved=_SO, inplace=False),
+    "xlogy": Binary("Xlogy", _xlogy, (lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)),
+                                      lambda g, a, b: g * a / b),
+                    to_float=True, saved=_SO, torch_node="XlogyBackward0", scalars="both",
+                    scalar_nodes=("XlogyBackward2", "XlogyBackward1"), torch_inplace=True),
+    "copysign": Binary("Copysign", np.copysign, (lambda g, a, r: g * _ratio_or_zero(r, a), lambda g, a, r: _zeros(g)),
+                       to_float=True, saved=("self", "result"), save_for={"self": ("self",)}, scalars="other",
+                       scalar_nodes=("CopysignBackward1", "")),
+    "bitwise_left_shift": Binary("BitwiseLeftShift", _shift(True), None, dtypes="iu", kernel_name="lshift_cpu",
+                                 scalars="both"),
+    "bitwise_right_shift": Binary("BitwiseRightShift", _shift(False), None, dtypes="iu", kernel_name="rshift_cpu",
+                                  scalars="both"),
+    "heaviside": Binary("Heaviside", np.heaviside, _no_derivative("heaviside"),
+                        torch_node="torch::autograd::NotImplemented", function="written"),
+    "gcd": Binary("Gcd", np.gcd, None, dtypes="iu", torch_inplace=True),
+    "lcm": Binary("Lcm", np.lcm, None, dtypes="iu", torch_inplace=True),
+    "nextafter": Binary("Nextafter", np.nextafter, lambda g: (g, _zeros(g)), dtypes="f"),
+    "ldexp": Binary("Ldexp", lambda a, b: a * np.exp2(b), (lambda g, a, b: g * 2.0 ** b,
+                                                           lambda g, a, b: g * a * 2.0 ** b * _LN2),
+                    dtypes="biufc", to_float=True, saved=_SO, torch_inplace=True),
+    "igamma": Binary("Igamma", lambda a, x: _sp.gammainc(a, x, False),
+                     (_no_input_derivative("igamma"), lambda g, a, x: g * _gamma_density(a, x)), dtypes="f", saved=_SO),
+    "igammac": Binary("Igammac", lambda a, x: _sp.gammainc(a, x, True),
+                      (_no_input_derivative("igammac"), lambda g, a, x: -g * _gamma_density(a, x)), dtypes="f",
+                      saved=_SO),
 }
 
 
-# rows whose saved values only some inputs' gradients use (NOTE [declaring an op]: save_for), as torch saves them
-_SAVE_FOR = {
-    "remainder": {"self": ("other",), "other": ("other",)},
-    "fmod": {"self": ("other",), "other": ("other",)},
-    "hypot": {"self": ("self",), "other": ("other",)},
-    "copysign": {"self": ("self",)},
-}
-
-
-def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
+def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name, save_for=None):
     """An Op for a binary kernel; ``bwd`` is one callable giving both grads, a pair of callables
     (one per input, called only for inputs that need a gradient) or None (not differentiable)."""
     if bwd is None:
@@ -619,7 +621,7 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
         def backward(ctx, grad):
             return bwd(grad, *_saved(ctx))
 
-    ns = {"__slots__": (), "save": save, "save_for": _SAVE_FOR.get(name.lower()),
+    ns = {"__slots__": (), "save": save, "save_for": save_for,
           "forward": staticmethod(_binary_kernel(kernel, allowed, to_float, kname)),
           "backward": backward, "__doc__": f"elementwise {name}", "__module__": __name__,
           "holomorphic": "c" in allowed}  # rows computing on complex numbers: NOTE [holomorphic formulas]
@@ -632,16 +634,14 @@ def _binary(name, kernel, allowed, to_float, kname, bwd, save, torch_name):
     return type(name, (Op,), ns)
 
 
-_BOPS = {pub: _binary(*spec) for pub, spec in _BINARY.items()}
+_BOPS = {pub: _binary(row.node, row.kernel, row.dtypes, row.to_float, row.kernel_name or pub + "_cpu", row.backward,
+                      row.saved, row.torch_node, row.save_for) for pub, row in _BINARY.items()}
 
 
 def _type_error(fname: str, x, pos: int, arg: str) -> TypeError:
     return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
-# torch's node names when one operand is a Python number: (tensor-scalar, scalar-tensor)
-_SCALAR_NAMES = {"remainder": ("RemainderBackward0", ""), "fmod": ("FmodBackward0", ""),
-                 "xlogy": ("XlogyBackward2", "XlogyBackward1"), "copysign": ("CopysignBackward1", "")}
 
 
 def _renamed(cls: type, node_name: str) -> type:
@@ -651,13 +651,13 @@ def _renamed(cls: type, node_name: str) -> type:
     return type(cls.__name__ + "Scalar", (cls,), {"__slots__": (), "_name": node_name, "__module__": cls.__module__})
 
 
-_SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in names) for pub, names in _SCALAR_NAMES.items()}
+_SCALAR_OPS = {pub: tuple(_renamed(_BOPS[pub], n) for n in row.scalar_nodes) for pub, row in _BINARY.items()}
 
 
-def _binary_function(pub: str, scalars: str, alias: str = ""):
-    """``scalars``: which arguments may be Python numbers ("", "other", "both")."""
-    cls = _BOPS[pub]
-    with_scalar, scalar_with = _SCALAR_OPS.get(pub, (cls, cls))
+def _binary_function(pub: str, alias: str = ""):
+    """The public function of the row ``pub`` of ``_BINARY`` (named ``alias`` in its errors when given)."""
+    cls, scalars = _BOPS[pub], _BINARY[pub].scalars
+    with_scalar, scalar_with = _SCALAR_OPS[pub]
     pub = alias or pub
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -681,29 +681,7 @@ def _binary_function(pub: str, scalars: str, alias: str = ""):
     return fn
 
 
-floor_divide = _binary_function("floor_divide", "both")
-remainder = _binary_function("remainder", "both")
-fmod = _binary_function("fmod", "other")
-atan2 = _binary_function("atan2", "")
-arctan2 = _binary_function("atan2", "", "arctan2")
-hypot = _binary_function("hypot", "")
-maximum = _binary_function("maximum", "")
-minimum = _binary_function("minimum", "")
-fmax = _binary_function("fmax", "")
-fmin = _binary_function("fmin", "")
-logaddexp = _binary_function("logaddexp", "")
-logaddexp2 = _binary_function("logaddexp2", "")
-xlogy = _binary_function("xlogy", "both")
-copysign = _binary_function("copysign", "other")
-bitwise_left_shift = _binary_function("bitwise_left_shift", "both")
-bitwise_right_shift = _binary_function("bitwise_right_shift", "both")
-gcd = _binary_function("gcd", "")
-lcm = _binary_function("lcm", "")
-nextafter = _binary_function("nextafter", "")
-ldexp = _binary_function("ldexp", "")
-igamma = _binary_function("igamma", "")
-igammac = _binary_function("igammac", "")
-_heaviside = _binary_function("heaviside", "")
+_heaviside = _binary_function("heaviside")
 
 
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -733,7 +711,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     from .._tensor import _wrap as _w
 
     shifts = _w(made(-0.5 * np.arange(p, dtype=input._data.dtype, like=_B.ref(input._data))), input._dtype)
-    res = lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    res = (input.unsqueeze(-1) + shifts).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return _out(res, out)
 
 
@@ -781,10 +759,6 @@ def frexp(input: Tensor, *, out=None):
     return return_types.frexp(m, e)
 
 
-__all__ += ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "deg2rad", "rad2deg", "heaviside",
-            "gcd", "lcm", "nextafter", "ldexp", "float_power", "frexp", "igamma", "igammac"]
-
-
 # ------------------------------------------------------------------ division with a rounding mode
 def _div_trunc(a, b):
     if a.dtype.kind == "f":
@@ -821,10 +795,10 @@ def _addc_kernel(mul: bool):
     return run
 
 
-def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, save: tuple, save_for: dict,
-             attrs: tuple = ()):
-    """An Op over three tensor slots named ``inputs`` (then the attributes named ``attrs``) whose grads are
-    ``bwds[i](grad, *saved, *attrs)``; ``save``/``save_for`` as NOTE [declaring an op]."""
+def _ternary(row: Ternary):
+    """The Op of a row of ``_TERNARY``: three tensor slots named ``row.inputs``, then the attributes named
+    ``row.attrs``; gradient i is ``row.backward[i](grad, *saved, *attrs)``."""
+    name, kernel, bwds, attrs = row.node, row.kernel, row.backward, row.attrs
     kernel = silent(kernel)
 
     def forward(ctx, self, other, third, *values):
@@ -846,9 +820,9 @@ def _ternary(name: str, kernel, bwds: tuple, torch_name: str, inputs: tuple, sav
         args = ctx.saved_tensors + tuple(getattr(ctx, n) for n in attrs)
         return tuple(f(grad, *args) if need else None for need, f in zip(ctx.needs_input_grad, bwds))
 
-    ns = {"__slots__": attrs, "inputs": inputs, "save": save, "save_for": save_for, "nattrs": len(attrs),
+    ns = {"__slots__": attrs, "inputs": row.inputs, "save": row.saved, "save_for": row.save_for, "nattrs": len(attrs),
           "forward": staticmethod(forward), "backward": backward, "__doc__": f"elementwise {name}",
-          "__module__": __name__, "_name": torch_name,
+          "__module__": __name__, "_name": row.torch_node,
           "holomorphic": True}  # polynomial formulas: NOTE [holomorphic formulas]
     return type(name, (Op,), ns)
 
@@ -861,25 +835,32 @@ def _broadcastable(shapes) -> bool:
         return False
 
 
-# torch saves the end points only for the weight's gradient, the weight always (a number for LerpBackward0)
-_Lerp = _ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
-                                        lambda g, a, b, w: g * (b - a)), "LerpBackward1", ("self", "end", "weight"),
-                 ("self", "end", "weight"), {"self": ("weight",), "end": ("weight",)})
+# public name: its row (NOTE [one row per op] in ops/_table.py); the functions are written below (number weights,
+# value=, dtype checks). torch saves lerp's end points only for the weight's gradient, the weight always (a number
+# for LerpBackward0).
+_TERNARY = {
+    "lerp": Ternary("Lerp", _lerp_kernel, (lambda g, a, b, w: g * (1 - w), lambda g, a, b, w: g * w,
+                                           lambda g, a, b, w: g * (b - a)),
+                    inputs=("self", "end", "weight"), saved=("self", "end", "weight"),
+                    save_for={"self": ("weight",), "end": ("weight",)}, torch_node="LerpBackward1", function="written"),
+    "addcmul": Ternary("Addcmul", _addc_kernel(True), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * t2 * v,
+                                                       lambda g, t1, t2, v: g * t1 * v),
+                       inputs=("self", "tensor1", "tensor2"), saved=("tensor1", "tensor2"),
+                       save_for={"tensor1": ("tensor2",), "tensor2": ("tensor1",)}, attrs=("value",),
+                       torch_node="AddcmulBackward0", function="written"),
+    "addcdiv": Ternary("Addcdiv", _addc_kernel(False), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * v / t2,
+                                                        lambda g, t1, t2, v: -g * v * t1 / (t2 * t2)),
+                       inputs=("self", "tensor1", "tensor2"), saved=("tensor1", "tensor2"),
+                       save_for={"tensor1": ("tensor2",)}, attrs=("value",), torch_node="AddcdivBackward0",
+                       function="written"),
+}
+_Lerp, _Addcmul, _Addcdiv = (_ternary(row) for row in _TERNARY.values())
 _Lerp.reduced_exact = (2,)  # torch's kernel takes the weight as given (NOTE [reduced precision] in ops/_op.py)
 
 
 class _LerpScalar(_Lerp):
     __slots__ = ()
     _name = "LerpBackward0"
-
-
-_Addcmul = _ternary("Addcmul", _addc_kernel(True), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * t2 * v,
-                                                    lambda g, t1, t2, v: g * t1 * v), "AddcmulBackward0",
-                    ("self", "tensor1", "tensor2"), ("tensor1", "tensor2"),
-                    {"tensor1": ("tensor2",), "tensor2": ("tensor1",)}, ("value",))
-_Addcdiv = _ternary("Addcdiv", _addc_kernel(False), (lambda g, t1, t2, v: g, lambda g, t1, t2, v: g * v / t2,
-                                                     lambda g, t1, t2, v: -g * v * t1 / (t2 * t2)), "AddcdivBackward0",
-                    ("self", "tensor1", "tensor2"), ("tensor1", "tensor2"), {"tensor1": ("tensor2",)}, ("value",))
 
 
 def _dtype_name(t: Tensor) -> str:
@@ -927,9 +908,6 @@ def _value_for(*args):
     return D.scalar_into(value, dt)
 
 
-_args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))
-
-
 # ------------------------------------------------------------------ Tensor methods of their own (bound by ember/_methods.py)
 # t.polygamma(n) is torch.polygamma(n, t): the order of the function's arguments is not the method's
 def _polygamma_method(self, n: int) -> "Tensor":
@@ -958,4 +936,12 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return res if out is None else out.copy_(res)
 
 
-_args.install(globals(), ("angle",))
+# ------------------------------------------------------------------ the public names
+# functions written by hand with no row of their own (NOTE [one row per op]: the names they declare)
+_WRITTEN = {"mvlgamma": Names(function="written"), "frexp": Names(inplace=False, function="written"),
+            "float_power": Names(inplace=False, function="written")}  # (float_power_ is written above)
+EXPORTS = export(globals(), (_UNARY, _PREDICATES, _BINARY, _TERNARY, _WRITTEN), {
+    Unary: lambda name, row, alias="": globals()[name] if alias else _unary_function(name),  # arcsin is asin
+    Predicate: _predicate, Binary: lambda name, row, alias="": _binary_function(name, alias)})
+__all__ = EXPORTS.public
+_args.install(globals(), __all__, out=("isneginf", "isposinf", "signbit"))

@@ -25,7 +25,7 @@ from .. import _backend as _B
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from ._op import NOT_YET, Op, linear, silent, unsupported
-from .shape import stack
+from .joining import stack
 
 __all__ = ["grid_sampler", "affine_grid_generator"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)
@@ -186,41 +186,51 @@ def _gather_taps(x: np.ndarray, flat: np.ndarray) -> np.ndarray:
     return np.take_along_axis(x.reshape(n, c, -1), flat.reshape(n, 1, -1), axis=2)
 
 
-class TapGather(Op):
-    """d gather(x, idx) = scatter-add(grad, idx) (the taps of grid sampling)"""
+class _Taps(Op):
+    """Base of the tap pair (NOTE [grid sampling as taps]): a gather of (N, C, size) cells at the flat (N, L)
+    ``indices`` and the scatter-add back, each the other's backward (the indices are an integer input: no
+    gradient). ``_kernel`` is the array work."""
+    _abstract = True
 
     __slots__ = ("idx", "size")
     nattrs = 1
     inputs = ("self", "indices")
+    _adjoint: type  # the other op of the pair
 
-    @staticmethod
-    def forward(ctx, self, indices, size):
+    @classmethod
+    def forward(cls, ctx, self, indices, size):
         if ctx is not None:
             ctx.idx, ctx.size = indices, size
-        return np.take_along_axis(self, indices[:, None, :], axis=2)
+        return cls._kernel(self, indices, size)
 
     def backward(ctx, grad):
-        return TapScatter.apply(grad, _wrap(ctx.idx, D.int64), ctx.size), None
+        return type(ctx)._adjoint.apply(grad, _wrap(ctx.idx, D.int64), ctx.size), None
 
 
-class TapScatter(Op):
-    """d scatter-add(g, idx) = gather(grad, idx)"""
+class TapGather(_Taps):
+    """d gather(x, idx) = scatter-add(grad, idx) (the taps of grid sampling)"""
 
-    __slots__ = ("idx", "size")
-    nattrs = 1
-    inputs = ("self", "indices")
+    __slots__ = ()
 
     @staticmethod
-    def forward(ctx, self, indices, size):
-        if ctx is not None:
-            ctx.idx, ctx.size = indices, size
+    def _kernel(self, indices, size):
+        return np.take_along_axis(self, indices[:, None, :], axis=2)
+
+
+class TapScatter(_Taps):
+    """d scatter-add(g, idx) = gather(grad, idx)"""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _kernel(self, indices, size):
         n, c, m = self.shape
         flat = indices[:, None, :] + (np.arange(n * c).reshape(n, c, 1) * size)
         out = np.bincount(flat.ravel(), self.ravel(), n * c * size)
         return out.astype(self.dtype, copy=False).reshape(n, c, size)
 
-    def backward(ctx, grad):
-        return TapGather.apply(grad, _wrap(ctx.idx, D.int64), ctx.size), None
+
+TapGather._adjoint, TapScatter._adjoint = TapScatter, TapGather
 
 
 class _GridSampler(Op):

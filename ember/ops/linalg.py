@@ -856,7 +856,7 @@ def matrix_exp(input: Tensor) -> Tensor:
     norm = float(np.max(np.abs(_all_examples(input)).sum(-1))) if input.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and math.isfinite(norm) else 0
     X = input / (2.0 ** s) if s else input
-    eye = em.eye(n, dtype=input.dtype)
+    eye = em.eye(n, dtype=input.dtype, device=input.device)
     term, total = eye, eye
     for k in range(1, 19):
         term = term @ X / k

@@ -534,6 +534,7 @@ class StandardGamma(Op):
     nattrs = 1
     save = ("self", "result")
     jvp = unsupported("_standard_gamma", NOT_YET)
+    _grad: type  # the op of the sample's derivative, from alpha and the saved sample (set below)
 
     @staticmethod
     def forward(ctx, alpha, rng):
@@ -543,8 +544,8 @@ class StandardGamma(Op):
         return np.maximum(x, tiny)
 
     def backward(ctx, grad):
-        alpha, x = ctx.saved_tensors
-        return (grad * StandardGammaGrad.apply(alpha, x),)
+        alpha, sample = ctx.saved_tensors
+        return (grad * type(ctx)._grad.apply(alpha, sample),)
 
 
 class StandardGammaGrad(Op):
@@ -566,29 +567,21 @@ class StandardGammaGrad(Op):
         raise RuntimeError("derivative for aten::_standard_gamma_grad is not implemented")
 
 
-class LogStandardGamma(Op):
+class LogStandardGamma(StandardGamma):
     """log x for x ~ Gamma(alpha, 1), with d log x / dalpha (NOTE [reparameterised Gamma samples])."""
 
     __slots__ = ()
-    nattrs = 1
-    save = ("self", "result")
-    jvp = unsupported("_standard_gamma", NOT_YET)
 
     @staticmethod
     def forward(ctx, alpha, rng):
         return _log_gamma_draw(alpha, rng).astype(alpha.dtype)
 
-    def backward(ctx, grad):
-        alpha, log_x = ctx.saved_tensors
-        return (grad * LogStandardGammaGrad.apply(alpha, log_x),)
 
-
-class LogStandardGammaGrad(Op):
-    """d log x / dalpha of a Gamma(alpha, 1) sample given log x; not differentiable itself."""
+class LogStandardGammaGrad(StandardGammaGrad):
+    """d log x / dalpha of a Gamma(alpha, 1) sample given log x; not differentiable itself (the same torch op)."""
 
     __slots__ = ()
     _name = "NotImplemented"
-    jvp = unsupported("aten::_standard_gamma_grad")
 
     @staticmethod
     def forward(ctx, alpha, log_x):
@@ -596,8 +589,8 @@ class LogStandardGammaGrad(Op):
             d = _sp.gamma_sample_dlog(alpha.astype(np.float64), log_x.astype(np.float64))
         return d.astype(alpha.dtype)
 
-    def backward(ctx, grad):
-        raise RuntimeError("derivative for aten::_standard_gamma_grad is not implemented")
+
+StandardGamma._grad, LogStandardGamma._grad = StandardGammaGrad, LogStandardGammaGrad
 
 
 def _draw_dirichlet(alpha, rng):

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _backend as _B
 from .. import _dtype as D
-from .._kernels import fsum as _fsum, scatter_add as _scatter_add
+from .._kernels import along_key as _along_key, fsum as _fsum, scatter_add as _scatter_add
 from .._malloc import translate_errors_of as _translate_errors_of
 from ..autograd._interpose import made, replayable
 from .. import _args
@@ -164,7 +164,8 @@ import warnings  # noqa: E402
 from .. import return_types as _RT  # noqa: E402
 from .._tensor import Tensor, _as_dim, _wrap_dim  # noqa: E402
 from .indexing import where as _where  # noqa: E402
-from .shape import cat as _cat, Flip as _Flip  # noqa: E402
+from .joining import cat as _cat  # noqa: E402
+from .rearrange import Flip as _Flip  # noqa: E402
 from ._op import _registry  # noqa: E402
 from ..autograd.grad_mode import _mode  # noqa: E402
 
@@ -179,13 +180,6 @@ def _as_1d(a: np.ndarray, dim: int):
     """``a`` (0-d arrays as 1-element) and ``dim`` wrapped, for ops along one dimension."""
     d = _wrap_dim(dim, a.ndim)
     return (a.reshape(1), 0) if a.ndim == 0 else (a, d)
-
-
-def _along_key(idx: np.ndarray, dim: int) -> tuple:
-    """A NumPy key addressing ``idx`` positions along ``dim`` (open grids for the other dims)."""
-    n = idx.ndim
-    return tuple(idx if d == dim else np.arange(s, like=idx).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
-                 for d, s in enumerate(idx.shape))
 
 
 def _empty_dim_error(name: str, d: int) -> IndexError:

@@ -20,7 +20,7 @@ from .._tensor import _wrap
 from ..autograd._interpose import fused_ok, replayable
 from ..autograd.grad_mode import _mode
 from ._op import Op
-from .shape import stack
+from .joining import stack
 
 __all__ = ["LstmLayer"]
 _QUIET_OPS = True  # forwards run without NumPy floating-point warnings (see Op.__init_subclass__)

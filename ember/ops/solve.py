@@ -24,7 +24,7 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     T = A.triu() if upper else A.tril()
     if unitriangular:
         n = A.shape[-1]
-        eye = _ember().eye(n, dtype=A.dtype)
+        eye = _ember().eye(n, dtype=A.dtype, device=A.device)
         T = T * (1 - eye) + eye
     return T
 
@@ -185,18 +185,18 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
             Lj = em.stack([c[..., j] for c in l_cols], -1)  # L[j, :j]
             Uj = _u_block(u_rows, j, j)  # U[:j, j:]
             u = u - (Lj.unsqueeze(-2) @ Uj).squeeze(-2)
-        u_rows.append(em.cat([em.zeros(*batch, j, dtype=A.dtype), u], -1) if j else u)
+        u_rows.append(em.cat([em.zeros(*batch, j, dtype=A.dtype, device=A.device), u], -1) if j else u)
         below = PA[..., j + 1:, j]
         if j:
             Lb = em.stack([c[..., j + 1:] for c in l_cols], -1)  # L[j+1:, :j]
             Uc = em.stack([r[..., j] for r in u_rows[:j]], -1)  # U[:j, j]
             below = below - (Lb @ Uc.unsqueeze(-1)).squeeze(-1)
         col = below / u[..., :1]
-        l_cols.append(em.cat([em.zeros(*batch, j + 1, dtype=A.dtype), col], -1))
-    U = em.stack(u_rows, -2) if k else em.zeros(*batch, 0, n, dtype=A.dtype)  # (k, n)
-    L = em.stack(l_cols, -1) if k else em.zeros(*batch, m, 0, dtype=A.dtype)  # (m, k), strictly lower
-    LU = (em.cat([L, em.zeros(*batch, m, n - k, dtype=A.dtype)], -1) if n > k else L) + \
-        (em.cat([U, em.zeros(*batch, m - k, n, dtype=A.dtype)], -2) if m > k else U)
+        l_cols.append(em.cat([em.zeros(*batch, j + 1, dtype=A.dtype, device=A.device), col], -1))
+    U = em.stack(u_rows, -2) if k else em.zeros(*batch, 0, n, dtype=A.dtype, device=A.device)  # (k, n)
+    L = em.stack(l_cols, -1) if k else em.zeros(*batch, m, 0, dtype=A.dtype, device=A.device)  # (m, k), strictly lower
+    LU = (em.cat([L, em.zeros(*batch, m, n - k, dtype=A.dtype, device=A.device)], -1) if n > k else L) + \
+        (em.cat([U, em.zeros(*batch, m - k, n, dtype=A.dtype, device=A.device)], -2) if m > k else U)
     result = (LU, piv, _wrap(np.zeros(batch, np.int32, like=_B.ref(LU._data)), D.int32)) if get_infos else (LU, piv)
     return result if out is None else _args.write_out(out, result, "lu")
 
@@ -213,16 +213,16 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     if unpack_data:
-        L = LU_data.tril(-1)[..., :, :k] + em.eye(m, k, dtype=LU_data.dtype)
+        L = LU_data.tril(-1)[..., :, :k] + em.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
         U = LU_data.triu()[..., :k, :]
     else:
-        L = U = em.zeros(0, dtype=LU_data.dtype)
+        L = U = em.zeros(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_pivots:
         perm = LuPermutation.apply(LU_pivots, m)
         # P^T = rows perm of I: (P^T)[i, perm[i]] = 1
-        P = (perm.unsqueeze(-1) == em.arange(m)).to(LU_data.dtype).mT.contiguous()
+        P = (perm.unsqueeze(-1) == em.arange(m, device=perm.device)).to(LU_data.dtype).mT.contiguous()
     else:
-        P = em.zeros(0, dtype=LU_data.dtype)
+        P = em.zeros(0, dtype=LU_data.dtype, device=LU_data.device)
     return RT.lu_unpack(P, L, U)
 
 
@@ -238,7 +238,7 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> 
         raise RuntimeError("linalg.lu_solve: Expected LU to be square")
     batch = np.broadcast_shapes(tuple(input.shape[:-2]), tuple(LU_data.shape[:-2]))
     Pb = _rows(input.expand(*batch, *input.shape[-2:]), LuPermutation.apply(LU_pivots, n).expand(batch + (n,)))
-    L = LU_data.tril(-1) + em.eye(n, dtype=LU_data.dtype)
+    L = LU_data.tril(-1) + em.eye(n, dtype=LU_data.dtype, device=LU_data.device)
     y = _substitute(L, Pb, True)
     return _substitute(LU_data.triu(), y, False)
 

@@ -1,4 +1,5 @@
-"""Sorting and selection: sort, argsort, topk, kthvalue, unique.
+"""Sorting and selection: sort, argsort, topk, kthvalue, unique; searchsorted and bucketize (insertion points
+into sorted data).
 
 sort/topk/kthvalue are ``_Selection`` ops (see ops/reduction.py): values are gathered at the chosen
 indices and the gradient is scattered back to them.
@@ -184,3 +185,62 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 # NOTE [foreign errors] (ember/_malloc.py): these compute on arrays outside ops
 _translate_errors_of(globals(), ("msort", "isin", "unique_consecutive"))
 _args.install(globals(), ("msort", "isin", "unique_consecutive"), python=("unique_consecutive",), out=("isin",))
+
+
+# ---------------------------------------------------------------- insertion points: searchsorted, bucketize
+__all__ += ["searchsorted", "bucketize"]
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None, out=None) -> Tensor:
+    """Insertion points of ``input`` into the innermost dimension of ``sorted_sequence``."""
+    for x in (sorted_sequence, input):
+        if isinstance(x, Tensor) and x._dtype.is_complex:
+            raise complex_refused("searchsorted_out_cpu", x._data.dtype)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    seq = sorted_sequence._data  # shapes only below: the values are read inside the op (so vmap can batch it)
+    vals = _B.asarray(input) if not isinstance(input, Tensor) else input._data
+    if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+    return SearchSorted.apply(sorted_sequence, input, bool(right), bool(out_int32))
+
+
+class SearchSorted(Op):
+    """Insertion points of ``vals`` into the last dim of ``seq`` (integer result: no gradient)."""
+
+    __slots__ = ()
+    nattrs = 2
+    inputs = ("sorted_sequence", "self")
+
+    @staticmethod
+    def forward(ctx, seq, vals, right, out_int32):
+        s = "right" if right else "left"
+        if seq.ndim <= 1:
+            res = np.searchsorted(seq.reshape(-1), vals, side=s)
+        else:
+            s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+            res = np.stack([np.searchsorted(a, b, side=s) for a, b in zip(s2, v2)]).reshape(vals.shape)
+        return _B.asarray(res, np.int32 if out_int32 else np.int64)
+
+    def backward(ctx, grad):  # pragma: no cover - integer output
+        return None, None
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
+    """The bucket of each element of ``input`` given 1-d sorted ``boundaries``."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+_args.install(globals(), ("searchsorted", "bucketize"))

@@ -22,7 +22,7 @@ from ._erf import erfc64 as _erfc64, erfinv64 as _erfinv64, exp_neg_sq as _exp_n
 from .elementwise import (_ANY, _SO, _X, _R, _binary, _in_float64, _not_implemented,
                           _out, _renamed, _unary_function,
                           _safe, _to_float, _unary, exp, log, where)
-from .unary import sign
+from .piecewise import sign
 
 __all__ = ["ndtr", "log_ndtr", "ndtri", "erfcx", "entr", "i0e", "i1e", "xlog1py"]
 
@@ -416,19 +416,25 @@ __all__ += ["zeta"]
 
 
 # ------------------------------------------------------------------ modified Bessel functions of the second kind
+def _bessel_terms(term, q, nu: int, n: int):
+    """The first ``n`` terms of a Bessel series in powers of ``q`` with their harmonic numbers: (term_k, H_k,
+    H_{k+nu}), where term_k = term_{k-1} * q / (k (k + nu)) from ``term`` (k = 0)."""
+    h_k, h_kn = 0.0, float(nu)
+    for k in range(n):
+        if k:
+            term = term * q / (k * (k + nu))
+            h_k += 1.0 / k
+            h_kn += 1.0 / (k + nu)
+        yield term, h_k, h_kn
+
+
 def _k_series(x, nu: int):
     """K_0, K_1 for 0 < x <= 2 from their power series around 0 (logarithmic terms with I_0, I_1)."""
     q = 0.25 * x * x
     log_half = np.log(0.5 * x)
     euler = _sp._EULER_GAMMA
-    term = np.ones_like(x)  # q^k / (k! (k + nu)!)
-    h_k, h_kn = 0.0, float(nu and 1.0)  # harmonic numbers H_k, H_{k+nu}
     total = np.zeros_like(x)
-    for k in range(40):
-        if k:
-            term = term * q / (k * (k + nu))
-            h_k += 1.0 / k
-            h_kn += 1.0 / (k + nu)
+    for term, h_k, h_kn in _bessel_terms(np.ones_like(x), q, nu, 40):  # term_k = q^k / (k! (k + nu)!)
         if nu == 0:
             total += term * (h_k - euler - log_half)
         else:
@@ -564,14 +570,8 @@ def _y_series(x, nu: int):
     q = -h * h
     euler = _sp._EULER_GAMMA
     j = _j_series(x, nu)
-    term = h ** nu  # (-1)^k (x/2)^(2k+nu) / (k! (k+nu)!)
-    h_k, h_kn = 0.0, float(nu)
     total = np.zeros_like(x)
-    for k in range(25):
-        if k:
-            term = term * q / (k * (k + nu))
-            h_k += 1.0 / k
-            h_kn += 1.0 / (k + nu)
+    for term, h_k, h_kn in _bessel_terms(h ** nu, q, nu, 25):  # term_k = (-1)^k (x/2)^(2k+nu) / (k! (k+nu)!)
         total += term * (h_k + h_kn)  # psi(k+1) + psi(k+nu+1) + 2 gamma
     series = (2.0 / np.pi) * (np.log(h) + euler) * j - total / np.pi
     return series - 2.0 / (np.pi * x) if nu else series

@@ -126,9 +126,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     side = (not one) if onesided is None else onesided
     code = _BY_ROOT_N if normalized else _NONE
     if one:
-        if side:
-            raise RuntimeError("Cannot have onesided output if window or input is complex")
-        out = FftC2C.apply(frames, (2,), code, True)
+        out = _complex_frames(frames, side, code, True)
     else:
         out = FftR2C.apply(frames, (2,), code, side)
     out = TransposeInplace.apply(out, 1, 2)
@@ -139,6 +137,14 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
 
         return view_as_real(out)
     return out
+
+
+def _complex_frames(frames: Tensor, onesided: bool, code, forward: bool) -> Tensor:
+    """The complex-to-complex FFT of each frame (dim 2) of stft (``forward``) or istft; complex data has no
+    one-sided spectrum."""
+    if onesided:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    return FftC2C.apply(frames, (2,), code, forward)
 
 
 def _istft_error(input: Tensor, n_fft, hop, win, window, center, normalized, onesided, length, return_complex,
@@ -204,9 +210,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     frames = x.transpose(1, 2)  # (batch, frames, fft_size)
     code = _BY_ROOT_N if normalized else _BY_N
     if return_complex:
-        if side:
-            raise RuntimeError("Cannot have onesided output if window or input is complex")
-        frames = FftC2C.apply(frames, (2,), code, False)
+        frames = _complex_frames(frames, side, code, False)
     else:
         if w._dtype.is_complex:
             raise RuntimeError("Complex windows are incompatible with return_complex=False")

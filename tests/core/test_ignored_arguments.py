@@ -530,7 +530,7 @@ UNREAD = {
     "ember.ops.sorting.unique": {"sorted": ORDER},
     "ember.nn.functional.embedding": {"sparse": SPARSE_GRAD},
     "ember.nn.functional.embedding_bag": {"sparse": SPARSE_GRAD},
-    "ember.ops.indexing.gather": {"sparse_grad": SPARSE_GRAD},
+    "ember.ops.gather_scatter.gather": {"sparse_grad": SPARSE_GRAD},
     "ember.nn.parallel.distributed.DistributedDataParallel.__init__": dict.fromkeys(
         ("delay_all_reduce_named_params", "param_to_hook_all_reduce", "bucket_cap_mb_list", "batched_grad_copy"),
         DDP_ARGS),

@@ -11,12 +11,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import tensor_stub  # noqa: E402
+from generated import stale_message  # noqa: E402
 
 
 def test_tensor_stub_is_current() -> None:
     with open(tensor_stub.STUB) as f:
         current = f.read()
-    assert current == tensor_stub.render(), "ember/_tensor.pyi is stale: regenerate it with `make stub`"
+    assert current == tensor_stub.render(), stale_message("ember/_tensor.pyi", current, tensor_stub.render(), "make stub",
+                                                   "python tools/tensor_stub.py")
+
 
 
 def test_stub_declares_every_public_tensor_attribute() -> None:

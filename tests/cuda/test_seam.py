@@ -175,7 +175,7 @@ def test_cross_entropy_and_nll_on_the_device(stand_in) -> None:
 # A CuPy array is no np.ndarray, and np.asarray / np.ascontiguousarray of a stand-in array silently make a host
 # array (NumPy gives ndarray subclasses no hook there), so these spellings are kept out of the op kernels.
 _FORBIDDEN = {
-    r"isinstance\([^,()]+, (np\.ndarray|_nd)\)": "_B.is_array(x) (a CuPy array is no np.ndarray)",
+    r"isinstance\([^,()]+, (\([^()]*\b)?(np\.ndarray|_nd)\b": "_B.is_array(x) (a CuPy array is no np.ndarray)",
     r"np\.asarray\(": "_B.asarray (NumPy's converts a device array to the host)",
     r"np\.ascontiguousarray\(": "_B.ascontiguousarray",
     r"np\.lib\.stride_tricks|__array_interface__\[": "_B.as_strided / _B.strided_view / _B.address",
@@ -184,6 +184,9 @@ _FORBIDDEN = {
 }
 _ALLOWED = {  # (file, the line's text) pairs that only ever see host arrays
     ("complex_numbers.py", "while isinstance(arr.base, np.ndarray):"),  # the base chain of a host view
+    # keys as the user wrote them (NumPy arrays are host data, made into index arrays on the tensor's device)
+    ("indexing.py", "if isinstance(k, (Tensor, slice, np.ndarray, str, *_SEQ)) or k is None or k is Ellipsis:"),
+    ("indexing.py", "elif isinstance(k, (np.ndarray, str, *_SEQ)):"),
     ("random.py", "return _B.like(like, np.asarray(arr).astype(like.dtype, copy=False))"),  # host draws
     ("_inplace.py", "if type(arr) is not np.ndarray or arr.dtype.kind != \"f\" or not arr.flags.writeable:"),
     ("reduction.py", "return cls._ufunc.accumulate(a, axis=d, dtype=_int_result(a, dtype)).reshape(self.shape)"),
@@ -195,18 +198,59 @@ _ALLOWED = {  # (file, the line's text) pairs that only ever see host arrays
     ("complex_numbers.py", "view.flags.writeable = False"),
     ("_kernels.py", "\"\"\"``np.add.at(out, key, values)`` into a fresh C-contiguous ``out`` (NOTE [flat scatter-add]).\"\"\""),
     ("_kernels.py", "np.add.at(out.reshape(-1), pos, np.broadcast_to(values, region).reshape(-1))"),
+    # host bookkeeping in nn: interpolation matrices, listed classes, lengths and block tables from Python values,
+    # state-dict values given as NumPy arrays
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), i0), 1.0 - lam)"),
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), i1), lam)"),
+    ("_functional_conv.py", "np.add.at(m, (np.arange(out), np.clip(i0 - 1 + j, 0, n - 1)), w)"),
+    ("_functional_loss.py", "np.add.at(counts, (np.nonzero(listed)[0], t[listed]), 1)  # a class listed twice counts "
+                            "twice"),
+    ("_functional_ctc.py", "x = _wrap(np.asarray(x, np.int64).reshape(-1), _D.int64)"),
+    ("flex_attention.py", "return _wrap(np.ascontiguousarray(a, dtype=np.int32), D.int32)"),
+    ("module.py", "if isinstance(v, np.ndarray):"),
+    ("rnn.py", "return np.asarray([int(n) for n in lengths], dtype=np.int64)"),
+    ("rnn.py", "return _wrap(np.ascontiguousarray(a, dtype=np.int64), _D.int64)"),
 }
 
 
 def test_op_kernels_use_the_namespace_helpers() -> None:
     root = pathlib.Path(ember.__file__).parent
     bad = []
-    for path in sorted((root / "ops").glob("*.py")) + [root / "_kernels.py"]:
+    kernels = [root / "ops", root / "func", root / "nn"]  # op kernels, vmap's rules, nn's functions and layers
+    for path in sorted(p for d in kernels for p in d.rglob("*.py")) + [root / "_kernels.py"]:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             text = line.strip()
             if text.startswith("#") or (path.name, text) in _ALLOWED:
                 continue
             for pattern, use in _FORBIDDEN.items():
+                if re.search(pattern, text):
+                    bad.append(f"{path.name}:{n}: {text}  -> {use}")
+    assert not bad, "\n".join(bad)
+
+
+# ember.compile's programs call kernels on the inputs' arrays (NOTE [compiled on devices] in ember/_compile/__init__.py):
+# the compiler's own code keeps to the same spellings, and makes no array without ``like=`` (it would land on the
+# host) and asks no ``type(x) is np.ndarray`` (a device array would look like a batched tensor or a constant).
+_COMPILE_FORBIDDEN = dict(_FORBIDDEN, **{
+    r"type\([^()]+\) is (not )?(np\.ndarray|_nd)\b": "type(x) in _B.ARRAYS / _B.is_cpu_array",
+    r"np\.(zeros|empty|ones|full|arange)\((?![^#]*like=)": "like= an input (np.zeros/np.empty), _B.full/_B.ones",
+})
+_COMPILE_ALLOWED = {
+    ("build.py", "return x if type(x) in _ARRAYS else np.asarray(x)"),  # a kernel's NumPy scalar: a host 0-d array
+    ("build.py", "return tuple(x if type(x) in _ARRAYS else np.asarray(x) for x in xs)"),
+    ("trace.py", "return o if type(o) is np.ndarray else None"),  # the hidden host array of a stand-in array
+}
+
+
+def test_compiler_uses_the_namespace_helpers() -> None:
+    root = pathlib.Path(ember.__file__).parent / "_compile"
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            text = line.strip()
+            if text.startswith("#") or (path.name, text) in _COMPILE_ALLOWED:
+                continue
+            for pattern, use in _COMPILE_FORBIDDEN.items():
                 if re.search(pattern, text):
                     bad.append(f"{path.name}:{n}: {text}  -> {use}")
     assert not bad, "\n".join(bad)

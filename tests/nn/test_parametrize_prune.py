@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import ember, same_error, torch
+from oracle import ember, same_error, same_outcome, torch
 
 importlib.import_module("torch.nn.utils.prune")  # (torch does not load it with torch.nn.utils)
 
@@ -104,6 +104,35 @@ def test_parametrization_errors():
     ]:
         same_error(fn)
     del P
+
+
+@pytest.mark.parametrize("chained, change", [(False, "dtype"), (False, "shape"), (True, "dtype"), (True, "shape"),
+                                             (True, "inverse dtype"), (True, "inverse shape")])
+def test_parametrization_may_not_change_dtype_or_shape(chained, change):
+    # the whole message: torch's three texts name what changed, its two values and the tensor
+    assert same_outcome(lambda lib: _register_changing(lib, chained, change))[0] == "raise"
+
+
+def _register_changing(lib, chained: bool, change: str):
+    """register_parametrization of a parametrization (or right_inverse) that changes the weight's dtype or shape,
+    first on the weight or after a first parametrization."""
+    alter = (lambda x: x.double()) if change.endswith("dtype") else (lambda x: x[:1])
+
+    class Changing(lib.nn.Module):
+        def forward(self, x):
+            return x if change.startswith("inverse") else alter(x)
+
+        def right_inverse(self, x):
+            return alter(x) if change.startswith("inverse") else x
+
+    class Same(lib.nn.Module):
+        def forward(self, x):
+            return x
+
+    m = lib.nn.Linear(3, 2)
+    if chained:
+        lib.nn.utils.parametrize.register_parametrization(m, "weight", Same())
+    lib.nn.utils.parametrize.register_parametrization(m, "weight", Changing())
 
 
 def test_parametrized_module_state_dict_roundtrip_and_sharing():
@@ -242,6 +271,7 @@ def test_old_weight_norm_and_spectral_norm():
     for fn in [lambda lib: lib.nn.utils.remove_weight_norm(lib.nn.Linear(2, 2)),
                lambda lib: lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2)),
                lambda lib: lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2))),
+               lambda lib: lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))),
                lambda lib: lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2), n_power_iterations=0),
                lambda lib: lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2, bias=False), "bias"),
                lambda lib: lib.nn.utils.weight_norm(lib.nn.LazyLinear(2))]:
@@ -325,7 +355,8 @@ def test_prune_errors():
                                                                   amount=1, n=1, dim=0),
                lambda lib: lib.nn.utils.prune.global_unstructured(5, lib.nn.utils.prune.L1Unstructured, amount=1),
                lambda lib: lib.nn.utils.prune.l1_unstructured(lib.nn.Linear(2, 2), "weight", 1,
-                                                              importance_scores=lib.ones(3))]:
+                                                              importance_scores=lib.ones(3)),
+               lambda lib: lib.nn.utils.prune.L1Unstructured(1).prune(lib.ones(2, 2), importance_scores=lib.ones(3))]:
         same_error(fn)
     m = ember.nn.Linear(2, 2)
     with pytest.raises(ValueError):

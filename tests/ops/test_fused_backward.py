@@ -59,7 +59,7 @@ def test_fused_equals_composed_formula(name) -> None:
 def test_relu_mask_equals_where_bit_for_bit(dtype, shape) -> None:
     """ThresholdBackward's bit-mask kernel is ``where(result > 0, grad, 0)``: inf/nan grads masked to +0.0,
     kept -0.0 and nan as they are, on contiguous and strided inputs."""
-    from ember.ops.unary import _keep_where_positive
+    from ember.ops.piecewise import _keep_where_positive
 
     rng = np.random.default_rng(4)
     special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0], dtype)

@@ -121,3 +121,23 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_torch(name) -> None:
     same_error(ERRORS[name])
+
+
+# the public functions ops/shape.py defined before it was split by domain (NOTE [names of a split module])
+_MOVED_FROM_SHAPE = ("cat concat concatenate stack split unbind hstack vstack dstack column_stack row_stack atleast_1d "
+                     "atleast_2d atleast_3d chunk tensor_split hsplit vsplit dsplit split_with_sizes unsafe_split "
+                     "unsafe_split_with_sizes unsafe_chunk repeat tile repeat_interleave flip fliplr flipud roll rot90 "
+                     "tril triu diagonal diag_embed diag diagflat trace").split()
+
+
+def test_names_moved_out_of_shape_resolve_there() -> None:
+    import importlib
+
+    from ember.ops import shape
+
+    for name in _MOVED_FROM_SHAPE:
+        obj = getattr(shape, name)
+        home = importlib.import_module(obj.__module__)
+        assert home.__name__ != "ember.ops.shape" and getattr(home, name) is obj, name
+    with pytest.raises(AttributeError, match="has no attribute 'scatter'"):
+        _ = shape.scatter

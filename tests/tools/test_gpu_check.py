@@ -27,6 +27,30 @@ def test_gpu_check_dry_run(tmp_path) -> None:
     assert "## op_db on cuda vs torch CUDA" in (tmp_path / "gpu_check.md").read_text()
 
 
+def test_gpu_check_bench_dry_run(tmp_path) -> None:
+    """The bench section on the stand-in (test sizes): eager rows, and compiled rows for W2, W3, W6 whose steps
+    replay compiled programs (NOTE [compiled on devices] in ember/_compile/__init__.py) with torch's first loss."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("EMBER_FAKE_CUDA", None)
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_check.py"), "--dry-run", "--out",
+                          str(tmp_path), "--sections", "bench", "--bench-seconds", "0.01", "--bench-tiny"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    bench = json.loads((tmp_path / "gpu_check.json").read_text())["sections"]["bench"]["result"]
+    assert sorted(bench) == ["W2", "W3", "W5", "W6"]
+    for name, row in bench.items():
+        assert row["loss_close"] and row["ember_ms"] > 0 and row["torch_ms"] > 0, row
+        if name == "W5":
+            assert not any(k.startswith("ember_compiled") for k in row)
+            continue
+        assert row["ember_compiled_loss_close"] and row["ember_compiled_first_loss"] == row["first_loss"]["ember"]
+        assert row["ember_compiled_ms"] > 0 and row["ember_compiled_first_two_s"] > 0 and row["ember_compiled_ratio"]
+        assert row["ember_compiled_entries"].startswith("compiled x") and "breaks" not in row["ember_compiled_entries"]
+        assert row["ember_compiled_host_fallbacks"] == []
+    md = (tmp_path / "gpu_check.md").read_text()
+    assert "## Compiled workloads on cuda" in md and "| W6 |" in md.split("## Compiled workloads")[1]
+
+
 def test_torch_cuda_gaps_are_counted_apart(monkeypatch) -> None:
     """Where torch CUDA raises, or differs from its own CPU kernel, and ember agrees with torch's CPU, the op is a
     ``torch_cuda_gap``, not a pass or a failure; a wrong ember answer still fails. torch's CUDA is played here by

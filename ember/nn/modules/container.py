@@ -5,7 +5,7 @@ import operator
 import warnings
 from collections import OrderedDict
 from itertools import chain
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
 
 from ..._tensor import Tensor
 from ...autograd import graph as _graph
@@ -21,6 +21,8 @@ def _abs_index(idx: int, n: int, what: str) -> int:
         raise IndexError(f"index {idx} is out of range")
     return idx % n if n else idx
 
+
+_S = TypeVar("_S", bound="_ModuleSequence")
 
 _CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
                          "Subclass that instead.")
@@ -42,7 +44,36 @@ class Container(Module):
             self.add_module(key, value)
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: submodules numbered "0", "1", ... in order, renumbered after a
+    deletion, as torch's."""
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules.keys())
+        if isinstance(idx, slice):
+            for k in keys[idx]:
+                delattr(self, k)
+        else:
+            delattr(self, keys[_abs_index(idx, len(keys), type(self).__name__)])
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self: _S, module: Module) -> _S:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+
+class Sequential(_ModuleSequence):
     """Modules called in order, each on the previous one's output."""
 
     def __init__(self, *args) -> None:
@@ -63,22 +94,6 @@ class Sequential(Module):
     def __setitem__(self, idx: int, module: Module) -> None:
         keys = list(self._modules.keys())
         setattr(self, keys[_abs_index(idx, len(keys), "Sequential")], module)
-
-    def __delitem__(self, idx) -> None:
-        keys = list(self._modules.keys())
-        if isinstance(idx, slice):
-            for k in keys[idx]:
-                delattr(self, k)
-        else:
-            delattr(self, keys[_abs_index(idx, len(keys), "Sequential")])
-        items = list(self._modules.items())
-        self._modules = OrderedDict((str(i), m) for i, (_, m) in enumerate(items))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
 
     def __add__(self, other: "Sequential") -> "Sequential":
         if not isinstance(other, Sequential):
@@ -107,10 +122,6 @@ class Sequential(Module):
         self._check_factor(other)
         return self.extend(list(self) * (other - 1))
 
-    def append(self, module: Module) -> "Sequential":
-        self.add_module(str(len(self)), module)
-        return self
-
     def insert(self, index: int, module: Module) -> "Sequential":
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
@@ -127,18 +138,13 @@ class Sequential(Module):
             self.append(m)
         return self
 
-    def pop(self, key: int) -> Module:
-        v = self[key]
-        del self[key]
-        return v
-
     def forward(self, input):
         for module in self:
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered so their parameters are found."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -154,21 +160,6 @@ class ModuleList(Module):
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_abs_index(idx, len(self), "ModuleList")), module)
 
-    def __delitem__(self, idx) -> None:
-        keys = list(self._modules.keys())
-        if isinstance(idx, slice):
-            for k in keys[idx]:
-                delattr(self, k)
-        else:
-            delattr(self, keys[_abs_index(idx, len(keys), "ModuleList")])
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
     def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
         return self.extend(modules)
 
@@ -179,15 +170,6 @@ class ModuleList(Module):
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self)), module)
-        return self
-
-    def pop(self, key: int) -> Module:
-        v = self[key]
-        del self[key]
-        return v
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
         if not hasattr(modules, "__iter__"):

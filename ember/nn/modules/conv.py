@@ -3,14 +3,13 @@ forms."""
 from __future__ import annotations
 
 import inspect
-import math
 
-from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter, UninitializedParameter
+from ..parameter import UninitializedParameter
 from ..._device import _check_device
+from ._family import _per_rank
+from ._weights import _kaiming_reset, _weight_and_bias
 from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _expand
@@ -64,21 +63,10 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
         shape = ((in_channels, out_channels // groups) if self.transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(_F.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_F.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, shape, out_channels, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        # torch's default: kaiming_uniform(a=sqrt(5)) for the weight, U(+-1/sqrt(fan_in)) for the bias
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self.weight, self.bias, empty_fan_bias=False)
 
     def extra_repr(self) -> str:
         nd = self._nd
@@ -105,7 +93,7 @@ class _Conv(_ConvNd):
                          padding_mode, 0, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        fn = self._fn
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -115,22 +103,8 @@ class _Conv(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv1d(_Conv):
-    """1-d convolution over (N, C_in, L) input."""
-
-    _nd = 1
-
-
-class Conv2d(_Conv):
-    """2-d convolution over (N, C_in, H, W) input."""
-
-    _nd = 2
-
-
-class Conv3d(_Conv):
-    """3-d convolution over (N, C_in, D, H, W) input."""
-
-    _nd = 3
+Conv1d, Conv2d, Conv3d = _per_rank(_Conv, "Conv{d}d", "{d}-d convolution over (N, C_in, {dims}) input.",
+                                   (F.conv1d, F.conv2d, F.conv3d))
 
 
 class _ConvTranspose(_ConvNd):
@@ -160,27 +134,13 @@ class _ConvTranspose(_ConvNd):
         return tuple(opad)
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
-                  self.groups, self.dilation)
+        return self._fn(input, self.weight, self.bias, self.stride, self.padding,
+                        self._output_padding(input, output_size), self.groups, self.dilation)
 
 
-class ConvTranspose1d(_ConvTranspose):
-    """1-d transposed convolution over (N, C_in, L) input."""
-
-    _nd = 1
-
-
-class ConvTranspose2d(_ConvTranspose):
-    """2-d transposed convolution over (N, C_in, H, W) input."""
-
-    _nd = 2
-
-
-class ConvTranspose3d(_ConvTranspose):
-    """3-d transposed convolution over (N, C_in, D, H, W) input."""
-
-    _nd = 3
+ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = _per_rank(
+    _ConvTranspose, "ConvTranspose{d}d", "{d}-d transposed convolution over (N, C_in, {dims}) input.",
+    (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d))
 
 
 class _LazyConvMixin(LazyModuleMixin):

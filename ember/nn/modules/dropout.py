@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
+from ._family import _member, _per_rank
 from .module import Module
 
 __all__ = ["Dropout", "Dropout2d", "AlphaDropout", "Dropout1d", "Dropout3d", "FeatureAlphaDropout"]
@@ -24,35 +25,13 @@ class _DropoutNd(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout(_DropoutNd):
-    """Zero elements with probability p, scale the rest by 1 / (1 - p)."""
-
-
-class Dropout2d(_DropoutNd):
-    """Zero whole channels with probability p, scale the rest by 1 / (1 - p)."""
-
-    _fn = staticmethod(F.dropout2d)
-
-
-class AlphaDropout(_DropoutNd):
-    """Dropout keeping zero mean and unit variance (for SELU networks)."""
-
-    _fn = staticmethod(F.alpha_dropout)
-
-
-class Dropout1d(_DropoutNd):
-    """Zero whole channels of (N, C, L) or (C, L) input with probability p, scale the rest by 1 / (1 - p)."""
-
-    _fn = staticmethod(F.dropout1d)
-
-
-class Dropout3d(_DropoutNd):
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-
-    _fn = staticmethod(F.dropout3d)
-
-
-class FeatureAlphaDropout(_DropoutNd):
-    """AlphaDropout of whole channels (one draw per sample and channel)."""
-
-    _fn = staticmethod(F.feature_alpha_dropout)
+Dropout = _member(_DropoutNd, "Dropout", "Zero elements with probability p, scale the rest by 1 / (1 - p).",
+                  F.dropout)
+Dropout1d, Dropout2d, Dropout3d = _per_rank(
+    _DropoutNd, "Dropout{d}d", "Zero whole channels of (N, C, {dims}) or (C, {dims}) input with probability p, scale "
+    "the rest by 1 / (1 - p).", (F.dropout1d, F.dropout2d, F.dropout3d))
+AlphaDropout = _member(_DropoutNd, "AlphaDropout", "Dropout keeping zero mean and unit variance (for SELU networks).",
+                       F.alpha_dropout)
+FeatureAlphaDropout = _member(_DropoutNd, "FeatureAlphaDropout",
+                              "AlphaDropout of whole channels (one draw per sample and channel).",
+                              F.feature_alpha_dropout)

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 
-from ... import _factories as _F
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter, UninitializedParameter
+from ..parameter import UninitializedParameter
 from ..._device import _check_device
+from ._weights import _kaiming_reset, _weight_and_bias
 from .lazy import LazyModuleMixin
 from .module import Module
 
@@ -34,20 +34,10 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_F.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_F.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        # torch's default: kaiming_uniform(a=sqrt(5)) == U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for both
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self.weight, self.bias, empty_fan_bias=True)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -66,12 +56,7 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(_F.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_F.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         if self.in1_features <= 0:

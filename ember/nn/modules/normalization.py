@@ -66,7 +66,7 @@ class _NormBase(Module):
         if track:
             self.register_buffer("running_mean", _F.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _F.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _F.tensor(0, dtype=D.int64))
+            self.register_buffer("num_batches_tracked", _F.tensor(0, dtype=D.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -301,7 +301,7 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
-            self.num_batches_tracked = _F.tensor(0, dtype=D.int64)
+            self.num_batches_tracked = _F.tensor(0, dtype=D.int64, device=device)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.num_features != 0:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
+from ._family import _per_rank
 from .module import Module
 from .utils import _expand
 
@@ -13,7 +14,7 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
 
 
 class _MaxPoolNd(Module):
-    _fn = None
+    """Max pooling; each rank's class sets ``_fn``, its functional form (NOTE [layer families])."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
@@ -32,22 +33,9 @@ class _MaxPoolNd(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool1d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, L) input."""
-
-    _fn = staticmethod(F.max_pool1d)
-
-
-class MaxPool2d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, H, W) input."""
-
-    _fn = staticmethod(F.max_pool2d)
-
-
-class MaxPool3d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, D, H, W) input."""
-
-    _fn = staticmethod(F.max_pool3d)
+MaxPool1d, MaxPool2d, MaxPool3d = _per_rank(
+    _MaxPoolNd, "MaxPool{d}d", "Max over sliding windows of (N, C, {dims}) input.",
+    (F.max_pool1d, F.max_pool2d, F.max_pool3d))
 
 
 class AvgPool1d(Module):
@@ -70,7 +58,7 @@ class AvgPool1d(Module):
 
 
 class _AvgPoolNd(Module):
-    _fn = None
+    """Average pooling with divisor_override (2-d and 3-d); each rank's class sets ``_fn``."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:
@@ -88,20 +76,14 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(_AvgPoolNd):
-    """Mean over sliding windows of (N, C, H, W) input."""
-
-    _fn = staticmethod(F.avg_pool2d)
-
-
-class AvgPool3d(_AvgPoolNd):
-    """Mean over sliding windows of (N, C, D, H, W) input."""
-
-    _fn = staticmethod(F.avg_pool3d)
+AvgPool2d, AvgPool3d = _per_rank(
+    _AvgPoolNd, "AvgPool{d}d", "Mean over sliding windows of (N, C, {dims}) input.", (F.avg_pool2d, F.avg_pool3d),
+    ranks=(2, 3))
 
 
 class _AdaptivePool(Module):
-    _fn = None
+    """Adaptive pooling to ``output_size``; each rank's class sets ``_fn``."""
+
     _with_indices = False
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
@@ -124,47 +106,20 @@ class _AdaptiveAvgPool(_AdaptivePool):
         super().__init__(output_size)
 
 
-class AdaptiveAvgPool1d(_AdaptiveAvgPool):
-    """Mean over adaptive windows of (N, C, L) input."""
-
-    _fn = staticmethod(F.adaptive_avg_pool1d)
-
-
-class AdaptiveAvgPool2d(_AdaptiveAvgPool):
-    """Mean over adaptive windows of (N, C, H, W) input."""
-
-    _fn = staticmethod(F.adaptive_avg_pool2d)
-
-
-class AdaptiveAvgPool3d(_AdaptiveAvgPool):
-    """Mean over adaptive windows of (N, C, D, H, W) input."""
-
-    _fn = staticmethod(F.adaptive_avg_pool3d)
-
-
-class AdaptiveMaxPool1d(_AdaptivePool):
-    """Max over adaptive windows of (N, C, L) input."""
-
-    _fn = staticmethod(F.adaptive_max_pool1d)
+class _AdaptiveMaxPool(_AdaptivePool):
     _with_indices = True
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
-    """Max over adaptive windows of (N, C, H, W) input."""
-
-    _fn = staticmethod(F.adaptive_max_pool2d)
-    _with_indices = True
-
-
-class AdaptiveMaxPool3d(_AdaptivePool):
-    """Max over adaptive windows of (N, C, D, H, W) input."""
-
-    _fn = staticmethod(F.adaptive_max_pool3d)
-    _with_indices = True
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _per_rank(
+    _AdaptiveAvgPool, "AdaptiveAvgPool{d}d", "Mean over adaptive windows of (N, C, {dims}) input.",
+    (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d))
+AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _per_rank(
+    _AdaptiveMaxPool, "AdaptiveMaxPool{d}d", "Max over adaptive windows of (N, C, {dims}) input.",
+    (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d))
 
 
 class _LPPoolNd(Module):
-    _fn = None
+    """Power-average pooling; each rank's class sets ``_fn``."""
 
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -178,27 +133,14 @@ class _LPPoolNd(Module):
                 f"ceil_mode={self.ceil_mode}")
 
 
-class LPPool1d(_LPPoolNd):
-    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, L) input."""
-
-    _fn = staticmethod(F.lp_pool1d)
-
-
-class LPPool2d(_LPPoolNd):
-    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, H, W) input."""
-
-    _fn = staticmethod(F.lp_pool2d)
-
-
-class LPPool3d(_LPPoolNd):
-    """Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, D, H, W) input."""
-
-    _fn = staticmethod(F.lp_pool3d)
+LPPool1d, LPPool2d, LPPool3d = _per_rank(
+    _LPPoolNd, "LPPool{d}d",
+    "Power-average pooling: (sum of x**p over each window) ** (1/p) of (N, C, {dims}) input.",
+    (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d))
 
 
 class _MaxUnpoolNd(Module):
-    _fn = None
-    _nd = 0
+    """Max unpooling; each rank's class sets ``_fn`` and ``_nd``, its rank."""
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
@@ -216,30 +158,14 @@ class _MaxUnpoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxUnpool1d(_MaxUnpoolNd):
-    """Partial inverse of MaxPool1d: values back at their arg-max positions, zeros elsewhere."""
-
-    _fn = staticmethod(F.max_unpool1d)
-    _nd = 1
-
-
-class MaxUnpool2d(_MaxUnpoolNd):
-    """Partial inverse of MaxPool2d: values back at their arg-max positions, zeros elsewhere."""
-
-    _fn = staticmethod(F.max_unpool2d)
-    _nd = 2
-
-
-class MaxUnpool3d(_MaxUnpoolNd):
-    """Partial inverse of MaxPool3d: values back at their arg-max positions, zeros elsewhere."""
-
-    _fn = staticmethod(F.max_unpool3d)
-    _nd = 3
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _per_rank(
+    _MaxUnpoolNd, "MaxUnpool{d}d",
+    "Partial inverse of MaxPool{d}d: values back at their arg-max positions, zeros elsewhere.",
+    (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d))
 
 
 class _FractionalMaxPoolNd(Module):
-    _fn = None
-    _nd = 2
+    """Fractional max pooling; each rank's class sets ``_fn`` and ``_nd``, its rank."""
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
                  _random_samples=None) -> None:
@@ -262,15 +188,7 @@ class _FractionalMaxPoolNd(Module):
                               _random_samples=self._random_samples)
 
 
-class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    """Fractional max pooling of (N, C, H, W) input (Graham's pseudo-random fractional strides)."""
-
-    _fn = staticmethod(F.fractional_max_pool2d)
-    _nd = 2
-
-
-class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    """Fractional max pooling of (N, C, D, H, W) input (Graham's pseudo-random fractional strides)."""
-
-    _fn = staticmethod(F.fractional_max_pool3d)
-    _nd = 3
+FractionalMaxPool2d, FractionalMaxPool3d = _per_rank(
+    _FractionalMaxPoolNd, "FractionalMaxPool{d}d",
+    "Fractional max pooling of (N, C, {dims}) input (Graham's pseudo-random fractional strides).",
+    (F.fractional_max_pool2d, F.fractional_max_pool3d), ranks=(2, 3))

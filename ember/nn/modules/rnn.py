@@ -246,7 +246,7 @@ class RNNBase(Module):
         if not batch_sizes:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if hx is None:
-            states = [_F.zeros(shape, dtype=data.dtype) for shape in self._state_shapes(batch)]
+            states = [_F.zeros(shape, dtype=data.dtype, device=data.device) for shape in self._state_shapes(batch)]
         else:
             states = list(hx) if lstm else [hx]
             if sorted_idx is not None:
@@ -442,7 +442,7 @@ class RNNCellBase(Module):
         if input.shape[1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}")
         if hx is None:
-            hx = tuple(_F.zeros((input.shape[0], self.hidden_size), dtype=input.dtype) for _ in range(n_states))
+            hx = tuple(_F.zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device) for _ in range(n_states))
         for i, h in enumerate(hx):
             if h.shape[0] != input.shape[0]:
                 raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} batch size "

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ... import _backend as _B
 from ... import _dtype as _D
 from ... import _factories as _F
 from ..._tensor import Tensor, _wrap
@@ -266,12 +267,12 @@ class TransformerEncoder(Module):
         if (not self.use_nested_tensor or first is None or first.training or src.dim() != 3
                 or key_padding_mask is None or mask is not None):
             return None
-        pad = np.asarray(key_padding_mask._data).astype(bool)
+        pad = _B.to_host(key_padding_mask._data).astype(bool)
         if self.mask_check and np.any(pad[:, :-1] & ~pad[:, 1:]):  # padding must be at the right end
             return None
         if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
             return None
-        return _wrap(pad[:, :, None], _D.bool)
+        return _wrap(_B.like(key_padding_mask._data, pad[:, :, None]), _D.bool)
 
 
 def _why_not_nested(layer) -> str:

@@ -6,6 +6,7 @@ from enum import Enum, auto
 
 import numpy as np
 
+from ... import _backend as _B
 from ... import _factories as _F
 from ... import linalg as LA
 from ..._tensor import Tensor
@@ -24,7 +25,7 @@ __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 def _is_orthogonal(q: Tensor) -> bool:
     n, k = q.shape[-2], q.shape[-1]
     eps = 10.0 * n * float(np.finfo(q._data.dtype).eps)
-    return bool((q.mH @ q).allclose(_F.eye(k, dtype=q.dtype), atol=eps))
+    return bool((q.mH @ q).allclose(_F.eye(k, dtype=q.dtype, device=q.device), atol=eps))
 
 
 def _make_orthogonal(a: Tensor) -> Tensor:
@@ -66,7 +67,7 @@ class _Orthogonal(Module):
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = A.matrix_exp()
             else:
-                eye = _F.eye(n, dtype=A.dtype)
+                eye = _F.eye(n, dtype=A.dtype, device=A.device)
                 Q = LA.solve(eye - 0.5 * A, eye + 0.5 * A)
             if n != k:
                 Q = Q[..., :k]
@@ -97,21 +98,21 @@ class _Orthogonal(Module):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
                 A, tau = geqrf(Q)
-                a = A._data.copy()
+                a = _B.to_host(A._data).copy()
                 i = np.arange(min(a.shape[-2:]))
                 sign = np.sign(a[..., i, i])
-                sign[tau._data == 0.0] *= -1  # (as torch)
+                sign[_B.to_host(tau._data) == 0.0] *= -1  # (as torch)
                 a[..., i, i] = sign
-                A = _F.tensor(a, dtype=A.dtype)  # the reflectors, with the signs of R's diagonal on it
+                A = _F.tensor(a, dtype=A.dtype, device=A.device)  # the reflectors, with the signs of R's diagonal on it
                 return A.mT if transpose else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:
-                N = _F.randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
+                N = _F.randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
                 Q = _make_orthogonal(cat([Q, N], dim=-1))
             self.base = Q
             neg_eye = np.where(np.eye(*q_init.shape[-2:]) > 0, -1.0, 0.0)  # (maps to the base itself)
-            return _F.tensor(np.broadcast_to(neg_eye, tuple(q_init.shape)), dtype=q_init.dtype)
+            return _F.tensor(np.broadcast_to(neg_eye, tuple(q_init.shape)), dtype=q_init.dtype, device=q_init.device)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
@@ -182,8 +183,10 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             mat = self._reshape_weight_to_matrix(weight)
             h, w = mat.shape
-            self.register_buffer("_u", F.normalize(_F.randn(h, dtype=weight.dtype), dim=0, eps=self.eps))
-            self.register_buffer("_v", F.normalize(_F.randn(w, dtype=weight.dtype), dim=0, eps=self.eps))
+            self.register_buffer("_u", F.normalize(_F.randn(h, dtype=weight.dtype, device=weight.device), dim=0,
+                                                   eps=self.eps))
+            self.register_buffer("_v", F.normalize(_F.randn(w, dtype=weight.dtype, device=weight.device), dim=0,
+                                                   eps=self.eps))
             self._power_method(mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:

@@ -55,6 +55,15 @@ def _set(dest: Tensor, src: Tensor) -> None:
     dest._bump()
 
 
+def _check_unchanged(t: Tensor, dtype, shape, message: str, **names) -> None:
+    """ValueError(message) when ``t`` lacks the ``dtype`` (checked first) or the ``shape``: ``message`` is a template
+    with {attr} (dtype or shape), {old} (the expected value), {new} (``t``'s) and the ``names``."""
+    for attr, old in (("dtype", dtype), ("shape", shape)):
+        new = getattr(t, attr)
+        if new != old:
+            raise ValueError(message.format(attr=attr, old=old, new=new, **names))
+
+
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor and its originals (``original`` or ``original0``, ``original1`` ...)."""
 
@@ -97,14 +106,9 @@ class ParametrizationList(ModuleList):
             z = self()
             if not isinstance(z, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
-            if z.dtype != dtype:
-                raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless "
-                                 f"`unsafe` flag is enabled.\nunparametrized dtype: {dtype}\nparametrized dtype: "
-                                 f"{z.dtype}")
-            if z.shape != shape:
-                raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless "
-                                 f"`unsafe` flag is enabled.\nunparametrized shape: {shape}\nparametrized shape: "
-                                 f"{z.shape}")
+            _check_unchanged(z, dtype, shape, "Registering a parametrization may not change the {attr} of the "
+                             "tensor, unless `unsafe` flag is enabled.\nunparametrized {attr}: {old}\nparametrized "
+                             "{attr}: {new}")
 
     def right_inverse(self, value: Tensor) -> None:
         """Write ``value`` into the originals through each parametrization's ``right_inverse``, last first."""
@@ -202,14 +206,9 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             x = parametrization(y)
             if not isinstance(x, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
-            if x.dtype != y.dtype:
-                raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless the "
-                                 f"`unsafe` flag is enabled.\nmodule.{tensor_name}.dtype: {y.dtype}\n"
-                                 f"parametrization(module.{tensor_name}).dtype: {x.dtype}")
-            if x.shape != y.shape:
-                raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless the "
-                                 f"`unsafe` flag is enabled.\nmodule.{tensor_name}.shape: {y.shape}\n"
-                                 f"parametrization(module.{tensor_name}).shape: {x.shape}")
+            _check_unchanged(x, y.dtype, y.shape, "Registering a parametrization may not change the {attr} of the "
+                             "tensor, unless the `unsafe` flag is enabled.\nmodule.{name}.{attr}: {old}\n"
+                             "parametrization(module.{name}).{attr}: {new}", name=tensor_name)
             if hasattr(parametrization, "right_inverse"):
                 try:
                     z = parametrization.right_inverse(x)
@@ -219,14 +218,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
                     if not isinstance(z, Tensor):
                         raise ValueError(f"parametrization.right_inverse must return a tensor. Got: "
                                          f"{type(z).__name__}")
-                    if z.dtype != y.dtype:
-                        raise ValueError(f"The tensor returned by parametrization.right_inverse must have the same "
-                                         f"dtype as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-                                         f"module.{tensor_name}.dtype: {y.dtype}\nreturned dtype: {z.dtype}")
-                    if z.shape != y.shape:
-                        raise ValueError(f"The tensor returned by parametrization.right_inverse must have the same "
-                                         f"shape as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-                                         f"module.{tensor_name}.shape: {y.shape}\nreturned shape: {z.shape}")
+                    _check_unchanged(z, y.dtype, y.shape, "The tensor returned by parametrization.right_inverse "
+                                     "must have the same {attr} as module.{name}, unless the `unsafe` flag is "
+                                     "enabled.\nmodule.{name}.{attr}: {old}\nreturned {attr}: {new}",
+                                     name=tensor_name)
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:

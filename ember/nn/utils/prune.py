@@ -16,14 +16,28 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ... import _backend as _B
 from ... import _factories as _F
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ._hooks import _pre_hooks, _remove_pre_hook
 from .convert_parameters import parameters_to_vector
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
            "RandomStructured", "LnStructured", "CustomFromMask", "identity", "random_unstructured", "l1_unstructured",
            "random_structured", "ln_structured", "global_unstructured", "custom_from_mask", "remove", "is_pruned"]
+
+
+def _importance_scores(t: Tensor, scores: Tensor | None, name: str | None = None, module=None) -> Tensor:
+    """What a pruning method ranks ``t``'s entries by: ``scores`` (of ``t``'s shape), or ``t`` itself; ``name`` and
+    ``module``: where ``t`` is, for the error."""
+    if scores is None:
+        return t
+    if scores.shape != t.shape:
+        what = "tensor t" if module is None else f"parameter {name} of {module}"
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got {scores.shape} vs "
+                             f"{t.shape}")
+    return scores
 
 
 class BasePruningMethod(ABC):
@@ -50,8 +64,7 @@ class BasePruningMethod(ABC):
     @classmethod
     def apply(cls, module, name: str, *args, importance_scores=None, **kwargs):
         """Prune ``module.<name>`` with ``cls(*args, **kwargs)``, chained after any pruning already applied to it."""
-        found = [(k, h) for k, h in module._forward_pre_hooks.items()
-                 if isinstance(h, BasePruningMethod) and h._tensor_name == name]
+        found = _pre_hooks(module, BasePruningMethod, name, "_tensor_name")
         if len(found) > 1:
             raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of module {module}. "
                                  f"Use a PruningContainer.")
@@ -69,12 +82,7 @@ class BasePruningMethod(ABC):
                 container.add_pruning_method(method)
                 method = container
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
-                                     f"got {importance_scores.shape} vs {orig.shape}")
-        else:
-            importance_scores = orig
+        importance_scores = _importance_scores(orig, importance_scores, name, module)
         first = not isinstance(method, PruningContainer)
         if first:
             module.register_parameter(name + "_orig", orig)
@@ -97,12 +105,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t: Tensor, default_mask: Tensor | None = None, importance_scores: Tensor | None = None) -> Tensor:
         """``t`` times the mask this method computes for it (no module involved)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
+        importance_scores = _importance_scores(t, importance_scores)
         default_mask = default_mask if default_mask is not None else _F.ones_like(t)
         with no_grad():
             mask = self.compute_mask(importance_scores, default_mask=default_mask)
@@ -238,14 +241,16 @@ def _zero_smallest(mask: Tensor, scores: Tensor, k: int, largest: bool = False) 
 def _channel_mask(t: Tensor, dim: int, keep) -> Tensor:
     """Ones on the channels ``keep`` (a boolean mask or indices) along ``dim``, zeros elsewhere."""
     arr = np.zeros(t.shape, t._data.dtype)
-    arr[(slice(None),) * (dim % t.dim()) + (keep,)] = 1
-    return _F.tensor(arr, dtype=t.dtype)
+    arr[(slice(None),) * (dim % t.dim()) + (_B.to_host(keep),)] = 1
+    return _F.tensor(arr, dtype=t.dtype, device=t.device)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Zeroes ``amount`` (a count or a fraction) of the entries, chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Zeroes ``amount`` (a count or a fraction) of the entries: those of smallest ``_scores(t)`` (largest, with
+    ``_largest``)."""
 
     PRUNING_TYPE = "unstructured"
+    _largest = False
 
     def __init__(self, amount) -> None:
         _check_amount(amount)
@@ -253,25 +258,29 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         k = _how_many(self.amount, t.numel())
-        return _zero_smallest(default_mask, _F.rand_like(t), k, largest=True)
+        return _zero_smallest(default_mask, self._scores(t), k, largest=self._largest)
+
+
+class RandomUnstructured(_Unstructured):
+    """Zeroes ``amount`` (a count or a fraction) of the entries, chosen at random."""
+
+    _largest = True  # (torch's: the top-k of uniform draws)
+
+    @staticmethod
+    def _scores(t: Tensor) -> Tensor:
+        return _F.rand_like(t)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Zeroes ``amount`` (a count or a fraction) of the entries, those of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _how_many(self.amount, t.numel())
-        return _zero_smallest(default_mask, t.abs(), k)
+    @staticmethod
+    def _scores(t: Tensor) -> Tensor:
+        return t.abs()
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -414,11 +423,8 @@ def custom_from_mask(module, name: str, mask: Tensor):
 
 def remove(module, name: str):
     """Make the pruning of ``module.<name>`` permanent (drop ``_orig``, ``_mask`` and the hook)."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
+    if _remove_pre_hook(module, BasePruningMethod, name, "_tensor_name"):
+        return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
 
 

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ... import _backend as _B
 from ... import _dtype as _D
 from ... import _factories as _F
 from ..._tensor import Tensor, _wrap
@@ -64,15 +65,15 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     """The permutation undoing ``permutation``."""
     if permutation is None:
         return None
-    p = np.asarray(permutation._data)
+    p = _B.to_host(permutation._data)  # (host bookkeeping; the result on the permutation's device)
     inv = np.empty_like(p)
     inv[p] = np.arange(p.size, dtype=p.dtype)
-    return _wrap(inv, permutation.dtype)
+    return _wrap(_B.like(permutation._data, inv), permutation.dtype)
 
 
 def _lengths_array(lengths) -> np.ndarray:
     if isinstance(lengths, Tensor):
-        return np.asarray(lengths._data).astype(np.int64).reshape(-1)
+        return _B.to_host(lengths._data).astype(np.int64).reshape(-1)
     return np.asarray([int(n) for n in lengths], dtype=np.int64)
 
 
@@ -91,7 +92,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     longest, batch = int(lengths.max()), len(sequences)
     first = sequences[0]
-    pad = _F.full((1, *first.shape[1:]), padding_value, dtype=first.dtype)
+    pad = _F.full((1, *first.shape[1:]), padding_value, dtype=first.dtype, device=first.device)
     flat = _S.cat([*sequences, pad], 0)
     # row (b, t) of the result reads flat[start_b + t - offset_b], or the padding row past the sequence
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
@@ -116,7 +117,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
         sorted_indices = None
     else:
         order = np.argsort(-lens, kind="stable").astype(np.int64)
-        sorted_indices = _int64(order)
+        sorted_indices = _wrap(_B.like(input._data, order), _D.int64)  # on the input's device, as torch's
     if lens.size and lens.min() <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
                            "is <= 0")
@@ -138,7 +139,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length: int | None = None) -> tuple[Tensor, Tensor]:
     """Undo :func:`pack_padded_sequence`: the padded batch (in the original order) and the lengths."""
-    data, batch_sizes = sequence.data, np.asarray(sequence.batch_sizes._data, dtype=np.int64)
+    data, batch_sizes = sequence.data, _B.to_host(sequence.batch_sizes._data).astype(np.int64)
     steps, batch = batch_sizes.size, int(batch_sizes[0]) if batch_sizes.size else 0
     if total_length is not None:
         if total_length < steps:
@@ -149,9 +150,9 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         steps_out = steps
     lens_sorted = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)  # length of the b-th longest
     starts = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)  # packed offset of step t
-    unsorted = (np.asarray(sequence.unsorted_indices._data, dtype=np.int64) if sequence.unsorted_indices is not None
+    unsorted = (_B.to_host(sequence.unsorted_indices._data).astype(np.int64) if sequence.unsorted_indices is not None
                 else np.arange(batch, dtype=np.int64))
-    pad = _F.full((1, *data.shape[1:]), padding_value, dtype=data.dtype)
+    pad = _F.full((1, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
     flat = _S.cat([data, pad], 0)
     t = np.arange(steps_out)[:, None]
     b = unsorted[None, :]  # output column j holds the sorted sequence unsorted[j]

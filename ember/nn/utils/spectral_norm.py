@@ -9,6 +9,7 @@ from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
+from ._hooks import _pre_hooks, _remove_pre_hook
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]
@@ -65,9 +66,8 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        if _pre_hooks(module, SpectralNorm, name):
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
@@ -77,8 +77,8 @@ class SpectralNorm:
                              "the dummy forward before applying spectral normalization")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = F.normalize(_F.randn(h, dtype=weight.dtype), dim=0, eps=fn.eps)
-            v = F.normalize(_F.randn(w, dtype=weight.dtype), dim=0, eps=fn.eps)
+            u = F.normalize(_F.randn(h, dtype=weight.dtype, device=weight.device), dim=0, eps=fn.eps)
+            v = F.normalize(_F.randn(w, dtype=weight.dtype, device=weight.device), dim=0, eps=fn.eps)
         delattr(module, name)
         module.register_parameter(name + "_orig", weight)
         setattr(module, name, weight.detach())
@@ -149,12 +149,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo ``spectral_norm``: ``module.<name>`` becomes a plain parameter with the normalized value."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            break
-    else:
+    if not _remove_pre_hook(module, SpectralNorm, name):
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     for hooks, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
                         (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):

@@ -8,6 +8,7 @@ from ... import _args
 from ..._tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
+from ._hooks import _pre_hooks, _remove_pre_hook
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm", "norm_except_dim"]
 
@@ -40,9 +41,8 @@ class WeightNorm:
     def apply(module: Module, name: str, dim: int) -> "WeightNorm":
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
                       "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        if _pre_hooks(module, WeightNorm, name):
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if isinstance(weight, UninitializedParameter):
@@ -75,11 +75,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0) -> Module:
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo ``weight_norm``: ``module.<name>`` becomes a plain parameter with the current value."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
+    if _remove_pre_hook(module, WeightNorm, name):
+        return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
 
 

@@ -63,16 +63,13 @@ class DataLoader(Generic[T_co]):
         self.persistent_workers = persistent_workers
         self.in_order = in_order
         self._is_iterable = isinstance(dataset, IterableDataset)
-        if self._is_iterable:
-            if shuffle not in (None, False):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+        if self._is_iterable:  # (an iterable dataset orders and batches itself)
+            for option, value, given in (("shuffle", shuffle, shuffle not in (None, False)),
+                                         ("sampler", sampler, sampler is not None),
+                                         ("batch_sampler", batch_sampler, batch_sampler is not None)):
+                if given:
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {option} option, but "
+                                     f"got {option}={value}")
         else:
             shuffle = bool(shuffle)
         if sampler is not None and shuffle:

@@ -166,6 +166,22 @@ def test_iterable_dataset_single_and_multi_worker():
     assert got == list(range(10))
 
 
+@pytest.mark.parametrize("kwargs", [dict(shuffle=True), dict(shuffle=0), dict(sampler=[0, 1]),
+                                    dict(batch_sampler=[[0]]), dict(shuffle=None, sampler=None)], ids=str)
+def test_iterable_dataset_refuses_ordering_options_as_torch(kwargs):
+    outcomes = []
+    for lib in (ember, torch):
+        class Stream(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(3))
+        try:
+            lib.utils.data.DataLoader(Stream(), **kwargs)
+            outcomes.append(None)
+        except ValueError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_datasets_and_random_split():
     from ember.utils.data import ConcatDataset, Subset, TensorDataset, random_split
 

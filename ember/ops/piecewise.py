@@ -1,5 +1,12 @@
-"""abs, sign, relu and clamp: the hand-written elementwise ops with kinks (exp, log, tanh, sigmoid, sqrt and
-reciprocal are entries of the table in ops/elementwise.py)."""
+"""The piecewise-linear elementwise ops: abs, sign, relu and the clamp family.
+
+Their gradients are masks with torch's conventions at the kinks (a tie gives the gradient to x or to the bound, as
+torch's clamp_backward_min_max; relu's is a node of its own, ThresholdBackward, so that it stays in the graph as
+torch's), and clamp takes numbers or broadcast tensor bounds: each is an Op class written out here. The elementwise
+ops that are one formula each (exp ... the rounding functions, maximum/minimum, lerp, the predicates) are rows of the
+tables in ops/elementwise.py; this module declares its public names in the same way (NOTE [one row per op] in
+ops/_table.py).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,10 +16,9 @@ from .. import _args
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._op import Op
+from ._table import Names, export
 from .elementwise import _floating, _zeros
 from .complex_numbers import conj_physical, real, sgn
-
-__all__ = ["relu", "abs", "absolute", "clamp", "clamp_min", "clamp_max", "clip", "sign"]
 
 
 class Abs(Op):
@@ -234,20 +240,18 @@ def _broadcasts(shapes) -> bool:
         return False
 
 
-class ClampMinTensor(ClampTensor):
-    __slots__ = ()
-    _name = "ClampMinBackward1"
-    inputs = save = ("self", "min")
-    _tie_to_self = True
-    forward = staticmethod(lambda ctx, self, lo: ClampTensor.forward(ctx, self, lo, None))
+def _one_tensor_bound(bound: str, node: str) -> type:
+    """ClampTensor with only the tensor bound ``bound`` ("min" or "max"): clamp_min / clamp_max, a tie going to x."""
+    if bound == "min":
+        forward = staticmethod(lambda ctx, self, lo: ClampTensor.forward(ctx, self, lo, None))
+    else:
+        forward = staticmethod(lambda ctx, self, hi: ClampTensor.forward(ctx, self, None, hi))
+    return type(node, (ClampTensor,), {"__slots__": (), "_name": node, "inputs": ("self", bound),
+                                       "save": ("self", bound), "_tie_to_self": True, "forward": forward})
 
 
-class ClampMaxTensor(ClampTensor):
-    __slots__ = ()
-    _name = "ClampMaxBackward1"
-    inputs = save = ("self", "max")
-    _tie_to_self = True
-    forward = staticmethod(lambda ctx, self, hi: ClampTensor.forward(ctx, self, None, hi))
+ClampMinTensor = _one_tensor_bound("min", "ClampMinBackward1")
+ClampMaxTensor = _one_tensor_bound("max", "ClampMaxBackward1")
 
 
 def abs(input):  # noqa: A001 - torch's name
@@ -313,22 +317,34 @@ def _complex_bounds(input, lo, hi, clamp_kernel: bool) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.result_type(*ts)._scalar_name}'")
 
 
+def _one_bound(input, lo, hi, tensor_op, number_op):
+    """clamp_min / clamp_max: the one bound given (``lo`` or ``hi``) a tensor (broadcast, with a gradient) or a
+    number."""
+    bound = hi if lo is None else lo
+    if isinstance(bound, Tensor):
+        _complex_bounds(input, lo, hi, False)
+        return tensor_op.apply(input, bound)
+    if isinstance(bound, complex):
+        _complex_scalar_bounds(input, lo, hi, False)
+    return number_op.apply(input, lo, hi)
+
+
 def clamp_min(input, min):  # noqa: A002
-    if isinstance(min, Tensor):
-        _complex_bounds(input, min, None, False)
-        return ClampMinTensor.apply(input, min)
-    if isinstance(min, complex):
-        _complex_scalar_bounds(input, min, None, False)
-    return ClampMin.apply(input, min, None)
+    return _one_bound(input, min, None, ClampMinTensor, ClampMin)
 
 
 def clamp_max(input, max):  # noqa: A002
-    if isinstance(max, Tensor):
-        _complex_bounds(input, None, max, False)
-        return ClampMaxTensor.apply(input, max)
-    if isinstance(max, complex):
-        _complex_scalar_bounds(input, None, max, False)
-    return ClampMax.apply(input, None, max)
+    return _one_bound(input, None, max, ClampMaxTensor, ClampMax)
 
 
+# the public names (NOTE [one row per op] in ops/_table.py): every function here is written by hand
+_WRITTEN = {"abs": Names(torch_inplace=True, function="written"),
+            "absolute": Names(function="written"),  # (abs by another name, with no torch.absolute_)
+            "sign": Names(function="written"),
+            "relu": Names(torch_inplace=True, function="written"),
+            "clamp": Names(aliases=("clip",), torch_inplace=True, function="written"),
+            "clamp_min": Names(torch_inplace=True, function="written"),
+            "clamp_max": Names(torch_inplace=True, function="written")}
+EXPORTS = export(globals(), (_WRITTEN,), {})
+__all__ = EXPORTS.public
 _args.install(globals(), __all__, out=("abs", "absolute", "clamp", "clip", "clamp_min", "clamp_max", "sign"))
