@@ -12,7 +12,7 @@ from . import _backend as _B
 from . import _dtype as D
 from . import _layout as _L
 from ._backend import like as _like_array, to_device as _to_device, to_host as _to_host
-from ._device import _check_device
+from ._device import _check_device, device as _as_device
 from ._random import _rng
 from ._data import check_numpy as _check_numpy, to_array as _to_array
 from ._tensor import Tensor, _wrap, _CPP_NAMES
@@ -543,16 +543,19 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pi
 
 def new(self, *args, **kwargs) -> "Tensor":
     """Legacy constructor of this dtype: new(2, 3) (uninitialised), new([1, 2]) (data), new() (empty)."""
-    if kwargs.pop("device", None) not in (None, "cpu"):
-        raise RuntimeError("ember tensors live on the CPU")
+    here = self.device
+    dev = kwargs.pop("device", None)
+    if dev is not None and _as_device(dev).type != here.type:
+        raise RuntimeError(f"legacy constructor expects device type: {here.type} but device type: "
+                           f"{_as_device(dev).type} was passed")
     from ._conversions import _legacy_array, _tensor_options  # noqa: PLC0415 - the legacy constructors live there
 
     if len(args) == 1 and isinstance(args[0], Tensor):
         if args[0]._dtype is not self._dtype:
             raise TypeError(f"expected {_tensor_options(self._dtype)} (got {_tensor_options(args[0]._dtype)})")
         return args[0]
-
-    return _wrap(_legacy_array(args, self._dtype), self._dtype)
+    arr = _legacy_array(args, self._dtype)
+    return _wrap(_to_device(arr, here), self._dtype)  # on self's device
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,

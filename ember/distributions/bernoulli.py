@@ -55,7 +55,7 @@ class Bernoulli(_BinaryParameter, ExponentialFamily):
         return _bce_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        values = _F.arange(2, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))
+        values = _F.arange(2, dtype=self._param.dtype, device=self._param.device).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + self._batch_shape) if expand else values
 
     @property

@@ -72,5 +72,5 @@ class Binomial(_BinaryParameter, Distribution):
 
     def enumerate_support(self, expand=True):
         total = self._homogeneous_count("enumerate_support")
-        values = _F.arange(1 + total, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))
+        values = _F.arange(1 + total, dtype=self._param.dtype, device=self._param.device).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + self._batch_shape) if expand else values

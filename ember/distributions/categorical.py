@@ -60,7 +60,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return _F.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return _F.full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     @property
     def mode(self):
@@ -68,7 +68,7 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return _F.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+        return _F.full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)
@@ -87,5 +87,5 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = _F.arange(self._num_events, dtype=int64).view((-1,) + (1,) * len(self._batch_shape))
+        values = _F.arange(self._num_events, dtype=int64, device=self._param.device).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + self._batch_shape) if expand else values

@@ -18,11 +18,11 @@ class Cauchy(_LocationScale, Distribution):
 
     @property
     def mean(self):
-        return _F.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
+        return _F.full(self._extended_shape(), math.nan, dtype=self.loc.dtype, device=self.loc.device)
 
     @property
     def variance(self):
-        return _F.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
+        return _F.full(self._extended_shape(), math.inf, dtype=self.loc.dtype, device=self.loc.device)
 
     def rsample(self, sample_shape=()):
         eps = self.loc.new(self._extended_shape(sample_shape)).cauchy_()

@@ -329,7 +329,7 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return _F.full(value.shape[:-2], value.shape[-2] == value.shape[-1], dtype=_bool)
+        return _F.full(value.shape[:-2], value.shape[-2] == value.shape[-1], dtype=_bool, device=value.device)
 
 
 class _Symmetric(_Square):

@@ -81,12 +81,12 @@ class ContinuousBernoulli(_BinaryParameter, ExponentialFamily):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     def sample(self, sample_shape=()):
-        u = _F.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        u = _F.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device)
         with no_grad():
             return self.icdf(u)
 
     def rsample(self, sample_shape=()):
-        return self.icdf(_F.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
+        return self.icdf(_F.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device))
 
     def log_prob(self, value):
         if self._validate_args:

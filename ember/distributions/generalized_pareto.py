@@ -33,7 +33,7 @@ class GeneralizedPareto(Distribution):
         return at_zero, _where(at_zero, _F.ones_like(xi), xi)
 
     def rsample(self, sample_shape=()):
-        return self.icdf(_F.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype))
+        return self.icdf(_F.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device))
 
     def _z(self, x):
         return (x - self.loc) / self.scale

@@ -72,7 +72,7 @@ class HalfCauchy(_Transformed, _Folded):
 
     @property
     def mean(self):
-        return _F.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+        return _F.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
     def variance(self):

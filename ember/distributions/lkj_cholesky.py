@@ -31,7 +31,7 @@ class LKJCholesky(Distribution):
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
         # row i's squared off-diagonal norm ~ Beta(i / 2, concentration + (dim - 2 - i) / 2) (row 0 takes none)
-        offset = _F.arange(dim - 1, dtype=self.concentration.dtype)
+        offset = _F.arange(dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
         offset = _cat([offset.new_zeros((1,)), offset])
         marginal = self.concentration + 0.5 * (dim - 2)
         self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
@@ -40,7 +40,7 @@ class LKJCholesky(Distribution):
     def sample(self, sample_shape=()):
         with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
-            u = _F.randn(self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+            u = _F.randn(self._extended_shape(sample_shape), dtype=y.dtype, device=y.device).tril(-1)
             direction = u / u.norm(dim=-1, keepdim=True)
             direction[..., 0, :].fill_(0.0)
             w = y.sqrt() * direction
@@ -51,7 +51,7 @@ class LKJCholesky(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         diag = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = _F.arange(2, self.dim + 1)
+        order = _F.arange(2, self.dim + 1, device=value.device)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized = (order * diag.log()).sum(dim=-1)
         dm1 = self.dim - 1

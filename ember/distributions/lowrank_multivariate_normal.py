@@ -19,7 +19,7 @@ def _batch_capacitance_tril(W, D):
     """The Cholesky factor of the capacitance matrix I + W^T D^-1 W (m x m for a rank-m factor W)."""
     m = W.size(-1)
     K = (W.mT / D.unsqueeze(-2)) @ W
-    return _cholesky(K + _F.eye(m, dtype=K.dtype))
+    return _cholesky(K + _F.eye(m, dtype=K.dtype, device=K.device))
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -80,7 +80,7 @@ class LowRankMultivariateNormal(_CentredAtLoc, Distribution):
         n = self._event_shape[0]
         sqrt_d = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         A = self._unbroadcasted_cov_factor / sqrt_d
-        K = A @ A.mT + _F.eye(n, dtype=A.dtype)
+        K = A @ A.mT + _F.eye(n, dtype=A.dtype, device=A.device)
         return (sqrt_d * _cholesky(K)).expand(self._shape(n))
 
     @lazy_property
@@ -97,8 +97,9 @@ class LowRankMultivariateNormal(_CentredAtLoc, Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps_W = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype, device=None)
-        eps_D = _standard_normal(shape, dtype=self.loc.dtype, device=None)
+        eps_W = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype,
+                                 device=self.loc.device)
+        eps_D = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
         return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
                 + self._unbroadcasted_cov_diag.sqrt() * eps_D)
 

@@ -35,7 +35,7 @@ def _precision_to_scale_tril(P):
     for P = U^T U (U upper), so L = U^-1 is a triangular solve."""
     Lf = _cholesky(P.flip((-2, -1)))
     L_inv = Lf.flip((-2, -1)).transpose(-2, -1)
-    return _solve_triangular(L_inv, _F.eye(P.shape[-1], dtype=P.dtype), upper=False)
+    return _solve_triangular(L_inv, _F.eye(P.shape[-1], dtype=P.dtype, device=P.device), upper=False)
 
 
 class MultivariateNormal(_CentredAtLoc, Distribution):

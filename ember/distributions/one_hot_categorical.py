@@ -55,7 +55,7 @@ class OneHotCategorical(_OverCategorical, Distribution):
 
     def enumerate_support(self, expand=True):
         n = self.event_shape[0]
-        values = _F.eye(n, dtype=self._param.dtype).view((n,) + (1,) * len(self.batch_shape) + (n,))
+        values = _F.eye(n, dtype=self._param.dtype, device=self._param.device).view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + self.batch_shape + (n,)) if expand else values
 
 

@@ -27,7 +27,7 @@ class LogitRelaxedBernoulli(_BinaryParameter, Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        u = clamp_probs(_F.rand(shape, dtype=probs.dtype))
+        u = clamp_probs(_F.rand(shape, dtype=probs.dtype, device=probs.device))
         return (u.log() - (-u).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):

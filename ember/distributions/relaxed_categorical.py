@@ -28,7 +28,7 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
         self._init_over_categories(validate_args)
 
     def rsample(self, sample_shape=()):
-        u = clamp_probs(_F.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        u = clamp_probs(_F.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(u.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)

@@ -46,7 +46,7 @@ class StudentT(Distribution):
         return m
 
     def rsample(self, sample_shape=()):
-        X = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype, device=None)
+        X = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype, device=self.df.device)
         Z = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * X * (Z / self.df).rsqrt()
 

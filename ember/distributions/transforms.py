@@ -594,7 +594,7 @@ class CorrCholeskyTransform(Transform):
         r = vec_to_tril_matrix(x, diag=-1)
         # row i: y_ij = r_ij * prod_{k<j} sqrt(1 - r_ik^2), with r_ii = 1
         remaining = (1 - r ** 2).sqrt().cumprod(-1)
-        r = r + _F.eye(r.shape[-1], dtype=r.dtype)
+        r = r + _F.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return r * F.pad(remaining[..., :-1], [1, 0], value=1)
 
     def _inverse(self, y):

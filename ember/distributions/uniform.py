@@ -46,7 +46,7 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def rsample(self, sample_shape=()):
-        u = _F.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        u = _F.rand(self._extended_shape(sample_shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):

@@ -23,8 +23,9 @@ def broadcast_all(*values) -> tuple:
         raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects implementing "
                          "__torch_function__.")
     if not all(isinstance(v, Tensor) for v in values):
-        dtype = next((v.dtype for v in values if isinstance(v, Tensor)), get_default_dtype())
-        values = [v if isinstance(v, Tensor) else _F.tensor(v, dtype=dtype) for v in values]
+        ref = next((v for v in values if isinstance(v, Tensor)), None)
+        dtype, device = (get_default_dtype(), None) if ref is None else (ref.dtype, ref.device)
+        values = [v if isinstance(v, Tensor) else _F.tensor(v, dtype=dtype, device=device) for v in values]
     return broadcast_tensors(*values)
 
 
@@ -86,8 +87,8 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
-def _tril_mask(n: int, diag: int) -> Tensor:
-    rows = _F.arange(n)
+def _tril_mask(n: int, diag: int, device=None) -> Tensor:
+    rows = _F.arange(n, device=device)
     return rows < rows.view(-1, 1) + (diag + 1)
 
 
@@ -97,7 +98,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    return mat[..., _tril_mask(n, diag)]
+    return mat[..., _tril_mask(n, diag, mat.device)]
 
 
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
@@ -110,7 +111,7 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
                          "part of a square D x D matrix.")
     n = round(n)
     mat = vec.new_zeros(vec.shape[:-1] + (n, n))
-    mat[..., _tril_mask(n, diag)] = vec
+    mat[..., _tril_mask(n, diag, mat.device)] = vec
     return mat
 
 

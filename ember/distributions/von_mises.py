@@ -28,9 +28,9 @@ def _log_modified_bessel_fn(x, order=0):
 
 def _rejection_sample(loc, concentration, proposal_r, x):
     """Best & Fisher's (1979) wrapped Cauchy envelope, repeated until every element is accepted."""
-    done = _F.zeros(x.shape, dtype=_bool)
+    done = _F.zeros(x.shape, dtype=_bool, device=x.device)
     while not done.all():
-        u1, u2, u3 = _F.rand((3,) + tuple(x.shape), dtype=loc.dtype).unbind()
+        u1, u2, u3 = _F.rand((3,) + tuple(x.shape), dtype=loc.dtype, device=loc.device).unbind()
         z = (math.pi * u1).cos()
         f = (1 + proposal_r * z) / (proposal_r + z)
         c = concentration * (proposal_r - f)
@@ -77,7 +77,7 @@ class VonMises(_CentredAtLoc, Distribution):
 
     def sample(self, sample_shape=()):
         with no_grad():
-            x = _F.empty(self._extended_shape(sample_shape), dtype=self._loc.dtype)
+            x = _F.empty(self._extended_shape(sample_shape), dtype=self._loc.dtype, device=self._loc.device)
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
 
     @lazy_property

@@ -28,7 +28,7 @@ def _mvdigamma(x, p: int):
     """The multivariate digamma function: sum_i digamma(x - i / 2), i < p."""
     if not x.gt((p - 1) / 2).all():
         raise AssertionError("Wrong domain for multivariate digamma function.")
-    return (x.unsqueeze(-1) - _F.arange(p, dtype=x.dtype).div(2).expand(x.shape + (-1,))).digamma().sum(-1)
+    return (x.unsqueeze(-1) - _F.arange(p, dtype=x.dtype, device=x.device).div(2).expand(x.shape + (-1,))).digamma().sum(-1)
 
 
 class Wishart(ExponentialFamily):
@@ -56,7 +56,7 @@ class Wishart(ExponentialFamily):
             raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
         if isinstance(df, _Number):
             batch_shape = Size(param.shape[:-2])
-            self.df = _F.tensor(df, dtype=param.dtype)
+            self.df = _F.tensor(df, dtype=param.dtype, device=param.device)
         else:
             batch_shape = broadcast_shapes(param.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
@@ -81,7 +81,7 @@ class Wishart(ExponentialFamily):
     def _chi2(self, batch_shape):
         """Chi2(df - i) for the i-th diagonal entry of Bartlett's factor."""
         p = self._event_shape[-1]
-        steps = _F.arange(p, dtype=self._unbroadcasted_scale_tril.dtype).expand(batch_shape + (-1,))
+        steps = _F.arange(p, dtype=self._unbroadcasted_scale_tril.dtype, device=self._unbroadcasted_scale_tril.device).expand(batch_shape + (-1,))
         return Chi2(df=self.df.unsqueeze(-1) - steps)
 
     def expand(self, batch_shape, _instance=None):
@@ -110,7 +110,7 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def precision_matrix(self):
-        eye = _F.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        eye = _F.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype, device=self._unbroadcasted_scale_tril.device)
         return _cholesky_solve(eye, self._unbroadcasted_scale_tril).expand(self._batch_shape + self._event_shape)
 
     @property
@@ -135,7 +135,8 @@ class Wishart(ExponentialFamily):
         noise = self._dist_chi2.rsample(sample_shape).sqrt()
         noise = noise.clamp(min=finfo(noise.dtype).eps).diag_embed(dim1=-2, dim2=-1)
         i, j = _tril_indices(p, p, offset=-1)
-        noise[..., i, j] = _F.randn(Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,), dtype=noise.dtype)
+        noise[..., i, j] = _F.randn(Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,), dtype=noise.dtype,
+                                    device=noise.device)
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.transpose(-2, -1)
 

@@ -116,7 +116,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be non-negative.")
     if a.size and a.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return _wrap((a[..., None] == np.arange(num_classes)).astype(np.int64), _D.int64)
+    return _wrap((a[..., None] == np.arange(num_classes, like=a)).astype(np.int64), _D.int64)
 
 
 # ------------------------------------------------------------------------------------------------ normalization

@@ -470,7 +470,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     n = p.shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    rows = p.reshape(-1, n).astype(np.float64)
+    rows = _B.to_host(p).reshape(-1, n).astype(np.float64)  # (host draws; the indices go to p's device)
     if rows.size:
         if not (np.isfinite(rows) & (rows >= 0)).all():
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -496,7 +496,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
             keys = rng.standard_exponential((m, n)) / rows
         idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
-    return _out(out, _wrap(idx, D.int64))
+    return _out(out, _wrap(_B.like(p, idx), D.int64))
 
 
 # ---------------------------------------------------------------- Gamma, Dirichlet and binomial samplers

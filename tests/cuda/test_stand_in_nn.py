@@ -116,6 +116,10 @@ CASES = {
     "multilabel_margin_loss": (_multilabel_margin, ((2, 6),)),
     "pad_sequence": (_pad_sequence, ((2, 5, 3),)),
     "invert_permutation": (_invert_permutation, ((1,),)),
+    "one_hot": (lambda dev, _x: ([F.one_hot(ember.tensor([0, 2, 1], device=dev), 4)], []), ((1,),)),
+    "multinomial": (lambda dev, _x: ([ember.multinomial(ember.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                                                                      device=dev), 1)], []), ((1,),)),
+    "legacy Tensor.new": (lambda dev, x: ([x.new(2, 3).zero_(), x.new([1.0, 2.0])], []), ((1,),)),
     "nn.grad.conv2d_weight / conv2d_input": (_conv2d_weight_grad, ((1, 3, 5, 5),)),
     "orthogonal parametrization": (_orthogonal, ((3, 4),)),
     "ln_structured pruning": (_ln_structured, ((3, 4),)),
@@ -162,3 +166,15 @@ def test_layers_make_their_tensors_on_the_input_device(stand_in, name) -> None:
         if d is not None:
             assert str(d.device) == "cuda:0", f"grad {k} on {d.device}"
             np.testing.assert_allclose(d.cpu().numpy(), h.numpy(), rtol=1e-6, atol=1e-6, err_msg=f"grad {k}")
+
+
+def test_legacy_new_refuses_another_device_type() -> None:
+    import torch
+
+    msgs = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as e:
+            lib.zeros(2).new(3, device="meta")
+        msgs.append(str(e.value))
+        assert tuple(lib.zeros(2).new(3, device="cpu").shape) == (3,)
+    assert msgs[0] == msgs[1]
