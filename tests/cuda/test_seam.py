@@ -213,18 +213,22 @@ _ALLOWED = {  # (file, the line's text) pairs that only ever see host arrays
 }
 
 
-def test_op_kernels_use_the_namespace_helpers() -> None:
-    root = pathlib.Path(ember.__file__).parent
+def _spellings(paths, forbidden: dict, allowed: set) -> list:
+    """``file:line: text  -> what to use`` for each line of ``paths`` with a forbidden spelling."""
     bad = []
-    kernels = [root / "ops", root / "func", root / "nn"]  # op kernels, vmap's rules, nn's functions and layers
-    for path in sorted(p for d in kernels for p in d.rglob("*.py")) + [root / "_kernels.py"]:
+    for path in paths:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             text = line.strip()
-            if text.startswith("#") or (path.name, text) in _ALLOWED:
+            if text.startswith("#") or (path.name, text) in allowed:
                 continue
-            for pattern, use in _FORBIDDEN.items():
-                if re.search(pattern, text):
-                    bad.append(f"{path.name}:{n}: {text}  -> {use}")
+            bad += [f"{path.name}:{n}: {text}  -> {use}" for pattern, use in forbidden.items() if re.search(pattern, text)]
+    return bad
+
+
+def test_op_kernels_use_the_namespace_helpers() -> None:
+    root = pathlib.Path(ember.__file__).parent
+    kernels = [root / "ops", root / "func", root / "nn"]  # op kernels, vmap's rules, nn's functions and layers
+    bad = _spellings(sorted(p for d in kernels for p in d.rglob("*.py")) + [root / "_kernels.py"], _FORBIDDEN, _ALLOWED)
     assert not bad, "\n".join(bad)
 
 
@@ -244,13 +248,5 @@ _COMPILE_ALLOWED = {
 
 def test_compiler_uses_the_namespace_helpers() -> None:
     root = pathlib.Path(ember.__file__).parent / "_compile"
-    bad = []
-    for path in sorted(root.glob("*.py")):
-        for n, line in enumerate(path.read_text().splitlines(), 1):
-            text = line.strip()
-            if text.startswith("#") or (path.name, text) in _COMPILE_ALLOWED:
-                continue
-            for pattern, use in _COMPILE_FORBIDDEN.items():
-                if re.search(pattern, text):
-                    bad.append(f"{path.name}:{n}: {text}  -> {use}")
+    bad = _spellings(sorted(root.glob("*.py")), _COMPILE_FORBIDDEN, _COMPILE_ALLOWED)
     assert not bad, "\n".join(bad)
