@@ -10,6 +10,7 @@ the C library is not glibc (musl, macOS, Windows). ``applied`` says whether the 
 """
 from __future__ import annotations
 
+import opcode
 import os
 import sys
 
@@ -97,13 +98,12 @@ def translating_foreign_errors(fn):
 # use must not reach the user as NumPy's: ops (Op.apply) and the factories turn an error that no ``raise``
 # statement of ember's made into torch's kind, a TypeError naming the arguments for bad argument types, torch's
 # broadcast RuntimeError for shapes that do not broadcast, a RuntimeError otherwise. ember's own errors (raised by
-# a ``raise`` statement) pass unchanged.
+# a ``raise`` statement) pass unchanged. Which instruction raised is read from the frame's bytecode, not from the
+# source file (a file edited while a program runs would shift its lines and turn ember's own errors into these).
 def _from_numpy(e: BaseException) -> bool:
     """Whether ``e`` comes from NumPy: raised inside NumPy's Python code, or by a C kernel that ember called (the
-    innermost frame is ember's, on a line that is not a ``raise``). Errors of user code (hooks, datasets, objects
-    converted to tensors) and ember's own pass unchanged."""
-    import linecache
-
+    innermost frame is ember's, at an instruction that is not a ``raise``). Errors of user code (hooks, datasets,
+    objects converted to tensors) and ember's own pass unchanged."""
     tb = e.__traceback__
     if tb is None:
         return False
@@ -114,9 +114,10 @@ def _from_numpy(e: BaseException) -> bool:
         return True
     if not filename.startswith(_PACKAGE_DIR) or filename == __file__:  # (here: the call itself, a bad keyword)
         return False
-    return not linecache.getline(filename, tb.tb_lineno).strip().startswith("raise")
+    return tb.tb_frame.f_code.co_code[tb.tb_lasti] not in _RAISES
 
 
+_RAISES = frozenset(opcode.opmap[n] for n in ("RAISE_VARARGS", "RERAISE") if n in opcode.opmap)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(__import__("numpy").__file__)) + os.sep
 

@@ -98,3 +98,23 @@ def test_a_failed_allocation_in_backward_is_torchs_error():
     with pytest.raises(RuntimeError, match="DefaultCPUAllocator") as ei:
         y.backward()
     assert isinstance(ei.value, MemoryError)
+
+
+def test_own_errors_pass_whatever_the_source_file_says(monkeypatch) -> None:
+    """Which instruction raised is read from the running bytecode: a source file edited while the program runs (here,
+    a cached copy whose lines no longer match) leaves ember's own errors as they are (torch's IndexError for cat's
+    dim), and a kernel's error is still translated."""
+    import linecache
+
+    import torch
+
+    import ember
+    import ember._tensor as J  # (where _wrap_dim raises)
+
+    lines = ["x = 1\n"] * 400  # no line starts with "raise"
+    monkeypatch.setitem(linecache.cache, J.__file__, (len(lines) * 6, None, lines, J.__file__))
+    for lib in (torch, ember):
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            lib.cat([lib.zeros(2, 3), lib.zeros(2, 3)], 2)
+    with pytest.raises(RuntimeError):  # a NumPy error inside a kernel: torch's kind, not NumPy's
+        ember.ones(2, 3).view(4)
