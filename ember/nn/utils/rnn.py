@@ -73,7 +73,7 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
 
 def _lengths_array(lengths) -> np.ndarray:
     if isinstance(lengths, Tensor):
-        return _B.to_host(lengths._data).astype(np.int64).reshape(-1)
+        return _B.to_host(lengths._data).astype(np.int64, copy=False).reshape(-1)
     return np.asarray([int(n) for n in lengths], dtype=np.int64)
 
 
@@ -139,7 +139,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length: int | None = None) -> tuple[Tensor, Tensor]:
     """Undo :func:`pack_padded_sequence`: the padded batch (in the original order) and the lengths."""
-    data, batch_sizes = sequence.data, _B.to_host(sequence.batch_sizes._data).astype(np.int64)
+    data, batch_sizes = sequence.data, _B.to_host(sequence.batch_sizes._data).astype(np.int64, copy=False)
     steps, batch = batch_sizes.size, int(batch_sizes[0]) if batch_sizes.size else 0
     if total_length is not None:
         if total_length < steps:
@@ -150,7 +150,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         steps_out = steps
     lens_sorted = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)  # length of the b-th longest
     starts = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)  # packed offset of step t
-    unsorted = (_B.to_host(sequence.unsorted_indices._data).astype(np.int64) if sequence.unsorted_indices is not None
+    unsorted = (_B.to_host(sequence.unsorted_indices._data).astype(np.int64, copy=False)
+                if sequence.unsorted_indices is not None
                 else np.arange(batch, dtype=np.int64))
     pad = _F.full((1, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
     flat = _S.cat([data, pad], 0)
