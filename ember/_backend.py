@@ -46,7 +46,8 @@ What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_c
 The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
 ``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), and
 the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError); its ``as_strided`` and ``strided_view`` results have
-no ``.base``, as CuPy's; so
+no ``.base``, and its full reductions, 0-d indexing (``a[0, 0]``) and ``argmax``/``argmin`` give 0-d arrays where
+NumPy gives NumPy scalars, as CuPy's; so
 tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
 subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
 """
@@ -112,6 +113,7 @@ class _DeviceFlags:
 
 _nd_flags = _nd.flags.__get__
 _nd_base = _nd.base.__get__
+_nd_getitem = _nd.__getitem__
 
 
 class StandInArray(np.ndarray):
@@ -133,6 +135,16 @@ class StandInArray(np.ndarray):
         ``ndarray(memptr=...)`` has no base (NOTE [cupy's missing numpy])."""
         d = self.__dict__
         return None if d and d.get("_memptr") else _nd_base(self)
+
+    def __getitem__(self, key):
+        r = _nd_getitem(self, key)
+        return np.asarray(r).view(StandInArray) if isinstance(r, np.generic) else r  # a 0-d array, as CuPy's
+
+    def argmax(self, *args, **kwargs):
+        return _rewrap(_nd.argmax(self.view(_nd), *args, **kwargs))
+
+    def argmin(self, *args, **kwargs):
+        return _rewrap(_nd.argmin(self.view(_nd), *args, **kwargs))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" and method != "reduce":
