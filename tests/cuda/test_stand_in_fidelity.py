@@ -74,3 +74,17 @@ def test_writes_through_memory_views(stand_in, fn) -> None:
     ge, = ember.autograd.grad(oe, e, ember.tensor(up).to("cuda"))
     gt, = torch.autograd.grad(ot, t, torch.tensor(up))
     _check(ge, gt)
+
+
+@pytest.mark.parametrize("shape", [(), (2,)])
+def test_gradient_accumulated_into_a_view_stays_on_the_device(stand_in, shape) -> None:
+    """A ``.grad`` that is a view of another tensor is summed out of place; the sum (a 0-d array for a 0-d
+    parameter) stays on the parameter's device (np.asarray moved it to the host, and raises on CuPy arrays)."""
+    a = np.arange(1.0, 3.0 + len(shape), dtype=np.float32)
+    p, pt = _pair(np.full(shape, 2.0, np.float32))
+    p.grad = ember.tensor(a).to("cuda")[1:][0] if not shape else ember.tensor(a).to("cuda")[1:]
+    pt.grad = torch.tensor(a)[1:][0] if not shape else torch.tensor(a)[1:]
+    (p * 3).sum().backward()
+    (pt * 3).sum().backward()
+    _check(p.grad, pt.grad)
+    assert type(p.grad._data) is B.StandInArray
