@@ -229,6 +229,11 @@ class ScatterAdd(_IntoAlongDim):
 
 def _scatter_args(input: Tensor, dim: int, index: Tensor, src, fname: str):
     idx = _check_index_dtype(index, fname)
+    a = input._data
+    if type(idx) is not type(a) and type(idx) in _B.ARRAYS and type(a) in _B.ARRAYS:  # (cuda self, cpu index ...)
+        from ._op import _mixed
+
+        raise _mixed(_B.device_of(a), _B.device_of(idx))  # torch checks the index's device too, unlike indexing's
     d = _wrap_dim(dim, input._data.ndim)
     if isinstance(src, Tensor):
         if src._dtype != input._dtype:

@@ -88,3 +88,19 @@ def test_gradient_accumulated_into_a_view_stays_on_the_device(stand_in, shape) -
     (pt * 3).sum().backward()
     _check(p.grad, pt.grad)
     assert type(p.grad._data) is B.StandInArray
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, i: x.scatter_reduce(0, i, x, "prod"),
+    lambda x, i: x.scatter_add(0, i, x),
+    lambda x, i: x.scatter(0, i, x),
+    lambda x, i: x.index_reduce(0, i[:, 0], x, "prod"),
+])
+def test_scatter_index_on_another_device(stand_in, fn) -> None:
+    """torch's scatter kernels check the index's device: a CPU index for a cuda input is refused at once (the prod
+    reduction accepted it and failed in backward with a stand-in mixing TypeError)."""
+    x = ember.ones(3, 2).to("cuda").requires_grad_(True)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
+                                           "devices, cuda:0 and cpu!"):
+        fn(x, ember.tensor([[0, 1], [2, 0], [1, 1]]))
+    fn(x, ember.tensor([[0, 1], [2, 0], [1, 1]]).to("cuda"))
