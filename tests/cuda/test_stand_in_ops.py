@@ -60,7 +60,7 @@ def _run(op, sample, device):
             t.requires_grad_(True)
         ins.append(t)
     try:
-        outs = _flat(_on_default(device, call, op, sample, ember, ins))
+        outs = _flat(_call(op, sample, ins, device))
     except Exception as e:  # noqa: BLE001 - compared with the CPU's error
         return e, None
     diff = [t for t in ins if t.requires_grad]
@@ -75,13 +75,17 @@ def _run(op, sample, device):
         return outs, e
 
 
-def _on_default(device, fn, *args):
-    """``fn(*args)`` with ``device`` as the default device, so that the tensors an op's lambda makes (index
-    tensors, bounds) live where its inputs do, as tools/gpu_check.py runs them."""
+def _call(op, sample, ins, device):
+    """The op on ``ins`` with the default device left on the CPU, as users run it (they move inputs with ``.to``):
+    a kernel making an array without ``like=`` / ``device=`` then lands on the host and fails here, which a
+    default device of cuda would hide. The op table's lambdas make their index tensors and weights on their
+    inputs' device; an op with no inputs (``repeat_interleave(repeats)``) makes everything on the default device."""
+    if ins:
+        return call(op, sample, ember, ins)
     old = ember.get_default_device()
     ember.set_default_device(device)
     try:
-        return fn(*args)
+        return call(op, sample, ember, ins)
     finally:
         ember.set_default_device(old)
 
