@@ -12,7 +12,4 @@ KNOWN: frozenset = frozenset()
 
 # Ops (by node name) that may take the host fallback on the strict stand-in (NOTE [host fallback] in
 # ember/ops/_op.py), each with its reason; tests/cuda/test_stand_in_ops.py fails on any other.
-HOST_FALLBACKS: dict = {
-    "CtcLossBackward0": "a dynamic program written for the host: per-sample Python reads of the lengths and "
-                        "targets, host buffers for its forward and backward variables",
-}
+HOST_FALLBACKS: dict = {}
