@@ -150,7 +150,7 @@ class StandInArray(np.ndarray):
         if method != "__call__" and method != "reduce":
             _refuse_method(ufunc, method)
         if _stand_in[1]:
-            _refuse_host(inputs)
+            _refuse_host(inputs, 0)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = _unwrap(out)
@@ -216,13 +216,15 @@ def ascontiguousarray(x, dtype=None):
     return _cupy[0].ascontiguousarray(x, dtype)
 
 
-def _refuse_host(values) -> None:
-    """Strict stand-in: a host array of one or more dimensions beside a stand-in array is refused, as CuPy does."""
+def _refuse_host(values, ndim: int = 1) -> None:
+    """Strict stand-in: a host array of ``ndim`` or more dimensions beside a stand-in array is refused, as CuPy does:
+    its ufuncs take NumPy scalars but no NumPy array, not even a 0-d one (``ndim`` 0); its other functions are
+    checked from one dimension up."""
     for v in values:
-        if type(v) is _nd and v.ndim:
+        if type(v) is _nd and v.ndim >= ndim:
             raise TypeError("Stand-in array mixed with a host array (CuPy: Unsupported type <class 'numpy.ndarray'>)")
         if type(v) is tuple or type(v) is list:
-            _refuse_host(v)
+            _refuse_host(v, ndim)
 
 
 def enable_stand_in(on: bool = True, strict: bool = False) -> None:

@@ -777,7 +777,7 @@ class CrossMapLrn2d(Op):
     def forward(ctx, self, size, alpha, beta, k):
         if ctx is not None:
             ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
-        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        fwd = _B.like(self, _lrn_windows(self.shape[1], size, self.dtype)[0])  # a constant, on self's device
         n, c = self.shape[:2]
         sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
         return self * (k + (alpha / size) * sums) ** -beta
@@ -787,6 +787,7 @@ class CrossMapLrn2d(Op):
         size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
         n, c = x.shape[:2]
         fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        fwd, bwd = _B.like(x._data, fwd), _B.like(x._data, bwd)
         if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
             raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
         scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k
