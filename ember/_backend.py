@@ -44,6 +44,29 @@ The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writea
 the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError), so
 tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
 subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
+
+# NOTE [stand-in counters]
+On a GPU a small training step costs what it launches and what it waits for, not what it computes: each CuPy call
+is a kernel launch (~10-20 us), and each read of a device value by the host (``item``, ``bool(arr)``, ``float``,
+``int``, ``tolist``, a move to the host, a host fallback) waits for every queued kernel. ``counting()`` counts both
+on the stand-in while a block runs: a "kernel" is each call that reaches ``StandInArray.__array_ufunc__`` or
+``__array_function__`` (ufuncs, their reductions, NumPy functions, creations with ``like=``) except the ones that
+only make views or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``, ``fill``, ``ravel``/
+``flatten``/``reshape`` that copy, each advanced-index read and each write through ``[...] =`` (one CuPy call each);
+a "sync" is each of the conversions above. It is an approximation of CuPy's launches (a CuPy function may launch
+several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
+makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
+tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
+
+# NOTE [device-side asserts]
+A check of values (a class target out of range, an embedding index past the table) on the host is a Python ``if``
+on an array: on a GPU that is a host sync per call. torch's CUDA kernels check with a device-side assert instead,
+which raises at a later sync ("CUDA error: device-side assert triggered"). ``device_assert(bad, error)`` does the
+same: on the host it raises ``error()`` at once when the 0-d boolean ``bad`` is true (the CPU's error, unchanged);
+on a device it queues ``bad`` and ``check_pending()`` raises the first failed check's error at the next read of a
+device value by the host (``item``, ``tolist``, ``to_host``, ``cuda.synchronize``; torch's is a RuntimeError, ember
+raises the CPU's error, naming the bad value). The queue is read when it holds ``_MAX_PENDING`` checks (one sync
+per that many unchecked calls, for loops that never read a value).
 """
 from __future__ import annotations
 
@@ -53,7 +76,7 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
            "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
@@ -96,6 +119,97 @@ def _rewrap(x):
     return x
 
 
+class Counts:
+    """What ran on the stand-in while ``counting()`` was active: kernels and host syncs, total and by name
+    (NOTE [stand-in counters])."""
+
+    __slots__ = ("kernels", "syncs", "by_kernel", "by_sync")
+
+    def __init__(self) -> None:
+        self.kernels = self.syncs = 0
+        self.by_kernel: dict = {}
+        self.by_sync: dict = {}
+
+    def kernel(self, name: str) -> None:
+        self.kernels += 1
+        self.by_kernel[name] = self.by_kernel.get(name, 0) + 1
+
+    def sync(self, name: str) -> None:
+        self.syncs += 1
+        self.by_sync[name] = self.by_sync.get(name, 0) + 1
+
+    def __repr__(self) -> str:
+        return f"Counts(kernels={self.kernels}, syncs={self.syncs}, by_sync={self.by_sync})"
+
+
+_counts: list = [None]  # the active Counts of counting(), or None
+
+
+class counting:
+    """``with counting() as c:`` counts the kernels and host syncs made on stand-in arrays in the block
+    (NOTE [stand-in counters]); blocks nest (the inner one counts alone)."""
+
+    def __enter__(self) -> Counts:
+        self._outer = _counts[0]
+        c = _counts[0] = Counts()
+        return c
+
+    def __exit__(self, *exc) -> None:
+        _counts[0] = self._outer
+
+
+def _sync(name: str) -> None:
+    c = _counts[0]
+    if c is not None:
+        c.sync(name)
+
+
+_pending: list = []  # (bad flag on a device, error factory) not yet read (NOTE [device-side asserts])
+_MAX_PENDING = 256
+
+
+def device_assert(bad, error) -> None:
+    """Raise ``error()`` where the 0-d boolean array ``bad`` is true: now on the host, at the next host sync on a
+    device (NOTE [device-side asserts])."""
+    if type(bad) is _nd or type(bad) not in ARRAYS:
+        if bad:
+            raise error()
+        return
+    _pending.append((bad, error))
+    if len(_pending) >= _MAX_PENDING:
+        check_pending()
+
+
+def check_pending() -> None:
+    """Read the queued device-side checks; raise the first failed one's error (NOTE [device-side asserts])."""
+    if not _pending:
+        return
+    checks = _pending[:]
+    _pending.clear()
+    try:
+        flags = to_host(_xp(checks[0][0])[0].stack([b for b, _ in checks]))  # (one read for all)
+    except ValueError:  # (flags on several GPUs)
+        flags = [to_host(b) for b, _ in checks]
+    for (_, error), bad in zip(checks, flags):
+        if bad:
+            raise error()
+
+
+# NumPy functions that make views or read metadata: no kernel (NOTE [stand-in counters])
+_VIEWS = frozenset({"reshape", "transpose", "swapaxes", "moveaxis", "broadcast_to", "broadcast_arrays",
+                    "expand_dims", "squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "shape", "ndim", "size",
+                    "result_type", "may_share_memory", "shares_memory", "iscomplexobj", "isrealobj", "real", "imag",
+                    "diagonal", "broadcast_shapes", "can_cast", "min_scalar_type", "permute_dims", "matrix_transpose",
+                    "split", "array_split", "unstack", "flip", "rollaxis", "asanyarray"})
+_ADVANCED = (list, np.ndarray)
+
+
+def _advanced(key) -> bool:
+    if type(key) is tuple:
+        return any(isinstance(k, _ADVANCED) for k in key)
+    return isinstance(key, _ADVANCED)
+
+
 class _DeviceFlags:
     """CuPy's ``flags``: contiguity and ownership, no ``writeable`` (a device array is always writable)."""
 
@@ -124,6 +238,9 @@ class StandInArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" and method != "reduce":
             _refuse_method(ufunc, method)
+        c = _counts[0]
+        if c is not None:
+            c.kernel(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
         if _stand_in[1]:
             _refuse_host(inputs)
         out = kwargs.get("out")
@@ -141,12 +258,56 @@ class StandInArray(np.ndarray):
             raise ValueError("cupy.ndaray cannot be specified as `repeats` argument.")  # (CuPy's words)
         if _stand_in[1]:
             _refuse_host(args)
+        c = _counts[0]
+        if c is not None and func.__name__ not in _VIEWS:
+            c.kernel(func.__name__)
         if "out" in kwargs and kwargs["out"] is not None:
             out = kwargs["out"]
             kwargs = dict(kwargs, out=_unwrap(out))
             func(*_unwrap(args), **kwargs)
             return out
         return _rewrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+
+def _counted_methods() -> None:
+    """StandInArray's methods that launch a kernel or sync without passing NumPy's dispatch: counted while
+    ``counting()`` is active (NOTE [stand-in counters])."""
+    nd = _nd
+
+    def kernel(name, copies=None):
+        base = getattr(nd, name)
+
+        def method(self, *a, **k):
+            c = _counts[0]
+            if c is not None and (copies is None or copies(self, a, k)):
+                c.kernel(name)
+            return base(self, *a, **k)
+
+        method.__name__ = name
+        setattr(StandInArray, name, method)
+
+    def sync(name):
+        base = getattr(nd, name)
+
+        def method(self, *a, **k):
+            c = _counts[0]
+            if c is not None:
+                c.sync(name)
+            return base(self, *a, **k)
+
+        method.__name__ = name
+        setattr(StandInArray, name, method)
+
+    kernel("astype", lambda self, a, k: k.get("copy", True) or np.dtype(a[0] if a else k["dtype"]) != self.dtype)
+    kernel("copy")
+    kernel("fill")
+    kernel("flatten")
+    kernel("ravel", lambda self, a, k: not nd.flags.__get__(self).c_contiguous)
+    kernel("reshape", lambda self, a, k: self.size > 1 and not nd.flags.__get__(self).contiguous)
+    kernel("__getitem__", lambda self, a, k: _advanced(a[0]))
+    kernel("__setitem__")
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__"):
+        sync(name)
 
 
 def _refuse_method(ufunc, method: str) -> None:
@@ -426,6 +587,8 @@ def like(ref, value):
     """``value`` (a host array or number) as an array on ``ref``'s device (no copy when ``ref`` is on the host)."""
     t = type(ref)
     if t is StandInArray:
+        if _counts[0] is not None:
+            _counts[0].kernel("like (host to device)")
         return np.asarray(value).view(StandInArray)
     if isinstance(ref, _nd) or not t.__module__.startswith("cupy"):
         return np.asarray(value)
@@ -438,7 +601,11 @@ def to_host(arr):
     t = type(arr)
     if t is _nd:
         return arr
+    if _pending:
+        check_pending()
     if t is StandInArray:
+        if _counts[0] is not None:
+            _counts[0].sync("to_host")
         return arr.view(_nd).copy()
     if isinstance(arr, _nd) or not t.__module__.startswith("cupy"):
         return arr
@@ -468,4 +635,5 @@ def to_device(arr, dev: device):
         return cp.asarray(arr)
 
 
+_counted_methods()
 ARRAYS.add(StandInArray)

@@ -462,10 +462,10 @@ class CrossEntropy(Op):
         if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
             ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
             ctx.logp = logp.astype(self.dtype, copy=False)
-            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
-            if reduction != "none":
-                f = scale if scale == scale else 0.0
-                ctx.s = ctx.s * f
+            ctx.s = s
+            if reduction != "none":  # D == 0 (scale nan): zero gradients
+                f = (scale if scale == scale else 0.0) if type(scale) is float else np.nan_to_num(scale, nan=0.0)
+                ctx.s = s * f if type(f) is not float or f != 0.0 else np.zeros_like(s)
                 ctx.pick = None if pick is None else pick * f
                 ctx.smooth = None if smooth is None else smooth * f
                 ctx.q = None if q is None else q * f

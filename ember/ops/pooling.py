@@ -71,8 +71,8 @@ def _max_pool_fast(xp, k, s, d, out):
         best = np.maximum(views[0], views[1])
         for v in views[2:]:
             np.maximum(best, v, out=best)
-    if best.dtype.kind == "f" and np.isnan(best).any():
-        return None
+    if best.dtype.kind == "f" and (not _B.is_cpu_array(best) or np.isnan(best).any()):
+        return None  # (on a device the NaN-aware scan, which reads no value: NOTE [stand-in counters])
     # first offset holding the max, without branches: arg = n0 * (1 + n1 * (1 + ... * (1 + n[K-2]))) where
     # n_t = (views[t] != best) is 0 at the first hit and every term after it vanishes
     kk = len(views)
@@ -92,11 +92,11 @@ def _max_pool_nan(xp, k, s, d, out):
     for t, sl in enumerate(_strided(k, s, d, out)):
         v = xp[sl]
         if best is None:
-            best, arg = v.copy(), np.zeros(v.shape, np.intp)
+            best, arg = v.copy(), np.zeros(v.shape, np.intp, like=_B.ref(v))
             continue
         m = (v > best) | (v != v)
         np.copyto(best, v, where=m)
-        arg[m] = t
+        np.copyto(arg, t, where=m)
     return best, arg
 
 
@@ -105,7 +105,7 @@ def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
     point ``arg`` at the window's first cell inside the input, as torch does: a padding cell is never the
     arg-max (it may come first among equal values, which the offset scan would pick)."""
     hit = best == fill
-    if not hit.any():
+    if _B.is_cpu_array(hit) and not hit.any():  # (a device reads no value: NOTE [stand-in counters])
         return
     nd = len(k)
     first = np.zeros(best.shape[-nd:], np.intp)
@@ -127,8 +127,9 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
     if any(p) or xp.shape[-nd:] != size:
         _first_valid_where_fill(best, arg, fill, k, s, p, d)
-    flat = np.take(_flat_offsets(size, k, d), arg)  # (np.take: faster than fancy indexing with a small table)
-    flat += _flat_origins(size, out, s, p)
+    flat = np.take(_B.like(arg, _flat_offsets(size, k, d)), arg)  # (np.take: faster than fancy indexing with a
+    # small table; the host tables go to the device of ``arg``: np.take dispatches on the table only)
+    flat += _B.like(flat, _flat_origins(size, out, s, p))
     return best, flat
 
 
@@ -203,7 +204,7 @@ class _Scatter(Op):
         i = indices.reshape(g.shape)
         flat = (i + (np.arange(g.shape[0], like=g) * plane)[:, None]).ravel()
         if not overlap:  # every input position is picked at most once
-            out = np.zeros(g.shape[0] * plane, self.dtype)
+            out = np.zeros(g.shape[0] * plane, self.dtype, like=_B.ref(g))
             out[flat] = g.ravel()
         else:
             out = np.bincount(flat, g.ravel(), g.shape[0] * plane).astype(self.dtype, copy=False)
