@@ -51,9 +51,11 @@ is a kernel launch (~10-20 us), and each read of a device value by the host (``i
 ``int``, ``tolist``, a move to the host, a host fallback) waits for every queued kernel. ``counting()`` counts both
 on the stand-in while a block runs: a "kernel" is each call that reaches ``StandInArray.__array_ufunc__`` or
 ``__array_function__`` (ufuncs, their reductions, NumPy functions, creations with ``like=``) except the ones that
-only make views or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``, ``fill``, ``ravel``/
-``flatten``/``reshape`` that copy, each advanced-index read and each write through ``[...] =`` (one CuPy call each);
-a "sync" is each of the conversions above. It is an approximation of CuPy's launches (a CuPy function may launch
+only make views, allocate without filling or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``,
+``fill``, ``ravel``/``flatten``/``reshape`` that copy, the methods that call no ufunc (``argmax``, ``cumsum``,
+``take``, ``sort`` ...), each advanced-index read and each write through ``[...] =`` (one CuPy call each) and each
+``like`` (a host-to-device copy); a "sync" is each of the conversions above, and an index that reads one element
+(the stand-in gives a NumPy scalar where CuPy gives a 0-d array: counted as the read that usually follows). It is an approximation of CuPy's launches (a CuPy function may launch
 several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
 makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
 tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
@@ -71,12 +73,13 @@ per that many unchecked calls, for loops that never read a value).
 from __future__ import annotations
 
 import os
+from sys import getrefcount
 
 import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
            "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
@@ -195,8 +198,8 @@ def check_pending() -> None:
             raise error()
 
 
-# NumPy functions that make views or read metadata: no kernel (NOTE [stand-in counters])
-_VIEWS = frozenset({"reshape", "transpose", "swapaxes", "moveaxis", "broadcast_to", "broadcast_arrays",
+# NumPy functions that make views, allocate without filling or read metadata: no kernel (NOTE [stand-in counters])
+_VIEWS = frozenset({"empty", "empty_like", "reshape", "transpose", "swapaxes", "moveaxis", "broadcast_to", "broadcast_arrays",
                     "expand_dims", "squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "shape", "ndim", "size",
                     "result_type", "may_share_memory", "shares_memory", "iscomplexobj", "isrealobj", "real", "imag",
                     "diagonal", "broadcast_shapes", "can_cast", "min_scalar_type", "permute_dims", "matrix_transpose",
@@ -298,15 +301,31 @@ def _counted_methods() -> None:
         method.__name__ = name
         setattr(StandInArray, name, method)
 
+    for name in ("argmax", "argmin", "cumsum", "cumprod", "take", "put", "repeat", "sort", "argsort", "dot",
+                 "searchsorted", "partition", "argpartition", "trace"):
+        kernel(name)
     kernel("astype", lambda self, a, k: k.get("copy", True) or np.dtype(a[0] if a else k["dtype"]) != self.dtype)
     kernel("copy")
     kernel("fill")
     kernel("flatten")
     kernel("ravel", lambda self, a, k: not nd.flags.__get__(self).c_contiguous)
     kernel("reshape", lambda self, a, k: self.size > 1 and not nd.flags.__get__(self).contiguous)
-    kernel("__getitem__", lambda self, a, k: _advanced(a[0]))
+    base_getitem = nd.__getitem__
+
+    def __getitem__(self, key):
+        c = _counts[0]
+        if c is None:
+            return base_getitem(self, key)
+        if _advanced(key):
+            c.kernel("__getitem__")
+        out = base_getitem(self, key)
+        if isinstance(out, np.generic):  # one element as a NumPy scalar (CuPy: a 0-d array, read later): a read
+            c.sync("element read")
+        return out
+
+    StandInArray.__getitem__ = __getitem__
     kernel("__setitem__")
-    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__"):
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "nonzero"):
         sync(name)
 
 
@@ -317,6 +336,20 @@ def _refuse_method(ufunc, method: str) -> None:
                         "'ndarray' (CuPy has no ufunc.at: ember._backend.ufunc_at)")
     if method == "accumulate" and ufunc.__name__ not in _ACCUMULATES:
         raise NotImplementedError(f"`cupy_{ufunc.__name__}.accumulate` is not supported yet")
+
+
+def sole_array(arr) -> bool:
+    """Whether the device array ``arr`` owns its C-contiguous memory alone (no view of another array, no other
+    view of its memory: the stand-in's NumPy array below it is referred to by ``arr`` only), so that the engine may
+    keep it as a leaf's gradient without a copy (NOTE [stolen gradients] in ember/autograd/graph.py)."""
+    t = type(arr)
+    if t is StandInArray:
+        b = arr.base
+        return (type(b) is _nd and b.base is None and getrefcount(b) == 3 and _nd_flags(arr).c_contiguous
+                and _nd_flags(arr).writeable)
+    if t is _nd or isinstance(arr, _nd):
+        return False
+    return arr.base is None and arr.flags.c_contiguous
 
 
 def is_host_only(e: TypeError) -> bool:

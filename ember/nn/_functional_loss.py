@@ -333,6 +333,8 @@ def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index:
         _, valid = _class_targets(input, target, ignore_index)
         t = target._data
         tt = np.where(valid, t, 0).astype(np.int64, copy=False)  # (no branch on values: a sync on a device)
+        if not _B.is_cpu_array(tt):  # the range check waits on a device (NOTE [device-side asserts]): no read
+            tt = np.clip(tt, 0, c - 1)  # out of bounds meanwhile
         wt = valid.astype(acc) if w is None else w[tt] * valid
         pick = wt * (1 - eps) if eps else wt
         s = pick

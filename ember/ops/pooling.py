@@ -71,8 +71,8 @@ def _max_pool_fast(xp, k, s, d, out):
         best = np.maximum(views[0], views[1])
         for v in views[2:]:
             np.maximum(best, v, out=best)
-    if best.dtype.kind == "f" and (not _B.is_cpu_array(best) or np.isnan(best).any()):
-        return None  # (on a device the NaN-aware scan, which reads no value: NOTE [stand-in counters])
+    if best.dtype.kind == "f" and np.isnan(best).any():
+        return None
     # first offset holding the max, without branches: arg = n0 * (1 + n1 * (1 + ... * (1 + n[K-2]))) where
     # n_t = (views[t] != best) is 0 at the first hit and every term after it vanishes
     kk = len(views)
@@ -83,6 +83,19 @@ def _max_pool_fast(xp, k, s, d, out):
     for t in range(kk - 3, -1, -1):
         arg += 1
         arg *= np.not_equal(views[t], best)
+    return best, arg
+
+
+def _max_pool_stacked(xp, k, s, d, out):
+    """On a device: the kernel offsets stacked, their max and first arg-max in one reduction each, and where a
+    window holds NaN the last NaN's offset (torch's pick): a fixed handful of kernels, no value read by the host
+    (the offset scans of the host launch a few kernels per offset and branch on NaN)."""
+    st = np.stack([xp[sl] for sl in _strided(k, s, d, out)])
+    best = np.max(st, axis=0)
+    arg = np.argmax(st, axis=0)
+    if st.dtype.kind == "f":
+        last = (len(st) - 1) - np.argmax(np.isnan(st)[::-1], axis=0)
+        arg = np.where(np.isnan(best), last, arg)
     return best, arg
 
 
@@ -113,7 +126,7 @@ def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
         origin = np.arange(best.shape[a - nd]) * s[a] - p[a]
         line = np.maximum(0, -(origin // d[a])) * math.prod(k[a + 1:])  # smallest i with origin + i*d >= 0
         first = first + line.reshape((-1,) + (1,) * (nd - 1 - a))
-    np.copyto(arg, first.astype(arg.dtype), where=hit)
+    np.copyto(arg, _B.like(arg, first.astype(arg.dtype)), where=hit)
 
 
 def _max_pool(x, k, s, p, d, ceil_mode):
@@ -123,7 +136,7 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     out = tuple(pool_out_len(size[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(nd))
     fill = _fill(x.dtype)
     xp = _pad(x, p, tuple(_extra(size[a], k[a], s[a], p[a], d[a], out[a]) for a in range(nd)), fill)
-    res = _max_pool_fast(xp, k, s, d, out)
+    res = _max_pool_fast(xp, k, s, d, out) if _B.is_cpu_array(xp) else _max_pool_stacked(xp, k, s, d, out)
     best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
     if any(p) or xp.shape[-nd:] != size:
         _first_valid_where_fill(best, arg, fill, k, s, p, d)
