@@ -83,7 +83,7 @@ def test_counting_sees_kernels_and_syncs_of_stand_in_arrays_only(stand_in):
         b.sum()
         b.astype(np.float64)
         b.astype(np.float32, copy=False)  # (same dtype, no copy: no kernel)
-        b.reshape(3, 1).T  # (views)
+        _ = b.reshape(3, 1).T  # (views)
         np.exp(h)  # a host array: not counted
         float(b.sum()), bool(b.max() > 0), b.tolist(), B.to_host(b), b[1]
         with B.counting() as inner:
