@@ -187,8 +187,11 @@ def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     """(class index per target as int64, weight per target) of nll_loss, with torch's target checks."""
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
-    every = bool(valid.all())  # the common case: no target is ignored
+    every = _B.is_cpu_array(valid) and bool(valid.all())  # the common case: no target is ignored (on a device the
+    # general formulas, which read no value: NOTE [device-side asserts])
     tt = t.astype(np.int64) if every else np.where(valid, t, 0).astype(np.int64)  # a copy: later changes of t stay out
+    if not _B.is_cpu_array(tt):  # (the range check waits: no read out of bounds meanwhile)
+        tt = np.clip(tt, 0, c - 1)
     w = valid.astype(input._data.dtype)
     if weight is not None:
         w = w * weight._data[tt]

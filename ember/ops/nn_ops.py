@@ -397,8 +397,11 @@ class NllLoss(Op):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
         if reduction == "none":
             return losses
-        if reduction == "mean" and not coef.any():  # nothing counted (empty, or every target ignored): 0/0
-            return _B.asarray(np.nan, self.dtype)
+        if reduction == "mean":
+            if not _B.is_cpu_array(coef):  # (a device reads no value: NOTE [device-side asserts])
+                return _B.asarray(np.where(coef.any(), losses.sum(), np.nan), self.dtype)
+            if not coef.any():  # nothing counted (empty, or every target ignored): 0/0
+                return _B.asarray(np.nan, self.dtype)
         return _B.asarray(losses.sum(), self.dtype)
 
     def backward(ctx, grad):

@@ -166,3 +166,36 @@ def test_max_pool_on_a_device_equals_the_cpu_with_nans_and_ties(stand_in):
         assert got_v.device.type == "cuda"
         np.testing.assert_array_equal(got_v.cpu().numpy(), want_v.numpy())
         np.testing.assert_array_equal(got_i.cpu().numpy(), want_i.numpy())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore", [-100, 1])
+def test_nll_loss_reads_no_device_value(stand_in, weighted, ignore):
+    """log_softmax + nll_loss (torch's classic classifier head) on a device: no host sync, the CPU's values."""
+    r = np.random.default_rng(1)
+    x, t = r.standard_normal((6, 4)).astype(np.float32), r.integers(0, 4, 6)
+    w = r.random(4).astype(np.float32) if weighted else None
+    res = {}
+    for dev in ("cpu", "cuda"):
+        xe = ember.tensor(x, device=dev, requires_grad=True)
+        we = None if w is None else ember.tensor(w, device=dev)
+        with B.counting() as c:
+            loss = F.nll_loss(F.log_softmax(xe, 1), ember.tensor(t, device=dev), we, ignore_index=ignore)
+            loss.backward()
+        assert c.syncs == 0, c.by_sync
+        res[dev] = (loss.item(), xe.grad.cpu().numpy())
+    xt = torch.tensor(x, requires_grad=True)
+    want = torch.nn.functional.nll_loss(torch.log_softmax(xt, 1), torch.tensor(t),
+                                        None if w is None else torch.tensor(w), ignore_index=ignore)
+    want.backward()
+    for loss, grad in res.values():
+        np.testing.assert_allclose(loss, want.item(), rtol=1e-5)
+        np.testing.assert_allclose(grad, xt.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_nll_loss_of_only_ignored_targets_is_nan_on_a_device(stand_in):
+    want = torch.nn.functional.nll_loss(torch.zeros(2, 3), torch.tensor([1, 1]), ignore_index=1)
+    with B.counting() as c:
+        got = F.nll_loss(ember.zeros(2, 3, device="cuda"), ember.tensor([1, 1], device="cuda"), ignore_index=1)
+    assert c.syncs == 0
+    assert np.isnan(want.item()) and np.isnan(got.item())
