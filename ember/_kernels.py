@@ -8,7 +8,8 @@ summed into each output (about 1e-7 relative at 2**20 float32 terms, 1e-6 at 2**
 ``fsum`` sums by einsum only the trailing reduced axes (each output's contiguous runs, up to ``EINSUM_MAX`` terms)
 of float32/float64 arrays of at least ``EINSUM_MIN`` elements, and the leading reduced axes of that (few terms) by
 np.sum (the batch of a bias or BatchNorm gradient: 57 against 132 µs for (32, 16, 1024) over (0, 2), with the
-pairwise order across the batch); anything else is np.sum. On host arrays np.sum is called as what it dispatches to,
+pairwise order across the batch); anything else is np.sum, and so is every sum of a device array (CuPy's reduction is one kernel; its einsum is
+not faster). On host arrays np.sum is called as what it dispatches to,
 ``np.add.reduce`` (the same sum, without np.sum's ~2.5 µs of argument handling: a bias gradient per step).
 """
 from __future__ import annotations
@@ -62,7 +63,8 @@ def fsum(a: np.ndarray, axes: tuple, keepdims: bool = False):
     dt = a.dtype
     nd = a.ndim
     k = _trailing(axes, nd) if axes else 0
-    if (dt != _F32 and dt != _F64) or not k or a.size < EINSUM_MIN or math.prod(a.shape[nd - k:]) > EINSUM_MAX:
+    if ((dt != _F32 and dt != _F64) or not k or a.size < EINSUM_MIN or math.prod(a.shape[nd - k:]) > EINSUM_MAX
+            or type(a) is not _nd):
         out = _sum(a, axes, keepdims)
         return out if type(out) is np.ndarray else _B.asarray(out, dt)
     return _finish(_einsum(a, list(range(nd)), list(range(nd - k))), a.shape, axes, k, keepdims, dt)
@@ -74,7 +76,7 @@ def rowdot(a: np.ndarray, b: np.ndarray, axes: tuple, keepdims: bool = False):
     nd = a.ndim
     k = _trailing(axes, nd) if axes else 0
     if (not k or a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < EINSUM_MIN
-            or math.prod(a.shape[nd - k:]) > EINSUM_MAX):
+            or math.prod(a.shape[nd - k:]) > EINSUM_MAX or type(a) is not _nd):
         return fsum(a * b, axes, keepdims)
     idx = list(range(nd))
     return _finish(_einsum(a, idx, b, idx, idx[:nd - k]), a.shape, axes, k, keepdims, a.dtype)

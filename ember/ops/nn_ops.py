@@ -334,6 +334,8 @@ class Embedding(Op):
 
     @staticmethod
     def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
+        if not _B.is_cpu_array(idx):  # embedding's range check waits on a device (NOTE [device-side asserts]): no
+            idx = np.clip(idx, 0, self.shape[0] - 1)  # read out of bounds meanwhile
         if ctx is not None:
             ctx.idx, ctx.num, ctx.pad, ctx.freq = idx, self.shape[0], padding_idx, scale_by_freq
         out = self[idx]
@@ -395,8 +397,11 @@ class NllLoss(Op):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
         if reduction == "none":
             return losses
-        if reduction == "mean" and not coef.any():  # nothing counted (empty, or every target ignored): 0/0
-            return _B.asarray(np.nan, self.dtype)
+        if reduction == "mean":
+            if not _B.is_cpu_array(coef):  # (a device reads no value: NOTE [device-side asserts])
+                return _B.asarray(np.where(coef.any(), losses.sum(), np.nan), self.dtype)
+            if not coef.any():  # nothing counted (empty, or every target ignored): 0/0
+                return _B.asarray(np.nan, self.dtype)
         return _B.asarray(losses.sum(), self.dtype)
 
     def backward(ctx, grad):
@@ -462,10 +467,10 @@ class CrossEntropy(Op):
         if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
             ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
             ctx.logp = logp.astype(self.dtype, copy=False)
-            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
-            if reduction != "none":
-                f = scale if scale == scale else 0.0
-                ctx.s = ctx.s * f
+            ctx.s = s
+            if reduction != "none":  # D == 0 (scale nan): zero gradients
+                f = (scale if scale == scale else 0.0) if type(scale) is float else np.nan_to_num(scale, nan=0.0)
+                ctx.s = s * f if type(f) is not float or f != 0.0 else np.zeros_like(s)
                 ctx.pick = None if pick is None else pick * f
                 ctx.smooth = None if smooth is None else smooth * f
                 ctx.q = None if q is None else q * f
