@@ -123,7 +123,7 @@ def _rrelu_bwd(g, x, slope):
 def _raw_ok(grad: Tensor, r: Tensor) -> bool:
     """Whether a raw-array backward applies: non-0-d arrays of one floating dtype (else the ops' promotion)."""
     g, a = grad._data, r._data
-    return (type(g) is np.ndarray and type(a) is np.ndarray and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
+    return (type(g) is type(a) and _B.is_array(g) and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
             and g.dtype.itemsize > 2)  # 16-bit floats compute through the ops (NOTE [reduced precision])
 
 
@@ -476,8 +476,8 @@ class CrossEntropy(Op):
     def backward(ctx, grad):
         cdim = ctx.cdim
         dt = grad._dtype
-        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
-                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops)
+        if (not _mode.grad_enabled and fused_ok() and _B.is_array(grad._data)
+                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops; any device)
             return _ce_raw_backward(ctx, grad)
         (x,) = ctx.saved_tensors
         c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula

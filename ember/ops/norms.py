@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
 from .._kernels import fsum, rowdot
 from .._tensor import _wrap
 from ..autograd._interpose import fused_ok, replayable
@@ -97,8 +98,8 @@ class Norm(Op):
             return None, None, None
         x, w = ctx.saved_tensors
         need = tuple(e[0] is not None for e in ctx._next)
-        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
-                and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision])
+        if (not _mode.grad_enabled and fused_ok() and _B.is_array(grad._data)
+                and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision]; any device)
             return _raw_backward(ctx, grad, x, w, need)  # NOTE [raw backward]
         return _graph_backward(ctx, grad, x, w, need)
 
