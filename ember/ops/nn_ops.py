@@ -13,6 +13,7 @@ import numpy as np
 from .. import _backend as _B
 from .. import _dtype as D
 from .. import _kernels
+from .._fuse import formula
 from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear
@@ -68,14 +69,29 @@ def _softplus_bwd(g, x, beta, threshold):
     return where(x * beta > threshold, g, g * sigmoid(x * beta))
 
 
+@formula("gelu_tanh")
+def _gelu_tanh(xp, x):
+    return 0.5 * x * (1 + xp.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+
+
+@formula("gelu_tanh_backward")
+def _gelu_tanh_bwd(xp, g, x):
+    """The formula of ``_gelu_bwd`` below on arrays, op for op (its raw path: NOTE [raw backward])."""
+    t = xp.tanh(_GELU_K * (x + _GELU_C * x * x * x))
+    dinner = _GELU_K * (1 + 3 * _GELU_C * x * x)
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
+
+
 def _gelu_fwd(x, approximate):
     if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+        return _gelu_tanh(x)  # one kernel on a GPU (NOTE [fused formulas] in ember/_fuse.py)
     return x * _normal_cdf(x)
 
 
 def _gelu_bwd(g, x, approximate):
     if approximate == "tanh":
+        if not _mode.grad_enabled and _mode.interpose is None and _raw_ok(g, x):  # NOTE [raw backward]
+            return _wrap(_gelu_tanh_bwd(g._data, x._data), g._dtype)
         t = tanh(_GELU_K * (x + _GELU_C * x * x * x))
         dinner = _GELU_K * (1 + 3 * _GELU_C * x * x)
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)

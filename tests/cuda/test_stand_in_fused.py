@@ -76,7 +76,9 @@ def test_w6_step_equals_cpu_and_takes_the_fused_paths(stand_in, monkeypatch):
     assert runs.get("adam_step_110", 0) == 3 * n_params  # AdamW: one formula per parameter per step
     assert runs.get("tanh_backward", 0) == 3 * WORKLOADS["W6"].tiny["n_layer"]  # the MLP's tanh, per step
     assert seen.count("_ce_raw_backward") == 3  # the fused cross-entropy node, its backward on arrays
-    assert seen.count("_raw_backward") == 3 * (2 * WORKLOADS["W6"].tiny["n_layer"] + 1)  # every LayerNorm
+    n_norms = 2 * WORKLOADS["W6"].tiny["n_layer"] + 1
+    assert seen.count("_raw_backward") == 3 * n_norms  # every LayerNorm's fused node, its backward on arrays
+    assert runs.get("norm_backward_dx", 0) == 3 * n_norms
     assert not _fuse.fallbacks
 
 
@@ -132,6 +134,27 @@ def test_activation_backward_formula_on_stand_in(stand_in, fn):
     (gr,) = ember.autograd.grad(getattr(ember, fn)(ref).sum(), ref, create_graph=True)
     gr.sum().backward()
     assert np.array_equal(t.grad.cpu().numpy(), ref.grad.numpy())
+
+
+def test_gelu_tanh_formulas_on_stand_in(stand_in):
+    """F.gelu(approximate='tanh'): forward and (create_graph=False) backward are fused formulas; the stand-in's
+    values equal the CPU's, and second derivatives (the differentiable formula) too."""
+    r = np.random.default_rng(2)
+    x, g = r.standard_normal((4, 6)).astype(np.float32), r.standard_normal((4, 6)).astype(np.float32)
+    before = dict(_fuse.runs)
+    out = {}
+    for dev in ("cpu", "cuda"):
+        t = ember.tensor(x, device=dev, requires_grad=True)
+        y = ember.nn.functional.gelu(t, approximate="tanh")
+        (d,) = ember.autograd.grad(y, t, ember.tensor(g, device=dev), create_graph=True)
+        d.sum().backward()
+        y2 = ember.nn.functional.gelu(t, approximate="tanh")
+        y2.backward(ember.tensor(g, device=dev))
+        out[dev] = [y.detach().cpu().numpy(), d.detach().cpu().numpy(), t.grad.cpu().numpy()]
+    for a, b in zip(out["cpu"], out["cuda"]):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert _fuse.runs["gelu_tanh"] - before.get("gelu_tanh", 0) == 2
+    assert _fuse.runs["gelu_tanh_backward"] - before.get("gelu_tanh_backward", 0) == 1  # (no graph: y2's)
 
 
 # ------------------------------------------------------------------ the CuPy path, with a stand-in CuPy module
