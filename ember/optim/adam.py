@@ -29,16 +29,20 @@ class Adam(Optimizer):
         lerp_in = 1 - beta1 < 0.5  # torch's lerp: the other branch runs outside the formula (_lerp_)
         kernel = _adam_kernel(decoupled, lerp_in, amsgrad)
         moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+        wd = group["weight_decay"]
+        scalars = {}  # (dtype, step) -> the formula's scalars in that dtype (NOTE [fused formulas])
         for p, g, state, step in self._param_steps(group, *moments):
             pd = p._data
-            g = _grad_of(p, g, group["maximize"], 0 if decoupled else group["weight_decay"])
+            g = _grad_of(p, g, group["maximize"], 0 if decoupled else wd)
             m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
             if not lerp_in:
                 _lerp_(m, g, 1 - beta1)
-            s = pd.dtype.type  # scalars in the parameter's dtype (NOTE [fused formulas])
-            kernel(pd, g, m, v, state["max_exp_avg_sq"]._data if amsgrad else v, s(1 - lr * group["weight_decay"]),
-                   s(1 - beta1), s(beta2), s(1 - beta2), s((1 - beta2 ** step) ** 0.5), s(eps),
-                   s(-(lr / (1 - beta1 ** step))))
+            c = scalars.get((pd.dtype, step))
+            if c is None:
+                s = pd.dtype.type
+                c = scalars[pd.dtype, step] = (s(1 - lr * wd), s(1 - beta1), s(beta2), s(1 - beta2),
+                                               s((1 - beta2 ** step) ** 0.5), s(eps), s(-(lr / (1 - beta1 ** step))))
+            kernel(pd, g, m, v, state["max_exp_avg_sq"]._data if amsgrad else v, *c)
             _commit(p)
 
 
