@@ -6,8 +6,8 @@ Sections, each guarded (an exception is recorded with its traceback and the next
 progress lines, in a total of about 7 minutes:
   env      versions, the card, whether ember sees cuda and CuPy arrays back its tensors
   smoke    a few ops, a backward, moves, mixing errors, printing, torch.cuda's answers
-  ops      op_db.py on cuda: each op's samples (up to --samples each, within --ops-budget seconds) run in
-           ember on cuda and in torch on cuda: outputs (values, dtypes, shapes) and first gradients compared
+  ops      op_db.py on cuda, over --jobs processes: each op's samples (up to --samples each, within --ops-budget
+           seconds) run in ember on cuda and in torch on cuda: outputs (values, dtypes, shapes) and first gradients compared
            with the op's tolerances; per-op pass / fail / error with the first message
   demo     the demo's DigitsNet trained on cuda (Adam, cross-entropy), loss and accuracy per epoch, beside the
            same run on the CPU (scikit-learn's digits when installed, else a synthetic 8x8 set)
@@ -341,17 +341,25 @@ def _tf32(matmul: bool, cudnn: bool | None = None) -> tuple:
     return old
 
 
-def check_ops(budget: float, per_op: int, only: str | None) -> dict:
+def _ops_shard(names: list, budget: float, per_op: int, dry: bool, say_every: int = 50) -> dict:
+    """Check the ops named ``names`` (one process): their per-op results, sample counts, torch CUDA gaps and the
+    ops that took the host fallback."""
     from op_db import OPS
 
+    from ember import _backend
+
+    if dry and not DRY[0]:  # a worker process of --jobs: the stand-in as in the parent
+        DRY[0] = True
+        _backend.enable_stand_in(True, strict=True)
     per_op_result: dict = {}
-    counts = {"pass": 0, "fail": 0, "torch_cuda_gap": 0, "both_raise": 0, "not_run": 0, "samples": 0}
+    counts = {"samples": 0, "both_raise": 0}
     gaps: dict = {}  # op -> the first sample where torch CUDA raised and its CPU kernel did not
     # NOTE [oracle precision]: torch's cuDNN convolutions (and, where switched on, its matmuls) default to TF32,
     # 10-bit mantissas; ember's CuPy kernels compute in full float32, so the oracle is torch without TF32.
     torch_backends = _tf32(False)
     start = time.perf_counter()
-    ops = [op for op in OPS if only is None or only in op.name]
+    wanted = set(names)
+    ops = [op for op in OPS if op.name in wanted]
     samples_of = {}
     for op in ops:
         try:
@@ -379,12 +387,49 @@ def check_ops(budget: float, per_op: int, only: str | None) -> dict:
                 except Exception as e:  # noqa: BLE001 - one failing sample marks the op; the others still run
                     if r["status"] == "pass":
                         r["status"], r["first"] = "fail", f"sample {i} ({sample.desc}): {type(e).__name__}: {str(e)[:400]}"
-            if rnd == 0 and n % 50 == 0:
+            if rnd == 0 and say_every and n % say_every == 0:
                 say(f"  ops {n}/{len(ops)} (first samples): {sum(r['status'] == 'pass' for r in per_op_result.values())} "
                     f"pass, {sum(r['status'] == 'fail' for r in per_op_result.values())} fail")
-        say(f"  pass {rnd + 1} done at {time.perf_counter() - start:.0f}s")
-    for op in ops:
-        per_op_result.setdefault(op.name, {"status": "not run (time budget)"})
+        if say_every:
+            say(f"  pass {rnd + 1} done at {time.perf_counter() - start:.0f}s")
+    _tf32(*torch_backends)
+    return {"per_op": per_op_result, "counts": counts, "gaps": gaps, "host_fallbacks": sorted(_backend.host_fallbacks)}
+
+
+def _ops_in_workers(names: list, budget: float, per_op: int, jobs: int) -> list:
+    """``_ops_shard`` over ``jobs`` processes, the ops dealt round-robin (neighbours in op_db are alike in cost).
+    NOTE [sharded op check]: on a fresh machine most of the op section is CuPy compiling each new kernel (NVRTC,
+    CPU-bound), so processes on the GPU machine's cores run the whole table in the time one runs a part of it.
+    Processes are spawned (CUDA contexts do not survive a fork)."""
+    import concurrent.futures
+    import multiprocessing
+
+    shards = [names[k::jobs] for k in range(jobs)]
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_ops_shard, shard, budget, per_op, DRY[0], 0) for shard in shards if shard]
+        done = []
+        for f in concurrent.futures.as_completed(futures):
+            done.append(f.result())
+            say(f"  ops: shard {len(done)}/{len(futures)} done")
+        return done
+
+
+def check_ops(budget: float, per_op: int, only: str | None, jobs: int = 1) -> dict:
+    from op_db import OPS
+
+    names = [op.name for op in OPS if only is None or only in op.name]
+    parts = [_ops_shard(names, budget, per_op, DRY[0])] if jobs <= 1 else _ops_in_workers(names, budget, per_op, jobs)
+    per_op_result: dict = {}
+    gaps: dict = {}
+    counts = {"pass": 0, "fail": 0, "torch_cuda_gap": 0, "both_raise": 0, "not_run": 0, "samples": 0}
+    fallbacks: set = set()
+    for part in parts:
+        per_op_result.update(part["per_op"])
+        gaps.update(part["gaps"])
+        fallbacks.update(part["host_fallbacks"])
+        for k, v in part["counts"].items():
+            counts[k] += v
+    per_op_result = {name: per_op_result.get(name, {"status": "not run (time budget)"}) for name in names}
     for r in per_op_result.values():
         key = {"pass": "pass", "fail": "fail", "torch_cuda_gap": "torch_cuda_gap"}.get(r["status"], "not_run")
         counts[key] += 1
@@ -395,11 +440,9 @@ def check_ops(budget: float, per_op: int, only: str | None) -> dict:
             key = r["first"].split("): ", 1)[-1]  # the error after "sample i (desc): "
             key = re.sub(r"[-+]?\d[\d.e+-]*", "N", key.split("\n")[0])[:100]
             fails.setdefault(key, []).append(name)
-    from ember import _backend
-
-    _tf32(*torch_backends)
-    return {"counts": counts, "torch_cuda_gaps": gaps, "failure_kinds": {k: v for k, v in sorted(fails.items(), key=lambda kv: -len(kv[1]))},
-            "host_fallbacks": sorted(_backend.host_fallbacks), "per_op": per_op_result}
+    return {"counts": counts, "torch_cuda_gaps": gaps, "jobs": max(1, jobs),
+            "failure_kinds": {k: v for k, v in sorted(fails.items(), key=lambda kv: -len(kv[1]))},
+            "host_fallbacks": sorted(fallbacks), "per_op": per_op_result}
 
 
 # ---------------------------------------------------------------------------------------------- demo
@@ -469,7 +512,7 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
 
     import ember
     from bench.workloads import WORKLOADS
-    from ember import _backend
+    from ember import _backend, _fuse
     from ember._compile import api as _compile_api
 
     by_name = WORKLOADS if isinstance(WORKLOADS, dict) else {w.name: w for w in WORKLOADS}
@@ -485,6 +528,7 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
             runs.append(("ember_compiled", ember, True))
         for lib_name, lib, comp in runs:
             before = set(_backend.host_fallbacks)
+            fused_before = dict(_fuse.runs)
             known = set(_compile_api._registry)
             try:
                 lib.set_default_device("cuda" if lib is ember else torch_device())
@@ -524,6 +568,10 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
                 row[lib_name + "_traceback"] = traceback.format_exc()[-2000:]
             if lib is ember:
                 row[lib_name + "_host_fallbacks"] = sorted(_backend.host_fallbacks - before)
+                # NOTE [fused formulas]: which formulas ran as fused kernels, and any cupy.fuse refused (plain ops)
+                row[lib_name + "_fused_runs"] = {k: v - fused_before.get(k, 0) for k, v in _fuse.runs.items()
+                                                 if v > fused_before.get(k, 0)}
+                row[lib_name + "_fuse_fallbacks"] = dict(_fuse.fallbacks)
         close = lambda a, b: bool(np.isclose(a, b, rtol=1e-3, atol=1e-4))  # noqa: E731
         if "torch" in losses and "ember" in losses:
             row["first_loss"] = {"torch": losses["torch"], "ember": losses["ember"]}
@@ -582,6 +630,12 @@ def markdown() -> str:
             lines.append(f"| {name} | {row.get('ember_ms', row.get('ember_error', '-'))} | "
                          f"{row.get('torch_ms', row.get('torch_error', '-'))} | {row.get('ratio', '-')} | "
                          f"{row.get('loss_close', '-')} | {', '.join(row.get('ember_host_fallbacks', [])) or '-'} |")
+        fused = {name: row.get("ember_fused_runs") for name, row in bench.items() if row.get("ember_fused_runs")}
+        refused = {k: v for row in bench.values() for k, v in (row.get("ember_fuse_fallbacks") or {}).items()}
+        lines += ["", "Fused formulas run (NOTE [fused formulas]; calls over the timed run): "
+                  + ("; ".join(f"{n}: {r}" for n, r in fused.items()) or "none")]
+        lines += [f"Fused formulas cupy.fuse refused (their plain ops ran): {len(refused)}"]
+        lines += [f"- {k}: {v}" for k, v in refused.items()]
         rows = {k: r for k, r in bench.items() if any(x.startswith("ember_compiled") for x in r)}
         if rows:
             lines += ["", "## Compiled workloads on cuda (ember.compile; ms/iter, best block; against torch eager)", "",
@@ -606,6 +660,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "gpu_check_out"))
     p.add_argument("--ops-budget", type=float, default=180.0, help="seconds for the op section")
     p.add_argument("--samples", type=int, default=3, help="samples per op")
+    p.add_argument("--jobs", type=int, default=min(8, max(1, (os.cpu_count() or 1) - 2)),
+                   help="processes for the op section (NOTE [sharded op check])")
     p.add_argument("--only", default=None, help="only ops whose name contains this")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--bench-seconds", type=float, default=6.0, help="timed seconds per workload and library")
@@ -621,7 +677,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     wanted = args.sections.split(",")
     plan = [("env", check_env), ("smoke", check_smoke),
-            ("ops", lambda: check_ops(args.ops_budget, args.samples, args.only)),
+            ("ops", lambda: check_ops(args.ops_budget, args.samples, args.only, args.jobs)),
             ("demo", lambda: check_demo(args.epochs)),
             ("bench", lambda: check_bench(["W2", "W3", "W5", "W6"], args.bench_seconds, tiny=args.bench_tiny))]
     for name, fn in plan:

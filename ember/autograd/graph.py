@@ -336,12 +336,16 @@ def _sole_owner(grads) -> bool:
     else, so that its array may become a leaf's ``.grad`` without a copy (NOTE [stolen gradients])."""
     t = grads[0]
     arr = t._data
-    if type(arr) is not _nd or arr.base is not None:
+    if type(arr) is _nd:
+        if arr.base is not None:
+            return False
+        flags = arr.flags
+        if not (flags.c_contiguous and flags.writeable):
+            return False
+        del flags  # the flags object refers to the array too
+    elif not _B.sole_array(arr):  # a device array
         return False
-    flags = arr.flags
-    if not (flags.c_contiguous and flags.writeable):
-        return False
-    del t, arr, flags  # the flags object refers to the array too
+    del t, arr
     return _ref_counts(grads) == _OWNED_COUNTS
 
 

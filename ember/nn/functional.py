@@ -136,8 +136,8 @@ def _fused_norm(input: Tensor, *params) -> bool:
     """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
     outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
     return (_fused_ok() and input._dtype.is_floating_point and input.numel() > 0
-            and type(input._data) is np.ndarray
-            and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
+            and _B.is_array(input._data)  # (any device: the node's kernels are device-generic)
+            and all(p is None or (p._dtype is input._dtype and type(p._data) is type(input._data)) for p in params))
 
 
 def _channel_shape(input: Tensor) -> tuple:
@@ -484,8 +484,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx %= n
     idx = input._data  # (under vmap a placeholder the embedding's batching rule recognises)
     every = _all_examples(input)
-    if every.size and (every.min() < 0 or every.max() >= n):
-        raise IndexError("index out of range in self")
+    if every.size:  # NOTE [device-side asserts]
+        _B.device_assert((every.min() < 0) | (every.max() >= n), lambda: IndexError("index out of range in self"))
     if max_norm is not None:
         _embedding_renorm(weight, idx, max_norm, norm_type)
     return _N.Embedding.apply(weight, idx, padding_idx, False, scale_grad_by_freq)

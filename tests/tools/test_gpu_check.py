@@ -27,6 +27,26 @@ def test_gpu_check_dry_run(tmp_path) -> None:
     assert "## op_db on cuda vs torch CUDA" in (tmp_path / "gpu_check.md").read_text()
 
 
+def test_sharded_op_check_equals_one_process(tmp_path) -> None:
+    """``--jobs 2`` (NOTE [sharded op check]) gives the same per-op results, counts and host fallbacks as one
+    process, in op_db's order."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("EMBER_FAKE_CUDA", None)
+    results = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gpu_check.py"), "--dry-run", "--out",
+                              str(out), "--sections", "ops", "--only", "pool", "--samples", "2", "--jobs", jobs],
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        results.append(json.loads((out / "gpu_check.json").read_text())["sections"]["ops"]["result"])
+    one, two = results
+    assert two["jobs"] == 2 and one["jobs"] == 1
+    assert list(one["per_op"].items()) == list(two["per_op"].items())
+    assert one["counts"] == two["counts"] and one["counts"]["samples"] > 20
+    assert one["host_fallbacks"] == two["host_fallbacks"]
+
+
 def test_gpu_check_bench_dry_run(tmp_path) -> None:
     """The bench section on the stand-in (test sizes): eager rows, and compiled rows for W2, W3, W6 whose steps
     replay compiled programs (NOTE [compiled on devices] in ember/_compile/__init__.py) with torch's first loss."""
@@ -47,7 +67,12 @@ def test_gpu_check_bench_dry_run(tmp_path) -> None:
         assert row["ember_compiled_ms"] > 0 and row["ember_compiled_first_two_s"] > 0 and row["ember_compiled_ratio"]
         assert row["ember_compiled_entries"].startswith("compiled x") and "breaks" not in row["ember_compiled_entries"]
         assert row["ember_compiled_host_fallbacks"] == []
+    # W6 takes the fused formulas (NOTE [fused formulas] in ember/_fuse.py), eager and compiled; none refused
+    for mode in ("ember", "ember_compiled"):
+        assert {"adam_step_110", "tanh_backward"} <= set(bench["W6"][mode + "_fused_runs"]), bench["W6"]
+        assert bench["W6"][mode + "_fuse_fallbacks"] == {}
     md = (tmp_path / "gpu_check.md").read_text()
+    assert "Fused formulas run (NOTE [fused formulas]" in md and "cupy.fuse refused (their plain ops ran): 0" in md
     assert "## Compiled workloads on cuda" in md and "| W6 |" in md.split("## Compiled workloads")[1]
 
 
