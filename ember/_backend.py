@@ -43,6 +43,10 @@ What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_c
   ``.base is None`` does not tell a copy from a view of another array's memory (a diagonal taken for a copy kept its
   in-place change out of its base's history: half the gradient, on a GPU only), and no ``.base`` chain leads to the
   storage: ``same_memory``, ``storage_of``.
+- ufunc keywords beyond ``out``, ``dtype``, ``casting``: CuPy raises "Wrong arguments" for NumPy's ``where=``
+  (the stand-in refuses a ``where=`` mask in ufunc calls; NumPy's own methods pass it other keywords, which CuPy's
+  methods do not meet); a masked write is ``np.where``,
+  ``np.copyto(..., where=)`` or a sign trick (``np.copysign``).
 The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
 ``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), and
 the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError); its ``as_strided`` and ``strided_view`` results have
@@ -271,6 +275,8 @@ class StandInArray(np.ndarray):
             c.kernel(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
         if _stand_in[1]:
             _refuse_host(inputs, 0)
+            if method == "__call__" and kwargs.get("where", True) is not True:
+                raise TypeError(f"Wrong arguments {kwargs}")  # (CuPy's words)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = _unwrap(out)

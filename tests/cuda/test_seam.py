@@ -51,6 +51,9 @@ def test_stand_in_refuses_what_cupy_lacks(stand_in) -> None:
         np.repeat(_dev(np.arange(3)), _dev(np.array([1, 0, 2])))
     with pytest.raises(TypeError, match="mixed with a host array"):  # strict: as CuPy's "Unsupported type"
         np.add(x, np.ones(3))
+    with pytest.raises(TypeError, match="Wrong arguments"):  # CuPy's ufuncs take out, dtype, casting: no where=
+        np.negative(x, out=x, where=x > 2)
+    _same(np.negative(x, out=x, where=True), -np.arange(6.0).reshape(2, 3))
     assert B.is_host_only(TypeError("Argument 'b' has incorrect type (expected cupy._core.core._ndarray_base, got "
                                     "numpy.ndarray)"))
 
