@@ -18,6 +18,7 @@ from .. import _dtype as _D
 from .. import _factories as _F
 from .._tensor import Tensor, _all_examples, _wrap
 from ..ops import _inplace as _IP
+from ..ops.gather_scatter import _index_on_device
 from ..ops import linalg as _linalg
 from ..ops import nn_ops as _N
 from ..ops import norms as _NORM
@@ -483,6 +484,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
     idx = input._data  # (under vmap a placeholder the embedding's batching rule recognises)
+    _index_on_device(weight, idx)  # (torch's index_select check: a CPU index for a cuda weight is refused)
     every = _all_examples(input)
     if every.size:  # NOTE [device-side asserts]
         _B.device_assert((every.min() < 0) | (every.max() >= n), lambda: IndexError("index out of range in self"))

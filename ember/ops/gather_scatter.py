@@ -11,7 +11,7 @@ from .. import _args
 from .. import _dtype as D
 from .. import _kernels
 from .._tensor import Tensor, _all_examples, _wrap_dim
-from ._op import Op, linear, unsupported
+from ._op import Op, _mixed, linear, unsupported
 from ._op import const as _const
 from .arithmetic import _broadcast_error
 from .indexing import BasicIndex, IndexPutZeros, SliceScatter, Where
@@ -35,6 +35,14 @@ def _check_index_dtype(index: Tensor, fname: str) -> np.ndarray:
     if a.dtype != np.int64 and a.dtype != np.int32:
         raise RuntimeError(f"{fname}(): Expected dtype int32/int64 for index")
     return a.astype(np.int64, copy=False)
+
+
+def _index_on_device(input: Tensor, idx) -> None:
+    """torch's mixing error for an index array on another device than ``input`` (a CPU index for a cuda input):
+    gather, scatter and index_select check the index's device, unlike indexing (``x[idx]``), which moves it."""
+    a = input._data
+    if type(idx) is not type(a) and type(idx) in _B.ARRAYS and type(a) in _B.ARRAYS:
+        raise _mixed(_B.device_of(a), _B.device_of(idx))
 
 
 def _check_along(self_shape, idx: np.ndarray, d: int, fname: str, src_shape=None) -> None:
@@ -118,6 +126,7 @@ class _PutAlongDim(Op):
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out=None) -> Tensor:
     """Values of ``input`` at ``index`` along ``dim``."""
     idx = _check_index_dtype(index, "gather")
+    _index_on_device(input, idx)
     d = _wrap_dim(dim, input._data.ndim)
     _check_along(input._data.shape, idx, d, "gather")
     return Gather.apply(input, d, idx)
@@ -229,11 +238,7 @@ class ScatterAdd(_IntoAlongDim):
 
 def _scatter_args(input: Tensor, dim: int, index: Tensor, src, fname: str):
     idx = _check_index_dtype(index, fname)
-    a = input._data
-    if type(idx) is not type(a) and type(idx) in _B.ARRAYS and type(a) in _B.ARRAYS:  # (cuda self, cpu index ...)
-        from ._op import _mixed
-
-        raise _mixed(_B.device_of(a), _B.device_of(idx))  # torch checks the index's device too, unlike indexing's
+    _index_on_device(input, idx)
     d = _wrap_dim(dim, input._data.ndim)
     if isinstance(src, Tensor):
         if src._dtype != input._dtype:
@@ -453,6 +458,7 @@ class IndexSelect(Op):
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` at ``index`` along ``dim``."""
     idx = _index_1d(index, "index_select", "int32 or int64")
+    _index_on_device(input, idx)
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d] if input._data.ndim else 1
     _check_bounds(idx, size, "index_select", d)

@@ -95,10 +95,15 @@ def test_gradient_accumulated_into_a_view_stays_on_the_device(stand_in, shape) -
     lambda x, i: x.scatter_add(0, i, x),
     lambda x, i: x.scatter(0, i, x),
     lambda x, i: x.index_reduce(0, i[:, 0], x, "prod"),
+    lambda x, i: x.gather(0, i),
+    lambda x, i: x.take_along_dim(i, 0),
+    lambda x, i: x.index_select(0, i[:, 0]),
+    lambda x, i: ember.nn.functional.embedding(i, x),
 ])
 def test_scatter_index_on_another_device(stand_in, fn) -> None:
-    """torch's scatter kernels check the index's device: a CPU index for a cuda input is refused at once (the prod
-    reduction accepted it and failed in backward with a stand-in mixing TypeError)."""
+    """torch's gather, scatter and index_select kernels check the index's device: a CPU index for a cuda input is
+    refused at once (the prod reduction accepted it and failed in backward with a stand-in mixing TypeError; gather
+    and index_select ran on the host)."""
     x = ember.ones(3, 2).to("cuda").requires_grad_(True)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
                                            "devices, cuda:0 and cpu!"):
