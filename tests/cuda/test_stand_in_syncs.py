@@ -108,7 +108,7 @@ def test_optimizer_step_counter_stays_on_the_cpu(stand_in):
             p.sum().backward()
             opt.step()
         finally:
-            lib.set_default_device("cpu")
+            lib.set_default_device(None)  # (torch's "cpu" would stay a device mode: no nested fast path after it)
         assert str(opt.state[p]["step"].device) == "cpu"
         assert float(opt.state[p]["step"]) == 1.0
 
