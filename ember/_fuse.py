@@ -66,7 +66,7 @@ def _fuse(fn, name: str):
             return fn(cp, *args)
 
         kernel.__name__ = kernel.__qualname__ = name
-        return cp.fuse(kernel, kernel_name=name)
+        return cp.fuse(kernel_name=name)(kernel)  # (with keyword arguments cupy.fuse returns a decorator)
     except Exception as e:  # noqa: BLE001
         fallbacks[name] = f"{type(e).__name__}: {e}"[:300]
         return False

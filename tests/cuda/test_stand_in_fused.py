@@ -171,7 +171,13 @@ def _axpy(xp, y, x, a):
     return y * 2
 
 
-def _fake_cupy(fuse):
+def _fake_cupy(make):
+    """A CuPy module whose ``fuse`` is called as CuPy's is: ``fuse(fn)``, or ``fuse(kernel_name=...)`` giving a
+    decorator; ``make(fn, kernel_name)`` builds the kernel."""
+    def fuse(*args, **kwargs):
+        if kwargs:
+            return lambda fn: make(fn, **kwargs)
+        return make(args[0], kernel_name=None)
     return types.SimpleNamespace(fuse=fuse, sqrt=np.sqrt)
 
 
