@@ -39,23 +39,55 @@ What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_c
   an input (NumPy dispatches the creation to that array's module) or call ``like(ref, values)``; host index
   arrays in a key for a device array go through ``key_on``. Except ``np.full`` and ``np.ones``: NumPy 2 hands
   the array's module a ``device=`` that CuPy's creation functions do not take: ``full``, ``ones``.
+- ``arr.base``: CuPy's ``as_strided`` (and ``strided_view``'s ``ndarray(memptr=...)``) makes a view with no base, so
+  ``.base is None`` does not tell a copy from a view of another array's memory (a diagonal taken for a copy kept its
+  in-place change out of its base's history: half the gradient, on a GPU only), and no ``.base`` chain leads to the
+  storage: ``same_memory``, ``storage_of``.
 The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
 ``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), and
-the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError), so
+the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError); its ``as_strided`` and ``strided_view`` results have
+no ``.base``, and its full reductions, 0-d indexing (``a[0, 0]``) and ``argmax``/``argmin`` give 0-d arrays where
+NumPy gives NumPy scalars, as CuPy's; so
 tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
 subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
+
+# NOTE [stand-in counters]
+On a GPU a small training step costs what it launches and what it waits for, not what it computes: each CuPy call
+is a kernel launch (~10-20 us), and each read of a device value by the host (``item``, ``bool(arr)``, ``float``,
+``int``, ``tolist``, a move to the host, a host fallback) waits for every queued kernel. ``counting()`` counts both
+on the stand-in while a block runs: a "kernel" is each call that reaches ``StandInArray.__array_ufunc__`` or
+``__array_function__`` (ufuncs, their reductions, NumPy functions, creations with ``like=``) except the ones that
+only make views, allocate without filling or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``,
+``fill``, ``ravel``/``flatten``/``reshape`` that copy, the methods that call no ufunc (``argmax``, ``cumsum``,
+``take``, ``sort`` ...), each advanced-index read and each write through ``[...] =`` (one CuPy call each) and each
+``like`` (a host-to-device copy); a "sync" is each of the conversions above, and an index that reads one element
+(the stand-in gives a NumPy scalar where CuPy gives a 0-d array: counted as the read that usually follows). It is an approximation of CuPy's launches (a CuPy function may launch
+several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
+makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
+tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
+
+# NOTE [device-side asserts]
+A check of values (a class target out of range, an embedding index past the table) on the host is a Python ``if``
+on an array: on a GPU that is a host sync per call. torch's CUDA kernels check with a device-side assert instead,
+which raises at a later sync ("CUDA error: device-side assert triggered"). ``device_assert(bad, error)`` does the
+same: on the host it raises ``error()`` at once when the 0-d boolean ``bad`` is true (the CPU's error, unchanged);
+on a device it queues ``bad`` and ``check_pending()`` raises the first failed check's error at the next read of a
+device value by the host (``item``, ``tolist``, ``to_host``, ``cuda.synchronize``; torch's is a RuntimeError, ember
+raises the CPU's error, naming the bad value). The queue is read when it holds ``_MAX_PENDING`` checks (one sync
+per that many unchecked calls, for loops that never read a value).
 """
 from __future__ import annotations
 
 import os
+from sys import getrefcount
 
 import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
-           "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "same_memory", "stand_in_enabled", "storage_of", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
 
 _nd = np.ndarray
@@ -96,6 +128,97 @@ def _rewrap(x):
     return x
 
 
+class Counts:
+    """What ran on the stand-in while ``counting()`` was active: kernels and host syncs, total and by name
+    (NOTE [stand-in counters])."""
+
+    __slots__ = ("kernels", "syncs", "by_kernel", "by_sync")
+
+    def __init__(self) -> None:
+        self.kernels = self.syncs = 0
+        self.by_kernel: dict = {}
+        self.by_sync: dict = {}
+
+    def kernel(self, name: str) -> None:
+        self.kernels += 1
+        self.by_kernel[name] = self.by_kernel.get(name, 0) + 1
+
+    def sync(self, name: str) -> None:
+        self.syncs += 1
+        self.by_sync[name] = self.by_sync.get(name, 0) + 1
+
+    def __repr__(self) -> str:
+        return f"Counts(kernels={self.kernels}, syncs={self.syncs}, by_sync={self.by_sync})"
+
+
+_counts: list = [None]  # the active Counts of counting(), or None
+
+
+class counting:
+    """``with counting() as c:`` counts the kernels and host syncs made on stand-in arrays in the block
+    (NOTE [stand-in counters]); blocks nest (the inner one counts alone)."""
+
+    def __enter__(self) -> Counts:
+        self._outer = _counts[0]
+        c = _counts[0] = Counts()
+        return c
+
+    def __exit__(self, *exc) -> None:
+        _counts[0] = self._outer
+
+
+def _sync(name: str) -> None:
+    c = _counts[0]
+    if c is not None:
+        c.sync(name)
+
+
+_pending: list = []  # (bad flag on a device, error factory) not yet read (NOTE [device-side asserts])
+_MAX_PENDING = 256
+
+
+def device_assert(bad, error) -> None:
+    """Raise ``error()`` where the 0-d boolean array ``bad`` is true: now on the host, at the next host sync on a
+    device (NOTE [device-side asserts])."""
+    if type(bad) is _nd or type(bad) not in ARRAYS:
+        if bad:
+            raise error()
+        return
+    _pending.append((bad, error))
+    if len(_pending) >= _MAX_PENDING:
+        check_pending()
+
+
+def check_pending() -> None:
+    """Read the queued device-side checks; raise the first failed one's error (NOTE [device-side asserts])."""
+    if not _pending:
+        return
+    checks = _pending[:]
+    _pending.clear()
+    try:
+        flags = to_host(_xp(checks[0][0])[0].stack([b for b, _ in checks]))  # (one read for all)
+    except ValueError:  # (flags on several GPUs)
+        flags = [to_host(b) for b, _ in checks]
+    for (_, error), bad in zip(checks, flags):
+        if bad:
+            raise error()
+
+
+# NumPy functions that make views, allocate without filling or read metadata: no kernel (NOTE [stand-in counters])
+_VIEWS = frozenset({"empty", "empty_like", "reshape", "transpose", "swapaxes", "moveaxis", "broadcast_to", "broadcast_arrays",
+                    "expand_dims", "squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "shape", "ndim", "size",
+                    "result_type", "may_share_memory", "shares_memory", "iscomplexobj", "isrealobj", "real", "imag",
+                    "diagonal", "broadcast_shapes", "can_cast", "min_scalar_type", "permute_dims", "matrix_transpose",
+                    "split", "array_split", "unstack", "flip", "rollaxis", "asanyarray"})
+_ADVANCED = (list, np.ndarray)
+
+
+def _advanced(key) -> bool:
+    if type(key) is tuple:
+        return any(isinstance(k, _ADVANCED) for k in key)
+    return isinstance(key, _ADVANCED)
+
+
 class _DeviceFlags:
     """CuPy's ``flags``: contiguity and ownership, no ``writeable`` (a device array is always writable)."""
 
@@ -106,6 +229,8 @@ class _DeviceFlags:
 
 
 _nd_flags = _nd.flags.__get__
+_nd_base = _nd.base.__get__
+_nd_getitem = _nd.__getitem__
 
 
 class StandInArray(np.ndarray):
@@ -121,11 +246,31 @@ class StandInArray(np.ndarray):
     def __array_interface__(self):
         raise AttributeError("'ndarray' object has no attribute '__array_interface__'")
 
+    @property
+    def base(self):
+        """NumPy's, except None for an array made over raw memory (``as_strided``, ``strided_view``), as CuPy's
+        ``ndarray(memptr=...)`` has no base (NOTE [cupy's missing numpy])."""
+        d = self.__dict__
+        return None if d and d.get("_memptr") else _nd_base(self)
+
+    def __getitem__(self, key):
+        r = _nd_getitem(self, key)
+        return np.asarray(r).view(StandInArray) if isinstance(r, np.generic) else r  # a 0-d array, as CuPy's
+
+    def argmax(self, *args, **kwargs):
+        return _rewrap(_nd.argmax(self.view(_nd), *args, **kwargs))
+
+    def argmin(self, *args, **kwargs):
+        return _rewrap(_nd.argmin(self.view(_nd), *args, **kwargs))
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" and method != "reduce":
             _refuse_method(ufunc, method)
+        c = _counts[0]
+        if c is not None:
+            c.kernel(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
         if _stand_in[1]:
-            _refuse_host(inputs)
+            _refuse_host(inputs, 0)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = _unwrap(out)
@@ -141,12 +286,72 @@ class StandInArray(np.ndarray):
             raise ValueError("cupy.ndaray cannot be specified as `repeats` argument.")  # (CuPy's words)
         if _stand_in[1]:
             _refuse_host(args)
+        c = _counts[0]
+        if c is not None and func.__name__ not in _VIEWS:
+            c.kernel(func.__name__)
         if "out" in kwargs and kwargs["out"] is not None:
             out = kwargs["out"]
             kwargs = dict(kwargs, out=_unwrap(out))
             func(*_unwrap(args), **kwargs)
             return out
         return _rewrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+
+def _counted_methods() -> None:
+    """StandInArray's methods that launch a kernel or sync without passing NumPy's dispatch: counted while
+    ``counting()`` is active (NOTE [stand-in counters])."""
+    nd = _nd
+
+    def kernel(name, copies=None):
+        base = getattr(nd, name)
+
+        def method(self, *a, **k):
+            c = _counts[0]
+            if c is not None and (copies is None or copies(self, a, k)):
+                c.kernel(name)
+            return base(self, *a, **k)
+
+        method.__name__ = name
+        setattr(StandInArray, name, method)
+
+    def sync(name):
+        base = getattr(nd, name)
+
+        def method(self, *a, **k):
+            c = _counts[0]
+            if c is not None:
+                c.sync(name)
+            return base(self, *a, **k)
+
+        method.__name__ = name
+        setattr(StandInArray, name, method)
+
+    for name in ("argmax", "argmin", "cumsum", "cumprod", "take", "put", "repeat", "sort", "argsort", "dot",
+                 "searchsorted", "partition", "argpartition", "trace"):
+        kernel(name)
+    kernel("astype", lambda self, a, k: k.get("copy", True) or np.dtype(a[0] if a else k["dtype"]) != self.dtype)
+    kernel("copy")
+    kernel("fill")
+    kernel("flatten")
+    kernel("ravel", lambda self, a, k: not nd.flags.__get__(self).c_contiguous)
+    kernel("reshape", lambda self, a, k: self.size > 1 and not nd.flags.__get__(self).contiguous)
+    base_getitem = nd.__getitem__
+
+    def __getitem__(self, key):
+        c = _counts[0]
+        if c is None:
+            return base_getitem(self, key)
+        if _advanced(key):
+            c.kernel("__getitem__")
+        out = base_getitem(self, key)
+        if isinstance(out, np.generic):  # one element as a NumPy scalar (CuPy: a 0-d array, read later): a read
+            c.sync("element read")
+        return out
+
+    StandInArray.__getitem__ = __getitem__
+    kernel("__setitem__")
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "nonzero"):
+        sync(name)
 
 
 def _refuse_method(ufunc, method: str) -> None:
@@ -156,6 +361,20 @@ def _refuse_method(ufunc, method: str) -> None:
                         "'ndarray' (CuPy has no ufunc.at: ember._backend.ufunc_at)")
     if method == "accumulate" and ufunc.__name__ not in _ACCUMULATES:
         raise NotImplementedError(f"`cupy_{ufunc.__name__}.accumulate` is not supported yet")
+
+
+def sole_array(arr) -> bool:
+    """Whether the device array ``arr`` owns its C-contiguous memory alone (no view of another array, no other
+    view of its memory: the stand-in's NumPy array below it is referred to by ``arr`` only), so that the engine may
+    keep it as a leaf's gradient without a copy (NOTE [stolen gradients] in ember/autograd/graph.py)."""
+    t = type(arr)
+    if t is StandInArray:
+        b = arr.base
+        return (type(b) is _nd and b.base is None and getrefcount(b) == 3 and _nd_flags(arr).c_contiguous
+                and _nd_flags(arr).writeable)
+    if t is _nd or isinstance(arr, _nd):
+        return False
+    return arr.base is None and arr.flags.c_contiguous
 
 
 def is_host_only(e: TypeError) -> bool:
@@ -191,13 +410,15 @@ def ascontiguousarray(x, dtype=None):
     return _cupy[0].ascontiguousarray(x, dtype)
 
 
-def _refuse_host(values) -> None:
-    """Strict stand-in: a host array of one or more dimensions beside a stand-in array is refused, as CuPy does."""
+def _refuse_host(values, ndim: int = 1) -> None:
+    """Strict stand-in: a host array of ``ndim`` or more dimensions beside a stand-in array is refused, as CuPy does:
+    its ufuncs take NumPy scalars but no NumPy array, not even a 0-d one (``ndim`` 0); its other functions are
+    checked from one dimension up."""
     for v in values:
-        if type(v) is _nd and v.ndim:
+        if type(v) is _nd and v.ndim >= ndim:
             raise TypeError("Stand-in array mixed with a host array (CuPy: Unsupported type <class 'numpy.ndarray'>)")
         if type(v) is tuple or type(v) is list:
-            _refuse_host(v)
+            _refuse_host(v, ndim)
 
 
 def enable_stand_in(on: bool = True, strict: bool = False) -> None:
@@ -304,7 +525,44 @@ def as_strided(arr, shape, strides):
     """A view of ``arr``'s memory with ``shape`` and byte ``strides`` (``np.lib.stride_tricks.as_strided`` needs
     ``__array_interface__``, which a CuPy array lacks)."""
     xp, a, back = _xp(arr)
-    return back(xp.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides)))
+    return _over_memory(back(xp.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))))
+
+
+def _over_memory(v):
+    """A stand-in array made over another's memory loses its ``.base``, as CuPy's (NOTE [cupy's missing numpy])."""
+    if type(v) is StandInArray:
+        v._memptr = True
+    return v
+
+
+def same_memory(view, arr) -> bool:
+    """Whether ``view``, an array without ``.base``, lies in ``arr``'s allocation: CuPy's ``as_strided`` and
+    ``strided_view`` results have no base (``cupy.ndarray(memptr=...)``), so ``.base`` cannot tell them from a
+    copy (NOTE [cupy's missing numpy])."""
+    t = type(view)
+    if t is StandInArray:
+        return type(arr) is StandInArray and np.may_share_memory(view.view(_nd), arr.view(_nd))
+    if t is _nd or isinstance(view, _nd):
+        return False
+    return type(arr) is t and view.data.mem is arr.data.mem
+
+
+def storage_of(arr):
+    """An array over all of ``arr``'s memory (its storage): the end of its ``.base`` chain on the host; on a device,
+    where an array made over raw memory has no base, an array over its whole allocation (a new one each call)."""
+    t = type(arr)
+    if t is _nd or (isinstance(arr, _nd) and t is not StandInArray):
+        while isinstance(arr.base, _nd):
+            arr = arr.base
+        return arr
+    if t is StandInArray:  # a stand-in array over the NumPy array owning the memory
+        a = arr.view(_nd)
+        while isinstance(a.base, _nd):
+            a = a.base
+        return a.view(StandInArray)
+    mem = arr.data.mem
+    cp = _cupy[0]
+    return cp.ndarray((mem.size // arr.itemsize,), arr.dtype, memptr=cp.cuda.MemoryPointer(mem, 0))
 
 
 def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
@@ -324,7 +582,7 @@ def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
         extent = 1 + sum((n - 1) * st for n, st in zip(a.shape, a.strides)) // item if a.size else 0
         flat = np.lib.stride_tricks.as_strided(a, (extent,), (item,), writeable=True)
         v = np.lib.stride_tricks.as_strided(flat[offset // item:], shape, strides, writeable=True)
-    return v.view(StandInArray) if t is StandInArray else v
+    return _over_memory(v.view(StandInArray)) if t is StandInArray else v
 
 
 def ufunc_at(ufunc, out, key, values) -> None:
@@ -426,6 +684,8 @@ def like(ref, value):
     """``value`` (a host array or number) as an array on ``ref``'s device (no copy when ``ref`` is on the host)."""
     t = type(ref)
     if t is StandInArray:
+        if _counts[0] is not None:
+            _counts[0].kernel("like (host to device)")
         return np.asarray(value).view(StandInArray)
     if isinstance(ref, _nd) or not t.__module__.startswith("cupy"):
         return np.asarray(value)
@@ -438,7 +698,11 @@ def to_host(arr):
     t = type(arr)
     if t is _nd:
         return arr
+    if _pending:
+        check_pending()
     if t is StandInArray:
+        if _counts[0] is not None:
+            _counts[0].sync("to_host")
         return arr.view(_nd).copy()
     if isinstance(arr, _nd) or not t.__module__.startswith("cupy"):
         return arr
@@ -468,4 +732,5 @@ def to_device(arr, dev: device):
         return cp.asarray(arr)
 
 
+_counted_methods()
 ARRAYS.add(StandInArray)

@@ -29,6 +29,8 @@ def item(self):
         _prov.note_break(self, ".item()")
     if _mode.tracer is not None:  # a value read into Python: ember.compile cannot replay past it
         _mode.tracer.read(self, ".item()")
+    if _B._pending:  # NOTE [device-side asserts]
+        _B.check_pending()
     return self._data.reshape(()).item()
 
 
@@ -37,6 +39,8 @@ def tolist(self):
         _prov.note_break(self, ".tolist()")
     if _mode.tracer is not None:
         _mode.tracer.read(self, ".tolist()")
+    if _B._pending:  # NOTE [device-side asserts]
+        _B.check_pending()
     return self._data.tolist()
 
 

@@ -8,7 +8,8 @@ summed into each output (about 1e-7 relative at 2**20 float32 terms, 1e-6 at 2**
 ``fsum`` sums by einsum only the trailing reduced axes (each output's contiguous runs, up to ``EINSUM_MAX`` terms)
 of float32/float64 arrays of at least ``EINSUM_MIN`` elements, and the leading reduced axes of that (few terms) by
 np.sum (the batch of a bias or BatchNorm gradient: 57 against 132 µs for (32, 16, 1024) over (0, 2), with the
-pairwise order across the batch); anything else is np.sum. On host arrays np.sum is called as what it dispatches to,
+pairwise order across the batch); anything else is np.sum, and so is every sum of a device array (CuPy's reduction is one kernel; its einsum is
+not faster). On host arrays np.sum is called as what it dispatches to,
 ``np.add.reduce`` (the same sum, without np.sum's ~2.5 µs of argument handling: a bias gradient per step).
 """
 from __future__ import annotations
@@ -62,7 +63,8 @@ def fsum(a: np.ndarray, axes: tuple, keepdims: bool = False):
     dt = a.dtype
     nd = a.ndim
     k = _trailing(axes, nd) if axes else 0
-    if (dt != _F32 and dt != _F64) or not k or a.size < EINSUM_MIN or math.prod(a.shape[nd - k:]) > EINSUM_MAX:
+    if ((dt != _F32 and dt != _F64) or not k or a.size < EINSUM_MIN or math.prod(a.shape[nd - k:]) > EINSUM_MAX
+            or type(a) is not _nd):
         out = _sum(a, axes, keepdims)
         return out if type(out) is np.ndarray else _B.asarray(out, dt)
     return _finish(_einsum(a, list(range(nd)), list(range(nd - k))), a.shape, axes, k, keepdims, dt)
@@ -74,7 +76,7 @@ def rowdot(a: np.ndarray, b: np.ndarray, axes: tuple, keepdims: bool = False):
     nd = a.ndim
     k = _trailing(axes, nd) if axes else 0
     if (not k or a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < EINSUM_MIN
-            or math.prod(a.shape[nd - k:]) > EINSUM_MAX):
+            or math.prod(a.shape[nd - k:]) > EINSUM_MAX or type(a) is not _nd):
         return fsum(a * b, axes, keepdims)
     idx = list(range(nd))
     return _finish(_einsum(a, idx, b, idx, idx[:nd - k]), a.shape, axes, k, keepdims, a.dtype)
@@ -88,6 +90,12 @@ _BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 SELECT_MIN = 2048  # below this many elements np.where's own overhead is smaller
 
 
+def _on_cond(cond, x, dtype):
+    """``x`` (an array or a Python number) as an array of ``dtype`` on ``cond``'s device: CuPy refuses a 0-d host
+    array beside its own (a number made into one by ``np.asarray`` included)."""
+    return _B.asarray(x, dtype) if type(x) in _B.ARRAYS else _B.like(cond, _B.asarray(x, dtype))
+
+
 def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     """``np.where(cond, a, b)`` for a float ``dtype`` (``a``/``b``: arrays of that dtype or Python numbers), without
     a branch per element (NOTE [branch-free select])."""
@@ -95,8 +103,8 @@ def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     u = _BITS.get(dtype.itemsize)
     if u is None or dtype.kind != "f" or math.prod(shape) < SELECT_MIN:
         return _B.asarray(np.where(cond, a, b), dtype)
-    ab = (a if type(a) is np.ndarray else _B.asarray(a, dtype)).view(u)
-    bb = (b if type(b) is np.ndarray else _B.asarray(b, dtype)).view(u)
+    ab = (a if type(a) is np.ndarray else _on_cond(cond, a, dtype)).view(u)
+    bb = (b if type(b) is np.ndarray else _on_cond(cond, b, dtype)).view(u)
     out = np.empty(shape, u, like=cond)
     np.subtract(u(0), cond, out=out, dtype=u)  # True -> all ones
     if bb.ndim == 0 and not bb:  # b is +0.0: out = a & m

@@ -253,7 +253,7 @@ class AccumulateGrad(Node):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
-                    old._data = _np.asarray(arr + new._data)  # NOTE [0-d results are arrays]
+                    old._data = _B.asarray(arr + new._data)  # NOTE [0-d results are arrays], on its device
         ext = var._ext
         if ext is not None and ext.get("post_acc_hooks"):
             for fn in list(ext["post_acc_hooks"].values()):
@@ -336,12 +336,16 @@ def _sole_owner(grads) -> bool:
     else, so that its array may become a leaf's ``.grad`` without a copy (NOTE [stolen gradients])."""
     t = grads[0]
     arr = t._data
-    if type(arr) is not _nd or arr.base is not None:
+    if type(arr) is _nd:
+        if arr.base is not None:
+            return False
+        flags = arr.flags
+        if not (flags.c_contiguous and flags.writeable):
+            return False
+        del flags  # the flags object refers to the array too
+    elif not _B.sole_array(arr):  # a device array
         return False
-    flags = arr.flags
-    if not (flags.c_contiguous and flags.writeable):
-        return False
-    del t, arr, flags  # the flags object refers to the array too
+    del t, arr
     return _ref_counts(grads) == _OWNED_COUNTS
 
 

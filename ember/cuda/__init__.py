@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from .. import _backend as _B
 from .. import _dtype as D
 from .._device import device as _device_cls
 from .._malloc import OutOfMemoryError
@@ -194,7 +195,8 @@ def synchronize(device=None) -> None:
     """Wait for the device's queued work."""
     _lazy_init()
     with _select(device):
-        return runtime.synchronize()
+        runtime.synchronize()
+    _B.check_pending()  # NOTE [device-side asserts]
 
 
 def ipc_collect() -> None:

@@ -178,8 +178,7 @@ def _class_targets(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     c = input.shape[1] if input.dim() > 1 else input.shape[0]
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    _B.device_assert(bad.any(), lambda: IndexError(f"Target {int(t[bad].flat[0])} is out of bounds."))
     return c, valid
 
 
@@ -188,8 +187,11 @@ def _nll_weights(input: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     """(class index per target as int64, weight per target) of nll_loss, with torch's target checks."""
     c, valid = _class_targets(input, target, ignore_index)
     t = target._data
-    every = bool(valid.all())  # the common case: no target is ignored
+    every = _B.is_cpu_array(valid) and bool(valid.all())  # the common case: no target is ignored (on a device the
+    # general formulas, which read no value: NOTE [device-side asserts])
     tt = t.astype(np.int64) if every else np.where(valid, t, 0).astype(np.int64)  # a copy: later changes of t stay out
+    if not _B.is_cpu_array(tt):  # (the range check waits: no read out of bounds meanwhile)
+        tt = np.clip(tt, 0, c - 1)
     w = valid.astype(input._data.dtype)
     if weight is not None:
         w = w * weight._data[tt]
@@ -333,7 +335,9 @@ def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index:
     else:
         _, valid = _class_targets(input, target, ignore_index)
         t = target._data
-        tt = t.astype(np.int64) if valid.all() else np.where(valid, t, 0).astype(np.int64)
+        tt = np.where(valid, t, 0).astype(np.int64, copy=False)  # (no branch on values: a sync on a device)
+        if not _B.is_cpu_array(tt):  # the range check waits on a device (NOTE [device-side asserts]): no read
+            tt = np.clip(tt, 0, c - 1)  # out of bounds meanwhile
         wt = valid.astype(acc) if w is None else w[tt] * valid
         pick = wt * (1 - eps) if eps else wt
         s = pick
@@ -341,8 +345,14 @@ def _ce_spec(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index:
             smooth = valid * np.dtype(acc).type(eps / c)
             s = pick + smooth * (c if w is None else w.sum())
         idx = np.expand_dims(tt, 1) if input.dim() > 1 else tt[None]
-        total = float(wt.sum()) if reduction == "mean" else 1.0
-        scale = 1.0 / total if total else math.nan
+        if reduction != "mean":
+            scale = 1.0
+        elif _B.is_cpu_array(wt):
+            total = float(wt.sum())
+            scale = 1.0 / total if total else math.nan
+        else:  # a 0-d device array, nan when the total weight is 0 (no host sync: NOTE [stand-in counters])
+            total = wt.sum()
+            scale = np.divide(1.0, np.where(total != 0, total, np.nan))
     return (cdim, idx, pick, smooth, w if smooth is not None else None, q, s, scale, reduction)
 
 

@@ -484,8 +484,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx %= n
     idx = input._data  # (under vmap a placeholder the embedding's batching rule recognises)
     every = _all_examples(input)
-    if every.size and (every.min() < 0 or every.max() >= n):
-        raise IndexError("index out of range in self")
+    if every.size:  # NOTE [device-side asserts]
+        _B.device_assert((every.min() < 0) | (every.max() >= n), lambda: IndexError("index out of range in self"))
     if max_norm is not None:
         _embedding_renorm(weight, idx, max_norm, norm_type)
     return _N.Embedding.apply(weight, idx, padding_idx, False, scale_grad_by_freq)

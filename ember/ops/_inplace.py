@@ -163,13 +163,15 @@ _KEEPS_TANGENT: set = set()
 
 def _ufunc_in_place(self: Tensor, uf, other) -> bool:
     arr = self._data
-    if type(arr) is not np.ndarray or arr.dtype.kind != "f" or not arr.flags.writeable:
+    ta = type(arr)
+    if arr.dtype.kind != "f" or not _B.writeable(arr):  # (a device array too: written by its own kernel, no copy)
         return False
     t = type(other)
     if t is float or t is int:
         o = other
-    elif isinstance(other, Tensor) and other._data.dtype == arr.dtype:
-        o = other._data
+    elif isinstance(other, Tensor) and other._data.dtype == arr.dtype and type(other._data) is ta and (
+            ta is np.ndarray or _B.SINGLE_DEVICE[0] or _B.device_of(other._data) == _B.device_of(arr)):
+        o = other._data  # (another device, or a 0-d CPU tensor beside a device one: the general path)
     else:
         return False
     try:

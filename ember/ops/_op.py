@@ -699,6 +699,7 @@ def _on_device(cls, args):
         for t in out if type(out) is tuple else (out,):
             if isinstance(t, Tensor) and type(t._data) is _nd:  # NOTE [host results]
                 _B.host_results.add(cls.__name__)
+                _B._sync("host result " + cls.__name__)  # (NOTE [stand-in counters])
                 t._data = _B.to_device(t._data, dev)
                 node = t._grad_fn
                 for sv in (node._saved or ()) if node is not None else ():
@@ -722,6 +723,7 @@ def _on_host_instead(cls, args, dev):
     from .device import to_device
 
     _B.host_fallbacks.add(cls.__name__)
+    _B._sync("host fallback " + cls.__name__)  # (NOTE [stand-in counters]; the moves count too)
     out = cls.apply(*[to_device(a, _B._cpu) if isinstance(a, Tensor) else _host_attr(a) for a in args])
     if type(out) is tuple:
         return tuple(to_device(o, dev) if isinstance(o, Tensor) else o for o in out)
@@ -745,7 +747,8 @@ def _reduced(cls, args):
 
 def _link_view(out: Tensor, base: Tensor) -> None:
     """Make ``out`` a view of ``base``: same root base, shared version counter."""
-    if out._data.base is None and out._data is not base._data:
+    arr = out._data
+    if arr.base is None and arr is not base._data and not _B.same_memory(arr, base._data):
         return  # NumPy had to copy (not a view after all)
     root = base._base if base._base is not None else base
     out._base = root

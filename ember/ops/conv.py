@@ -69,7 +69,8 @@ def _col2im(cols: np.ndarray, size: tuple, k, s, p, d, out) -> np.ndarray:
     ext = tuple(max(size[i] + 2 * p[i], (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1) for i in range(nd))
     buf = np.zeros((n, c) + ext, cols.dtype, like=cols)
     for t, sl in enumerate(_strided(k, s, d, out)):
-        buf[sl] += cols[:, :, t]
+        part = buf[sl]
+        np.add(part, cols[:, :, t], out=part)  # (not ``buf[sl] +=``: see _col2im_wide)
     return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))])
 
 
@@ -198,7 +199,8 @@ def _col2im_wide(g, w, size, k, p, d):
     cols = _matmul(w.reshape(o, -1).T, wide).reshape(c, len(offs), rows)
     buf = np.zeros((c, rows + offs[-1]), g.dtype, like=g)  # the spare tail: the last offsets run past the batch
     for t, off in enumerate(offs):
-        buf[:, off:off + rows] += cols[:, t]
+        part = buf[:, off:off + rows]
+        np.add(part, cols[:, t], out=part)  # (``buf[...] +=`` would write the sum back onto itself: a copy kernel)
     img = buf[:, :rows].reshape((c, n) + ext)[(...,) + tuple(slice(p[i], p[i] + size[i]) for i in range(nd))]
     return _B.ascontiguousarray(img.swapaxes(0, 1))
 

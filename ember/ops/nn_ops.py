@@ -350,6 +350,8 @@ class Embedding(Op):
 
     @staticmethod
     def forward(ctx, self, idx, padding_idx, mask_padding, scale_by_freq=False):
+        if not _B.is_cpu_array(idx):  # embedding's range check waits on a device (NOTE [device-side asserts]): no
+            idx = np.clip(idx, 0, self.shape[0] - 1)  # read out of bounds meanwhile
         if ctx is not None:
             ctx.idx, ctx.num, ctx.pad, ctx.freq = idx, self.shape[0], padding_idx, scale_by_freq
         out = self[idx]
@@ -411,8 +413,11 @@ class NllLoss(Op):
             losses = np.where(coef != 0, -(picked * coef), 0).astype(self.dtype)
         if reduction == "none":
             return losses
-        if reduction == "mean" and not coef.any():  # nothing counted (empty, or every target ignored): 0/0
-            return _B.asarray(np.nan, self.dtype)
+        if reduction == "mean":
+            if not _B.is_cpu_array(coef):  # (a device reads no value: NOTE [device-side asserts])
+                return _B.asarray(np.where(coef.any(), losses.sum(), np.nan), self.dtype)
+            if not coef.any():  # nothing counted (empty, or every target ignored): 0/0
+                return _B.asarray(np.nan, self.dtype)
         return _B.asarray(losses.sum(), self.dtype)
 
     def backward(ctx, grad):
@@ -478,10 +483,10 @@ class CrossEntropy(Op):
         if ctx is not None:  # (log-probabilities as LogSoftmax gives them: in the input's dtype)
             ctx.cdim, ctx.idx, ctx.pick, ctx.smooth, ctx.w, ctx.q = cdim, idx, pick, smooth, w, q
             ctx.logp = logp.astype(self.dtype, copy=False)
-            ctx.s = s if reduction == "none" or scale == scale else np.zeros_like(s)  # D == 0: zero gradients
-            if reduction != "none":
-                f = scale if scale == scale else 0.0
-                ctx.s = ctx.s * f
+            ctx.s = s
+            if reduction != "none":  # D == 0 (scale nan): zero gradients
+                f = (scale if scale == scale else 0.0) if type(scale) is float else np.nan_to_num(scale, nan=0.0)
+                ctx.s = s * f if type(f) is not float or f != 0.0 else np.zeros_like(s)
                 ctx.pick = None if pick is None else pick * f
                 ctx.smooth = None if smooth is None else smooth * f
                 ctx.q = None if q is None else q * f
@@ -793,7 +798,7 @@ class CrossMapLrn2d(Op):
     def forward(ctx, self, size, alpha, beta, k):
         if ctx is not None:
             ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
-        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        fwd = _B.like(self, _lrn_windows(self.shape[1], size, self.dtype)[0])  # a constant, on self's device
         n, c = self.shape[:2]
         sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
         return self * (k + (alpha / size) * sums) ** -beta
@@ -803,6 +808,7 @@ class CrossMapLrn2d(Op):
         size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
         n, c = x.shape[:2]
         fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        fwd, bwd = _B.like(x._data, fwd), _B.like(x._data, bwd)
         if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
             raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
         scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k

@@ -89,9 +89,10 @@ _BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 def _keep_where_positive(grad: np.ndarray, result: np.ndarray) -> np.ndarray:
     """``where(result > 0, grad, 0)``, bit for bit (inf and nan masked to +0.0), as an AND with a mask
-    of all-one bits: NumPy's where branches on each element, ~5x slower on an unpredictable mask."""
+    of all-one bits: NumPy's where branches on each element, ~5x slower on an unpredictable mask. (On a device,
+    where: two kernels against three.)"""
     u = _BITS.get(grad.dtype.itemsize)
-    if u is None or grad.dtype.kind != "f" or grad.shape != result.shape:
+    if u is None or grad.dtype.kind != "f" or grad.shape != result.shape or type(grad) is not np.ndarray:
         return np.where(result > 0, grad, grad.dtype.type(0))
     out = np.empty(grad.shape, grad.dtype, like=_B.ref(grad))
     bits = out.view(u)

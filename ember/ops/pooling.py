@@ -86,17 +86,30 @@ def _max_pool_fast(xp, k, s, d, out):
     return best, arg
 
 
+def _max_pool_stacked(xp, k, s, d, out):
+    """On a device: the kernel offsets stacked, their max and first arg-max in one reduction each, and where a
+    window holds NaN the last NaN's offset (torch's pick): a fixed handful of kernels, no value read by the host
+    (the offset scans of the host launch a few kernels per offset and branch on NaN)."""
+    st = np.stack([xp[sl] for sl in _strided(k, s, d, out)])
+    best = np.max(st, axis=0)
+    arg = np.argmax(st, axis=0)
+    if st.dtype.kind == "f":
+        last = (len(st) - 1) - np.argmax(np.isnan(st)[::-1], axis=0)
+        arg = np.where(np.isnan(best), last, arg)
+    return best, arg
+
+
 def _max_pool_nan(xp, k, s, d, out):
     """Running max over kernel offsets where a later NaN wins, as in torch (the rare path)."""
     best = arg = None
     for t, sl in enumerate(_strided(k, s, d, out)):
         v = xp[sl]
         if best is None:
-            best, arg = v.copy(), np.zeros(v.shape, np.intp)
+            best, arg = v.copy(), np.zeros(v.shape, np.intp, like=_B.ref(v))
             continue
         m = (v > best) | (v != v)
         np.copyto(best, v, where=m)
-        arg[m] = t
+        np.copyto(arg, t, where=m)
     return best, arg
 
 
@@ -105,7 +118,7 @@ def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
     point ``arg`` at the window's first cell inside the input, as torch does: a padding cell is never the
     arg-max (it may come first among equal values, which the offset scan would pick)."""
     hit = best == fill
-    if not hit.any():
+    if _B.is_cpu_array(hit) and not hit.any():  # (a device reads no value: NOTE [stand-in counters])
         return
     nd = len(k)
     first = np.zeros(best.shape[-nd:], np.intp)
@@ -113,7 +126,7 @@ def _first_valid_where_fill(best, arg, fill, k, s, p, d) -> None:
         origin = np.arange(best.shape[a - nd]) * s[a] - p[a]
         line = np.maximum(0, -(origin // d[a])) * math.prod(k[a + 1:])  # smallest i with origin + i*d >= 0
         first = first + line.reshape((-1,) + (1,) * (nd - 1 - a))
-    np.copyto(arg, first.astype(arg.dtype), where=hit)
+    np.copyto(arg, _B.like(arg, first.astype(arg.dtype)), where=hit)
 
 
 def _max_pool(x, k, s, p, d, ceil_mode):
@@ -123,12 +136,13 @@ def _max_pool(x, k, s, p, d, ceil_mode):
     out = tuple(pool_out_len(size[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(nd))
     fill = _fill(x.dtype)
     xp = _pad(x, p, tuple(_extra(size[a], k[a], s[a], p[a], d[a], out[a]) for a in range(nd)), fill)
-    res = _max_pool_fast(xp, k, s, d, out)
+    res = _max_pool_fast(xp, k, s, d, out) if _B.is_cpu_array(xp) else _max_pool_stacked(xp, k, s, d, out)
     best, arg = res if res is not None else _max_pool_nan(xp, k, s, d, out)
     if any(p) or xp.shape[-nd:] != size:
         _first_valid_where_fill(best, arg, fill, k, s, p, d)
-    flat = np.take(_flat_offsets(size, k, d), arg)  # (np.take: faster than fancy indexing with a small table)
-    flat += _flat_origins(size, out, s, p)
+    flat = np.take(_B.like(arg, _flat_offsets(size, k, d)), arg)  # (np.take: faster than fancy indexing with a
+    # small table; the host tables go to the device of ``arg``: np.take dispatches on the table only)
+    flat += _B.like(flat, _flat_origins(size, out, s, p))
     return best, flat
 
 
@@ -203,7 +217,7 @@ class _Scatter(Op):
         i = indices.reshape(g.shape)
         flat = (i + (np.arange(g.shape[0], like=g) * plane)[:, None]).ravel()
         if not overlap:  # every input position is picked at most once
-            out = np.zeros(g.shape[0] * plane, self.dtype)
+            out = np.zeros(g.shape[0] * plane, self.dtype, like=_B.ref(g))
             out[flat] = g.ravel()
         else:
             out = np.bincount(flat, g.ravel(), g.shape[0] * plane).astype(self.dtype, copy=False)
@@ -289,8 +303,8 @@ def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(shape, k, s, p, ceil_mode, cip, dov)
     nd = len(k)
     size = tuple(shape[-nd:])
-    gd = g / div.astype(g.dtype)
-    buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype)
+    gd = g / _B.like(g, div.astype(g.dtype))
+    buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype, like=g)
     for sl in _strided(k, s, (1,) * nd, out):
         buf[sl] += gd
     return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[a], p[a] + size[a]) for a in range(nd))])

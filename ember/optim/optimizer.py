@@ -348,15 +348,16 @@ def _no_differentiable(differentiable: bool) -> None:
 
 
 def _step_tensor() -> Tensor:
-    """A fresh float32 0-d ``step`` counter, as torch keeps it."""
-    return _F.tensor(0.0)
+    """A fresh float32 0-d ``step`` counter, as torch keeps it: on the CPU whatever the default device (reading
+    it each step is then no host sync)."""
+    return _F.tensor(0.0, device="cpu")
 
 
 def _bump_step(state: dict) -> float:
     """Increment the float32 ``step`` tensor of a parameter's state; return its value."""
     step = state.get("step")
     if step is None:
-        step = state["step"] = _F.tensor(0.0)
+        step = state["step"] = _step_tensor()
     step._data += np.float32(1)
     return float(step._data)
 
