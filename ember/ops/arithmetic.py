@@ -397,7 +397,7 @@ def _abs_pow(base, e):
     out = _B.asarray(_power(np.abs(base), e))
     if float(e).is_integer():
         if e % 2:
-            np.negative(out, out=out, where=np.signbit(base))
+            out = np.copysign(out, base)  # (a ufunc with where= is NumPy's only: CuPy's take out, dtype, casting)
     else:
         out[(base < 0) & (base > -np.inf)] = np.nan
     return out
