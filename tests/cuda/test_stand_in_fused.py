@@ -194,6 +194,17 @@ def test_formula_on_host_arrays_is_the_plain_formula():
     assert _fuse.runs["test_axpy"] == before  # host calls are not counted
 
 
+def test_formula_counts_one_kernel_on_stand_in(stand_in):
+    """``_backend.counting()`` counts a formula on the stand-in as the one kernel it is on a GPU."""
+    y = np.ones(3, np.float32).view(B.StandInArray)
+    x = np.arange(3, dtype=np.float32).view(B.StandInArray)
+    with B.counting() as c:
+        out = _axpy(y, x, np.float32(0.5))
+        out * 2
+    assert type(out) is B.StandInArray
+    assert c.kernels == 2 and c.by_kernel == {"fused test_axpy": 1, "multiply": 1}, c.by_kernel
+
+
 def test_formula_runs_the_fused_kernel_on_cupy_arrays(monkeypatch):
     made = []
 
