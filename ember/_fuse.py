@@ -14,7 +14,7 @@ arrays' dtype (``arr.dtype.type(x)``): NumPy then computes exactly as with Pytho
 CuPy's kernel gets one parameter type. If CuPy refuses a formula (tracing or compiling fails), the plain
 formula runs from then on and the name goes into ``fallbacks``, which tools/gpu_check.py reports: a user
 never sees the error. ``runs`` counts calls on device arrays (stand-in or CuPy) by name, so tests can see that a
-device took the fused path.
+device took the fused path; ``_backend.counting()`` counts a formula on the stand-in as one kernel.
 """
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ class _Formula:
         if t is _nd:
             return self.fn(np, *args)
         runs[self.name] += 1
-        if t is _B.StandInArray or not t.__module__.startswith("cupy"):
+        if t is _B.StandInArray:
+            return self._stand_in(args)
+        if not t.__module__.startswith("cupy"):
             return self.fn(np, *args)
         kernel = self.kernel
         if kernel is None:
@@ -58,6 +60,20 @@ class _Formula:
         return self.fn(_B.cupy(), *args)
 
 
+    def _stand_in(self, args):
+        """The plain formula on stand-in arrays, counted as the one kernel it is on a GPU by an active
+        ``_backend.counting()`` (NOTE [stand-in counters])."""
+        counts = _B._counts[0]
+        if counts is None:
+            return self.fn(np, *args)
+        _B._counts[0] = None
+        try:
+            return self.fn(np, *args)
+        finally:
+            _B._counts[0] = counts
+            counts.kernel("fused " + self.name)
+
+
 def _fuse(fn, name: str):
     """``cupy.fuse`` of ``fn`` with CuPy as its ``xp`` (False, recorded in ``fallbacks``, when CuPy refuses it)."""
     cp = _B.cupy()
@@ -66,7 +82,7 @@ def _fuse(fn, name: str):
             return fn(cp, *args)
 
         kernel.__name__ = kernel.__qualname__ = name
-        return cp.fuse(kernel, kernel_name=name)
+        return cp.fuse(kernel_name=name)(kernel)  # (with keyword arguments cupy.fuse returns a decorator)
     except Exception as e:  # noqa: BLE001
         fallbacks[name] = f"{type(e).__name__}: {e}"[:300]
         return False

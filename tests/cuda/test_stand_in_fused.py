@@ -171,7 +171,13 @@ def _axpy(xp, y, x, a):
     return y * 2
 
 
-def _fake_cupy(fuse):
+def _fake_cupy(make):
+    """A CuPy module whose ``fuse`` is called as CuPy's is: ``fuse(fn)``, or ``fuse(kernel_name=...)`` giving a
+    decorator; ``make(fn, kernel_name)`` builds the kernel."""
+    def fuse(*args, **kwargs):
+        if kwargs:
+            return lambda fn: make(fn, **kwargs)
+        return make(args[0], kernel_name=None)
     return types.SimpleNamespace(fuse=fuse, sqrt=np.sqrt)
 
 
@@ -186,6 +192,17 @@ def test_formula_on_host_arrays_is_the_plain_formula():
     out = _axpy(y, x, np.float32(0.5))
     assert np.array_equal(out, 2 * (1 + 0.5 * np.sqrt(np.arange(3, dtype=np.float32))))
     assert _fuse.runs["test_axpy"] == before  # host calls are not counted
+
+
+def test_formula_counts_one_kernel_on_stand_in(stand_in):
+    """``_backend.counting()`` counts a formula on the stand-in as the one kernel it is on a GPU."""
+    y = np.ones(3, np.float32).view(B.StandInArray)
+    x = np.arange(3, dtype=np.float32).view(B.StandInArray)
+    with B.counting() as c:
+        out = _axpy(y, x, np.float32(0.5))
+        out * 2
+    assert type(out) is B.StandInArray
+    assert c.kernels == 2 and c.by_kernel == {"fused test_axpy": 1, "multiply": 1}, c.by_kernel
 
 
 def test_formula_runs_the_fused_kernel_on_cupy_arrays(monkeypatch):
