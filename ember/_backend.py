@@ -79,7 +79,7 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "whole_stand_in", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
            "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
@@ -345,11 +345,33 @@ def sole_array(arr) -> bool:
     t = type(arr)
     if t is StandInArray:
         b = arr.base
-        return (type(b) is _nd and b.base is None and getrefcount(b) == 3 and _nd_flags(arr).c_contiguous
-                and _nd_flags(arr).writeable)
+        if type(b) is not _nd or b.base is not None:
+            return False
+        del b
+        f = _nd_flags(arr)
+        return f.c_contiguous and f.writeable and _base_refs(arr) == _SOLE_BASE_REFS[0]
     if t is _nd or isinstance(arr, _nd):
         return False
     return arr.base is None and arr.flags.c_contiguous
+
+
+def whole_stand_in(arr) -> bool:
+    """Whether ``arr`` is a stand-in array over the whole of the NumPy array below it (what owning its memory is
+    for a CuPy array: its ``base`` is never None, as every stand-in array is a view of a NumPy array)."""
+    if type(arr) is not StandInArray:
+        return False
+    b = arr.base
+    return (type(b) is _nd and b.base is None and b.nbytes == arr.nbytes and b.shape == arr.shape
+            and b.strides == arr.strides and b.ctypes.data == arr.ctypes.data)
+
+
+def _base_refs(arr) -> int:
+    """References to the NumPy array below a stand-in array (compared with a fresh one's: calibrated once on this
+    interpreter, as NOTE [stolen gradients] calibrates the engine's counts)."""
+    return getrefcount(arr.base)
+
+
+_SOLE_BASE_REFS = [0]  # (set below, once StandInArray exists)
 
 
 def is_host_only(e: TypeError) -> bool:
@@ -670,3 +692,4 @@ def to_device(arr, dev: device):
 
 _counted_methods()
 ARRAYS.add(StandInArray)
+_SOLE_BASE_REFS[0] = _base_refs(np.empty(1).view(StandInArray))

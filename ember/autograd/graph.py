@@ -249,11 +249,11 @@ class AccumulateGrad(Node):
                 var._grad = old + new
             else:
                 arr = old._data
-                if _B.writeable(arr) and arr.base is None:
+                if _B.writeable(arr) and (arr.base is None or _B.whole_stand_in(arr)):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
-                    old._data = _np.asarray(arr + new._data)  # NOTE [0-d results are arrays]
+                    old._data = _B.asarray(arr + new._data)  # NOTE [0-d results are arrays] (on its device)
         ext = var._ext
         if ext is not None and ext.get("post_acc_hooks"):
             for fn in list(ext["post_acc_hooks"].values()):
