@@ -39,9 +39,15 @@ What NumPy code does that CuPy does not, each seen failing on a GPU (tools/gpu_c
   an input (NumPy dispatches the creation to that array's module) or call ``like(ref, values)``; host index
   arrays in a key for a device array go through ``key_on``. Except ``np.full`` and ``np.ones``: NumPy 2 hands
   the array's module a ``device=`` that CuPy's creation functions do not take: ``full``, ``ones``.
+- ``arr.base``: CuPy's ``as_strided`` (and ``strided_view``'s ``ndarray(memptr=...)``) makes a view with no base, so
+  ``.base is None`` does not tell a copy from a view of another array's memory (a diagonal taken for a copy kept its
+  in-place change out of its base's history: half the gradient, on a GPU only), and no ``.base`` chain leads to the
+  storage: ``same_memory``, ``storage_of``.
 The stand-in refuses the first three as CuPy does (its ``flags`` has no ``writeable``, it has no
 ``__array_interface__``, its ``ufunc.at``, ``maximum.accumulate`` and array ``repeats`` raise CuPy's errors), and
-the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError), so
+the ``device=`` of np.full/np.ones(like=) (CuPy's TypeError); its ``as_strided`` and ``strided_view`` results have
+no ``.base``, and its full reductions, 0-d indexing (``a[0, 0]``) and ``argmax``/``argmin`` give 0-d arrays where
+NumPy gives NumPy scalars, as CuPy's; so
 tests/cuda/test_stand_in_ops.py fails on a kernel that uses them; the others it cannot see (NumPy gives ndarray
 subclasses no hook in ``np.asarray`` or ``isinstance``), so tests/cuda/test_seam.py reads the op kernels for them.
 
@@ -81,7 +87,7 @@ from ._device import device, _cpu
 
 __all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "whole_stand_in", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
-           "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "stand_in_enabled", "strided_view", "to_device", "to_host",
+           "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "same_memory", "stand_in_enabled", "storage_of", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
 
 _nd = np.ndarray
@@ -223,6 +229,8 @@ class _DeviceFlags:
 
 
 _nd_flags = _nd.flags.__get__
+_nd_base = _nd.base.__get__
+_nd_getitem = _nd.__getitem__
 
 
 class StandInArray(np.ndarray):
@@ -238,6 +246,23 @@ class StandInArray(np.ndarray):
     def __array_interface__(self):
         raise AttributeError("'ndarray' object has no attribute '__array_interface__'")
 
+    @property
+    def base(self):
+        """NumPy's, except None for an array made over raw memory (``as_strided``, ``strided_view``), as CuPy's
+        ``ndarray(memptr=...)`` has no base (NOTE [cupy's missing numpy])."""
+        d = self.__dict__
+        return None if d and d.get("_memptr") else _nd_base(self)
+
+    def __getitem__(self, key):
+        r = _nd_getitem(self, key)
+        return np.asarray(r).view(StandInArray) if isinstance(r, np.generic) else r  # a 0-d array, as CuPy's
+
+    def argmax(self, *args, **kwargs):
+        return _rewrap(_nd.argmax(self.view(_nd), *args, **kwargs))
+
+    def argmin(self, *args, **kwargs):
+        return _rewrap(_nd.argmin(self.view(_nd), *args, **kwargs))
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" and method != "reduce":
             _refuse_method(ufunc, method)
@@ -245,7 +270,7 @@ class StandInArray(np.ndarray):
         if c is not None:
             c.kernel(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
         if _stand_in[1]:
-            _refuse_host(inputs)
+            _refuse_host(inputs, 0)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = _unwrap(out)
@@ -407,13 +432,15 @@ def ascontiguousarray(x, dtype=None):
     return _cupy[0].ascontiguousarray(x, dtype)
 
 
-def _refuse_host(values) -> None:
-    """Strict stand-in: a host array of one or more dimensions beside a stand-in array is refused, as CuPy does."""
+def _refuse_host(values, ndim: int = 1) -> None:
+    """Strict stand-in: a host array of ``ndim`` or more dimensions beside a stand-in array is refused, as CuPy does:
+    its ufuncs take NumPy scalars but no NumPy array, not even a 0-d one (``ndim`` 0); its other functions are
+    checked from one dimension up."""
     for v in values:
-        if type(v) is _nd and v.ndim:
+        if type(v) is _nd and v.ndim >= ndim:
             raise TypeError("Stand-in array mixed with a host array (CuPy: Unsupported type <class 'numpy.ndarray'>)")
         if type(v) is tuple or type(v) is list:
-            _refuse_host(v)
+            _refuse_host(v, ndim)
 
 
 def enable_stand_in(on: bool = True, strict: bool = False) -> None:
@@ -520,7 +547,44 @@ def as_strided(arr, shape, strides):
     """A view of ``arr``'s memory with ``shape`` and byte ``strides`` (``np.lib.stride_tricks.as_strided`` needs
     ``__array_interface__``, which a CuPy array lacks)."""
     xp, a, back = _xp(arr)
-    return back(xp.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides)))
+    return _over_memory(back(xp.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))))
+
+
+def _over_memory(v):
+    """A stand-in array made over another's memory loses its ``.base``, as CuPy's (NOTE [cupy's missing numpy])."""
+    if type(v) is StandInArray:
+        v._memptr = True
+    return v
+
+
+def same_memory(view, arr) -> bool:
+    """Whether ``view``, an array without ``.base``, lies in ``arr``'s allocation: CuPy's ``as_strided`` and
+    ``strided_view`` results have no base (``cupy.ndarray(memptr=...)``), so ``.base`` cannot tell them from a
+    copy (NOTE [cupy's missing numpy])."""
+    t = type(view)
+    if t is StandInArray:
+        return type(arr) is StandInArray and np.may_share_memory(view.view(_nd), arr.view(_nd))
+    if t is _nd or isinstance(view, _nd):
+        return False
+    return type(arr) is t and view.data.mem is arr.data.mem
+
+
+def storage_of(arr):
+    """An array over all of ``arr``'s memory (its storage): the end of its ``.base`` chain on the host; on a device,
+    where an array made over raw memory has no base, an array over its whole allocation (a new one each call)."""
+    t = type(arr)
+    if t is _nd or (isinstance(arr, _nd) and t is not StandInArray):
+        while isinstance(arr.base, _nd):
+            arr = arr.base
+        return arr
+    if t is StandInArray:  # a stand-in array over the NumPy array owning the memory
+        a = arr.view(_nd)
+        while isinstance(a.base, _nd):
+            a = a.base
+        return a.view(StandInArray)
+    mem = arr.data.mem
+    cp = _cupy[0]
+    return cp.ndarray((mem.size // arr.itemsize,), arr.dtype, memptr=cp.cuda.MemoryPointer(mem, 0))
 
 
 def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
@@ -540,7 +604,7 @@ def strided_view(store, shape: tuple, strides: tuple, offset: int, dtype=None):
         extent = 1 + sum((n - 1) * st for n, st in zip(a.shape, a.strides)) // item if a.size else 0
         flat = np.lib.stride_tricks.as_strided(a, (extent,), (item,), writeable=True)
         v = np.lib.stride_tricks.as_strided(flat[offset // item:], shape, strides, writeable=True)
-    return v.view(StandInArray) if t is StandInArray else v
+    return _over_memory(v.view(StandInArray)) if t is StandInArray else v
 
 
 def ufunc_at(ufunc, out, key, values) -> None:

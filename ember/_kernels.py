@@ -90,6 +90,12 @@ _BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 SELECT_MIN = 2048  # below this many elements np.where's own overhead is smaller
 
 
+def _on_cond(cond, x, dtype):
+    """``x`` (an array or a Python number) as an array of ``dtype`` on ``cond``'s device: CuPy refuses a 0-d host
+    array beside its own (a number made into one by ``np.asarray`` included)."""
+    return _B.asarray(x, dtype) if type(x) in _B.ARRAYS else _B.like(cond, _B.asarray(x, dtype))
+
+
 def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     """``np.where(cond, a, b)`` for a float ``dtype`` (``a``/``b``: arrays of that dtype or Python numbers), without
     a branch per element (NOTE [branch-free select])."""
@@ -97,8 +103,8 @@ def select(cond: np.ndarray, a, b, dtype: np.dtype) -> np.ndarray:
     u = _BITS.get(dtype.itemsize)
     if u is None or dtype.kind != "f" or math.prod(shape) < SELECT_MIN:
         return _B.asarray(np.where(cond, a, b), dtype)
-    ab = (a if type(a) is np.ndarray else _B.asarray(a, dtype)).view(u)
-    bb = (b if type(b) is np.ndarray else _B.asarray(b, dtype)).view(u)
+    ab = (a if type(a) is np.ndarray else _on_cond(cond, a, dtype)).view(u)
+    bb = (b if type(b) is np.ndarray else _on_cond(cond, b, dtype)).view(u)
     out = np.empty(shape, u, like=cond)
     np.subtract(u(0), cond, out=out, dtype=u)  # True -> all ones
     if bb.ndim == 0 and not bb:  # b is +0.0: out = a & m

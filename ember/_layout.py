@@ -213,7 +213,8 @@ def dense_dim(self) -> int:
 def is_set_to(self, tensor: Tensor) -> bool:
     """Same storage, offset, sizes and strides."""
     return (self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape
-            and self._data.strides == tensor._data.strides and _storage(self) is _storage(tensor))
+            and self._data.strides == tensor._data.strides
+            and _B.address(_storage(self)) == _B.address(_storage(tensor)))
 
 
 def is_distributed(self) -> bool:
@@ -222,10 +223,7 @@ def is_distributed(self) -> bool:
 
 def _storage(t) -> np.ndarray:
     """The ndarray owning ``t``'s memory (its storage)."""
-    base = t._data
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    return base
+    return _B.storage_of(t._data)
 
 
 def strided_view(store: np.ndarray, shape: tuple, strides: tuple, offset: int) -> np.ndarray:

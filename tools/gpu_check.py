@@ -512,7 +512,7 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
 
     import ember
     from bench.workloads import WORKLOADS
-    from ember import _backend
+    from ember import _backend, _fuse
     from ember._compile import api as _compile_api
 
     by_name = WORKLOADS if isinstance(WORKLOADS, dict) else {w.name: w for w in WORKLOADS}
@@ -528,6 +528,7 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
             runs.append(("ember_compiled", ember, True))
         for lib_name, lib, comp in runs:
             before = set(_backend.host_fallbacks)
+            fused_before = dict(_fuse.runs)
             known = set(_compile_api._registry)
             try:
                 lib.set_default_device("cuda" if lib is ember else torch_device())
@@ -567,6 +568,10 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
                 row[lib_name + "_traceback"] = traceback.format_exc()[-2000:]
             if lib is ember:
                 row[lib_name + "_host_fallbacks"] = sorted(_backend.host_fallbacks - before)
+                # NOTE [fused formulas]: which formulas ran as fused kernels, and any cupy.fuse refused (plain ops)
+                row[lib_name + "_fused_runs"] = {k: v - fused_before.get(k, 0) for k, v in _fuse.runs.items()
+                                                 if v > fused_before.get(k, 0)}
+                row[lib_name + "_fuse_fallbacks"] = dict(_fuse.fallbacks)
         close = lambda a, b: bool(np.isclose(a, b, rtol=1e-3, atol=1e-4))  # noqa: E731
         if "torch" in losses and "ember" in losses:
             row["first_loss"] = {"torch": losses["torch"], "ember": losses["ember"]}
@@ -625,6 +630,12 @@ def markdown() -> str:
             lines.append(f"| {name} | {row.get('ember_ms', row.get('ember_error', '-'))} | "
                          f"{row.get('torch_ms', row.get('torch_error', '-'))} | {row.get('ratio', '-')} | "
                          f"{row.get('loss_close', '-')} | {', '.join(row.get('ember_host_fallbacks', [])) or '-'} |")
+        fused = {name: row.get("ember_fused_runs") for name, row in bench.items() if row.get("ember_fused_runs")}
+        refused = {k: v for row in bench.values() for k, v in (row.get("ember_fuse_fallbacks") or {}).items()}
+        lines += ["", "Fused formulas run (NOTE [fused formulas]; calls over the timed run): "
+                  + ("; ".join(f"{n}: {r}" for n, r in fused.items()) or "none")]
+        lines += [f"Fused formulas cupy.fuse refused (their plain ops ran): {len(refused)}"]
+        lines += [f"- {k}: {v}" for k, v in refused.items()]
         rows = {k: r for k, r in bench.items() if any(x.startswith("ember_compiled") for x in r)}
         if rows:
             lines += ["", "## Compiled workloads on cuda (ember.compile; ms/iter, best block; against torch eager)", "",

@@ -253,7 +253,7 @@ class AccumulateGrad(Node):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
-                    old._data = _B.asarray(arr + new._data)  # NOTE [0-d results are arrays] (on its device)
+                    old._data = _B.asarray(arr + new._data)  # NOTE [0-d results are arrays], on its device
         ext = var._ext
         if ext is not None and ext.get("post_acc_hooks"):
             for fn in list(ext["post_acc_hooks"].values()):

@@ -295,7 +295,7 @@ def _fused_ce(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
     """Whether cross_entropy runs as one node (NOTE [fused cross-entropy] in ember/ops/nn_ops.py): outside forward-AD
     / vmap levels, a non-empty floating input, targets and weights that need no gradient."""
     return (_fused_ok() and input.dim() >= 1 and input.numel() > 0 and input._dtype.is_floating_point
-            and type(input._data) in _B.ARRAYS and type(target._data) is type(input._data) and not target._requires_grad
+            and _B.is_array(input._data) and type(target._data) is type(input._data) and not target._requires_grad
             and (weight is None or (not weight._requires_grad and weight._dtype is input._dtype and weight.dim() == 1
                                     and weight.numel() == input.shape[1 if input.dim() > 1 else 0])))
 

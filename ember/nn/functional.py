@@ -136,8 +136,8 @@ def _fused_norm(input: Tensor, *params) -> bool:
     """Whether a norm runs as one fused node (NOTE [fused norms] in ember/ops/norms.py): a non-empty floating input
     outside forward-AD / vmap levels, parameters (given or None) of its dtype."""
     return (_fused_ok() and input._dtype.is_floating_point and input.numel() > 0
-            and type(input._data) is np.ndarray
-            and all(p is None or (p._dtype is input._dtype and type(p._data) is np.ndarray) for p in params))
+            and _B.is_array(input._data)  # (any device: the node's kernels are device-generic)
+            and all(p is None or (p._dtype is input._dtype and type(p._data) is type(input._data)) for p in params))
 
 
 def _channel_shape(input: Tensor) -> tuple:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend as _B
+from .._fuse import formula
 from ._op import Op
 from .arithmetic import _mul, _sub
 
@@ -15,21 +16,33 @@ _nd = np.ndarray
 
 
 def _same_dtype(g, r) -> bool:
-    return type(g) is _nd and type(r) is _nd and g.dtype == r.dtype
+    """Arrays of one device type and dtype: the formula runs on them (else the ops' promotion and device checks)."""
+    return type(g) is type(r) and _B.is_array(g) and g.dtype == r.dtype
 
 
-def _tanh_grad(g, r):
-    if _same_dtype(g, r):
-        out = g * (1 - r * r)
-        return out if type(out) is _nd else _B.asarray(out, g.dtype)  # 0-d operands give NumPy scalars
-    return _mul(g, _sub(1, _mul(r, r)))
+@formula("tanh_backward")
+def _tanh_formula(xp, g, r):
+    return g * (1 - r * r)
 
 
-def _sigmoid_grad(g, r):
-    if _same_dtype(g, r):
-        out = g * (r * (1 - r))
-        return out if type(out) is _nd else _B.asarray(out, g.dtype)
-    return _mul(g, _mul(r, _sub(1, r)))
+@formula("sigmoid_backward")
+def _sigmoid_formula(xp, g, r):
+    return g * (r * (1 - r))
+
+
+def _raw(fused, slow):
+    """``fused(g, r)`` on arrays of one dtype and device, one kernel on a GPU (NOTE [fused formulas] in
+    ember/_fuse.py); ``slow`` otherwise."""
+    def run(g, r):
+        if _same_dtype(g, r):
+            out = fused(g, r)
+            return out if type(out) is type(g) else _B.asarray(out, g.dtype)  # 0-d operands give NumPy scalars
+        return slow(g, r)
+    return run
+
+
+_tanh_grad = _raw(_tanh_formula, lambda g, r: _mul(g, _sub(1, _mul(r, r))))
+_sigmoid_grad = _raw(_sigmoid_formula, lambda g, r: _mul(g, _mul(r, _sub(1, r))))
 
 
 def _output_formula(name: str, formula, d_output, doc: str) -> type:

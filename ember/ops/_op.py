@@ -747,7 +747,8 @@ def _reduced(cls, args):
 
 def _link_view(out: Tensor, base: Tensor) -> None:
     """Make ``out`` a view of ``base``: same root base, shared version counter."""
-    if out._data.base is None and out._data is not base._data:
+    arr = out._data
+    if arr.base is None and arr is not base._data and not _B.same_memory(arr, base._data):
         return  # NumPy had to copy (not a view after all)
     root = base._base if base._base is not None else base
     out._base = root

@@ -323,7 +323,7 @@ def gamma_sample_dlog(a: np.ndarray, log_x: np.ndarray) -> np.ndarray:
     and well conditioned in a). For a >= 1e4 and x within 8 standard deviations of the mode, where those need
     hundreds of terms, the Wilson-Hilferty transform held at a fixed normal quantile."""
     a, log_x = np.broadcast_arrays(_B.asarray(a, np.float64), _B.asarray(log_x, np.float64))
-    out = np.full(a.shape, np.nan)
+    out = _B.full(a.shape, np.nan, like=a)
     x = np.exp(log_x)
     ok = np.isfinite(a) & (a > 0) & np.isfinite(log_x)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -407,10 +407,10 @@ def _pow_forward(base, exponent):
     dt = _rt(base, exponent)
     base, exponent = _prep(base, exponent, dt)
     te = type(exponent)
-    if ((te is _int or (te is _float and math.isfinite(exponent))) and type(base) is _nd
-            and (dt.kind == "f" or dt in D._REDUCED_NP)):
+    if ((te is _int or (te is _float and math.isfinite(exponent))) and _B.is_array(base)
+            and (dt.kind == "f" or dt in D._REDUCED_NP)):  # (any device: torch's CUDA kernel has the same paths)
         out = _float_pow_scalar(base, exponent)
-        return out if type(out) is _nd else _B.asarray(out, dt)
+        return out if type(out) is type(base) else _B.asarray(out, dt)
     try:
         if dt.kind in "iu":
             if type(exponent) not in _ARR and exponent < 0:

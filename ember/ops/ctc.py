@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend as _B
 from ._op import Op, unsupported
 
 __all__ = ["CtcLoss"]
@@ -64,11 +65,14 @@ class _Layout:
     of the lengths and targets (torch's messages; a label out of range or equal to the blank inside a target breaks
     torch's documented contract, where its kernels return arbitrary values: ember raises)."""
 
-    __slots__ = ("ext", "skip", "ends", "steps")
+    __slots__ = ("ext", "skip", "ends", "steps", "host_ends", "host_steps")
 
     def __init__(self, targets: np.ndarray, input_lengths: np.ndarray, target_lengths: np.ndarray, blank: int,
-                 steps: int, classes: int):
-        il, tl = input_lengths.astype(np.int64), target_lengths.astype(np.int64)
+                 steps: int, classes: int, ref: np.ndarray):
+        # the layout is built on the host (checks and per-sample reads of small integer arrays), its arrays then
+        # moved to ``ref``'s device; ``host_ends``/``host_steps`` keep host copies for per-sample reads
+        targets = _B.to_host(targets)
+        il, tl = _B.to_host(input_lengths).astype(np.int64), _B.to_host(target_lengths).astype(np.int64)
         for name, arr in (("input_lengths", il), ("target_lengths", tl)):
             if arr.size and arr.min() < 0:
                 raise RuntimeError(f"Expected {name} to have value at least 0, but got value {arr.min()}{_WHERE}")
@@ -87,9 +91,9 @@ class _Layout:
         ext[:, 1::2] = np.where(np.arange(s_max)[None, :] < tl[:, None], labels, blank)
         skip = np.zeros(ext.shape, bool)
         skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-        self.ext, self.skip = ext, skip
-        self.ends = 2 * tl + 1  # extended length of each sample
-        self.steps = il
+        self.ext, self.skip = _B.like(ref, ext), _B.like(ref, skip)
+        self.host_ends, self.host_steps = 2 * tl + 1, il  # extended length of each sample, its steps
+        self.ends, self.steps = _B.like(ref, self.host_ends), _B.like(ref, il)
 
 
 def _emissions(lp: np.ndarray, ext: np.ndarray) -> np.ndarray:
@@ -99,7 +103,7 @@ def _emissions(lp: np.ndarray, ext: np.ndarray) -> np.ndarray:
 
 def _alpha(em: np.ndarray, lay: _Layout) -> np.ndarray:
     """Forward variables (T, N, L): log-probability of the prefixes ending at place s at step t."""
-    alpha = np.full(em.shape, _NEG, em.dtype)
+    alpha = _B.full(em.shape, _NEG, em.dtype, like=em)
     if em.shape[0] == 0:
         return alpha
     alpha[0, :, 0] = em[0, :, 0]
@@ -115,11 +119,11 @@ def _alpha(em: np.ndarray, lay: _Layout) -> np.ndarray:
 def _beta(em: np.ndarray, lay: _Layout) -> np.ndarray:
     """Backward variables (T, N, L): log-probability of the suffixes starting at place s at step t."""
     t_max, n, width = em.shape
-    beta = np.full(em.shape, _NEG, em.dtype)
+    beta = _B.full(em.shape, _NEG, em.dtype, like=em)
     last, before = lay.ends - 1, lay.ends - 2
     skip_from = np.zeros_like(lay.skip)  # s may go on to s + 2
     skip_from[:, :-2] = lay.skip[:, 2:]
-    nxt = np.full((n, width), _NEG, em.dtype)
+    nxt = _B.full((n, width), _NEG, em.dtype, like=em)
     for t in range(t_max - 1, -1, -1):
         b = em[t] + _lse3(nxt, _shift(nxt, -1), np.where(skip_from, _shift(nxt, -2), _NEG))
         b[lay.steps <= t] = _NEG
@@ -136,9 +140,9 @@ def _beta(em: np.ndarray, lay: _Layout) -> np.ndarray:
 def _nll(alpha: np.ndarray, lay: _Layout) -> np.ndarray:
     """(N,) minus the log-likelihood of each target: the prefixes ending at its last label or the blank after it."""
     n = alpha.shape[1]
-    out = np.zeros(n, alpha.dtype)
+    out = np.zeros(n, alpha.dtype, like=alpha)
     for i in range(n):
-        steps, end = int(lay.steps[i]), int(lay.ends[i])
+        steps, end = int(lay.host_steps[i]), int(lay.host_ends[i])
         if steps == 0:
             out[i] = 0 if end == 1 else np.inf
             continue
@@ -159,7 +163,7 @@ class CtcLoss(Op):
 
     @staticmethod
     def forward(ctx, self, targets, input_lengths, target_lengths, blank, zero_infinity):
-        lay = _Layout(targets, input_lengths, target_lengths, blank, self.shape[0], self.shape[2])
+        lay = _Layout(targets, input_lengths, target_lengths, blank, self.shape[0], self.shape[2], self)
         alpha = _alpha(_emissions(self, lay.ext), lay)
         nll = _nll(alpha, lay)
         if ctx is not None:
@@ -185,10 +189,10 @@ class _CtcLossGrad(Op):
         ab = alpha + _beta(em, lay)
         with np.errstate(invalid="ignore", over="ignore"):
             occ = np.exp(ab + nll[None, :, None] - em)  # (T, N, L): share of the likelihood through (t, s)
-            onehot = (lay.ext[:, :, None] == np.arange(lp.shape[2])[None, None, :]).astype(lp.dtype)
+            onehot = (lay.ext[:, :, None] == np.arange(lp.shape[2], like=lp)[None, None, :]).astype(lp.dtype)
             per_class = np.matmul(occ.transpose(1, 0, 2), onehot).transpose(1, 0, 2)  # (T, N, C)
             out = (np.exp(lp) - per_class) * grad[None, :, None]
-        out[np.arange(lp.shape[0])[:, None] >= lay.steps[None, :]] = 0
+        out[np.arange(lp.shape[0], like=lp)[:, None] >= lay.steps[None, :]] = 0
         if zero_infinity:
             out[:, np.isinf(nll)] = 0
         return out.astype(lp.dtype, copy=False)

@@ -442,8 +442,8 @@ def _binary_kernel(fn, allowed: str, to_float: bool, kernel: str):
         if to_float and k not in "fc":
             dt = _default_float()
         a, b = _prep(self, other, dt)
-        if type(a) not in _A._ARR:
-            a = _B.asarray(a).astype(dt)
+        if type(a) not in _A._ARR:  # a Python number: a 0-d array on the other operand's device (CuPy refuses host)
+            a = _B.like(b, _B.asarray(a).astype(dt))
         try:
             out = fn(a, b)
         except ValueError:
@@ -486,7 +486,7 @@ def _int_divisor_check(fn):
 def _shift(left: bool):
     def run(a, b):
         bits = a.dtype.itemsize * 8
-        b = _B.asarray(b)
+        b = b if type(b) in _B.ARRAYS else _B.like(a, b)
         ok = (b >= 0) & (b < bits)
         s = np.where(ok, b, 0).astype(a.dtype)
         if left:

@@ -127,7 +127,7 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
         n = sizes[nd - 1 - a]
         g = grid[..., a]
         u = _unnormalize(g, n, align, nd)
-        slope = np.full(g.shape, dt((n - 1) / 2 if align else n / 2), g.dtype)
+        slope = _B.full(g.shape, dt((n - 1) / 2 if align else n / 2), g.dtype, like=g)
         if mode == 2:  # bicubic: taps from the unpadded coordinate, each tap index padded
             base = np.floor(u)
             fracs.append(u - base)
@@ -138,7 +138,7 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
                     ok.append((c >= 0) & (c <= n - 1))
                 else:
                     c = _pad_coord(c, n, padding, align)[0]
-                    ok.append(np.ones(c.shape, bool))
+                    ok.append(_B.ones(c.shape, bool, like=c))
                 idx.append(_cell(c, n))
         else:
             u, d = _pad_coord(u, n, padding, align)
@@ -157,8 +157,8 @@ def _taps(grid: np.ndarray, sizes: tuple, mode: int, padding: int, align: bool):
         axis_idx.append(idx)
         axis_ok.append(ok)
     combos = list(itertools.product(*(range(len(i)) for i in axis_idx)))  # tap numbers per coordinate
-    flat = np.empty((grid.shape[0], len(combos), grid.shape[1]), np.intp)
-    valid = np.empty(flat.shape, bool)
+    flat = np.empty((grid.shape[0], len(combos), grid.shape[1]), np.intp, like=grid)
+    valid = np.empty(flat.shape, bool, like=grid)
     for k, combo in enumerate(combos):
         f, ok = 0, True
         for a, t in enumerate(combo):
@@ -225,7 +225,7 @@ class TapScatter(_Taps):
     @staticmethod
     def _kernel(self, indices, size):
         n, c, m = self.shape
-        flat = indices[:, None, :] + (np.arange(n * c).reshape(n, c, 1) * size)
+        flat = indices[:, None, :] + (np.arange(n * c, like=indices).reshape(n, c, 1) * size)
         out = np.bincount(flat.ravel(), self.ravel(), n * c * size)
         return out.astype(self.dtype, copy=False).reshape(n, c, size)
 
@@ -335,7 +335,7 @@ class AffineGridGenerator(Op):
 
     @staticmethod
     def forward(ctx, theta, size, align_corners):
-        base = _base_grid(size, align_corners, theta.dtype.type)
+        base = _B.like(theta, _base_grid(size, align_corners, theta.dtype.type))  # a constant, on theta's device
         if ctx is not None:
             ctx.base = base
         n, nd = theta.shape[0], len(size) - 2

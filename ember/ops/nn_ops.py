@@ -13,6 +13,7 @@ import numpy as np
 from .. import _backend as _B
 from .. import _dtype as D
 from .. import _kernels
+from .._fuse import formula
 from .._kernels import select as _select
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ._op import Op, linear
@@ -68,14 +69,29 @@ def _softplus_bwd(g, x, beta, threshold):
     return where(x * beta > threshold, g, g * sigmoid(x * beta))
 
 
+@formula("gelu_tanh")
+def _gelu_tanh(xp, x):
+    return 0.5 * x * (1 + xp.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+
+
+@formula("gelu_tanh_backward")
+def _gelu_tanh_bwd(xp, g, x):
+    """The formula of ``_gelu_bwd`` below on arrays, op for op (its raw path: NOTE [raw backward])."""
+    t = xp.tanh(_GELU_K * (x + _GELU_C * x * x * x))
+    dinner = _GELU_K * (1 + 3 * _GELU_C * x * x)
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
+
+
 def _gelu_fwd(x, approximate):
     if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+        return _gelu_tanh(x)  # one kernel on a GPU (NOTE [fused formulas] in ember/_fuse.py)
     return x * _normal_cdf(x)
 
 
 def _gelu_bwd(g, x, approximate):
     if approximate == "tanh":
+        if not _mode.grad_enabled and _mode.interpose is None and _raw_ok(g, x):  # NOTE [raw backward]
+            return _wrap(_gelu_tanh_bwd(g._data, x._data), g._dtype)
         t = tanh(_GELU_K * (x + _GELU_C * x * x * x))
         dinner = _GELU_K * (1 + 3 * _GELU_C * x * x)
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner)
@@ -123,7 +139,7 @@ def _rrelu_bwd(g, x, slope):
 def _raw_ok(grad: Tensor, r: Tensor) -> bool:
     """Whether a raw-array backward applies: non-0-d arrays of one floating dtype (else the ops' promotion)."""
     g, a = grad._data, r._data
-    return (type(g) is np.ndarray and type(a) is np.ndarray and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
+    return (type(g) is type(a) and _B.is_array(g) and g.ndim > 0 and g.dtype == a.dtype and g.dtype.kind == "f"
             and g.dtype.itemsize > 2)  # 16-bit floats compute through the ops (NOTE [reduced precision])
 
 
@@ -481,8 +497,8 @@ class CrossEntropy(Op):
     def backward(ctx, grad):
         cdim = ctx.cdim
         dt = grad._dtype
-        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
-                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops)
+        if (not _mode.grad_enabled and fused_ok() and _B.is_array(grad._data)
+                and not grad._dtype._reduced):  # NOTE [raw backward] (16-bit floats: the ops; any device)
             return _ce_raw_backward(ctx, grad)
         (x,) = ctx.saved_tensors
         c = lambda a: _wrap(a.astype(dt.np, copy=False), dt)  # noqa: E731 - constants of the formula
@@ -782,7 +798,7 @@ class CrossMapLrn2d(Op):
     def forward(ctx, self, size, alpha, beta, k):
         if ctx is not None:
             ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
-        fwd = _lrn_windows(self.shape[1], size, self.dtype)[0]
+        fwd = _B.like(self, _lrn_windows(self.shape[1], size, self.dtype)[0])  # a constant, on self's device
         n, c = self.shape[:2]
         sums = np.matmul(fwd, (self * self).reshape(n, c, -1)).reshape(self.shape)
         return self * (k + (alpha / size) * sums) ** -beta
@@ -792,6 +808,7 @@ class CrossMapLrn2d(Op):
         size, alpha, beta, k = ctx.size, ctx.alpha, ctx.beta, ctx.k
         n, c = x.shape[:2]
         fwd, bwd, q = _lrn_windows(c, size, x._data.dtype)
+        fwd, bwd = _B.like(x._data, fwd), _B.like(x._data, bwd)
         if q > size - 1:  # torch's padded buffer is too short for its own offset (size 1)
             raise RuntimeError(f"start ({q}) + length ({c}) exceeds dimension size ({c + size - 1}).")
         scale = (_wrap(fwd, x._dtype) @ (x * x).reshape(n, c, -1)).reshape(x.shape) * (alpha / size) + k

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from .. import _backend as _B
+from .._fuse import formula
 from .._kernels import fsum, rowdot
 from .._tensor import _wrap
 from ..autograd._interpose import fused_ok, replayable
@@ -97,8 +99,8 @@ class Norm(Op):
             return None, None, None
         x, w = ctx.saved_tensors
         need = tuple(e[0] is not None for e in ctx._next)
-        if (not _mode.grad_enabled and fused_ok() and type(grad._data) is np.ndarray
-                and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision])
+        if (not _mode.grad_enabled and fused_ok() and _B.is_array(grad._data)
+                and not grad._dtype._reduced):  # (16-bit floats: the ops, NOTE [reduced precision]; any device)
             return _raw_backward(ctx, grad, x, w, need)  # NOTE [raw backward]
         return _graph_backward(ctx, grad, x, w, need)
 
@@ -130,12 +132,21 @@ def _raw_backward(ctx, grad, x, w, need):
             a /= n
             b = rowdot(gxh, xhat, axes, True)
             b /= n
-            np.multiply(xhat, b, out=xhat)
-            np.subtract(gxh, xhat, out=gxh)
-            np.subtract(gxh, a, out=gxh)
-        np.multiply(gxh, ctx.rstd, out=gxh)
+            _norm_dx(gxh, xhat, a, b, ctx.rstd)
+        else:
+            np.multiply(gxh, ctx.rstd, out=gxh)
         gx = _wrap(gxh.reshape(x.shape).astype(x._data.dtype, copy=False), x._dtype)
     return gx, gw, gb
+
+
+@formula("norm_backward_dx")
+def _norm_dx(xp, gxh, xhat, a, b, rstd):
+    """The input gradient's elementwise tail, in place in ``gxh``: (gxh - xhat b - a) rstd (one kernel on a GPU:
+    NOTE [fused formulas] in ember/_fuse.py)."""
+    xhat *= b
+    gxh -= xhat
+    gxh -= a
+    gxh *= rstd
 
 
 def _raw_backward_channels(ctx, g, x, w, need):

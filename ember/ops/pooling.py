@@ -303,8 +303,8 @@ def _avg_pool_t(g, shape, k, s, p, ceil_mode, cip, dov):
     out, div, extra = _avg_geometry(shape, k, s, p, ceil_mode, cip, dov)
     nd = len(k)
     size = tuple(shape[-nd:])
-    gd = g / div.astype(g.dtype)
-    buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype)
+    gd = g / _B.like(g, div.astype(g.dtype))
+    buf = np.zeros(tuple(shape[:-nd]) + tuple(size[a] + 2 * p[a] + extra[a] for a in range(nd)), g.dtype, like=g)
     for sl in _strided(k, s, (1,) * nd, out):
         buf[sl] += gd
     return _B.ascontiguousarray(buf[(...,) + tuple(slice(p[a], p[a] + size[a]) for a in range(nd))])

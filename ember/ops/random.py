@@ -85,7 +85,7 @@ def _draw_random(self, lo, hi, rng):  # integers in [lo, hi]
 
 
 def _draw_bernoulli(self, p, rng):
-    return _as(rng.random(self.shape) < p, self)
+    return _as(_B.like(self, rng.random(self.shape)) < p, self)
 
 
 def _zero_tangent(args, out, tangents):
@@ -319,7 +319,7 @@ def _draw_normal_ts(mean, std, rng):
 
 
 def _draw_normal_st(std, mean, rng):
-    return _as(mean + std * rng.standard_normal(std.shape), std)
+    return _as(mean + std * _B.like(std, rng.standard_normal(std.shape)), std)
 
 
 def _draw_bernoulli_p(p, rng):
@@ -327,7 +327,7 @@ def _draw_bernoulli_p(p, rng):
 
 
 def _draw_poisson(rate, rng):
-    return _as(rng.poisson(rate.astype(np.float64, copy=False)), rate)
+    return _as(rng.poisson(_B.to_host(rate).astype(np.float64, copy=False)), rate)  # NumPy's generator: on the host
 
 
 NormalTensorScalar = _make("NormalTensorScalar", _draw_normal_ts, 2, "NormalBackward1")
@@ -518,9 +518,9 @@ def _log_gamma_draw(alpha: np.ndarray, rng) -> np.ndarray:
     small = a < 1.0
     boosted = np.where(small, a + 1.0, a)
     with np.errstate(divide="ignore"):
-        logs = np.log(rng.standard_gamma(boosted))
+        logs = _B.like(a, np.log(rng.standard_gamma(_B.to_host(boosted))))  # NumPy's generator draws on the host
         if small.any():  # G(a) = G(a + 1) U^(1/a); 1 - U lies in (0, 1]
-            logs = logs + np.where(small, np.log1p(-rng.random(a.shape)) / np.where(small, a, 1.0), 0.0)
+            logs = logs + np.where(small, np.log1p(-_B.like(a, rng.random(a.shape))) / np.where(small, a, 1.0), 0.0)
     if not valid.all():
         floor = np.log(np.finfo(alpha.dtype).tiny)
         logs = np.where(valid, logs, np.where(alpha == np.inf, np.inf, floor))
@@ -608,7 +608,8 @@ def _draw_binomial(count, prob, rng):
     shape = np.broadcast_shapes(count.shape, prob.shape)
     n, p = np.broadcast_to(count, shape).astype(np.float64), np.broadcast_to(prob, shape).astype(np.float64)
     valid = (n >= 0) & np.isfinite(n) & (n < 2.0 ** 62) & ~np.isnan(p)
-    draws = rng.binomial(np.where(valid, n, 0).astype(np.int64), np.clip(np.where(valid, p, 0.5), 0.0, 1.0))
+    draws = _B.like(n, rng.binomial(_B.to_host(np.where(valid, n, 0).astype(np.int64)),  # NumPy's generator: on the host
+                                    _B.to_host(np.clip(np.where(valid, p, 0.5), 0.0, 1.0))))
     return np.where(valid, draws, np.nan).astype(count.dtype)
 
 

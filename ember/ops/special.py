@@ -354,7 +354,10 @@ def _zeta64(x, q):
     """zeta(x, q) = sum_k (q + k)^-x: the first terms directly (at least 9, until q + k > 9), then the
     Euler-Maclaurin tail; (1/(x-1) + 1/(2q)) q^(1-x) for q > 1e8. inf at x = 1 and at poles q = 0, -1, ...;
     NaN for x < 1 and for q <= 0 with non-integer x."""
-    x, q = np.broadcast_arrays(_B.asarray(x, np.float64), _B.asarray(q, np.float64))
+    x, q = _B.asarray(x, np.float64), _B.asarray(q, np.float64)
+    if type(x) is not type(q):  # a number (a 0-d host array) joins the other operand's device
+        x, q = (_B.like(q, x), q) if type(x) is np.ndarray else (x, _B.like(x, q))
+    x, q = np.broadcast_arrays(x, q)
     s = q ** -x
     a = q.copy()
     # direct terms needed: up to 9 - q (poles aside); non-integer q below -1e5 would need more: NaN there

@@ -43,6 +43,7 @@ def _mode_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
     """Index (keepdim shape) of the last occurrence of the most frequent value along ``d`` (smallest on ties)."""
     if a.shape[d] == 0:
         raise _R._empty_dim_error("mode", d)
+    ref, a = a, _B.to_host(a)  # a loop over rows: on the host, its indices back on a's device
     moved = np.moveaxis(a, d, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     idx = np.empty(flat.shape[0], np.int64)
@@ -50,7 +51,7 @@ def _mode_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:
         vals, counts = np.unique(row, return_counts=True)
         best = vals[np.argmax(counts)]  # np.unique sorts: argmax takes the smallest of the most frequent
         idx[r] = len(row) - 1 - int(np.argmax(row[::-1] == best))
-    return np.expand_dims(idx.reshape(moved.shape[:-1]), d)
+    return _B.like(ref, np.expand_dims(idx.reshape(moved.shape[:-1]), d))
 
 
 def _nan_lower_median_idx(a: np.ndarray, d: int, _=None) -> np.ndarray:

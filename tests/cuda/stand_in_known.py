@@ -9,3 +9,7 @@ leave this list.
 """
 
 KNOWN: frozenset = frozenset()
+
+# Ops (by node name) that may take the host fallback on the strict stand-in (NOTE [host fallback] in
+# ember/ops/_op.py), each with its reason; tests/cuda/test_stand_in_ops.py fails on any other.
+HOST_FALLBACKS: dict = {}

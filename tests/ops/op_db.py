@@ -901,7 +901,8 @@ def _random_entries():
 def _shape_index_entries():
     """Shape ops beyond views (flip, roll, repeat, diagonals, stacking) and index ops (gather/scatter, index_*,
     masked_*, take, advanced getitem/setitem)."""
-    T = lambda lib, v: lib.tensor(v)  # noqa: E731 - index constants built per library
+    T = lambda lib, v, on=None: lib.tensor(v, device=on.device if on is not None else None)  # noqa: E731 - index
+    # constants built per library, on the device of the input ``on`` (the default device may be the CPU)
     I2 = [[0, 2, 1, 0], [2, 2, 0, 1]]  # index into a (3, 4) tensor along dim 0
     m34 = fixed(lambda rng: Sample((_r(rng, (3, 4)), _cond(rng, (3, 4))), "mask 3x4"),
                 lambda rng: Sample((_r(rng, (3, 4)), _cond(rng, (4,))), "mask broadcast (4,)"),
@@ -923,9 +924,9 @@ def _shape_index_entries():
         OpInfo("Tensor.tile more dims", lambda lib, x: x.tile((2, 1, 2)), fixed(s((3, 4)))),
         OpInfo("repeat_interleave int", lambda lib, x: x.repeat_interleave(2, dim=0), x34),
         OpInfo("repeat_interleave flat", lambda lib, x: lib.repeat_interleave(x, 3), fixed(s((3, 4)), s(()))),
-        OpInfo("repeat_interleave tensor", lambda lib, x: x.repeat_interleave(T(lib, [1, 0, 2]), dim=0), x34),
+        OpInfo("repeat_interleave tensor", lambda lib, x: x.repeat_interleave(T(lib, [1, 0, 2], x), dim=0), x34),
         OpInfo("repeat_interleave tensor dim -1",
-               lambda lib, x: lib.repeat_interleave(x, T(lib, [1, 2, 0, 3]), dim=-1), fixed(s((3, 4)))),
+               lambda lib, x: lib.repeat_interleave(x, T(lib, [1, 2, 0, 3], x), dim=-1), fixed(s((3, 4)))),
         OpInfo("repeat_interleave repeats only", lambda lib: lib.repeat_interleave(T(lib, [2, 0, 3])), fixed(s())),
         OpInfo("flip", lambda lib, x: x.flip(0), fixed(s((3, 4)), s((5,)), snc((3, 4)), s(()))),
         OpInfo("flip dims", lambda lib, x: lib.flip(x, (0, -1)), fixed(s((2, 3, 4)), s((0, 2)))),
@@ -991,7 +992,7 @@ def _shape_index_entries():
         OpInfo("scatter_add_", lambda lib, x, v: (x * 1).scatter_add_(1, T(lib, [[1, 1], [2, 2], [0, 3]]), v),
                fixed(s((3, 4), (3, 2)))),
         *(OpInfo(f"scatter_reduce {r} include_self={inc}",
-                 (lambda r, inc: lambda lib, x, v: x.scatter_reduce(0, T(lib, I2), v, r, include_self=inc))(r, inc),
+                 (lambda r, inc: lambda lib, x, v: x.scatter_reduce(0, T(lib, I2, x), v, r, include_self=inc))(r, inc),
                  fixed(s((3, 4), (2, 4), lo=0.5, hi=2.0), s((3, 4), (2, 4), dtype=F64, lo=-2.0, hi=-0.5)))
           for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)),
         OpInfo("scatter_reduce amax ties", lambda lib, x, v: lib.scatter_reduce(x, 0, T(lib, I2), v, "amax"),
@@ -1049,16 +1050,16 @@ def _shape_index_entries():
         OpInfo("nonzero as_tuple", lambda lib, x: (x > 0).nonzero(as_tuple=True), fixed(s((3, 4)), s(()))),
         OpInfo("argwhere", lambda lib, x: lib.argwhere(x), fixed(lambda rng: Sample((_ints(rng, (3, 4)),), "int"))),
         OpInfo("where one-arg", lambda lib, x: lib.where(x > 0), fixed(s((3, 4)))),
-        OpInfo("searchsorted", lambda lib, x: lib.searchsorted(T(lib, [-1.0, 0.0, 0.0, 1.0]), x), x34),
-        OpInfo("searchsorted right", lambda lib, x: lib.searchsorted(T(lib, [-1.0, 0.0, 1.0]), x, right=True),
+        OpInfo("searchsorted", lambda lib, x: lib.searchsorted(T(lib, [-1.0, 0.0, 0.0, 1.0], x), x), x34),
+        OpInfo("searchsorted right", lambda lib, x: lib.searchsorted(T(lib, [-1.0, 0.0, 1.0], x), x, right=True),
                fixed(s((5,)))),
         OpInfo("searchsorted side sorter", lambda lib, x: lib.searchsorted(
-            T(lib, [1.0, -1.0, 0.0]), x, side="right", sorter=T(lib, [1, 2, 0])), fixed(s((5,)))),
+            T(lib, [1.0, -1.0, 0.0], x), x, side="right", sorter=T(lib, [1, 2, 0], x)), fixed(s((5,)))),
         OpInfo("searchsorted n-d int32", lambda lib, b, x: lib.searchsorted(b, x, out_int32=True),
                fixed(lambda rng: Sample((np.sort(_r(rng, (2, 5)), -1), _r(rng, (2, 3))), "2 rows"))),
         OpInfo("searchsorted scalar", lambda lib: lib.searchsorted(T(lib, [1, 3, 5]), 3), fixed(s())),
-        OpInfo("bucketize", lambda lib, x: lib.bucketize(x, T(lib, [-1.0, 0.0, 1.0])), x34),
-        OpInfo("bucketize right", lambda lib, x: lib.bucketize(x, T(lib, [-0.5, 0.5]), right=True,
+        OpInfo("bucketize", lambda lib, x: lib.bucketize(x, T(lib, [-1.0, 0.0, 1.0], x)), x34),
+        OpInfo("bucketize right", lambda lib, x: lib.bucketize(x, T(lib, [-0.5, 0.5], x), right=True,
                                                                  out_int32=True), fixed(s((5,)))),
         # advanced indexing beyond the basic table
         *(OpInfo(f"getitem adv {name}", (lambda f: lambda lib, x: f(lib, x))(f), fixed(s((4, 5, 6)), snc((4, 5, 6))))
@@ -1201,10 +1202,10 @@ def _conv_pool_entries():
         ("max_unpool3d", lambda lib, x: _F(lib).max_unpool3d(*_F(lib).max_pool3d(x, 2, return_indices=True), 2,
                                                              output_size=x.shape[2:]), x5),
         ("fractional_max_pool2d", lambda lib, x: _F(lib).fractional_max_pool2d(
-            x, 2, (3, 2), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES[:, :1, :2])),
+            x, 2, (3, 2), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES[:, :1, :2], device=x.device)),
          (2, 1, 7, 6)),
         ("fractional_max_pool3d", lambda lib, x: _F(lib).fractional_max_pool3d(
-            x, (2, 2, 1), (2, 3, 3), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES)), x5),
+            x, (2, 2, 1), (2, 3, 3), return_indices=True, _random_samples=lib.tensor(_FRACTIONAL_SAMPLES, device=x.device)), x5),
         ("interpolate bicubic", lambda lib, x: _F(lib).interpolate(x, scale_factor=1.7, mode="bicubic"), x4),
         ("interpolate bicubic corners", lambda lib, x: _F(lib).interpolate(x, (4, 9), mode="bicubic",
                                                                              align_corners=True), x4),
@@ -1548,7 +1549,7 @@ def _surface_binding_entries():
         OpInfo("torch.hinge_embedding_loss none", lambda lib, a, b, t: lib.hinge_embedding_loss(
             a * 2, t.detach(), 0.5, 0), fixed(signs), check_grad_fn=False),
         OpInfo("torch.cosine_embedding_loss", lambda lib, a, b: lib.cosine_embedding_loss(
-            a, b, lib.tensor([1.0, -1.0, 1.0]), 0.0, 1), fixed(s((3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
+            a, b, lib.tensor([1.0, -1.0, 1.0], device=a.device), 0.0, 1), fixed(s((3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
         OpInfo("torch.triplet_margin_loss", lambda lib, a, p, n: lib.triplet_margin_loss(a, p, n, 1.0, 2, 1e-6,
                                                                                          False, 1),
                fixed(s((3, 4), (3, 4), (3, 4), dtype=F64)), check_grad_fn=False),
@@ -1727,7 +1728,7 @@ def _surface_composite_entries():
         OpInfo("Tensor.nanmedian", lambda lib, x: x.nanmedian(), fixed(nans, s((4, 3), **f64)), check_grad_fn=False),
         OpInfo("torch.quantile", lambda lib, x: lib.quantile(x, 0.3), fixed(s((3, 5), **f64), s((7,), **f64)),
                check_grad_fn=False),
-        OpInfo("torch.quantile q tensor dim", lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 1.0],
+        OpInfo("torch.quantile q tensor dim", lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 1.0], device=x.device,
                                                                                          dtype=lib.float64), 1,
                                                                           True), fixed(s((3, 5), **f64)),
                check_grad_fn=False),
@@ -1735,7 +1736,7 @@ def _surface_composite_entries():
                  fixed(s((6, 2), **f64)), check_grad_fn=False)
           for m in ("lower", "higher", "midpoint", "nearest")),
         OpInfo("quantile nan", lambda lib, x: lib.quantile(x, 0.5, dim=1), fixed(nans), check_grad_fn=False),
-        OpInfo("torch.nanquantile", lambda lib, x: lib.nanquantile(x, lib.tensor([0.25, 0.75], dtype=lib.float64),
+        OpInfo("torch.nanquantile", lambda lib, x: lib.nanquantile(x, lib.tensor([0.25, 0.75], dtype=lib.float64, device=x.device),
                                                                    dim=1), fixed(nans), check_grad_fn=False),
         OpInfo("torch.msort", lambda lib, x: lib.msort(x), x34, check_grad_fn=False),
         OpInfo("torch.logcumsumexp", lambda lib, x: lib.logcumsumexp(x, 1), fixed(s((3, 5)), s((2, 7, 2), **f64),
@@ -1776,7 +1777,7 @@ def _surface_composite_entries():
                lib.cat([lib.ones(4, 1, dtype=x.dtype), x.unsqueeze(1).expand(4, 3)], 1).cumprod(1).flip(1),
                fixed(s((4,), **f64), _special(0.0, 1.5, -2.0, 0.0)), check_grad_fn=False),
         OpInfo("torch.cov", lambda lib, x: lib.cov(x), fixed(s((3, 6), **f64), s((5,), **f64)), check_grad_fn=False),
-        OpInfo("torch.cov weights", lambda lib, x, aw: lib.cov(x, correction=0, fweights=lib.tensor([1, 2, 1, 3]),
+        OpInfo("torch.cov weights", lambda lib, x, aw: lib.cov(x, correction=0, fweights=lib.tensor([1, 2, 1, 3], device=x.device),
                                                              aweights=aw.abs() + 0.1),
                fixed(s((2, 4), (4,), **f64)), check_grad_fn=False),
         OpInfo("torch.corrcoef", lambda lib, x: lib.corrcoef(x), fixed(s((3, 6), **f64)), check_grad_fn=False),
@@ -1810,7 +1811,7 @@ def _surface_composite_entries():
         # positions not overwritten, see tests/core/test_api_surface.py)
         OpInfo("torch.as_strided_scatter", lambda lib, x, v: lib.as_strided_scatter(x, v, (2, 2), (1, 2), 1),
                fixed(s((3, 3), (2, 2))), check_grad_fn=False, grad=False),
-        OpInfo("Tensor.index_reduce", lambda lib, x, v: x.index_reduce(0, lib.tensor([0, 2, 0]), v, "prod"),
+        OpInfo("Tensor.index_reduce", lambda lib, x, v: x.index_reduce(0, lib.tensor([0, 2, 0], device=x.device), v, "prod"),
                fixed(s((3, 4), (3, 4), **f64)), check_grad_fn=False),
         OpInfo("torch.index_reduce mean", lambda lib, x, v: lib.index_reduce(x, 1, lib.tensor([1, 1]), v, "mean",
                                                                              include_self=False),
@@ -1826,7 +1827,7 @@ def _surface_composite_entries():
         OpInfo("Tensor.fill_diagonal_ wrap 3-d", lambda lib, x, y: ((x * 1).fill_diagonal_(-1.0, wrap=True),
                                                                    (y * 1).fill_diagonal_(3.0)),
                fixed(s((7, 3), (2, 2, 2))), check_grad_fn=False),
-        OpInfo("torch.triangular_solve", lambda lib, b, a: tuple(lib.triangular_solve(b, a + 4 * lib.eye(3))),
+        OpInfo("torch.triangular_solve", lambda lib, b, a: tuple(lib.triangular_solve(b, a + 4 * lib.eye(3, device=a.device))),
                fixed(s((3, 2), (3, 3), **f64)), check_grad_fn=False),
         OpInfo("Tensor.triangular_solve lower T unit", lambda lib, b, a: tuple(b.triangular_solve(
             a, upper=False, transpose=True, unitriangular=True)), fixed(s((3, 2), (3, 3), **f64)),
@@ -1916,7 +1917,7 @@ def _fft_entries():
 
 def _stft_entries():
     """torch.stft / istft (ops/stft.py; tests/ops/test_stft.py has the rest of their arguments)."""
-    hann = lambda lib, n, x: lib.hann_window(n, dtype=x.dtype)  # noqa: E731
+    hann = lambda lib, n, x: lib.hann_window(n, dtype=x.dtype, device=x.device)  # noqa: E731
     return [
         OpInfo("stft", lambda lib, x: lib.stft(x, 8, 2, window=hann(lib, 8, x), return_complex=True),
                fixed(s((2, 20)), s((17,)), s((3, 16), dtype=F64))),
@@ -1946,7 +1947,7 @@ def _complex_entries():
         OpInfo("view_as_complex", lambda lib, x: lib.view_as_complex(x),
                fixed(s((3, 2)), s((2,)), s((2, 3, 2), dtype=F64))),
         # (made by zeros: torch gives a tensor made from an empty NumPy array strides (0, 0))
-        OpInfo("view_as_complex empty", lambda lib, x: lib.view_as_complex(lib.zeros(0, 2, dtype=x.dtype)),
+        OpInfo("view_as_complex empty", lambda lib, x: lib.view_as_complex(lib.zeros(0, 2, dtype=x.dtype, device=x.device)),
                fixed(s((0, 2))), grad=False),
         OpInfo("view_as_complex of a strided view", lambda lib, x: lib.view_as_complex(x[::2]), fixed(s((6, 2)))),
         OpInfo("real", lambda lib, z: z.real, cun),

@@ -35,6 +35,7 @@ CASES = {
     "log_softmax": (lambda lib, x: lib.nn.functional.log_softmax(x, 1), [(4, 5)]),
     "softmax": (lambda lib, x: lib.nn.functional.softmax(x, 1), [(4, 5)]),
     "softmax_rows_of_16": (lambda lib, x: lib.nn.functional.softmax(x, -1) * 2, [(3, 5, 16)]),
+    "gelu_tanh": (lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh") * 2, [(3, 5, 4)]),
     "softmax_dim0_3d": (lambda lib, x: lib.nn.functional.softmax(x, 0), [(3, 2, 4)]),
     "log_softmax_dim0_3d": (lambda lib, x: lib.nn.functional.log_softmax(x, 0) * 2, [(3, 2, 4)]),
     "cross_entropy": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t), [(6, 5), ("int", (6,), 5)]),

@@ -67,7 +67,12 @@ def test_gpu_check_bench_dry_run(tmp_path) -> None:
         assert row["ember_compiled_ms"] > 0 and row["ember_compiled_first_two_s"] > 0 and row["ember_compiled_ratio"]
         assert row["ember_compiled_entries"].startswith("compiled x") and "breaks" not in row["ember_compiled_entries"]
         assert row["ember_compiled_host_fallbacks"] == []
+    # W6 takes the fused formulas (NOTE [fused formulas] in ember/_fuse.py), eager and compiled; none refused
+    for mode in ("ember", "ember_compiled"):
+        assert {"adam_step_110", "tanh_backward"} <= set(bench["W6"][mode + "_fused_runs"]), bench["W6"]
+        assert bench["W6"][mode + "_fuse_fallbacks"] == {}
     md = (tmp_path / "gpu_check.md").read_text()
+    assert "Fused formulas run (NOTE [fused formulas]" in md and "cupy.fuse refused (their plain ops ran): 0" in md
     assert "## Compiled workloads on cuda" in md and "| W6 |" in md.split("## Compiled workloads")[1]
 
 
