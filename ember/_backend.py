@@ -60,8 +60,7 @@ on the stand-in while a block runs: a "kernel" is each call that reaches ``Stand
 only make views, allocate without filling or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``,
 ``fill``, ``ravel``/``flatten``/``reshape`` that copy, the methods that call no ufunc (``argmax``, ``cumsum``,
 ``take``, ``sort`` ...), each advanced-index read and each write through ``[...] =`` (one CuPy call each) and each
-``like`` (a host-to-device copy); a "sync" is each of the conversions above, and an index that reads one element
-(the stand-in gives a NumPy scalar where CuPy gives a 0-d array: counted as the read that usually follows). It is an approximation of CuPy's launches (a CuPy function may launch
+``like`` (a host-to-device copy); a "sync" is each of the conversions above. It is an approximation of CuPy's launches (a CuPy function may launch
 several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
 makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
 tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
@@ -303,7 +302,7 @@ def _counted_methods() -> None:
     nd = _nd
 
     def kernel(name, copies=None):
-        base = getattr(nd, name)
+        base = getattr(StandInArray, name)  # (the stand-in's own where it has one: its 0-d results)
 
         def method(self, *a, **k):
             c = _counts[0]
@@ -315,7 +314,7 @@ def _counted_methods() -> None:
         setattr(StandInArray, name, method)
 
     def sync(name):
-        base = getattr(nd, name)
+        base = getattr(StandInArray, name)
 
         def method(self, *a, **k):
             c = _counts[0]
@@ -335,20 +334,7 @@ def _counted_methods() -> None:
     kernel("flatten")
     kernel("ravel", lambda self, a, k: not nd.flags.__get__(self).c_contiguous)
     kernel("reshape", lambda self, a, k: self.size > 1 and not nd.flags.__get__(self).contiguous)
-    base_getitem = nd.__getitem__
-
-    def __getitem__(self, key):
-        c = _counts[0]
-        if c is None:
-            return base_getitem(self, key)
-        if _advanced(key):
-            c.kernel("__getitem__")
-        out = base_getitem(self, key)
-        if isinstance(out, np.generic):  # one element as a NumPy scalar (CuPy: a 0-d array, read later): a read
-            c.sync("element read")
-        return out
-
-    StandInArray.__getitem__ = __getitem__
+    kernel("__getitem__", lambda self, a, k: _advanced(a[0]))
     kernel("__setitem__")
     for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "nonzero"):
         sync(name)

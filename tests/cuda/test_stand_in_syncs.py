@@ -85,11 +85,11 @@ def test_counting_sees_kernels_and_syncs_of_stand_in_arrays_only(stand_in):
         b.astype(np.float32, copy=False)  # (same dtype, no copy: no kernel)
         _ = b.reshape(3, 1).T  # (views)
         np.exp(h)  # a host array: not counted
-        float(b.sum()), bool(b.max() > 0), b.tolist(), B.to_host(b), b[1]
+        float(b.sum()), bool(b[1] > 0), b.tolist(), B.to_host(b), b[2]  # (b[2]: a 0-d array, no read)
         with B.counting() as inner:
             np.sqrt(a)
-    assert c.by_kernel == {"exp": 1, "add": 1, "add.reduce": 2, "astype": 1, "maximum.reduce": 1, "greater": 1}
-    assert c.by_sync == {"__float__": 1, "__bool__": 1, "tolist": 1, "to_host": 1, "element read": 1}
+    assert c.by_kernel == {"exp": 1, "add": 1, "add.reduce": 2, "astype": 1, "greater": 1}
+    assert c.by_sync == {"__float__": 1, "__bool__": 1, "tolist": 1, "to_host": 1}
     assert (inner.kernels, inner.syncs) == (1, 0)
     with B.counting() as after:
         pass
