@@ -60,7 +60,8 @@ on the stand-in while a block runs: a "kernel" is each call that reaches ``Stand
 only make views, allocate without filling or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``,
 ``fill``, ``ravel``/``flatten``/``reshape`` that copy, the methods that call no ufunc (``argmax``, ``cumsum``,
 ``take``, ``sort`` ...), each advanced-index read and each write through ``[...] =`` (one CuPy call each) and each
-``like`` (a host-to-device copy); a "sync" is each of the conversions above. It is an approximation of CuPy's launches (a CuPy function may launch
+``like`` (a host-to-device copy); a "sync" is each of the conversions above. A fused formula (NOTE [fused formulas] in ember/_fuse.py), one
+``cupy.fuse`` kernel on a GPU, counts as one kernel whatever NumPy calls stand in for it. It is an approximation of CuPy's launches (a CuPy function may launch
 several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
 makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
 tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
@@ -84,7 +85,7 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "whole_stand_in", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "one_kernel", "sole_array", "whole_stand_in", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
            "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "same_memory", "stand_in_enabled", "storage_of", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
@@ -164,6 +165,20 @@ class counting:
 
     def __exit__(self, *exc) -> None:
         _counts[0] = self._outer
+
+
+def one_kernel(name: str, fn, *args):
+    """``fn(*args)``, counted as the one kernel ``name`` (a fused formula: one CuPy kernel for the NumPy calls that
+    stand in for it; NOTE [stand-in counters])."""
+    c = _counts[0]
+    if c is None:
+        return fn(*args)
+    c.kernel(name)
+    _counts[0] = None
+    try:
+        return fn(*args)
+    finally:
+        _counts[0] = c
 
 
 def _sync(name: str) -> None:
