@@ -64,8 +64,8 @@ on the stand-in while a block runs: a "kernel" is each call that reaches ``Stand
 only make views, allocate without filling or read metadata (``_VIEWS``), each ``astype`` that converts, ``copy``,
 ``fill``, ``ravel``/``flatten``/``reshape`` that copy, the methods that call no ufunc (``argmax``, ``cumsum``,
 ``take``, ``sort`` ...), each advanced-index read and each write through ``[...] =`` (one CuPy call each) and each
-``like`` (a host-to-device copy); a "sync" is each of the conversions above, and an index that reads one element
-(the stand-in gives a NumPy scalar where CuPy gives a 0-d array: counted as the read that usually follows). It is an approximation of CuPy's launches (a CuPy function may launch
+``like`` (a host-to-device copy); a "sync" is each of the conversions above. A fused formula (NOTE [fused formulas] in ember/_fuse.py), one
+``cupy.fuse`` kernel on a GPU, counts as one kernel whatever NumPy calls stand in for it. It is an approximation of CuPy's launches (a CuPy function may launch
 several kernels, e.g. ``mean`` a sum and a divide; a creation launches one fill) that counts the same calls ember
 makes. Counting touches only ``StandInArray``; the CPU path (``numpy.ndarray``) is unchanged. Used by
 tools/kernel_count.py and tests/cuda/test_stand_in_syncs.py.
@@ -89,7 +89,7 @@ import numpy as np
 
 from ._device import device, _cpu
 
-__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "sole_array", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
+__all__ = ["ARRAYS", "Counts", "check_pending", "counting", "device_assert", "one_kernel", "sole_array", "whole_stand_in", "SINGLE_DEVICE", "StandInArray", "accumulate", "address", "as_strided", "asarray",
            "ascontiguousarray", "cuda_available", "cuda_device_count", "cupy", "device_of", "enable_stand_in", "full", "host_fallbacks", "host_results", "is_array",
            "is_cpu_array", "is_host_only", "key_on", "like", "ones", "ref", "repeat", "same_memory", "stand_in_enabled", "storage_of", "strided_view", "to_device", "to_host",
            "ufunc_at", "writeable"]
@@ -169,6 +169,20 @@ class counting:
 
     def __exit__(self, *exc) -> None:
         _counts[0] = self._outer
+
+
+def one_kernel(name: str, fn, *args):
+    """``fn(*args)``, counted as the one kernel ``name`` (a fused formula: one CuPy kernel for the NumPy calls that
+    stand in for it; NOTE [stand-in counters])."""
+    c = _counts[0]
+    if c is None:
+        return fn(*args)
+    c.kernel(name)
+    _counts[0] = None
+    try:
+        return fn(*args)
+    finally:
+        _counts[0] = c
 
 
 def _sync(name: str) -> None:
@@ -309,7 +323,7 @@ def _counted_methods() -> None:
     nd = _nd
 
     def kernel(name, copies=None):
-        base = getattr(nd, name)
+        base = getattr(StandInArray, name)  # (the stand-in's own where it has one: its 0-d results)
 
         def method(self, *a, **k):
             c = _counts[0]
@@ -321,7 +335,7 @@ def _counted_methods() -> None:
         setattr(StandInArray, name, method)
 
     def sync(name):
-        base = getattr(nd, name)
+        base = getattr(StandInArray, name)
 
         def method(self, *a, **k):
             c = _counts[0]
@@ -341,20 +355,7 @@ def _counted_methods() -> None:
     kernel("flatten")
     kernel("ravel", lambda self, a, k: not nd.flags.__get__(self).c_contiguous)
     kernel("reshape", lambda self, a, k: self.size > 1 and not nd.flags.__get__(self).contiguous)
-    base_getitem = nd.__getitem__
-
-    def __getitem__(self, key):
-        c = _counts[0]
-        if c is None:
-            return base_getitem(self, key)
-        if _advanced(key):
-            c.kernel("__getitem__")
-        out = base_getitem(self, key)
-        if isinstance(out, np.generic):  # one element as a NumPy scalar (CuPy: a 0-d array, read later): a read
-            c.sync("element read")
-        return out
-
-    StandInArray.__getitem__ = __getitem__
+    kernel("__getitem__", lambda self, a, k: _advanced(a[0]))
     kernel("__setitem__")
     for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "nonzero"):
         sync(name)
@@ -376,11 +377,33 @@ def sole_array(arr) -> bool:
     t = type(arr)
     if t is StandInArray:
         b = arr.base
-        return (type(b) is _nd and b.base is None and getrefcount(b) == 3 and _nd_flags(arr).c_contiguous
-                and _nd_flags(arr).writeable)
+        if type(b) is not _nd or b.base is not None:
+            return False
+        del b
+        f = _nd_flags(arr)
+        return f.c_contiguous and f.writeable and _base_refs(arr) == _SOLE_BASE_REFS[0]
     if t is _nd or isinstance(arr, _nd):
         return False
     return arr.base is None and arr.flags.c_contiguous
+
+
+def whole_stand_in(arr) -> bool:
+    """Whether ``arr`` is a stand-in array over the whole of the NumPy array below it (what owning its memory is
+    for a CuPy array: its ``base`` is never None, as every stand-in array is a view of a NumPy array)."""
+    if type(arr) is not StandInArray:
+        return False
+    b = arr.base
+    return (type(b) is _nd and b.base is None and b.nbytes == arr.nbytes and b.shape == arr.shape
+            and b.strides == arr.strides and b.ctypes.data == arr.ctypes.data)
+
+
+def _base_refs(arr) -> int:
+    """References to the NumPy array below a stand-in array (compared with a fresh one's: calibrated once on this
+    interpreter, as NOTE [stolen gradients] calibrates the engine's counts)."""
+    return getrefcount(arr.base)
+
+
+_SOLE_BASE_REFS = [0]  # (set below, once StandInArray exists)
 
 
 def is_host_only(e: TypeError) -> bool:
@@ -740,3 +763,4 @@ def to_device(arr, dev: device):
 
 _counted_methods()
 ARRAYS.add(StandInArray)
+_SOLE_BASE_REFS[0] = _base_refs(np.empty(1).view(StandInArray))

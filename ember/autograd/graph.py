@@ -249,7 +249,7 @@ class AccumulateGrad(Node):
                 var._grad = old + new
             else:
                 arr = old._data
-                if _B.writeable(arr) and arr.base is None:
+                if _B.writeable(arr) and (arr.base is None or _B.whole_stand_in(arr)):
                     arr += new._data  # in place, as torch (a graph saving it sees the version bump)
                     old._bump()
                 else:
