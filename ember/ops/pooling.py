@@ -481,7 +481,7 @@ def _fractional_max(x, k, out, samples):
     nd = len(k)
     lead = x.shape[:-nd]
     planes = x.reshape((-1,) + x.shape[-nd:])
-    smp = samples.reshape(-1, nd)
+    smp = _B.to_host(samples).reshape(-1, nd)  # the windows are bookkeeping: computed on the host, one copy
     # torch reads a 2-d plane's samples as (width, height) and a 3-d volume's as (time, height, width)
     order = (1, 0) if nd == 2 else tuple(range(nd))
     vals = np.empty((planes.shape[0],) + tuple(out), x.dtype)
