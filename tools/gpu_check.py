@@ -224,8 +224,8 @@ def _run_case(lib, op, sample, arrays, ups_seed: int, dev: str | None = None):
         out = call(op, sample, lib, ins)
     except Exception as e:  # noqa: BLE001 - compared between the libraries
         return e, None
-    finally:
-        lib.set_default_device(old)
+    finally:  # (None, not "cpu": torch keeps a device mode for any default device set, which changes its fast paths)
+        lib.set_default_device(None if str(old) == "cpu" else old)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     diff = [t for t in ins if t.requires_grad]
     with_grad = [o for o in outs if isinstance(o, lib.Tensor) and o.requires_grad]
@@ -562,7 +562,7 @@ def check_bench(names: list, seconds: float, compiled: tuple = ("W2", "W3", "W6"
                     if comp:
                         row[lib_name + "_entries"] = _entries(set(_compile_api._registry) - known)
                 finally:
-                    lib.set_default_device("cpu")
+                    lib.set_default_device(None)
             except Exception as e:  # noqa: BLE001 - recorded per library
                 row[lib_name + "_error"] = f"{type(e).__name__}: {str(e)[:300]}"
                 row[lib_name + "_traceback"] = traceback.format_exc()[-2000:]
