@@ -55,8 +55,10 @@ class IterableStop:
 
 
 def worker_loop(dataset, is_iterable, index_queue, result_queue, collate_fn, auto_collation, batch_size,
-                drop_last, seed, worker_init_fn, worker_id, num_workers):
-    """Fetch the batches the main process asks for until told to stop (None)."""
+                drop_last, seed, worker_init_fn, worker_id, num_workers, parent):
+    """Fetch the batches the main process (pid ``parent``) asks for until told to stop (None), or until it is gone.
+    (The parent's pid comes from the parent: read here, it would be the reaper's when the parent was killed while
+    this worker started.)"""
     global _worker_info
     from ... import _random
 
@@ -71,7 +73,6 @@ def worker_loop(dataset, is_iterable, index_queue, result_queue, collate_fn, aut
         init_error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
     it = iter(dataset) if is_iterable and init_error is None else None
     exhausted = False
-    parent = os.getppid()
     while True:
         try:
             r = index_queue.get(timeout=1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import multiprocessing
+import os
 import queue
 import sys
 import warnings
@@ -209,7 +210,7 @@ class _MultiProcessIter(_BaseIter):
             w = ctx.Process(target=_worker.worker_loop, daemon=True,
                             args=(self._dataset, loader._is_iterable, iq, self._result_queue, self._collate_fn,
                                   self._auto_collation, loader.batch_size, loader.drop_last, self._base_seed + wid,
-                                  loader.worker_init_fn, wid, self._n))
+                                  loader.worker_init_fn, wid, self._n, os.getpid()))
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)

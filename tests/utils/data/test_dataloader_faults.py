@@ -104,9 +104,22 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_workers_exit_when_the_main_process_is_killed():
+_CHILD_KILLED_WHILE_WORKERS_START = """
+import ember as torch, time
+from ember.utils.data import DataLoader, TensorDataset
+it = iter(DataLoader(TensorDataset(torch.arange(100.0)), batch_size=2, num_workers=2,
+                     worker_init_fn=lambda _: time.sleep(1.5)))
+print(" ".join(str(w.pid) for w in it._workers), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("child_code", [_CHILD, _CHILD_KILLED_WHILE_WORKERS_START], ids=["running", "starting"])
+def test_workers_exit_when_the_main_process_is_killed(child_code):
+    """Workers end once the main process is killed, also when it dies before they reach their loop (a worker that
+    read its parent's pid itself then read the reaper's, and lived on)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen([sys.executable, "-c", child_code], stdout=subprocess.PIPE, text=True, env=env)
     try:
         pids = [int(p) for p in child.stdout.readline().split()]
     finally:
