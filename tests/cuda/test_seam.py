@@ -18,13 +18,6 @@ CUDA = ember.device("cuda", 0)
 S = B.StandInArray
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-
-
 def _dev(a: np.ndarray):
     return np.array(a).view(S)
 

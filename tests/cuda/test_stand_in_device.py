@@ -17,13 +17,6 @@ CUDA = ember.device("cuda", 0)
 MIXED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-
-
 def _host(t) -> np.ndarray:
     return t.detach().cpu().numpy()
 

@@ -10,14 +10,6 @@ import pytest
 
 import ember
 import ember.distributions as dist
-from ember import _backend as B
-
-
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
 
 
 def _t(dev, *values):

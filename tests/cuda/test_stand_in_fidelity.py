@@ -12,13 +12,6 @@ import ember
 from ember import _backend as B
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-
-
 def _pair(a: np.ndarray):
     """(ember tensor on the stand-in cuda, torch tensor), both requiring grad."""
     return (ember.tensor(a).to("cuda").requires_grad_(True), torch.tensor(a).requires_grad_(True))

@@ -22,13 +22,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from bench.workloads import WORKLOADS  # noqa: E402
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-
-
 def _counting(monkeypatch, module, name: str, seen: list):
     fn = getattr(module, name)
 

@@ -14,15 +14,7 @@ import pytest
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
-from ember import _backend as B
 from ember.nn.utils import rnn as R
-
-
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
 
 
 def _packed_lstm(dev, x):

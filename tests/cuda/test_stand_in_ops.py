@@ -25,13 +25,6 @@ _HINT = (" (a kernel or backward formula making a host array from a device input
          "or list the op in tests/cuda/stand_in_known.py)")
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-
-
 def _samples():
     """Every sample of every op (tools/gpu_check.py runs them on a GPU)."""
     for op in OPS:

@@ -17,14 +17,6 @@ from bench.workloads import WORKLOADS
 from ember import _backend as B
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    B.enable_stand_in(False)
-    B._pending.clear()
-
-
 def _step(name: str, compiled: bool, device: str):
     w = WORKLOADS[name]
     ember.set_default_device(device)

@@ -22,14 +22,6 @@ W6_SIZES = {"vocab": 7, "block": 16, "batch": 2, "n_embd": 16, "n_head": 4, "n_l
 SIZES = {"W2": None, "W3": None, "W5": None, "W6": W6_SIZES}
 
 
-@pytest.fixture
-def stand_in():
-    B.enable_stand_in(True, strict=True)
-    yield
-    ember.set_default_device("cpu")
-    B.enable_stand_in(False)
-
-
 def _steps(name: str, device: str, n: int = 2):
     """``n`` training steps of workload ``name`` with its arrays on ``device``: losses, last gradients, the ops
     that took the host fallback."""
