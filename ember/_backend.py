@@ -322,29 +322,20 @@ def _counted_methods() -> None:
     ``counting()`` is active (NOTE [stand-in counters])."""
     nd = _nd
 
-    def kernel(name, copies=None):
+    def counted(name, what: str, when=None):
         base = getattr(StandInArray, name)  # (the stand-in's own where it has one: its 0-d results)
 
         def method(self, *a, **k):
             c = _counts[0]
-            if c is not None and (copies is None or copies(self, a, k)):
-                c.kernel(name)
+            if c is not None and (when is None or when(self, a, k)):
+                getattr(c, what)(name)
             return base(self, *a, **k)
 
         method.__name__ = name
         setattr(StandInArray, name, method)
 
-    def sync(name):
-        base = getattr(StandInArray, name)
-
-        def method(self, *a, **k):
-            c = _counts[0]
-            if c is not None:
-                c.sync(name)
-            return base(self, *a, **k)
-
-        method.__name__ = name
-        setattr(StandInArray, name, method)
+    def kernel(name, when=None):
+        counted(name, "kernel", when)
 
     for name in ("argmax", "argmin", "cumsum", "cumprod", "take", "put", "repeat", "sort", "argsort", "dot",
                  "searchsorted", "partition", "argpartition", "trace"):
@@ -358,7 +349,7 @@ def _counted_methods() -> None:
     kernel("__getitem__", lambda self, a, k: _advanced(a[0]))
     kernel("__setitem__")
     for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "nonzero"):
-        sync(name)
+        counted(name, "sync")
 
 
 def _refuse_method(ufunc, method: str) -> None:
